@@ -1,0 +1,66 @@
+"""The project's exception tree.
+
+Three families, so callers can tell a mistake in their own code from a failure during a run:
+
+- ``ConversationValueError``: bad configuration or input, raised early (also a ``ValueError``).
+  Messages name the field, the value and the fix.
+- ``ConversationStateError``: an operation that does not fit the current state (stepping a finished
+  room, approving a turn that does not wait, a request id reused with different content).
+- ``ModelCallError``: a model call failed during a run; it carries the agent and the turn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ConversationError(Exception):
+    """Base class of every error this project raises on purpose."""
+
+
+class ConversationValueError(ConversationError, ValueError):
+    """Bad configuration or input (a field, its value, and how to fix it)."""
+
+
+class ConversationStateError(ConversationError):
+    """The operation does not fit the current state of a conversation, room or turn."""
+
+
+class RequestConflictError(ConversationStateError):
+    """A request id was sent again with different content: it names one message or turn only."""
+
+
+class ModelCallError(ConversationError):
+    """A model call failed, or returned no usable text, during a turn.
+
+    ``agent`` is the speaker's name, ``turn`` the turn index; ``cause`` (also ``__cause__``) is the
+    provider's own exception when there was one.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        agent: str | None = None,
+        turn: int | None = None,
+        code: str | None = None,
+        cause: BaseException | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.agent = agent
+        self.turn = turn
+        self.code = code
+        self.cause = cause
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``{type, code, message}`` shape stored on a failed turn."""
+        return {"type": type(self).__name__, "code": self.code, "message": str(self)}
+
+
+__all__ = [
+    "ConversationError",
+    "ConversationValueError",
+    "ConversationStateError",
+    "RequestConflictError",
+    "ModelCallError",
+]
