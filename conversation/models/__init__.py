@@ -1,0 +1,40 @@
+"""The one place that talks to EDSL's models (see docs/architecture.md, "Models").
+
+- ``ask`` / ``ask_sync``: one model call, two literal prompt strings in, a ``ModelReply`` out.
+- ``OfflineModel``: a real EDSL model that needs no key, for demos and tests.
+- ``resolve_model`` / ``model_spec`` / ``default_model`` / ``available_providers``: which model
+  answers, stored as a JSON spec without secrets.
+- ``describe_model`` / ``model_label``: what a person (or a log line) is told about a model.
+"""
+
+from .calls import ModelReply, ask, ask_sync
+from .labels import describe_model, model_label, needs_remote_jobs
+from .offline import OFFLINE_MODEL_NAME, OfflineModel, is_offline
+from .providers import (
+    DEFAULT_MODELS,
+    PROVIDER_KEYS,
+    available_providers,
+    default_model,
+    model_spec,
+    resolve_model,
+    service_for,
+)
+
+__all__ = [
+    "ModelReply",
+    "ask",
+    "ask_sync",
+    "OfflineModel",
+    "OFFLINE_MODEL_NAME",
+    "is_offline",
+    "describe_model",
+    "model_label",
+    "needs_remote_jobs",
+    "resolve_model",
+    "model_spec",
+    "default_model",
+    "available_providers",
+    "service_for",
+    "PROVIDER_KEYS",
+    "DEFAULT_MODELS",
+]

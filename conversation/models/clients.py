@@ -1,0 +1,92 @@
+"""OpenAI-family EDSL services whose HTTP clients never retry on their own.
+
+The ``openai`` client retries connection errors, 408/409/429 and 5xx twice by default, with its own
+backoff, before EDSL sees anything. The project decides retries itself (``conversation.retries``:
+typed, bounded, with a note on the turn), so a hidden second layer would multiply attempts and
+hide failures. ``no_retry_service(OpenAIService subclass)`` returns a subclass whose clients are
+built with ``max_retries=0``; the model classes it creates are ordinary EDSL models otherwise.
+
+Async clients are also kept per event loop: EDSL caches one client per (key, URL) for the whole
+process, but an ``aiohttp``/``httpx`` client is bound to the loop it first ran on, and this engine
+runs models from several loops (``asyncio.run`` per call in ``ask_sync``, one loop per worker
+thread). A client is dropped with its loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import threading
+import weakref
+from collections.abc import Iterator, MutableMapping
+from typing import Any
+
+from edsl.inference_services.services.open_ai_service import OpenAIService
+
+_made: dict[type, type] = {}
+_made_lock = threading.Lock()
+
+
+class _PerLoopClients(MutableMapping):
+    """A client cache keyed, underneath, by the running event loop."""
+
+    def __init__(self) -> None:
+        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._no_loop: dict = {}
+        self._lock = threading.Lock()
+
+    def _current(self) -> dict:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return self._no_loop
+        with self._lock:
+            return self._by_loop.setdefault(loop, {})
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._current()[key]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._current()[key] = value
+
+    def __delitem__(self, key: Any) -> None:
+        del self._current()[key]
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(list(self._current()))
+
+    def __len__(self) -> int:
+        return len(self._current())
+
+
+def no_retry_service(service: type[OpenAIService]) -> type[OpenAIService]:
+    """A subclass of ``service`` whose sync and async clients use ``max_retries=0``."""
+    if not (isinstance(service, type) and issubclass(service, OpenAIService)):
+        raise TypeError(f"{service!r} is not an OpenAI-family EDSL service")
+    if getattr(service, "_rooms_no_retry_", False):
+        return service
+    with _made_lock:
+        if service in _made:
+            return _made[service]
+        import openai
+
+        made = type(
+            f"NoRetry{service.__name__}",
+            (service,),
+            {
+                "__module__": __name__,
+                "__doc__": f"{service.__name__} with max_retries=0 clients, cached per loop.",
+                "_rooms_no_retry_": True,
+                "_sync_client_": functools.partial(openai.OpenAI, max_retries=0),
+                "_async_client_": functools.partial(openai.AsyncOpenAI, max_retries=0),
+            },
+        )
+        # OpenAIService.__init_subclass__ gave the class plain dict caches; replace the async one.
+        made._async_client_instances = _PerLoopClients()
+        _made[service] = made
+        return made
+
+
+__all__ = ["no_retry_service"]

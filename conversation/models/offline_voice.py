@@ -1,0 +1,202 @@
+"""The offline model's own words: a short, persona-flavoured reply built from the prompts.
+
+Pure and deterministic: the same prompts, seed and settings give the same reply. The reply reads
+the speaker's name and traits from the system prompt, the transcript records from the user prompt,
+answers the last other speaker by name (sometimes with an ``@``-mention), picks its tone from the
+traits, reacts to a number in the last message (a counter-offer), and says the deal phrase when the
+settings ask for it. Without a speaker name (an analysis question rather than a turn) it gives a
+plain summary of the transcript. It is a stand-in for demos and tests, not an imitation of an LLM.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .prompt_reading import Message, persona_traits, speaker_name, transcript_messages
+
+_MENTIONABLE = re.compile(r"^[A-Za-z0-9][\w\-]*$")
+_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)")
+_YOU_ARE_A = re.compile(r"^\s*(?:you are|you're|i am|i'm)\s+", re.IGNORECASE)
+
+_TONES: dict[str, tuple[str, ...]] = {
+    "skeptical": ("skeptic", "doubt", "cautious", "suspicious", "critical", "philosopher"),
+    "curious": ("curious", "scientist", "inquisitive", "question", "research", "student"),
+    "firm": ("tough", "firm", "aggressive", "hard", "stubborn", "demanding", "seller", "sales"),
+    "warm": ("friendly", "warm", "kind", "cheerful", "optimistic", "helpful", "generous"),
+}
+_PHRASES: dict[str, tuple[str, ...]] = {
+    "skeptical": (
+        "I'm not convinced yet.",
+        "I'd want to see that checked before I agree.",
+        "That sounds too good to be true.",
+    ),
+    "curious": (
+        "What makes you say that?",
+        "I'd like to understand your reasoning.",
+        "Interesting. Can you tell me more?",
+    ),
+    "firm": (
+        "That doesn't work for me.",
+        "I need a better offer than that.",
+        "Let's be realistic here.",
+    ),
+    "warm": (
+        "I appreciate you saying that.",
+        "I think we can find something that works for both of us.",
+        "Thanks, that's helpful.",
+    ),
+    "plain": (
+        "Let's keep going.",
+        "I see where you're coming from.",
+        "Here's what I think.",
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class VoiceSettings:
+    """The settings of ``compose_reply`` (the offline model's parameters)."""
+
+    deal_phrase: str | None = None
+    deal_after: int | None = None
+    deal_probability: float = 0.0
+    mention_probability: float = 0.3
+    max_words: int = 60
+
+
+def compose_reply(
+    system_prompt: str, user_prompt: str, settings: VoiceSettings, rng: random.Random
+) -> str:
+    """A turn in the persona's voice, or (no speaker named) a summary of the transcript."""
+    name = speaker_name(system_prompt, user_prompt)
+    messages = transcript_messages(user_prompt)
+    if name is None:
+        return _summary(messages, settings)
+    traits = persona_traits(system_prompt)
+    tone = _tone(traits)
+    others = _others(messages, name)
+    parts: list[str] = []
+    if not messages or not others:
+        parts.append(f"Hello, {_listing(others) if others else 'everyone'}. I'm {name}.")
+        persona = _persona_line(traits, rng)
+        if persona:
+            parts.append(persona)
+        parts.append(rng.choice(_PHRASES[tone]))
+    else:
+        last = next(m for m in reversed(messages) if m.speaker != name)
+        parts.append(f'{_address(last.speaker, settings, rng)}, you said "{_snippet(last.text)}".')
+        parts.append(rng.choice(_PHRASES[tone]))
+        counter = _counter_offer(last.text, tone, traits)
+        if counter:
+            parts.append(counter)
+        elif len(others) > 1:
+            third = next(o for o in others if o != last.speaker)
+            parts.append(f"{third}, what do you think?")
+    if _says_deal(len(messages), settings, rng):
+        parts.append(f"{settings.deal_phrase}!")
+    return _limit(" ".join(parts), settings.max_words, settings.deal_phrase)
+
+
+def _summary(messages: Sequence[Message], settings: VoiceSettings) -> str:
+    if not messages:
+        return "There is no transcript to comment on."
+    speakers = _listing(list(dict.fromkeys(m.speaker for m in messages)))
+    last = messages[-1]
+    return _limit(
+        f"{len(messages)} messages between {speakers}. "
+        f'The last, from {last.speaker}, says "{_snippet(last.text)}".',
+        settings.max_words,
+        None,
+    )
+
+
+def _others(messages: Sequence[Message], name: str) -> list[str]:
+    """Other speakers, most recent first."""
+    seen: dict[str, None] = {}
+    for message in reversed(messages):
+        if message.speaker != name:
+            seen.setdefault(message.speaker, None)
+    return list(seen)
+
+
+def _address(speaker: str, settings: VoiceSettings, rng: random.Random) -> str:
+    if _MENTIONABLE.match(speaker) and rng.random() < settings.mention_probability:
+        return f"@{speaker}"
+    return speaker
+
+
+def _tone(traits: Mapping[str, str]) -> str:
+    words = " ".join(f"{k} {v}" for k, v in traits.items()).lower()
+    for tone, cues in _TONES.items():
+        if any(cue in words for cue in cues):
+            return tone
+    return "plain"
+
+
+def _persona_line(traits: Mapping[str, str], rng: random.Random) -> str | None:
+    usable = [(k, v) for k, v in traits.items() if k.lower() not in {"name", "agent_name"} and v]
+    if not usable:
+        return None
+    key, value = usable[rng.randrange(len(usable))]
+    value = _YOU_ARE_A.sub("", value).strip().rstrip(".")
+    if not value:
+        return None
+    return (
+        f"Speaking as {value[0].lower() + value[1:]}."
+        if key.lower()
+        in {
+            "persona",
+            "motivation",
+            "role",
+            "description",
+        }
+        else f"My {key.replace('_', ' ')}: {value}."
+    )
+
+
+def _counter_offer(text: str, tone: str, traits: Mapping[str, str]) -> str | None:
+    numbers = _NUMBER.findall(text)
+    if not numbers:
+        return None
+    value = float(numbers[-1])
+    role = " ".join(traits.values()).lower()
+    if "buy" in role:
+        value *= 0.9
+    elif "sell" in role or tone == "firm":
+        value *= 1.1
+    shown = f"{value:.0f}" if value >= 10 else f"{value:.2f}".rstrip("0").rstrip(".")
+    return f"How about {shown}?"
+
+
+def _says_deal(turns: int, settings: VoiceSettings, rng: random.Random) -> bool:
+    if not settings.deal_phrase:
+        return False
+    if settings.deal_after is not None and turns >= settings.deal_after:
+        return True
+    return rng.random() < settings.deal_probability
+
+
+def _snippet(text: str, words: int = 8) -> str:
+    parts = " ".join(text.split()).replace('"', "'").split(" ")
+    short = " ".join(parts[:words])
+    return short + "..." if len(parts) > words else short.rstrip(".!?,;:")
+
+
+def _listing(names: Sequence[str]) -> str:
+    if len(names) <= 1:
+        return "".join(names)
+    return ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _limit(text: str, max_words: int, keep: str | None) -> str:
+    words = text.split(" ")
+    if len(words) <= max_words:
+        return text
+    ending = f" {keep}!" if keep and text.endswith(f"{keep}!") else ""
+    return " ".join(words[:max_words]).rstrip(",;:") + "..." + ending
+
+
+__all__ = ["VoiceSettings", "compose_reply"]

@@ -1,0 +1,372 @@
+"""Which model answers: provider keys, model specs, and turning a spec into an EDSL model.
+
+A *spec* is what a room stores to rebuild its model binding: JSON, and never a secret.
+
+- ``"offline"``: the ``OfflineModel``; ``{"service": "offline", "parameters": {"seed": 7}}``.
+- a model name: ``"gpt-4o-mini"``, ``"claude-3-5-haiku-20241022"``; the service is taken from the
+  name (EDSL's bundled model list, then well-known prefixes), never from a network lookup.
+- ``"service/model"``: ``"ollama/llama3"``, ``"openai_compatible/qwen2.5"``, ``"openai/gpt-4o"``.
+- a dict: ``{"service": "openai_compatible", "model": "llama3", "base_url": "http://...:8080/v1",
+  "api_key_env": "MY_SERVER_KEY", "parameters": {"temperature": 0.2}}``. ``api_key_env`` names the
+  environment variable holding the key; the key itself never enters a spec.
+
+OpenAI-family models (OpenAI, OpenAI-compatible servers, Ollama, Groq, DeepSeek, xAI, ...) are built
+on services whose clients do not retry on their own (see ``clients``). When a provider's key is
+missing but ``EXPECTED_PARROT_API_KEY`` is set, the model is marked for Expected Parrot's remote
+inference: EDSL 1.0.9 runs such a model only inside remote jobs (``analysis.analyze`` does), so
+``ask()`` refuses it with a clear error instead of failing on a missing key.
+
+``ROOMS_MODEL`` (a spec string, e.g. ``offline`` or ``gpt-4o-mini``) overrides ``default_model()``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from edsl.enums import InferenceServiceType
+from edsl.inference_services.exceptions import InferenceServiceDependencyError
+from edsl.inference_services.inference_service_registry import InferenceServiceRegistry
+from edsl.inference_services.services.open_ai_service import OpenAIService
+from edsl.language_models import LanguageModel
+
+from ..exceptions import ConversationValueError
+from .clients import no_retry_service
+from .labels import REMOTE_ATTRIBUTE, needs_remote_jobs
+from .offline import OFFLINE_MODEL_NAME, OfflineModel
+
+EXPECTED_PARROT = "expected_parrot"
+OFFLINE = OFFLINE_MODEL_NAME
+MODEL_ENV = "ROOMS_MODEL"
+
+# provider -> environment variables that EDSL reads for its key (first is the canonical name)
+PROVIDER_KEYS: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "google": ("GOOGLE_API_KEY",),
+    "mistral": ("MISTRAL_API_KEY",),
+    "groq": ("GROQ_API_KEY",),
+    "deepseek": ("DEEPSEEK_API_KEY",),
+    "xai": ("XAI_API_KEY",),
+    "together": ("TOGETHER_API_KEY",),
+    "deep_infra": ("DEEP_INFRA_API_KEY",),
+    "open_router": ("OPEN_ROUTER_API_KEY",),
+    "perplexity": ("PERPLEXITY_API_KEY",),
+    "openai_compatible": ("OPENAI_COMPATIBLE_BASE_URL",),  # a local server may need no key
+    EXPECTED_PARROT: ("EXPECTED_PARROT_API_KEY",),
+}
+# the model default_model() picks for a provider, in order of preference
+DEFAULT_MODELS: dict[str, str] = {
+    "openai": "gpt-4o-mini",
+    "anthropic": "claude-3-5-haiku-20241022",
+    "google": "gemini-2.0-flash",
+    "mistral": "mistral-small-latest",
+    "groq": "llama-3.1-8b-instant",
+    "deepseek": "deepseek-chat",
+    "xai": "grok-3-mini",
+}
+REMOTE_DEFAULT = ("openai", "gpt-4o-mini")
+_KEYLESS_SERVICES = frozenset({"openai_compatible", "ollama"})
+_URL_SERVICES = frozenset({"openai_compatible", "ollama"})
+_SERVICES = tuple(s.value for s in InferenceServiceType if s.value != "test")
+_PREFIXES = (
+    (("gpt-", "o1", "o3", "o4", "chatgpt-"), "openai"),
+    (("claude-",), "anthropic"),
+    (("gemini-",), "google"),
+    (("mistral-", "open-mistral", "codestral", "ministral", "pixtral", "devstral"), "mistral"),
+    (("grok-",), "xai"),
+    (("deepseek-",), "deepseek"),
+)
+_SPEC_KEYS = frozenset({"service", "model", "base_url", "api_key_env", "parameters", "remote"})
+_MODEL_NAME = re.compile(r"^[\w.:/@+\-]{1,200}$")
+_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,100}$")
+
+
+def available_providers(
+    environ: Mapping[str, str] | None = None, secrets: Mapping[str, Any] | None = None
+) -> list[str]:
+    """Providers with a key (or, for ``openai_compatible``, an endpoint) configured.
+
+    Looks in ``environ`` (default ``os.environ``) and then in ``secrets`` (e.g. ``st.secrets``).
+    Returns names only, in ``PROVIDER_KEYS`` order, never a key value. EDSL itself reads keys
+    from the environment only, so an app that keeps keys in secrets exports them at start-up.
+    """
+    return [provider for provider in PROVIDER_KEYS if _has_key(provider, environ, secrets)]
+
+
+def default_model(
+    environ: Mapping[str, str] | None = None, secrets: Mapping[str, Any] | None = None
+) -> LanguageModel:
+    """The model a new room gets: ``ROOMS_MODEL`` if set, else the first provider with a key
+    (``DEFAULT_MODELS`` order), else a configured OpenAI-compatible server
+    (``OPENAI_COMPATIBLE_MODEL``), else Expected Parrot's remote inference, else ``OfflineModel``.
+    """
+    env = os.environ if environ is None else environ
+    chosen = _lookup(MODEL_ENV, env, secrets)
+    if chosen:
+        return resolve_model(chosen, environ=env, secrets=secrets)
+    for provider, name in DEFAULT_MODELS.items():
+        if _has_key(provider, env, secrets):
+            return resolve_model({"service": provider, "model": name}, environ=env, secrets=secrets)
+    compatible_model = _lookup("OPENAI_COMPATIBLE_MODEL", env, secrets)
+    if compatible_model and _has_key("openai_compatible", env, secrets):
+        return resolve_model(
+            {"service": "openai_compatible", "model": compatible_model}, environ=env
+        )
+    if _has_key(EXPECTED_PARROT, env, secrets):
+        service, name = REMOTE_DEFAULT
+        return resolve_model({"service": service, "model": name}, environ=env, secrets=secrets)
+    return OfflineModel()
+
+
+def resolve_model(
+    spec: Any,
+    *,
+    environ: Mapping[str, str] | None = None,
+    secrets: Mapping[str, Any] | None = None,
+) -> LanguageModel:
+    """An EDSL model for ``spec`` (see the module docstring); an EDSL model is returned as is.
+
+    Raises ``ConversationValueError`` naming the value and the fix for an unknown or invalid spec.
+    """
+    if isinstance(spec, LanguageModel):
+        return spec
+    service, name, options = _normalise(spec)
+    if service == OFFLINE:
+        return _offline(options.get("parameters", {}))
+    env = os.environ if environ is None else environ
+    model = _build(service, name, options, env)
+    remote = options.get("remote")
+    if remote is None:
+        remote = (
+            service not in _KEYLESS_SERVICES
+            and service in PROVIDER_KEYS
+            and not _has_key(service, env, secrets)
+            and _has_key(EXPECTED_PARROT, env, secrets)
+        )
+    if remote:
+        setattr(model, REMOTE_ATTRIBUTE, True)
+    return model
+
+
+def model_spec(model: Any) -> dict[str, Any]:
+    """A JSON-serializable spec that ``resolve_model`` turns back into an equivalent model.
+
+    It holds the service, model name, parameters, and for servers the base URL and the *name* of
+    the key's environment variable: never a key. An ``OfflineModel``'s script is not kept (see its
+    serialization rule).
+    """
+    if isinstance(model, str | Mapping):
+        model = resolve_model(model)
+    if isinstance(model, OfflineModel):
+        parameters = {k: v for k, v in model.parameters.items() if k != "scripted"}
+        return {"service": OFFLINE, "model": OFFLINE, "parameters": parameters}
+    if not isinstance(model, LanguageModel):
+        raise ConversationValueError(
+            f"model must be an EDSL language model or a spec, got {type(model).__name__}"
+        )
+    spec: dict[str, Any] = {
+        "service": model._inference_service_,
+        "model": model.model,
+        "parameters": dict(model.parameters),
+    }
+    if getattr(model, "base_url", None):
+        spec["base_url"] = _check_base_url(model.base_url)
+    if getattr(model, "api_key_env", None):
+        spec["api_key_env"] = model.api_key_env
+    if needs_remote_jobs(model):
+        spec["remote"] = True
+    return spec
+
+
+def service_for(name: str) -> str:
+    """The EDSL service that serves a bare model ``name``, decided offline."""
+    from edsl.inference_services.default_models import data as bundled
+
+    hosts = [service for service, names in bundled.items() if name in names]
+    if hosts:
+        preferences = InferenceServiceRegistry._default_service_preferences
+        return min(hosts, key=lambda s: preferences.index(s) if s in preferences else 99)
+    for prefixes, service in _PREFIXES:
+        if name.startswith(prefixes):
+            return service
+    raise ConversationValueError(
+        f"cannot tell which provider serves model {name!r}; write it as 'service/model' "
+        f"(e.g. 'ollama/{name}' or 'openai_compatible/{name}' with a base_url), "
+        f"or use 'offline'. Services: {', '.join(_SERVICES)}"
+    )
+
+
+def _normalise(spec: Any) -> tuple[str, str, dict[str, Any]]:
+    if isinstance(spec, str):
+        text = spec.strip()
+        if not text or not _MODEL_NAME.match(text):
+            raise ConversationValueError(
+                f"model {spec!r} is not a model name; use e.g. 'gpt-4o-mini', "
+                "'ollama/llama3' or 'offline'"
+            )
+        if text == OFFLINE:
+            return OFFLINE, OFFLINE, {}
+        head, _, tail = text.partition("/")
+        if tail and (head in _SERVICES or head == OFFLINE):
+            return _normalise({"service": head, "model": tail})
+        return service_for(text), text, {}
+    if not isinstance(spec, Mapping):
+        raise ConversationValueError(
+            f"model spec must be a name or a dict, got {type(spec).__name__}; "
+            "use e.g. 'gpt-4o-mini' or {'service': 'openai_compatible', 'model': 'llama3', "
+            "'base_url': 'http://127.0.0.1:8080/v1'}"
+        )
+    unknown = sorted(set(spec) - _SPEC_KEYS)
+    if unknown:
+        raise ConversationValueError(
+            f"model spec has unknown key(s) {unknown}; allowed: {sorted(_SPEC_KEYS)}"
+        )
+    service = spec.get("service")
+    name = spec.get("model")
+    if service is None and isinstance(name, str):
+        service = OFFLINE if name == OFFLINE else service_for(name)
+    if service != OFFLINE and service not in _SERVICES:
+        raise ConversationValueError(
+            f"model spec service {service!r} is not known; use one of: offline, "
+            f"{', '.join(_SERVICES)}"
+        )
+    options: dict[str, Any] = {}
+    parameters = spec.get("parameters", {})
+    if not isinstance(parameters, Mapping):
+        raise ConversationValueError(
+            f"model spec parameters must be a dict, got {parameters!r}; e.g. {{'temperature': 0.2}}"
+        )
+    options["parameters"] = dict(parameters)
+    if service == OFFLINE:
+        if name not in (None, OFFLINE):
+            raise ConversationValueError(
+                f"model spec model {name!r} does not fit service 'offline'; omit it or use 'offline'"
+            )
+        return OFFLINE, OFFLINE, options
+    if not isinstance(name, str) or not _MODEL_NAME.match(name):
+        raise ConversationValueError(
+            f"model spec model must be a model name, got {name!r}; e.g. 'gpt-4o-mini'"
+        )
+    if spec.get("base_url") is not None:
+        if service not in _URL_SERVICES:
+            raise ConversationValueError(
+                f"model spec base_url is for {sorted(_URL_SERVICES)} services, not {service!r}; "
+                "remove it or use service 'openai_compatible'"
+            )
+        options["base_url"] = _check_base_url(spec["base_url"])
+    if spec.get("api_key_env") is not None:
+        env_name = spec["api_key_env"]
+        if not isinstance(env_name, str) or not _ENV_NAME.match(env_name):
+            raise ConversationValueError(
+                f"model spec api_key_env must name an environment variable (like "
+                f"'MY_SERVER_KEY'), got {env_name!r}; never put the key itself in a spec"
+            )
+        options["api_key_env"] = env_name
+    if spec.get("remote") is not None:
+        if not isinstance(spec["remote"], bool):
+            raise ConversationValueError(
+                f"model spec remote must be true or false, got {spec['remote']!r}"
+            )
+        options["remote"] = spec["remote"]
+    return service, name, options
+
+
+def _offline(parameters: Mapping[str, Any]) -> OfflineModel:
+    allowed = set(OfflineModel._parameters_) - {"scripted"}
+    unknown = sorted(set(parameters) - allowed)
+    if unknown:
+        raise ConversationValueError(
+            f"offline model has no setting(s) {unknown}; known: {sorted(allowed)}"
+        )
+    return OfflineModel(**parameters)
+
+
+def _check_base_url(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ConversationValueError(f"base_url must be a URL string, got {value!r}")
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConversationValueError(
+            f"base_url {value!r} is not an http(s) URL; e.g. 'http://127.0.0.1:11434/v1'"
+        )
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise ConversationValueError(
+            "base_url must not carry credentials, a query or a fragment; put the key in an "
+            "environment variable and name it with api_key_env"
+        )
+    return value.rstrip("/")
+
+
+def _build(service: str, name: str, options: dict[str, Any], env: Mapping[str, str]) -> Any:
+    registry = InferenceServiceRegistry()
+    try:
+        service_class = registry.get_service_class(service)
+    except InferenceServiceDependencyError as exc:
+        raise ConversationValueError(
+            f"model {name!r} needs the {service} SDK, which is not installed; "
+            f"install it (e.g. `pip install {_sdk(service)}`) or choose another model"
+        ) from exc
+    if isinstance(service_class, type) and issubclass(service_class, OpenAIService):
+        service_class = no_retry_service(service_class)
+    model_class = service_class().create_model(name)
+    parameters = options.get("parameters", {})
+    known = set(getattr(model_class, "_parameters_", {}) or {})
+    unknown = sorted(set(parameters) - known)
+    if unknown:
+        raise ConversationValueError(
+            f"model {service}/{name} has no parameter(s) {unknown}; known: {sorted(known)}"
+        )
+    kwargs: dict[str, Any] = dict(parameters)
+    for option in ("base_url", "api_key_env"):
+        if option in options:
+            kwargs[option] = options[option]
+    if service in _KEYLESS_SERVICES and not _key_for_server(service, options, env):
+        kwargs["skip_api_key_check"] = True  # a local server needs no key; EDSL sends "local"
+    return model_class(**kwargs)
+
+
+def _key_for_server(service: str, options: Mapping[str, Any], env: Mapping[str, str]) -> bool:
+    if "api_key_env" in options:
+        return bool(env.get(options["api_key_env"]))
+    variable = "OPENAI_COMPATIBLE_API_KEY" if service == "openai_compatible" else "OLLAMA_API_KEY"
+    return bool(env.get(variable))
+
+
+def _sdk(service: str) -> str:
+    return {"anthropic": "anthropic", "google": "google-genai", "mistral": "mistralai"}.get(
+        service, f"edsl[{service}]"
+    )
+
+
+def _lookup(name: str, environ: Mapping[str, str], secrets: Mapping[str, Any] | None) -> str:
+    value = environ.get(name)
+    if not value and secrets is not None:
+        try:
+            value = secrets.get(name)
+        except Exception:  # a secrets object without the file raises on access
+            value = None
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _has_key(
+    provider: str, environ: Mapping[str, str] | None, secrets: Mapping[str, Any] | None
+) -> bool:
+    env = os.environ if environ is None else environ
+    return any(_lookup(variable, env, secrets) for variable in PROVIDER_KEYS.get(provider, ()))
+
+
+__all__ = [
+    "PROVIDER_KEYS",
+    "DEFAULT_MODELS",
+    "EXPECTED_PARROT",
+    "MODEL_ENV",
+    "available_providers",
+    "default_model",
+    "resolve_model",
+    "model_spec",
+    "service_for",
+]
