@@ -1,0 +1,82 @@
+"""Persistence for conversation rooms: SQLModel tables, connection set-up, migrations, repository.
+
+``storage`` imports nothing from ``conversation`` (layering: ``pages -> conversation -> storage``).
+
+    from storage import Database, repository as repo
+    db = Database()                       # ROOMS_DATABASE_URL or <data_dir>/rooms.db; migrates
+    room_id = repo.create_room(db, "demo", {"roster": [...]})
+    repo.append_message(db, room_id, "human", "user", "hello", request_id="r-1")
+
+Every repository function is also exported here (``storage.append_message``). The pandas frames
+for the results pages are in :mod:`storage.frames` (imported on demand: pandas is heavy, and
+worker processes do not need it).
+"""
+
+from __future__ import annotations
+
+from . import repository
+from .config import data_dir, database_url, display_url
+from .database import Database
+from .errors import (
+    AgentProfileNotFound,
+    AnalysisNotFound,
+    ConfigContainsSecret,
+    DuplicateName,
+    EventNotFound,
+    ExperimentNotFound,
+    InvalidTransition,
+    LeaseLost,
+    RecordNotFound,
+    RequestIdConflict,
+    RoomNotFound,
+    StorageError,
+    StorageValueError,
+    UnsupportedDatabaseVersion,
+)
+from .repository import *  # noqa: F403 - the curated repository API, listed in repository.__all__
+from .repository import __all__ as _repository_all
+from .secret_guard import check_no_secrets
+from .tables import AgentProfile, Analysis, AnalysisAnswer, Event, Experiment, Lease, Room
+from .vocabulary import (
+    EVENT_KINDS,
+    OPEN_TURN_STATES,
+    ROOM_STATUSES,
+    TURN_STATES,
+    TURN_TRANSITIONS,
+)
+
+__all__ = [
+    "EVENT_KINDS",
+    "OPEN_TURN_STATES",
+    "ROOM_STATUSES",
+    "TURN_STATES",
+    "TURN_TRANSITIONS",
+    "AgentProfile",
+    "AgentProfileNotFound",
+    "Analysis",
+    "AnalysisAnswer",
+    "AnalysisNotFound",
+    "ConfigContainsSecret",
+    "Database",
+    "DuplicateName",
+    "Event",
+    "EventNotFound",
+    "Experiment",
+    "ExperimentNotFound",
+    "InvalidTransition",
+    "Lease",
+    "LeaseLost",
+    "RecordNotFound",
+    "RequestIdConflict",
+    "Room",
+    "RoomNotFound",
+    "StorageError",
+    "StorageValueError",
+    "UnsupportedDatabaseVersion",
+    "check_no_secrets",
+    "data_dir",
+    "database_url",
+    "display_url",
+    "repository",
+    *_repository_all,
+]

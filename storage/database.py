@@ -1,0 +1,204 @@
+"""The database handle: two engines (write and read), connection set-up, sessions, migrations.
+
+``Database(url)`` is the one object every repository function takes. Opening it creates a blank
+database or upgrades an older one to the newest schema (Alembic, see :mod:`storage.migrate`).
+
+SQLite set-up (DESIGN decision 1), on every connection of both engines (a ``connect`` listener):
+``journal_mode=WAL`` (readers never block the writer), ``busy_timeout`` (default 10 s: a writer waits
+for the lock instead of failing), ``foreign_keys=ON`` (cascades and references hold),
+``synchronous=FULL`` (a committed turn survives power loss: a lost turn would be regenerated
+differently). The read engine's connections are also ``query_only``, so a write through it fails
+loudly instead of taking the lock.
+
+Transactions: the pysqlite driver is told not to emit its own ``BEGIN`` (SQLAlchemy's documented
+recipe), and a ``begin`` listener emits ``BEGIN IMMEDIATE`` on the write engine, ``BEGIN`` on the
+read engine. An IMMEDIATE transaction takes the write lock up front, so a read-then-write (seq =
+max + 1) never fails with "database is locked" halfway, it waits for ``busy_timeout`` instead.
+On PostgreSQL both engines use plain transactions (READ COMMITTED; the read engine is read-only)
+and write functions lock the room's row with ``SELECT ... FOR UPDATE`` (see :mod:`storage._tx`).
+
+Processes: a ``Database`` belongs to the process that opened it; after ``fork`` the child's first
+session drops the inherited pooled connections (never closing the parent's) and opens its own.
+Prefer opening a new ``Database`` in each process.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine, create_engine, make_url
+from sqlmodel import Session
+
+from .coltypes import utcnow
+from .config import database_url, display_url
+from .errors import StorageValueError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BUSY_TIMEOUT_MS = 10_000
+SQLITE_PRAGMAS = ("journal_mode", "busy_timeout", "foreign_keys", "synchronous")
+
+
+class Database:
+    """A rooms database: its URL, a write engine, a read engine, and a clock.
+
+    Guarantees:
+    - after construction the schema is at the newest revision (or construction raised
+      :class:`~storage.errors.UnsupportedDatabaseVersion` and changed nothing);
+    - :meth:`write` sessions are serialised per database (SQLite: ``BEGIN IMMEDIATE``) and commit
+      on normal exit, roll back on an exception;
+    - :meth:`read` sessions never take the write lock and never wait for a writer (WAL snapshot);
+    - ``clock()`` returns aware UTC datetimes; tests may pass their own clock (lease expiry uses it).
+
+    ``url`` defaults to :func:`storage.config.database_url` (``ROOMS_DATABASE_URL`` or the data
+    folder's ``rooms.db``). In-memory SQLite is refused: the two engines would see two databases.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        *,
+        upgrade: bool = True,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        clock: Callable[[], datetime] = utcnow,
+        echo: bool = False,
+    ) -> None:
+        self.url = url or database_url()
+        parsed = make_url(self.url)
+        self.dialect = parsed.get_backend_name()
+        self.clock = clock
+        if busy_timeout_ms < 10_000:
+            raise StorageValueError(
+                f"busy_timeout_ms={busy_timeout_ms} is too short; use at least 10000 (10 s) so "
+                "writers wait for each other instead of failing with 'database is locked'"
+            )
+        self.busy_timeout_ms = busy_timeout_ms
+        if self.is_sqlite:
+            _prepare_sqlite_file(parsed.database)
+        self.write_engine = _create_engine(self.url, write=True, busy_ms=busy_timeout_ms, echo=echo)
+        self.read_engine = _create_engine(self.url, write=False, busy_ms=busy_timeout_ms, echo=echo)
+        self._pid = os.getpid()
+        from . import migrate  # local import: migrate needs this module's Database type
+
+        try:
+            if upgrade:
+                migrate.upgrade_to_head(self)
+            else:
+                migrate.ensure_at_head(self)
+        except BaseException:
+            self.dispose()
+            raise
+
+    @property
+    def is_sqlite(self) -> bool:
+        """Whether this is a SQLite database (else PostgreSQL or another server database)."""
+        return self.dialect == "sqlite"
+
+    def now(self) -> datetime:
+        """The current time by this database's clock (aware, UTC)."""
+        return self.clock()
+
+    @contextmanager
+    def write(self) -> Iterator[Session]:
+        """A write transaction: ``BEGIN IMMEDIATE`` on SQLite, committed when the block ends.
+
+        Keep it to a few statements and never call a model inside it: every other writer of the
+        database waits for it. Returned ORM objects stay readable after the block (no expiry).
+        """
+        self._after_fork_check()
+        with Session(self.write_engine, expire_on_commit=False) as session, session.begin():
+            yield session
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        """A read-only transaction on the read engine: one consistent snapshot, never blocked."""
+        self._after_fork_check()
+        with Session(self.read_engine, expire_on_commit=False) as session, session.begin():
+            yield session
+
+    def pragmas(self, *, engine: str = "write") -> dict[str, Any]:
+        """The SQLite pragmas of one fresh pooled connection of ``engine`` ("write" or "read")."""
+        if not self.is_sqlite:
+            return {}
+        chosen = self.write_engine if engine == "write" else self.read_engine
+        with chosen.connect() as conn:
+            return {
+                name: conn.exec_driver_sql(f"PRAGMA {name}").scalar() for name in SQLITE_PRAGMAS
+            } | {"query_only": conn.exec_driver_sql("PRAGMA query_only").scalar()}
+
+    def dispose(self) -> None:
+        """Close every pooled connection of both engines. The object must not be used afterwards."""
+        self.write_engine.dispose()
+        self.read_engine.dispose()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.dispose()
+
+    def __repr__(self) -> str:
+        return f"Database({display_url(self.url)!r})"
+
+    def _after_fork_check(self) -> None:
+        # Pooled connections must never cross a fork: both processes would share one file handle
+        # and SQLite's locks. Drop the inherited ones without closing them (the parent owns them).
+        if os.getpid() != self._pid:
+            self.write_engine.dispose(close=False)
+            self.read_engine.dispose(close=False)
+            self._pid = os.getpid()
+
+
+def _prepare_sqlite_file(database: str | None) -> None:
+    if not database or database == ":memory:" or database.startswith("file::memory:"):
+        raise StorageValueError(
+            "in-memory SQLite is not supported: the read and write engines would each see their "
+            "own empty database. Use a file, e.g. sqlite:///{tmp_path}/rooms.db"
+        )
+    Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+
+
+def _create_engine(url: str, *, write: bool, busy_ms: int, echo: bool) -> Engine:
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        options: dict[str, Any] = {}
+        if not write and parsed.get_backend_name() == "postgresql":
+            options["postgresql_readonly"] = True
+        return create_engine(url, echo=echo, pool_pre_ping=True, execution_options=options)
+
+    # pysqlite's own timeout is the same busy handler; keep both in step.
+    engine = create_engine(url, echo=echo, connect_args={"timeout": busy_ms / 1000})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Stop pysqlite from issuing BEGIN itself: the "begin" listener below decides the kind.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            # busy_timeout first, so even the journal-mode switch waits for a concurrent opener.
+            cursor.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = FULL")
+            cursor.execute("PRAGMA foreign_keys = ON")
+            if not write:
+                cursor.execute("PRAGMA query_only = ON")
+        finally:
+            cursor.close()
+
+    begin_sql = "BEGIN IMMEDIATE" if write else "BEGIN"
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        conn.exec_driver_sql(begin_sql)
+
+    return engine
+
+
+__all__ = ["DEFAULT_BUSY_TIMEOUT_MS", "Database"]

@@ -1,0 +1,107 @@
+"""The storage layer's own small exception tree.
+
+``storage`` imports nothing from ``conversation``; the engine maps these to its own errors where it
+needs to. Two families:
+
+- ``StorageValueError`` (also a ``ValueError``): the caller passed something invalid (an unknown
+  status, a secret inside a config, a duplicate name). Nothing was written.
+- Everything else derives from ``StorageError`` directly: a record is missing, a request id was reused
+  with different content, the database file belongs to a newer program.
+
+Fences (a stale lease token, an unexpected turn state, a stale ``expected_last_seq``) are *not*
+errors: those functions return ``None``/``False`` so a worker simply re-plans.
+"""
+
+from __future__ import annotations
+
+
+class StorageError(Exception):
+    """Base class of every error ``storage`` raises on purpose."""
+
+
+class StorageValueError(StorageError, ValueError):
+    """Invalid input: names the field, the value and the fix. Nothing was written."""
+
+
+class ConfigContainsSecret(StorageValueError):
+    """A JSON document about to be stored contains something that looks like a secret.
+
+    API keys come from the environment, never from the database (DESIGN decision 7). ``path`` is
+    where the offending value sits, e.g. ``config.model.api_key``.
+    """
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class DuplicateName(StorageValueError):
+    """A unique name (e.g. an agent profile's) is already taken."""
+
+
+class InvalidTransition(StorageValueError):
+    """A turn state change that the turn lifecycle never allows (e.g. ``done`` -> ``running``)."""
+
+
+class RecordNotFound(StorageError, LookupError):
+    """A row looked up by id does not exist."""
+
+
+class RoomNotFound(RecordNotFound):
+    """No room has this id."""
+
+
+class EventNotFound(RecordNotFound):
+    """No event has this id."""
+
+
+class ExperimentNotFound(RecordNotFound):
+    """No experiment has this id."""
+
+
+class AgentProfileNotFound(RecordNotFound):
+    """No agent profile has this id or name."""
+
+
+class AnalysisNotFound(RecordNotFound):
+    """No analysis has this id."""
+
+
+class RequestIdConflict(StorageError):
+    """A request id was sent again with a different message: one id names one message only."""
+
+    def __init__(self, message: str, *, room_id: int, request_id: str) -> None:
+        super().__init__(message)
+        self.room_id = room_id
+        self.request_id = request_id
+
+
+class LeaseLost(StorageError):
+    """The caller's lease token is no longer current (expired, released, or taken over).
+
+    Raised by :func:`storage.leases.require_lease`; the fenced write functions return ``False`` or
+    ``None`` instead so a worker can re-plan without exception handling.
+    """
+
+
+class UnsupportedDatabaseVersion(StorageError):
+    """The database's schema revision is unknown to this program (written by a newer version),
+    or the database has tables but no revision record. It is never modified in that case."""
+
+
+__all__ = [
+    "AgentProfileNotFound",
+    "AnalysisNotFound",
+    "ConfigContainsSecret",
+    "DuplicateName",
+    "EventNotFound",
+    "ExperimentNotFound",
+    "InvalidTransition",
+    "LeaseLost",
+    "RecordNotFound",
+    "RequestIdConflict",
+    "RoomNotFound",
+    "StorageError",
+    "StorageValueError",
+    "UnsupportedDatabaseVersion",
+]

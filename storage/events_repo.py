@@ -1,0 +1,250 @@
+"""The append-only event log of a room: appending messages, reading the log, polling its end."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, func, select
+
+from ._tx import as_set, check_json, check_limit, lock_room, require_in, touch_room, word_count
+from .database import Database
+from .errors import EventNotFound, RequestIdConflict, StorageValueError
+from .tables import OPEN_TURN_WHERE, Event
+from .vocabulary import EVENT_KINDS, TURN_STATES
+
+log = logging.getLogger(__name__)
+_KEEP = object()
+
+
+def open_turn_clause() -> Any:
+    """``state IN ('running', 'waiting', 'interrupted')`` as literal SQL.
+
+    Literal, not bound parameters: SQLite only uses the partial index ``ix_events_open_turns``
+    when the query's WHERE clause visibly implies the index's own predicate.
+    """
+    return text(OPEN_TURN_WHERE)
+
+
+def check_event_fields(
+    *,
+    speaker: Any,
+    content: Any,
+    request_id: Any = None,
+    visible_to: Any = None,
+    data: Any = None,
+    saw: Any = None,
+) -> None:
+    """Validate the common event fields (raises :class:`StorageValueError`)."""
+    if not isinstance(speaker, str) or not speaker.strip():
+        raise StorageValueError(f"speaker={speaker!r} must be a non-empty string")
+    if not isinstance(content, str):
+        raise StorageValueError(f"content must be a string, not {type(content).__name__}")
+    if request_id is not None and (not isinstance(request_id, str) or not request_id):
+        raise StorageValueError(f"request_id={request_id!r} must be a non-empty string or None")
+    if visible_to is not None and (
+        not isinstance(visible_to, (list, tuple)) or not all(isinstance(v, str) for v in visible_to)
+    ):
+        raise StorageValueError(
+            f"visible_to={visible_to!r} must be a list of speaker names or None"
+        )
+    if saw is not None and (
+        not isinstance(saw, (list, tuple)) or not all(isinstance(s, int) for s in saw)
+    ):
+        raise StorageValueError(f"saw={saw!r} must be a list of seqs (integers) or None")
+    if data is not None:
+        if not isinstance(data, dict):
+            raise StorageValueError(f"data must be a dict or None, not {type(data).__name__}")
+        check_json(data, "data")
+
+
+def append_message(
+    db: Database,
+    room_id: int,
+    kind: str,
+    speaker: str,
+    content: str,
+    *,
+    request_id: str | None = None,
+    activity: int | None = None,
+    round: int | None = None,  # noqa: A002 - the column's name
+    state: str | None | object = _KEEP,
+    visible_to: Sequence[str] | None = None,
+    data: dict[str, Any] | None = None,
+    parent_event_id: int | None = None,
+    model: str | None = None,
+) -> Event:
+    """Append one event at the end of the room's log and return it (committed, durable).
+
+    Guarantees:
+    - ``seq`` is ``max(seq) + 1`` computed inside the write transaction, so concurrent appenders
+      (threads, processes, machines) get contiguous, unique seqs and never a lock error;
+    - idempotent on ``request_id``: the same id with the same ``kind``, ``speaker`` and ``content``
+      returns the existing event and writes nothing (a double click, a retried request); the same
+      id with anything different raises :class:`RequestIdConflict`;
+    - ``activity``/``round`` default from the log, inside the transaction: a ``human`` message opens
+      a new activity (last activity + 1) at round 0; any other kind continues the last event's
+      activity and round (0 and 0 in an empty room);
+    - ``state`` defaults to ``None`` for ``human``/``system`` events (which never have one) and
+      ``"done"`` for ``agent``/``pass`` events (use :func:`~storage.turns_repo.claim_turn` for
+      turns that are still to run).
+    Raises :class:`RoomNotFound` and :class:`StorageValueError`.
+    """
+    require_in(kind, EVENT_KINDS, "kind")
+    check_event_fields(
+        speaker=speaker, content=content, request_id=request_id, visible_to=visible_to, data=data
+    )
+    if state is _KEEP:
+        state = "done" if kind in ("agent", "pass") else None
+    if kind in ("human", "system") and state is not None:
+        raise StorageValueError(f"state={state!r}: {kind} events have no turn state; pass None")
+    if state is not None:
+        require_in(state, TURN_STATES, "state")
+    now = db.now()
+    try:
+        with db.write() as session:
+            lock_room(session, room_id)
+            if request_id is not None:
+                existing = _by_request_id(session, room_id, request_id)
+                if existing is not None:
+                    return _same_or_conflict(existing, kind, speaker, content)
+            last = session.exec(
+                select(Event.seq, Event.activity, Event.round)
+                .where(Event.room_id == room_id)
+                .order_by(col(Event.seq).desc())
+                .limit(1)
+            ).first()
+            last_seq, last_activity, last_round = last if last is not None else (0, 0, 0)
+            if activity is None:
+                activity = last_activity + 1 if kind == "human" else last_activity
+            if round is None:
+                round = 0 if kind == "human" else last_round  # noqa: A001
+            event = Event(
+                room_id=room_id,
+                seq=last_seq + 1,
+                activity=activity,
+                round=round,
+                kind=kind,
+                speaker=speaker,
+                content=content,
+                words=word_count(content),
+                state=state,  # type: ignore[arg-type]
+                request_id=request_id,
+                parent_event_id=parent_event_id,
+                model=model,
+                visible_to=list(visible_to) if visible_to is not None else None,
+                data=data,
+                created_at=now,
+                updated_at=now,
+            )
+            session.add(event)
+            touch_room(session, room_id, now)
+            session.flush()
+            return event
+    except IntegrityError:
+        # Only reachable on a server database if two writers slipped past the room lock (e.g. a
+        # different isolation level): the unique constraints held, so re-read and decide.
+        if request_id is None:
+            raise
+        with db.read() as session:
+            existing = _by_request_id(session, room_id, request_id)
+        if existing is None:
+            raise
+        return _same_or_conflict(existing, kind, speaker, content)
+
+
+def _by_request_id(session: Session, room_id: int, request_id: str) -> Event | None:
+    return session.exec(
+        select(Event).where(Event.room_id == room_id, Event.request_id == request_id)
+    ).first()
+
+
+def _same_or_conflict(existing: Event, kind: str, speaker: str, content: str) -> Event:
+    if (existing.kind, existing.speaker, existing.content) == (kind, speaker, content):
+        return existing
+    raise RequestIdConflict(
+        f"room {existing.room_id}: request_id {existing.request_id!r} already names event seq "
+        f"{existing.seq} ({existing.kind} by {existing.speaker!r}); it was sent again with a "
+        f"different {'speaker' if existing.speaker != speaker else 'kind' if existing.kind != kind else 'content'}. "
+        "Use a new request id for a new message.",
+        room_id=existing.room_id,
+        request_id=existing.request_id or "",
+    )
+
+
+def events(
+    db: Database,
+    room_id: int,
+    *,
+    after_seq: int | None = None,
+    limit: int | None = None,
+    kinds: str | Collection[str] | None = None,
+) -> list[Event]:
+    """The room's events with ``seq > after_seq`` (all when ``None``), in seq order.
+
+    Served by the ``(room_id, seq)`` index: a page costs the same with a million stored events.
+    An unknown room gives an empty list (use :func:`~storage.rooms_repo.get_room` to tell apart).
+    """
+    check_limit(limit)
+    query = select(Event).where(Event.room_id == room_id).order_by(col(Event.seq))
+    if after_seq is not None:
+        query = query.where(Event.seq > after_seq)
+    wanted = as_set(kinds)
+    if wanted is not None:
+        query = query.where(col(Event.kind).in_(sorted(wanted)))
+    if limit is not None:
+        query = query.limit(limit)
+    with db.read() as session:
+        return list(session.exec(query))
+
+
+def latest_seq(db: Database, room_id: int) -> int:
+    """The seq of the room's last event (0 when empty): one index probe, cheap to poll."""
+    with db.read() as session:
+        value = session.exec(select(func.max(Event.seq)).where(Event.room_id == room_id)).one()
+    return int(value or 0)
+
+
+def get_event(db: Database, event_id: int) -> Event:
+    """One event by id. Raises :class:`EventNotFound`."""
+    with db.read() as session:
+        event = session.get(Event, event_id)
+    if event is None:
+        raise EventNotFound(f"event {event_id} does not exist")
+    return event
+
+
+def find_event(db: Database, room_id: int, request_id: str) -> Event | None:
+    """The room's event sent with ``request_id``, or ``None``."""
+    with db.read() as session:
+        return _by_request_id(session, room_id, request_id)
+
+
+def open_turn(db: Database, room_id: int) -> Event | None:
+    """The room's open turn (``running``, ``waiting`` or ``interrupted``), or ``None``.
+
+    :func:`~storage.turns_repo.claim_turn` guarantees there is at most one. A worker that takes
+    over a room resumes this turn before planning a new one.
+    """
+    with db.read() as session:
+        return session.exec(
+            select(Event)
+            .where(Event.room_id == room_id, open_turn_clause())
+            .order_by(col(Event.seq))
+            .limit(1)
+        ).first()
+
+
+__all__ = [
+    "append_message",
+    "check_event_fields",
+    "open_turn_clause",
+    "events",
+    "find_event",
+    "get_event",
+    "latest_seq",
+    "open_turn",
+]

@@ -1,0 +1,356 @@
+"""pandas DataFrames for the results pages (tables, charts, exports).
+
+Every function runs a few indexed, paginated queries on the read engine (never blocked by
+writers) and aggregates in SQL, so a database with a million stored events answers a page quickly:
+rooms are paged first (``ix_rooms_status_updated``/``ix_rooms_experiment``/primary key), and events
+are reached only through the ``(room_id, seq)`` index of the rooms on that page. Timestamps come
+back as timezone-aware UTC pandas datetimes.
+
+Counting rules (the same everywhere):
+- *messages*: human messages plus agent messages in state ``done`` (drafts, failures, passes and
+  system events are not messages); *words* are summed over messages only;
+- *passes*: events of kind ``pass``; *failed_turns*: agent turns in state ``failed``;
+- tokens, cost and latency are summed (latency averaged) over every agent/pass turn that has them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import and_, case, func, or_, select
+from sqlalchemy.sql import ColumnElement
+
+from ._tx import as_set, check_limit
+from .database import Database
+from .tables import AnalysisAnswer, Event, Room
+
+ROOM_COLUMNS = [
+    "room_id",
+    "name",
+    "status",
+    "stop_reason",
+    "experiment_id",
+    "condition",
+    "replicate",
+    "parent_room_id",
+    "created_at",
+    "updated_at",
+]
+STAT_COLUMNS = [
+    "events",
+    "messages",
+    "human_messages",
+    "agent_messages",
+    "passes",
+    "failed_turns",
+    "words",
+    "input_tokens",
+    "output_tokens",
+    "cost",
+    "mean_latency",
+    "last_seq",
+]
+EVENT_COLUMNS = [
+    "room_id",
+    "seq",
+    "activity",
+    "round",
+    "kind",
+    "speaker",
+    "content",
+    "state",
+    "words",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "cost",
+    "latency",
+    "attempts",
+    "error_type",
+    "error_message",
+    "request_id",
+    "created_at",
+]
+SPEAKER_COLUMNS = [
+    "speaker",
+    "kind",
+    "rooms",
+    "messages",
+    "passes",
+    "failed_turns",
+    "words",
+    "mean_words",
+    "input_tokens",
+    "output_tokens",
+    "cost",
+    "mean_latency",
+]
+
+_NULLABLE_INTS = ("experiment_id", "replicate", "parent_room_id", "input_tokens", "output_tokens")
+_T = Event.__table__  # type: ignore[attr-defined]
+
+
+def _is_message() -> ColumnElement[bool]:
+    return or_(_T.c.kind == "human", and_(_T.c.kind == "agent", _T.c.state == "done"))
+
+
+def _count_if(condition: ColumnElement[bool]) -> Any:
+    return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
+
+
+def _sum(column: Any) -> Any:
+    return func.coalesce(func.sum(column), 0)
+
+
+def _room_filter(
+    query: Any, status: str | Collection[str] | None, experiment_id: int | None
+) -> Any:
+    rooms = Room.__table__  # type: ignore[attr-defined]
+    statuses = as_set(status)
+    if statuses is not None:
+        query = query.where(rooms.c.status.in_(sorted(statuses)))
+    if experiment_id is not None:
+        query = query.where(rooms.c.experiment_id == experiment_id)
+    return query
+
+
+def _frame(rows: Sequence[Any], columns: list[str]) -> pd.DataFrame:
+    frame = pd.DataFrame([tuple(row) for row in rows], columns=columns)
+    for name in ("created_at", "updated_at"):
+        if name in frame:
+            frame[name] = pd.to_datetime(frame[name], utc=True)
+    for name in _NULLABLE_INTS:
+        if name in frame:
+            frame[name] = frame[name].astype("Int64")  # ids stay integers despite missing values
+    return frame
+
+
+def rooms_summary(
+    db: Database,
+    *,
+    status: str | Collection[str] | None = None,
+    experiment_id: int | None = None,
+    room_ids: Sequence[int] | None = None,
+    limit: int | None = 100,
+    offset: int = 0,
+) -> pd.DataFrame:
+    """One row per room (newest first, one page): the room's fields and its statistics.
+
+    Columns: ``ROOM_COLUMNS + STAT_COLUMNS``. Filters: status (one or several), experiment, or an
+    explicit list of room ids. Use :func:`storage.rooms_repo.count_rooms` for the page count.
+    """
+    check_limit(limit, offset)
+    rooms = Room.__table__  # type: ignore[attr-defined]
+    query = select(
+        rooms.c.id,
+        rooms.c.name,
+        rooms.c.status,
+        rooms.c.stop_reason,
+        rooms.c.experiment_id,
+        rooms.c.condition,
+        rooms.c.replicate,
+        rooms.c.parent_room_id,
+        rooms.c.created_at,
+        rooms.c.updated_at,
+    ).order_by(rooms.c.id.desc())
+    query = _room_filter(query, status, experiment_id)
+    if room_ids is not None:
+        query = query.where(rooms.c.id.in_(list(room_ids)))
+    query = query.offset(offset)
+    if limit is not None:
+        query = query.limit(limit)
+    with db.read() as session:
+        conn = session.connection()
+        page = conn.execute(query).all()
+        ids = [row[0] for row in page]
+        stats = conn.execute(_stats_query(ids)).all() if ids else []
+    frame = _frame(page, ROOM_COLUMNS)
+    stat_frame = pd.DataFrame([tuple(r) for r in stats], columns=["room_id", *STAT_COLUMNS])
+    frame = frame.merge(stat_frame, on="room_id", how="left")
+    counts = [c for c in STAT_COLUMNS if c not in ("cost", "mean_latency")]
+    frame[counts] = frame[counts].fillna(0).astype("int64")
+    frame["cost"] = frame["cost"].fillna(0.0).astype("float64")
+    frame["mean_latency"] = frame["mean_latency"].astype("float64")
+    return frame
+
+
+def _stats_query(room_ids: list[int]) -> Any:
+    message = _is_message()
+    return (
+        select(
+            _T.c.room_id,
+            func.count(),
+            _count_if(message),
+            _count_if(_T.c.kind == "human"),
+            _count_if(and_(_T.c.kind == "agent", _T.c.state == "done")),
+            _count_if(_T.c.kind == "pass"),
+            _count_if(_T.c.state == "failed"),
+            _sum(case((message, _T.c.words), else_=0)),
+            _sum(_T.c.input_tokens),
+            _sum(_T.c.output_tokens),
+            _sum(_T.c.cost),
+            func.avg(_T.c.latency),
+            func.max(_T.c.seq),
+        )
+        .where(_T.c.room_id.in_(room_ids))
+        .group_by(_T.c.room_id)
+    )
+
+
+def events_frame(
+    db: Database,
+    room_ids: int | Sequence[int],
+    *,
+    after_seq: int | None = None,
+    kinds: str | Collection[str] | None = None,
+    limit: int | None = None,
+    offset: int = 0,
+) -> pd.DataFrame:
+    """The events of one or many rooms, ordered by (room_id, seq): the transcript table.
+
+    ``after_seq`` applies to every room (for one room: the live tail). Columns: ``EVENT_COLUMNS``
+    (``error_type``/``error_message`` are unpacked from the error document).
+    """
+    check_limit(limit, offset)
+    ids = [room_ids] if isinstance(room_ids, int) else list(room_ids)
+    query = (
+        select(
+            *[_T.c[name] for name in EVENT_COLUMNS[:15]],
+            _T.c.error,
+            _T.c.request_id,
+            _T.c.created_at,
+        )
+        .where(_T.c.room_id.in_(ids))
+        .order_by(_T.c.room_id, _T.c.seq)
+        .offset(offset)
+    )
+    if after_seq is not None:
+        query = query.where(_T.c.seq > after_seq)
+    wanted = as_set(kinds)
+    if wanted is not None:
+        query = query.where(_T.c.kind.in_(sorted(wanted)))
+    if limit is not None:
+        query = query.limit(limit)
+    with db.read() as session:
+        rows = session.connection().execute(query).all()
+    unpacked = [(*row[:15], *_error_fields(row[15]), row[16], row[17]) for row in rows]
+    return _frame(unpacked, EVENT_COLUMNS)
+
+
+def _error_fields(error: dict[str, Any] | None) -> tuple[Any, Any]:
+    if not error:
+        return (None, None)
+    return (error.get("type"), error.get("message"))
+
+
+def speaker_stats(
+    db: Database,
+    room_ids: int | Sequence[int] | None = None,
+    *,
+    experiment_id: int | None = None,
+) -> pd.DataFrame:
+    """Per-speaker statistics over some rooms (given ids, an experiment's rooms, or all rooms).
+
+    One row per (speaker, kind) where kind is ``human`` or ``agent`` (an agent's passes and
+    failures count on its ``agent`` row). Columns: ``SPEAKER_COLUMNS``. System events are left out.
+    """
+    rooms = Room.__table__  # type: ignore[attr-defined]
+    role = case((_T.c.kind == "human", "human"), else_="agent")
+    message = _is_message()
+    query = (
+        select(
+            _T.c.speaker,
+            role,
+            func.count(func.distinct(_T.c.room_id)),
+            _count_if(message),
+            _count_if(_T.c.kind == "pass"),
+            _count_if(_T.c.state == "failed"),
+            _sum(case((message, _T.c.words), else_=0)),
+            _sum(_T.c.input_tokens),
+            _sum(_T.c.output_tokens),
+            _sum(_T.c.cost),
+            func.avg(_T.c.latency),
+        )
+        .where(_T.c.kind != "system")
+        .group_by(_T.c.speaker, role)
+        .order_by(_T.c.speaker, role)
+    )
+    if room_ids is not None:
+        ids = [room_ids] if isinstance(room_ids, int) else list(room_ids)
+        query = query.where(_T.c.room_id.in_(ids))
+    if experiment_id is not None:
+        query = query.where(
+            _T.c.room_id.in_(select(rooms.c.id).where(rooms.c.experiment_id == experiment_id))
+        )
+    with db.read() as session:
+        rows = session.connection().execute(query).all()
+    frame = pd.DataFrame(
+        [tuple(r) for r in rows], columns=[c for c in SPEAKER_COLUMNS if c != "mean_words"]
+    )
+    frame.insert(
+        SPEAKER_COLUMNS.index("mean_words"),
+        "mean_words",
+        (frame["words"] / frame["messages"].where(frame["messages"] > 0)).astype("float64"),
+    )
+    frame["cost"] = frame["cost"].astype("float64")
+    frame["mean_latency"] = frame["mean_latency"].astype("float64")
+    return frame
+
+
+def analysis_frame(db: Database, analysis_id: int) -> pd.DataFrame:
+    """An analysis's answers joined with each room's design fields (chart answers by condition).
+
+    Columns: room_id, name, experiment_id, condition, replicate, status, answer, comment, model,
+    cost, error_type, error_message.
+    """
+    answers = AnalysisAnswer.__table__  # type: ignore[attr-defined]
+    rooms = Room.__table__  # type: ignore[attr-defined]
+    query = (
+        select(
+            rooms.c.id,
+            rooms.c.name,
+            rooms.c.experiment_id,
+            rooms.c.condition,
+            rooms.c.replicate,
+            rooms.c.status,
+            answers.c.answer,
+            answers.c.comment,
+            answers.c.model,
+            answers.c.cost,
+            answers.c.error,
+        )
+        .join(rooms, rooms.c.id == answers.c.room_id)
+        .where(answers.c.analysis_id == analysis_id)
+        .order_by(rooms.c.id)
+    )
+    with db.read() as session:
+        rows = session.connection().execute(query).all()
+    columns = [
+        "room_id",
+        "name",
+        "experiment_id",
+        "condition",
+        "replicate",
+        "status",
+        "answer",
+        "comment",
+        "model",
+        "cost",
+        "error_type",
+        "error_message",
+    ]
+    return _frame([(*row[:10], *_error_fields(row[10])) for row in rows], columns)
+
+
+__all__ = [
+    "EVENT_COLUMNS",
+    "ROOM_COLUMNS",
+    "SPEAKER_COLUMNS",
+    "STAT_COLUMNS",
+    "analysis_frame",
+    "events_frame",
+    "rooms_summary",
+    "speaker_stats",
+]

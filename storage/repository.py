@@ -1,0 +1,116 @@
+"""The repository API in one namespace: ``from storage import repository as repo``.
+
+Every function takes the :class:`~storage.database.Database` first and documents its guarantees;
+they live in small modules by concept:
+
+- :mod:`storage.rooms_repo`: rooms, forks, the runnable-room scan;
+- :mod:`storage.events_repo`: the append-only log (append, read, poll);
+- :mod:`storage.turns_repo`: claim, fenced commit, group commit, moderation, retries;
+- :mod:`storage.leases`: per-room leases with fencing tokens;
+- :mod:`storage.library_repo`: experiments and agent profiles;
+- :mod:`storage.analysis_repo`: analyses and their answers.
+"""
+
+from __future__ import annotations
+
+from .analysis_repo import (
+    answers,
+    create_analysis,
+    delete_analysis,
+    get_analysis,
+    list_analyses,
+    record_answer,
+    update_analysis,
+)
+from .events_repo import (
+    append_message,
+    events,
+    find_event,
+    get_event,
+    latest_seq,
+    open_turn,
+)
+from .leases import (
+    acquire_lease,
+    get_lease,
+    lease_is_current,
+    release_lease,
+    renew_lease,
+    require_lease,
+)
+from .library_repo import (
+    create_agent_profile,
+    create_experiment,
+    delete_agent_profile,
+    delete_experiment,
+    get_agent_profile,
+    get_experiment,
+    list_agent_profiles,
+    list_experiments,
+    update_agent_profile,
+    update_experiment,
+)
+from .rooms_repo import (
+    count_rooms,
+    create_room,
+    delete_room,
+    fork_room,
+    get_room,
+    list_rooms,
+    list_runnable_rooms,
+    update_room,
+)
+from .turns_repo import (
+    TurnCommit,
+    claim_turn,
+    commit_turn,
+    commit_turns,
+    record_attempt,
+    update_turn_state,
+)
+
+__all__ = [
+    "TurnCommit",
+    "acquire_lease",
+    "answers",
+    "append_message",
+    "claim_turn",
+    "commit_turn",
+    "commit_turns",
+    "count_rooms",
+    "create_agent_profile",
+    "create_analysis",
+    "create_experiment",
+    "create_room",
+    "delete_agent_profile",
+    "delete_analysis",
+    "delete_experiment",
+    "delete_room",
+    "events",
+    "find_event",
+    "fork_room",
+    "get_agent_profile",
+    "get_analysis",
+    "get_event",
+    "get_experiment",
+    "get_lease",
+    "get_room",
+    "latest_seq",
+    "lease_is_current",
+    "list_agent_profiles",
+    "list_analyses",
+    "list_experiments",
+    "list_rooms",
+    "list_runnable_rooms",
+    "open_turn",
+    "record_answer",
+    "record_attempt",
+    "release_lease",
+    "renew_lease",
+    "require_lease",
+    "update_agent_profile",
+    "update_analysis",
+    "update_experiment",
+    "update_room",
+    "update_turn_state",
+]

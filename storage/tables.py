@@ -1,0 +1,209 @@
+"""Every table of the app, as SQLModel models (one module, one place to read the schema).
+
+The schema is created and changed only by the migrations in ``storage/migrations`` (a test builds a
+blank database from them and compares it with these models). Rows returned by the repository are
+*detached snapshots* of these models: reading their attributes is fine, assigning to them writes
+nothing (call a repository function instead).
+
+Timestamps are UTC and timezone-aware (:class:`~storage.coltypes.UTCDateTime`). JSON columns hold
+plain JSON (dicts, lists, strings, numbers); configuration documents pass the secret guard first.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlmodel import Field, SQLModel
+
+from .coltypes import JSONDoc, UTCDateTime, utcnow
+from .vocabulary import OPEN_TURN_STATES
+
+# Deterministic constraint names, so migrations can name what they alter and compare cleanly.
+SQLModel.metadata.naming_convention = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+metadata = SQLModel.metadata
+
+OPEN_TURN_WHERE = "state IN ({})".format(", ".join(f"'{state}'" for state in OPEN_TURN_STATES))
+"""The partial-index predicate for open turns, built from ``OPEN_TURN_STATES``."""
+
+
+class Experiment(SQLModel, table=True):
+    """A batch of rooms: a template room x variations x replicates (the Experiments page)."""
+
+    __tablename__ = "experiments"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str
+    config: dict[str, Any] = Field(default_factory=dict, sa_type=JSONDoc())
+    status: str = Field(default="draft")
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class Room(SQLModel, table=True):
+    """A persisted room. ``config`` holds everything needed to rebuild its runtime: roster of agent
+    specs, planner and settings, termination, prompt template, context policy, model binding spec,
+    seed and the moderated flag (storage treats it as an opaque, secret-free JSON object)."""
+
+    __tablename__ = "rooms"
+    __table_args__ = (
+        # Runnable-room scan (status='running', least recently touched first) and list_rooms(status).
+        sa.Index("ix_rooms_status_updated", "status", "updated_at"),
+        # Rooms of one experiment (Experiments and Results pages), newest id first.
+        sa.Index("ix_rooms_experiment", "experiment_id", "id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str
+    status: str = Field(default="idle")
+    stop_reason: str | None = Field(default=None, sa_type=sa.Text)
+    config: dict[str, Any] = Field(default_factory=dict, sa_type=JSONDoc())
+    # A fork records where it came from; the parent may be deleted later (then NULL).
+    parent_room_id: int | None = Field(default=None, foreign_key="rooms.id", ondelete="SET NULL")
+    parent_seq: int | None = None
+    experiment_id: int | None = Field(
+        default=None, foreign_key="experiments.id", ondelete="SET NULL"
+    )
+    condition: str | None = None
+    replicate: int | None = None
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class Event(SQLModel, table=True):
+    """One entry of a room's append-only log: a human message, an agent turn, a pass or a system
+    event. ``(room_id, seq)`` is unique and seqs are contiguous from 1; ``request_id`` is unique per
+    room (the same id again is the same message or turn)."""
+
+    __tablename__ = "events"
+    __table_args__ = (
+        # The log's order: events after a seq (live polling), latest seq (max), fork copies.
+        sa.UniqueConstraint("room_id", "seq", name="uq_events_room_seq"),
+        # Idempotency: one message or turn per request id in a room (NULLs are distinct).
+        sa.UniqueConstraint("room_id", "request_id", name="uq_events_room_request_id"),
+        # "Is a turn open in this room?" on every claim; partial, so it stays tiny (only open turns).
+        sa.Index(
+            "ix_events_open_turns",
+            "room_id",
+            sqlite_where=sa.text(OPEN_TURN_WHERE),
+            postgresql_where=sa.text(OPEN_TURN_WHERE),
+        ),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    room_id: int = Field(foreign_key="rooms.id", ondelete="CASCADE")
+    seq: int
+    activity: int = 0
+    round: int = 0
+    kind: str
+    speaker: str
+    content: str = Field(default="", sa_type=sa.Text)
+    # Derived from content by storage on every write (len(content.split())): summaries stay SQL.
+    words: int = 0
+    state: str | None = None
+    request_id: str | None = None
+    # Same room by construction (forks remap it). Deliberately no foreign key: SQLite would then
+    # need one more index on this hot table to delete a room's events without an O(n^2) scan.
+    parent_event_id: int | None = None
+    saw: list[int] | None = Field(default=None, sa_type=JSONDoc())
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost: float | None = None
+    latency: float | None = None
+    error: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc())
+    attempts: int = 0
+    next_attempt_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    visible_to: list[str] | None = Field(default=None, sa_type=JSONDoc())
+    data: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc())
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class Lease(SQLModel, table=True):
+    """Who may drive a room. One row per room, never deleted while the room exists, so ``token``
+    only ever grows: a released or expired lease keeps its token and the next holder gets token+1."""
+
+    __tablename__ = "leases"
+
+    room_id: int = Field(foreign_key="rooms.id", ondelete="CASCADE", primary_key=True)
+    owner: str | None = None
+    token: int = 0
+    expires_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    acquired_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class AgentProfile(SQLModel, table=True):
+    """An agent in the web app's library (name, traits, persona instruction, model spec)."""
+
+    __tablename__ = "agent_profiles"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(unique=True)
+    traits: dict[str, Any] = Field(default_factory=dict, sa_type=JSONDoc())
+    instruction: str = Field(default="", sa_type=sa.Text)
+    model: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc())
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class Analysis(SQLModel, table=True):
+    """A follow-up question run over transcripts (e.g. "was a deal reached?"). Revision 0002."""
+
+    __tablename__ = "analyses"
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str
+    question: dict[str, Any] = Field(default_factory=dict, sa_type=JSONDoc())
+    model: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc())
+    experiment_id: int | None = Field(
+        default=None, foreign_key="experiments.id", ondelete="SET NULL"
+    )
+    status: str = Field(default="pending")
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class AnalysisAnswer(SQLModel, table=True):
+    """One room's answer to an analysis question (at most one per analysis and room)."""
+
+    __tablename__ = "analysis_answers"
+    __table_args__ = (
+        # One answer per (analysis, room): re-running a question replaces the answer.
+        sa.UniqueConstraint("analysis_id", "room_id", name="uq_analysis_answers_analysis_room"),
+        # Deleting a room cascades here; without this index SQLite scans the table per room.
+        sa.Index("ix_analysis_answers_room", "room_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    analysis_id: int = Field(foreign_key="analyses.id", ondelete="CASCADE")
+    room_id: int = Field(foreign_key="rooms.id", ondelete="CASCADE")
+    answer: Any = Field(default=None, sa_type=JSONDoc(), nullable=True)
+    comment: str | None = Field(default=None, sa_type=sa.Text)
+    model: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost: float | None = None
+    error: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc())
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+__all__ = [
+    "AgentProfile",
+    "Analysis",
+    "AnalysisAnswer",
+    "Event",
+    "Experiment",
+    "Lease",
+    "OPEN_TURN_WHERE",
+    "Room",
+    "metadata",
+]
