@@ -1,10 +1,9 @@
-"""Conversation rooms: the web app's entry point (`streamlit run app.py`)."""
+"""Conversation rooms: the web app's entry point (`streamlit run app.py`).
 
-import streamlit as st
+Page configuration, navigation over the screens in ``pages/``, the shared sidebar and the
+in-process runner all live in :mod:`ui.bootstrap`; this file only starts them.
+"""
 
-st.set_page_config(page_title="Conversation rooms", page_icon="💬", layout="wide")
-st.title("Conversation rooms")
-st.write(
-    "A lab for conversations between EDSL agents, with people in the loop. "
-    "The engine is available as the `conversation` library; the web screens are being built."
-)
+from ui.bootstrap import run_app
+
+run_app()

@@ -1,0 +1,191 @@
+"""Shared set-up for every screen: page config, navigation, the database, the runner, the sidebar.
+
+Navigation. ``app.py`` calls :func:`run_app`, which registers the screens of ``pages/`` with
+``st.navigation`` and runs the chosen one. Streamlit has a trap here (see TESTING.md): because a
+folder named ``pages/`` sits beside ``app.py``, a fresh server starts in the legacy multipage mode,
+and the first visitor who arrives by a deep link (``/room?room=7``) gets ``pages/room.py`` run on
+its own, without ``app.py``, until some session calls ``st.navigation``. Every page therefore starts
+with :func:`page_setup`: when the page was not reached through :func:`run_app` it registers the
+navigation itself (which ends the legacy mode for the whole process) and reruns, so the same URL is
+served by ``app.py`` with its sidebar, runner and page config. ``tests/browser`` proves it on a fresh
+server.
+
+Database and runner. One :class:`storage.Database` and one in-process runner per server process and
+database URL (``st.cache_resource``); the runner never calls ``st.*`` and is stopped through
+``on_release`` (``st.cache_resource.clear()`` in tests).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import threading
+import uuid
+from dataclasses import dataclass
+
+import streamlit as st
+
+from storage.config import database_url, display_url
+
+log = logging.getLogger(__name__)
+
+APP_TITLE = "Conversation rooms"
+
+
+@dataclass(frozen=True, slots=True)
+class Screen:
+    path: str
+    title: str
+    icon: str
+    url_path: str
+
+
+SCREENS: tuple[Screen, ...] = (
+    Screen("pages/home.py", "Home", ":material/home:", "home"),
+    Screen("pages/agents.py", "Agents", ":material/groups:", "agents"),
+    Screen("pages/room.py", "Room", ":material/forum:", "room"),
+    Screen("pages/experiments.py", "Experiments", ":material/science:", "experiments"),
+    Screen("pages/results.py", "Results", ":material/monitoring:", "results"),
+)
+
+_run = threading.local()
+
+
+def _navigation() -> st.navigation:  # type: ignore[valid-type]
+    pages = [
+        st.Page(s.path, title=s.title, icon=s.icon, url_path=s.url_path, default=i == 0)
+        for i, s in enumerate(SCREENS)
+    ]
+    return st.navigation(pages)
+
+
+def run_app() -> None:
+    """The whole of ``app.py``: config, navigation, runner, shared sidebar, then the chosen page."""
+    st.set_page_config(page_title=APP_TITLE, page_icon="💬", layout="wide")
+    page = _navigation()
+    _load_secrets_into_environment()
+    ensure_runner()
+    _sidebar()
+    _run.via_app = True
+    try:
+        page.run()
+    finally:
+        _run.via_app = False
+
+
+def page_setup() -> None:
+    """First line of every page: make sure the page runs inside :func:`run_app` (see module doc)."""
+    if getattr(_run, "via_app", False):
+        return
+    _navigation()
+    st.rerun()
+
+
+# --- database and runner -------------------------------------------------------------------------
+
+
+def current_url() -> str:
+    """The database URL this server uses (``ROOMS_DATABASE_URL`` or the data folder's file)."""
+    return database_url()
+
+
+@st.cache_resource(show_spinner=False, on_release=lambda db: db.dispose())
+def _database(url: str):  # type: ignore[no-untyped-def]
+    from storage import Database
+
+    return Database(url)
+
+
+def database():  # type: ignore[no-untyped-def]
+    """The process's :class:`storage.Database` for the configured URL (opened once, migrated)."""
+    return _database(current_url())
+
+
+def _stop_runner(runner) -> None:  # type: ignore[no-untyped-def]
+    try:
+        runner.stop()
+    except Exception:  # a runner that failed to stop must not break cache clearing
+        log.exception("stopping the in-process runner failed")
+
+
+@st.cache_resource(show_spinner=False, on_release=_stop_runner)
+def _runner(url: str):  # type: ignore[no-untyped-def]
+    from conversation.worker import InProcessRunner
+
+    runner = InProcessRunner(_database(url))
+    runner.start()
+    return runner
+
+
+def ensure_runner():  # type: ignore[no-untyped-def]
+    """Start (once per process and URL) the runner that drives this database's rooms."""
+    if os.environ.get("ROOMS_APP_RUNNER", "1") == "0":
+        return None
+    return _runner(current_url())
+
+
+# --- models and secrets --------------------------------------------------------------------------
+
+
+def _load_secrets_into_environment() -> None:
+    """Provider keys may come from ``.streamlit/secrets.toml``: Streamlit exports its root-level
+    entries to the environment, where the model layer reads them. They are never stored."""
+    with contextlib.suppress(FileNotFoundError, st.errors.StreamlitSecretNotFoundError):
+        _ = len(st.secrets)  # the first access parses the file and exports root-level keys
+
+
+def model_summary() -> tuple[str, bool, list[str]]:
+    """(label of the default model, whether it is the offline stand-in, providers with keys)."""
+    from conversation.models import available_providers, default_model, describe_model, is_offline
+
+    model = default_model()
+    return describe_model(model), is_offline(model), list(available_providers())
+
+
+# --- the shared sidebar --------------------------------------------------------------------------
+
+
+def _sidebar() -> None:
+    with st.sidebar:
+        label, offline, providers = model_summary()
+        if offline:
+            st.warning(f"Model: {label}", icon=":material/smart_toy:")
+            st.caption(
+                "No provider key found, so the offline stand-in answers. Set a key such as "
+                "OPENAI_API_KEY in the environment or .streamlit/secrets.toml to use an LLM."
+            )
+        else:
+            st.success(f"Model: {label}", icon=":material/smart_toy:")
+        if providers:
+            st.caption("Keys found for: " + ", ".join(providers))
+        st.session_state.setdefault("human_name", "user")
+        st.text_input(
+            "Your name in rooms",
+            key="human_name",
+            help="Messages you post are signed with this name (not an agent's name).",
+        )
+        st.caption(f"Database: {display_url(current_url())}")
+
+
+def human_name() -> str:
+    """The name the person signs messages with (sidebar), default ``user``."""
+    name = str(st.session_state.get("human_name") or "user").strip()
+    return name or "user"
+
+
+def request_id(slot: str) -> str:
+    """The request id of the form drawn in ``slot``; created when first drawn, kept until used.
+
+    Sending the same id twice is one message (the Room API is idempotent per request id), so a
+    double click, or a rerun that repeats a submission, never posts twice.
+    """
+    key = f"_request_id:{slot}"
+    if key not in st.session_state:
+        st.session_state[key] = f"ui-{uuid.uuid4().hex}"
+    return st.session_state[key]
+
+
+def spend_request_id(slot: str) -> None:
+    """Forget the slot's request id after a successful send: the next form gets a new one."""
+    st.session_state.pop(f"_request_id:{slot}", None)

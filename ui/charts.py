@@ -1,0 +1,281 @@
+"""Plotly figure builders for the Results page: pure functions from pandas DataFrames to figures.
+
+No Streamlit here, so every chart is unit-testable. Each builder accepts an empty frame and then
+returns a figure that says there is nothing to show yet. Points carry ``customdata`` with the value a
+click should filter on (a speaker, a room id, a condition, a stop reason); :func:`clicked_values`
+reads it back from the selection Streamlit returns for ``st.plotly_chart(..., on_select="rerun")``.
+
+Expected columns (as produced by :mod:`storage.frames`):
+- events: ``room_id``, ``seq``, ``kind`` (human / agent / pass / system), ``state``, ``speaker``,
+  ``words``,
+  ``latency``, ``input_tokens``, ``output_tokens``, ``cost``; optional ``room`` (a label).
+- rooms: ``room_id``, ``status``, ``stop_reason``; optional ``condition``.
+- answers: ``room_id``, ``answer``; optional ``condition``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+NO_CONDITION = "(none)"
+YES = {"yes", "true", "1", "y"}
+NO = {"no", "false", "0", "n"}
+
+
+def _empty(title: str, message: str = "Nothing to show yet.") -> go.Figure:
+    fig = go.Figure()
+    fig.update_layout(title=title, xaxis={"visible": False}, yaxis={"visible": False}, height=320)
+    fig.add_annotation(text=message, showarrow=False, font={"size": 14})
+    return fig
+
+
+def _layout(fig: go.Figure, title: str, **kw: Any) -> go.Figure:
+    fig.update_layout(title=title, height=360, margin={"t": 60, "b": 40}, **kw)
+    return fig
+
+
+def _messages(events: pd.DataFrame) -> pd.DataFrame:
+    """Human messages and finished agent messages (the counting rule of :mod:`storage.frames`)."""
+    if events.empty or "kind" not in events:
+        return events.iloc[0:0]
+    done = events["state"].eq("done") if "state" in events else True
+    return events[(events["kind"] == "human") | ((events["kind"] == "agent") & done)]
+
+
+def speaker_activity(events: pd.DataFrame) -> go.Figure:
+    """Messages and words per speaker (grouped bars; click a bar to filter by its speaker)."""
+    title = "Messages and words per speaker"
+    msgs = _messages(events)
+    if msgs.empty:
+        return _empty(title)
+    per = (
+        msgs.groupby("speaker", sort=True)
+        .agg(messages=("seq", "size"), words=("words", "sum"))
+        .reset_index()
+    )
+    fig = go.Figure()
+    fig.add_bar(
+        x=per["speaker"], y=per["messages"], name="messages", customdata=per[["speaker"]].values
+    )
+    fig.add_bar(
+        x=per["speaker"],
+        y=per["words"],
+        name="words",
+        yaxis="y2",
+        customdata=per[["speaker"]].values,
+        opacity=0.6,
+    )
+    return _layout(
+        fig,
+        title,
+        barmode="group",
+        yaxis={"title": "messages"},
+        yaxis2={"title": "words", "overlaying": "y", "side": "right"},
+        clickmode="event+select",
+    )
+
+
+def message_length(events: pd.DataFrame) -> go.Figure:
+    """Words per message over the turns, one line per speaker (click a point: its speaker)."""
+    title = "Message length over turns"
+    msgs = _messages(events)
+    if msgs.empty:
+        return _empty(title)
+    msgs = msgs.sort_values(["room_id", "seq"])
+    fig = go.Figure()
+    for speaker, part in msgs.groupby("speaker", sort=True):
+        fig.add_scatter(
+            x=part["seq"],
+            y=part["words"],
+            mode="lines+markers",
+            name=str(speaker),
+            customdata=part[["speaker", "room_id"]].values,
+            hovertemplate="room %{customdata[1]} seq %{x}: %{y} words<extra>%{customdata[0]}</extra>",
+        )
+    return _layout(fig, title, xaxis={"title": "seq"}, yaxis={"title": "words"})
+
+
+def latency(events: pd.DataFrame) -> go.Figure:
+    """Model latency per agent turn, by speaker (box plot with every point)."""
+    title = "Latency per turn (s)"
+    turns = (
+        events[(events["kind"] == "agent") & events["latency"].notna()]
+        if not events.empty
+        else events
+    )
+    if turns.empty:
+        return _empty(title, "No timed agent turns yet.")
+    fig = go.Figure()
+    for speaker, part in turns.groupby("speaker", sort=True):
+        fig.add_box(
+            y=part["latency"],
+            name=str(speaker),
+            boxpoints="all",
+            customdata=part[["speaker", "room_id"]].values,
+        )
+    return _layout(fig, title, yaxis={"title": "seconds"}, showlegend=False)
+
+
+def tokens_and_cost(events: pd.DataFrame) -> go.Figure:
+    """Input and output tokens per speaker (stacked), with the cost in the hover text."""
+    title = "Tokens and cost per speaker"
+    if events.empty:
+        return _empty(title)
+    turns = events[events["kind"] == "agent"]
+    if turns.empty:
+        return _empty(title, "No agent turns yet.")
+    per = (
+        turns.groupby("speaker", sort=True)
+        .agg(
+            input_tokens=("input_tokens", "sum"),
+            output_tokens=("output_tokens", "sum"),
+            cost=("cost", "sum"),
+        )
+        .reset_index()
+    )
+    fig = go.Figure()
+    for column, label in (("input_tokens", "input tokens"), ("output_tokens", "output tokens")):
+        fig.add_bar(
+            x=per["speaker"],
+            y=per[column],
+            name=label,
+            customdata=per[["speaker", "cost"]].values,
+            hovertemplate="%{x}: %{y} " + label + " (cost $%{customdata[1]:.4f})<extra></extra>",
+        )
+    total = float(per["cost"].fillna(0).sum())
+    return _layout(fig, f"{title} (total ${total:.4f})", barmode="stack", yaxis={"title": "tokens"})
+
+
+def stop_reasons(rooms: pd.DataFrame) -> go.Figure:
+    """How rooms ended: count per stop reason (rooms still going are counted by status)."""
+    title = "Termination reasons"
+    if rooms.empty:
+        return _empty(title)
+    reason = rooms["stop_reason"].where(rooms["stop_reason"].notna(), "(" + rooms["status"] + ")")
+    counts = reason.value_counts().sort_index()
+    fig = go.Figure()
+    fig.add_bar(
+        x=counts.values,
+        y=counts.index,
+        orientation="h",
+        customdata=[[r] for r in counts.index],
+        hovertemplate="%{y}: %{x} rooms<extra></extra>",
+    )
+    return _layout(fig, title, xaxis={"title": "rooms"})
+
+
+def answer_kind(answers: Iterable[Any]) -> str:
+    """``yes_no``, ``numeric`` or ``categorical``: how a column of answers is best charted."""
+    values = [a for a in answers if a is not None and not (isinstance(a, float) and math.isnan(a))]
+    if not values:
+        return "categorical"
+    if all(isinstance(a, bool) or str(a).strip().lower() in YES | NO for a in values):
+        return "yes_no"
+    if all(isinstance(a, int | float) and not isinstance(a, bool) for a in values):
+        return "numeric"
+    return "categorical"
+
+
+def _yes(value: Any) -> float | None:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    text = str(value).strip().lower()
+    return 1.0 if text in YES else 0.0 if text in NO else None
+
+
+def outcomes_by_condition(answers: pd.DataFrame, *, question: str = "answer") -> go.Figure:
+    """An analysis question's answers by experiment condition.
+
+    Yes/no answers: the share of "yes" per condition (e.g. the deal rate). Numbers: the mean with
+    each room as a point. Anything else: stacked counts of each answer.
+    """
+    title = f"{question} by condition"
+    if answers.empty:
+        return _empty(title, "No answers yet: run an analysis first.")
+    frame = answers.copy()
+    if "condition" not in frame:
+        frame["condition"] = NO_CONDITION
+    frame["condition"] = frame["condition"].fillna(NO_CONDITION).astype(str)
+    kind = answer_kind(frame["answer"])
+    fig = go.Figure()
+    if kind == "yes_no":
+        frame["yes"] = frame["answer"].map(_yes)
+        per = (
+            frame.dropna(subset=["yes"])
+            .groupby("condition", sort=True)
+            .agg(rate=("yes", "mean"), n=("yes", "size"))
+            .reset_index()
+        )
+        fig.add_bar(
+            x=per["condition"],
+            y=per["rate"],
+            text=[f"{r:.0%} of {n}" for r, n in zip(per["rate"], per["n"], strict=True)],
+            customdata=per[["condition"]].values,
+            hovertemplate="%{x}: %{y:.0%} yes<extra></extra>",
+        )
+        return _layout(
+            fig, f"{title}: share answering yes", yaxis={"range": [0, 1], "tickformat": ".0%"}
+        )
+    if kind == "numeric":
+        frame["value"] = pd.to_numeric(frame["answer"], errors="coerce")
+        for condition, part in frame.groupby("condition", sort=True):
+            fig.add_box(
+                y=part["value"],
+                name=str(condition),
+                boxpoints="all",
+                boxmean=True,
+                customdata=part[["condition", "room_id"]].values,
+            )
+        return _layout(fig, f"{title} (mean and rooms)", showlegend=False)
+    frame["answer"] = frame["answer"].astype(str)
+    counts = frame.groupby(["condition", "answer"], sort=True).size().reset_index(name="rooms")
+    for answer, part in counts.groupby("answer", sort=True):
+        fig.add_bar(
+            x=part["condition"],
+            y=part["rooms"],
+            name=str(answer)[:40],
+            customdata=part[["condition"]].values,
+        )
+    return _layout(fig, title, barmode="stack", yaxis={"title": "rooms"})
+
+
+def clicked_values(selection: Mapping[str, Any] | None, index: int = 0) -> list[Any]:
+    """The ``customdata[index]`` of every point selected in a chart (de-duplicated, in order).
+
+    ``selection`` is what ``st.plotly_chart(..., on_select="rerun")`` returns (or its
+    ``session_state`` entry): ``{"selection": {"points": [{"customdata": [...]}, ...]}}``.
+    """
+    if not selection:
+        return []
+    points = (selection.get("selection") or {}).get("points") or []
+    seen: list[Any] = []
+    for point in points:
+        data = point.get("customdata")
+        if isinstance(data, list | tuple) and len(data) > index:
+            value = data[index]
+        elif data is not None and not isinstance(data, list | tuple) and index == 0:
+            value = data
+        else:
+            continue
+        if value not in seen:
+            seen.append(value)
+    return seen
+
+
+__all__ = [
+    "answer_kind",
+    "clicked_values",
+    "latency",
+    "message_length",
+    "outcomes_by_condition",
+    "speaker_activity",
+    "stop_reasons",
+    "tokens_and_cost",
+]
