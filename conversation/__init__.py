@@ -3,6 +3,8 @@
 The public API is re-exported here; see README.md and docs/architecture.md.
 """
 
+from .batch import ConversationList
+from .dialogue import Conversation
 from .exceptions import (
     ConversationError,
     ConversationStateError,
@@ -10,11 +12,28 @@ from .exceptions import (
     ModelCallError,
     RequestConflictError,
 )
+from .statements import AgentStatement, AgentStatements
+from .strategies import (
+    FocalSpeakerStrategy,
+    RandomInclusiveStrategy,
+    RandomSpeakerStrategy,
+    RoundRobinStrategy,
+    SpeakerStrategy,
+)
 
 __all__ = [
+    "AgentStatement",
+    "AgentStatements",
+    "Conversation",
     "ConversationError",
+    "ConversationList",
     "ConversationStateError",
     "ConversationValueError",
+    "FocalSpeakerStrategy",
     "ModelCallError",
+    "RandomInclusiveStrategy",
+    "RandomSpeakerStrategy",
     "RequestConflictError",
+    "RoundRobinStrategy",
+    "SpeakerStrategy",
 ]

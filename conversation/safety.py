@@ -94,9 +94,12 @@ class _BoundedEnvironment(ImmutableSandboxedEnvironment):
             return left**right
         if operator == "*":
             for seq, times in ((left, right), (right, left)):
-                if isinstance(seq, str | list | tuple) and isinstance(times, int):
-                    if len(seq) * max(times, 0) > MAX_OUTPUT_CHARS:
-                        raise SecurityError("repetition in a template is limited in size")
+                if (
+                    isinstance(seq, str | list | tuple)
+                    and isinstance(times, int)
+                    and len(seq) * max(times, 0) > MAX_OUTPUT_CHARS
+                ):
+                    raise SecurityError("repetition in a template is limited in size")
         return super().call_binop(context, operator, left, right)
 
 
@@ -179,7 +182,9 @@ class SafeTemplate:
                     )
                 pieces.append(chunk)
         except SecurityError as exc:
-            raise ConversationValueError(f"{self.field} was rejected by the sandbox: {exc}") from exc
+            raise ConversationValueError(
+                f"{self.field} was rejected by the sandbox: {exc}"
+            ) from exc
         except jinja2.UndefinedError as exc:
             raise ConversationValueError(
                 f"{self.field} failed: {exc.message}; available: {sorted(self.allowed)}"
