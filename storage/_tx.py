@@ -1,17 +1,27 @@
-"""Small helpers shared by the repository modules (private: not part of the public API)."""
+"""Helpers shared by the repository modules (private: not part of the public API).
+
+The write-path helpers take a Core ``Connection`` inside a write transaction (ORM sessions pass
+``session.connection()``), and use statements built once at import time: a durable turn append
+must stay well under 2 ms, and statement construction would otherwise be a large share of it.
+"""
 
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import Collection, Iterable
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
-from sqlalchemy import func, update
-from sqlmodel import Session, col, select
+from sqlalchemy import bindparam, func, insert, select, text, update
+from sqlalchemy.engine import Connection
 
 from .errors import RoomNotFound, StorageValueError
-from .tables import Event, Room
+from .tables import OPEN_TURN_WHERE, Event, Lease, Room
+
+ROOMS = Room.__table__  # type: ignore[attr-defined]
+EVENTS = Event.__table__  # type: ignore[attr-defined]
+LEASES = Lease.__table__  # type: ignore[attr-defined]
 
 
 class _Unset(enum.Enum):
@@ -25,7 +35,112 @@ UNSET: Final = _Unset.UNSET
 """Marks a keyword argument that was not given (``None`` is a real value: "set to NULL")."""
 
 
-def lock_room(session: Session, room_id: int) -> str:
+def open_turn_clause(alias: str | None = None) -> Any:
+    """``state IN ('running', 'waiting', 'interrupted')`` as literal SQL.
+
+    Literal, not bound parameters: SQLite only uses the partial index ``ix_events_open_turns``
+    when the query's WHERE clause visibly implies the index's own predicate.
+    """
+    return text(f"{alias}.{OPEN_TURN_WHERE}" if alias else OPEN_TURN_WHERE)
+
+
+class RoomProbe(NamedTuple):
+    """What a write needs to know about a room, read in one statement under the room lock."""
+
+    status: str
+    owner: str | None
+    token: int | None
+    expires_at: datetime | None
+    last_seq: int
+    last_activity: int
+    last_round: int
+    open_seq: int | None
+    request_seq: int | None
+
+    def holds(self, token: int, now: datetime) -> bool:
+        """Whether ``token`` is the current, unexpired lease."""
+        return lease_ok(self.owner, self.token, self.expires_at, token, now)
+
+
+def lease_ok(
+    owner: str | None, current: int | None, expires_at: datetime | None, token: int, now: datetime
+) -> bool:
+    """The fence: a holder, the same token, and not expired."""
+    return owner is not None and current == token and expires_at is not None and expires_at > now
+
+
+def _build_probe() -> Any:
+    last = EVENTS.alias("e_last")
+    opened = EVENTS.alias("e_open")
+    requested = EVENTS.alias("e_req")
+    last_of = select(last.c.seq, last.c.activity, last.c.round)
+    newest = last_of.where(last.c.room_id == ROOMS.c.id).order_by(last.c.seq.desc()).limit(1)
+    return (
+        select(
+            ROOMS.c.status,
+            LEASES.c.owner,
+            LEASES.c.token,
+            LEASES.c.expires_at,
+            select(func.max(last.c.seq)).where(last.c.room_id == ROOMS.c.id).scalar_subquery(),
+            newest.with_only_columns(last.c.activity).scalar_subquery(),
+            newest.with_only_columns(last.c.round).scalar_subquery(),
+            select(opened.c.seq)
+            .where(opened.c.room_id == ROOMS.c.id, open_turn_clause("e_open"))
+            .limit(1)
+            .scalar_subquery(),
+            select(requested.c.seq)
+            .where(
+                requested.c.room_id == ROOMS.c.id,
+                requested.c.request_id == bindparam("request_id"),
+            )
+            .scalar_subquery(),
+        )
+        .select_from(ROOMS.outerjoin(LEASES, LEASES.c.room_id == ROOMS.c.id))
+        .where(ROOMS.c.id == bindparam("room_id"))
+        # PostgreSQL: lock the room row (not the outer-joined lease); SQLite drops the clause and
+        # relies on the BEGIN IMMEDIATE write lock instead.
+        .with_for_update(of=ROOMS)
+    )
+
+
+_PROBE = _build_probe()
+_LOCK_ROOM = select(ROOMS.c.status).where(ROOMS.c.id == bindparam("room_id")).with_for_update()
+_TOUCH_ROOM = (
+    update(ROOMS).where(ROOMS.c.id == bindparam("room_id")).values(updated_at=bindparam("now"))
+)
+INSERT_EVENT = insert(EVENTS)
+"""Execute with a dict of column values (compiled once per column set, then cached)."""
+UPDATE_EVENT = update(EVENTS).where(EVENTS.c.id == bindparam("b_event_id"))
+"""Execute with ``{"b_event_id": id, **column_values}``: the SET clause follows the keys."""
+_LAST_SEQ = select(func.max(EVENTS.c.seq)).where(EVENTS.c.room_id == bindparam("room_id"))
+_LEASE = select(LEASES.c.owner, LEASES.c.token, LEASES.c.expires_at).where(
+    LEASES.c.room_id == bindparam("room_id")
+)
+
+
+def probe_room(conn: Connection, room_id: int, request_id: str | None = None) -> RoomProbe:
+    """Lock the room (PostgreSQL) and read its status, lease, log end and open turn at once.
+
+    Raises :class:`RoomNotFound`.
+    """
+    row = conn.execute(_PROBE, {"room_id": room_id, "request_id": request_id}).first()
+    if row is None:
+        raise RoomNotFound(f"room {room_id} does not exist")
+    status, owner, token, expires_at, last, activity, round_, open_seq, request_seq = row
+    return RoomProbe(
+        status,
+        owner,
+        token,
+        expires_at,
+        int(last or 0),
+        activity or 0,
+        round_ or 0,
+        open_seq,
+        request_seq,
+    )
+
+
+def lock_room(conn: Connection, room_id: int) -> str:
     """Serialise writers of one room, check it exists, and return its status.
 
     SQLite: the ``BEGIN IMMEDIATE`` write transaction already holds the database's write lock, so
@@ -33,37 +148,43 @@ def lock_room(session: Session, room_id: int) -> str:
     lock makes concurrent appends, claims and lease changes of the same room take turns, so
     ``max(seq) + 1`` and lease checks see the previous writer's committed result (READ COMMITTED).
     """
-    status = session.exec(
-        select(Room.status).where(Room.id == room_id).with_for_update()
-    ).one_or_none()
+    status = conn.execute(_LOCK_ROOM, {"room_id": room_id}).scalar()
     if status is None:
         raise RoomNotFound(f"room {room_id} does not exist")
-    return status
+    return str(status)
 
 
-def lock_rooms(session: Session, room_ids: Iterable[int]) -> set[int]:
+def lock_rooms(conn: Connection, room_ids: Iterable[int]) -> set[int]:
     """Lock several rooms in id order (a fixed order, so two batches cannot deadlock).
 
-    Returns the ids that exist.
+    Returns the ids that exist. Only needed on server databases (SQLite holds the write lock).
     """
     ids = sorted(set(room_ids))
     if not ids:
         return set()
-    rows = session.exec(
-        select(Room.id).where(col(Room.id).in_(ids)).order_by(Room.id).with_for_update()
-    )
-    return set(rows)
+    query = select(ROOMS.c.id).where(ROOMS.c.id.in_(ids)).order_by(ROOMS.c.id).with_for_update()
+    return set(conn.execute(query).scalars())
 
 
-def touch_room(session: Session, room_id: int, now: datetime) -> None:
+def holds_lease(conn: Connection, room_id: int, token: int, now: datetime) -> bool:
+    """Inside a write transaction: whether ``token`` is the room's current, unexpired lease."""
+    row = conn.execute(_LEASE, {"room_id": room_id}).first()
+    return row is not None and lease_ok(row[0], row[1], row[2], token, now)
+
+
+def touch_room(conn: Connection, room_id: int, now: datetime) -> None:
     """Bump ``rooms.updated_at`` (the Results page sorts by activity; runnable scans are fair)."""
-    session.exec(update(Room).where(Room.id == room_id).values(updated_at=now))
+    conn.execute(_TOUCH_ROOM, {"room_id": room_id, "now": now})
 
 
-def last_seq(session: Session, room_id: int) -> int:
+def last_seq(conn: Connection, room_id: int) -> int:
     """``max(seq)`` of a room's log, 0 when empty (one probe of the ``(room_id, seq)`` index)."""
-    value = session.exec(select(func.max(Event.seq)).where(Event.room_id == room_id)).one()
-    return int(value or 0)
+    return int(conn.execute(_LAST_SEQ, {"room_id": room_id}).scalar() or 0)
+
+
+def event_from_row(row: Any) -> Event:
+    """A detached :class:`Event` snapshot from a Core row of the events table."""
+    return Event(**row._mapping)
 
 
 def word_count(content: str) -> int:
@@ -96,8 +217,6 @@ def check_limit(limit: int | None, offset: int = 0) -> None:
 
 def check_json(value: Any, field: str) -> None:
     """Refuse values that are not strict JSON (NaN, infinities, sets, objects) before storing."""
-    import json
-
     try:
         json.dumps(value, allow_nan=False)
     except (TypeError, ValueError) as exc:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
-from sqlalchemy.engine import Engine, create_engine, make_url
+from sqlalchemy.engine import Connection, Engine, create_engine, make_url
 from sqlmodel import Session
 
 from .coltypes import utcnow
@@ -115,6 +115,20 @@ class Database:
         self._after_fork_check()
         with Session(self.write_engine, expire_on_commit=False) as session, session.begin():
             yield session
+
+    @contextmanager
+    def write_connection(self) -> Iterator[Connection]:
+        """Like :meth:`write`, as a Core connection (the repository's hot paths: less overhead)."""
+        self._after_fork_check()
+        with self.write_engine.begin() as conn:
+            yield conn
+
+    @contextmanager
+    def read_connection(self) -> Iterator[Connection]:
+        """Like :meth:`read`, as a Core connection."""
+        self._after_fork_check()
+        with self.read_engine.begin() as conn:
+            yield conn
 
     @contextmanager
     def read(self) -> Iterator[Session]:

@@ -6,27 +6,32 @@ import logging
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import bindparam
+from sqlalchemy import select as sa_select
+from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, func, select
 
-from ._tx import as_set, check_json, check_limit, lock_room, require_in, touch_room, word_count
+from ._tx import (
+    EVENTS,
+    INSERT_EVENT,
+    as_set,
+    check_json,
+    check_limit,
+    event_from_row,
+    open_turn_clause,
+    probe_room,
+    require_in,
+    touch_room,
+    word_count,
+)
 from .database import Database
 from .errors import EventNotFound, RequestIdConflict, StorageValueError
-from .tables import OPEN_TURN_WHERE, Event
+from .tables import Event
 from .vocabulary import EVENT_KINDS, TURN_STATES
 
 log = logging.getLogger(__name__)
 _KEEP = object()
-
-
-def open_turn_clause() -> Any:
-    """``state IN ('running', 'waiting', 'interrupted')`` as literal SQL.
-
-    Literal, not bound parameters: SQLite only uses the partial index ``ix_events_open_turns``
-    when the query's WHERE clause visibly implies the index's own predicate.
-    """
-    return text(OPEN_TURN_WHERE)
 
 
 def check_event_fields(
@@ -105,55 +110,55 @@ def append_message(
         require_in(state, TURN_STATES, "state")
     now = db.now()
     try:
-        with db.write() as session:
-            lock_room(session, room_id)
-            if request_id is not None:
-                existing = _by_request_id(session, room_id, request_id)
-                if existing is not None:
-                    return _same_or_conflict(existing, kind, speaker, content)
-            last = session.exec(
-                select(Event.seq, Event.activity, Event.round)
-                .where(Event.room_id == room_id)
-                .order_by(col(Event.seq).desc())
-                .limit(1)
-            ).first()
-            last_seq, last_activity, last_round = last if last is not None else (0, 0, 0)
+        with db.write_connection() as conn:
+            probe = probe_room(conn, room_id, request_id)
+            if probe.request_seq is not None:
+                existing = _event_at(conn, room_id, probe.request_seq)
+                return _same_or_conflict(existing, kind, speaker, content)
             if activity is None:
-                activity = last_activity + 1 if kind == "human" else last_activity
+                activity = probe.last_activity + 1 if kind == "human" else probe.last_activity
             if round is None:
-                round = 0 if kind == "human" else last_round  # noqa: A001
-            event = Event(
-                room_id=room_id,
-                seq=last_seq + 1,
-                activity=activity,
-                round=round,
-                kind=kind,
-                speaker=speaker,
-                content=content,
-                words=word_count(content),
-                state=state,  # type: ignore[arg-type]
-                request_id=request_id,
-                parent_event_id=parent_event_id,
-                model=model,
-                visible_to=list(visible_to) if visible_to is not None else None,
-                data=data,
-                created_at=now,
-                updated_at=now,
-            )
-            session.add(event)
-            touch_room(session, room_id, now)
-            session.flush()
-            return event
+                round = 0 if kind == "human" else probe.last_round  # noqa: A001
+            values: dict[str, Any] = {
+                "room_id": room_id,
+                "seq": probe.last_seq + 1,
+                "activity": activity,
+                "round": round,
+                "kind": kind,
+                "speaker": speaker,
+                "content": content,
+                "words": word_count(content),
+                "state": state,
+                "request_id": request_id,
+                "parent_event_id": parent_event_id,
+                "model": model,
+                "visible_to": list(visible_to) if visible_to is not None else None,
+                "data": data,
+                "attempts": 0,
+                "created_at": now,
+                "updated_at": now,
+            }
+            event_id = conn.execute(INSERT_EVENT, values).inserted_primary_key[0]
+            touch_room(conn, room_id, now)
+            return Event(id=event_id, **values)
     except IntegrityError:
         # Only reachable on a server database if two writers slipped past the room lock (e.g. a
         # different isolation level): the unique constraints held, so re-read and decide.
         if request_id is None:
             raise
-        with db.read() as session:
-            existing = _by_request_id(session, room_id, request_id)
-        if existing is None:
+        existing_or_none = find_event(db, room_id, request_id)
+        if existing_or_none is None:
             raise
-        return _same_or_conflict(existing, kind, speaker, content)
+        return _same_or_conflict(existing_or_none, kind, speaker, content)
+
+
+_EVENT_AT = sa_select(EVENTS).where(
+    EVENTS.c.room_id == bindparam("room_id"), EVENTS.c.seq == bindparam("seq")
+)
+
+
+def _event_at(conn: Connection, room_id: int, seq: int) -> Event:
+    return event_from_row(conn.execute(_EVENT_AT, {"room_id": room_id, "seq": seq}).one())
 
 
 def _by_request_id(session: Session, room_id: int, request_id: str) -> Event | None:
@@ -241,7 +246,6 @@ def open_turn(db: Database, room_id: int) -> Event | None:
 __all__ = [
     "append_message",
     "check_event_fields",
-    "open_turn_clause",
     "events",
     "find_event",
     "get_event",

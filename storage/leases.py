@@ -13,11 +13,11 @@ machines, keep clocks synchronised (NTP) and TTLs far above the skew (tens of se
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
+from datetime import timedelta
 
-from sqlmodel import Session
+from sqlalchemy import insert, update
 
-from ._tx import lock_room
+from ._tx import _LEASE, LEASES, holds_lease, lease_ok, lock_room
 from .database import Database
 from .errors import LeaseLost, StorageValueError
 from .tables import Lease
@@ -34,18 +34,6 @@ def _check(owner: str, ttl_seconds: float | None = None) -> None:
         raise StorageValueError(f"ttl_seconds={ttl_seconds!r} must be > 0")
 
 
-def holds_lease(session: Session, room_id: int, token: int, now: datetime) -> bool:
-    """Inside a write transaction: whether ``token`` is the room's current, unexpired lease."""
-    lease = session.get(Lease, room_id)
-    return (
-        lease is not None
-        and lease.owner is not None
-        and lease.token == token
-        and lease.expires_at is not None
-        and lease.expires_at > now
-    )
-
-
 def acquire_lease(db: Database, room_id: int, owner: str, ttl_seconds: float) -> int | None:
     """Take the room's lease for ``ttl_seconds``; return the new fencing token, or ``None``.
 
@@ -56,19 +44,27 @@ def acquire_lease(db: Database, room_id: int, owner: str, ttl_seconds: float) ->
     """
     _check(owner, ttl_seconds)
     now = db.now()
-    with db.write() as session:
-        lock_room(session, room_id)
-        lease = session.get(Lease, room_id)
-        if lease is None:
-            lease = Lease(room_id=room_id, token=0)
-            session.add(lease)
-        elif lease.owner is not None and lease.expires_at is not None and lease.expires_at > now:
-            return None
-        lease.token += 1
-        lease.owner = owner
-        lease.acquired_at = now
-        lease.expires_at = now + timedelta(seconds=ttl_seconds)
-        token = lease.token
+    expires = now + timedelta(seconds=ttl_seconds)
+    with db.write_connection() as conn:
+        lock_room(conn, room_id)
+        row = conn.execute(_LEASE, {"room_id": room_id}).first()
+        if row is None:
+            token = 1
+            conn.execute(
+                insert(LEASES).values(
+                    room_id=room_id, owner=owner, token=token, acquired_at=now, expires_at=expires
+                )
+            )
+        else:
+            held_by, current, expires_at = row
+            if held_by is not None and expires_at is not None and expires_at > now:
+                return None
+            token = int(current) + 1
+            conn.execute(
+                update(LEASES)
+                .where(LEASES.c.room_id == room_id)
+                .values(owner=owner, token=token, acquired_at=now, expires_at=expires)
+            )
     log.debug("room %s: lease %s acquired by %s", room_id, token, owner)
     return token
 
@@ -81,15 +77,16 @@ def renew_lease(db: Database, room_id: int, owner: str, token: int, ttl_seconds:
     """
     _check(owner, ttl_seconds)
     now = db.now()
-    with db.write() as session:
-        lock_room(session, room_id)
-        if not holds_lease(session, room_id, token, now):
+    with db.write_connection() as conn:
+        lock_room(conn, room_id)
+        row = conn.execute(_LEASE, {"room_id": room_id}).first()
+        if row is None or row[0] != owner or not lease_ok(*row, token, now):
             return False
-        lease = session.get(Lease, room_id)
-        assert lease is not None
-        if lease.owner != owner:
-            return False
-        lease.expires_at = now + timedelta(seconds=ttl_seconds)
+        conn.execute(
+            update(LEASES)
+            .where(LEASES.c.room_id == room_id)
+            .values(expires_at=now + timedelta(seconds=ttl_seconds))
+        )
         return True
 
 
@@ -99,13 +96,14 @@ def release_lease(db: Database, room_id: int, owner: str, token: int) -> bool:
     ``False`` (and no change) when ``owner``/``token`` is not the current holder.
     """
     _check(owner)
-    with db.write() as session:
-        lock_room(session, room_id)
-        lease = session.get(Lease, room_id)
-        if lease is None or lease.token != token or lease.owner != owner:
+    with db.write_connection() as conn:
+        lock_room(conn, room_id)
+        row = conn.execute(_LEASE, {"room_id": room_id}).first()
+        if row is None or row[0] != owner or row[1] != token:
             return False
-        lease.owner = None
-        lease.expires_at = None
+        conn.execute(
+            update(LEASES).where(LEASES.c.room_id == room_id).values(owner=None, expires_at=None)
+        )
         return True
 
 
@@ -118,13 +116,8 @@ def get_lease(db: Database, room_id: int) -> Lease | None:
 def lease_is_current(db: Database, room_id: int, token: int) -> bool:
     """Whether ``token`` is the room's current, unexpired lease (a snapshot: may change next)."""
     lease = get_lease(db, room_id)
-    now = db.now()
-    return (
-        lease is not None
-        and lease.owner is not None
-        and lease.token == token
-        and lease.expires_at is not None
-        and lease.expires_at > now
+    return lease is not None and lease_ok(
+        lease.owner, lease.token, lease.expires_at, token, db.now()
     )
 
 

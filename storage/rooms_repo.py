@@ -18,13 +18,13 @@ from ._tx import (
     check_json,
     check_limit,
     check_name,
+    holds_lease,
     last_seq,
     lock_room,
     require_in,
 )
 from .database import Database
 from .errors import RoomNotFound, StorageValueError
-from .leases import holds_lease
 from .secret_guard import check_no_secrets
 from .tables import Event, Lease, Room
 from .vocabulary import ROOM_STATUSES
@@ -162,10 +162,11 @@ def update_room(
             require_in(word, ROOM_STATUSES, "expected_status")
     now = db.now()
     with db.write() as session:
-        current_status = lock_room(session, room_id)
+        conn = session.connection()
+        current_status = lock_room(conn, room_id)
         if expected is not None and current_status not in expected:
             return None
-        if token is not None and not holds_lease(session, room_id, token, now):
+        if token is not None and not holds_lease(conn, room_id, token, now):
             return None
         values["updated_at"] = now
         session.exec(update(Room).where(col(Room.id) == room_id).values(**values))
@@ -197,10 +198,10 @@ def fork_room(db: Database, room_id: int, at_seq: int, name: str | None = None) 
         raise StorageValueError(f"at_seq={at_seq!r} must be an integer >= 0")
     now = db.now()
     with db.write() as session:
-        lock_room(session, room_id)
+        lock_room(session.connection(), room_id)
         source = session.get(Room, room_id)
         assert source is not None
-        latest = last_seq(session, room_id)
+        latest = last_seq(session.connection(), room_id)
         if at_seq > latest:
             raise StorageValueError(
                 f"at_seq={at_seq} is beyond room {room_id}'s last event (seq {latest})"

@@ -23,24 +23,33 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlmodel import Session, col, select, update
+from sqlalchemy import bindparam, update
+from sqlalchemy import select as sa_select
+from sqlalchemy.engine import Connection
 
 from ._tx import (
+    EVENTS,
+    INSERT_EVENT,
+    LEASES,
     UNSET,
+    UPDATE_EVENT,
+    RoomProbe,
     _Unset,
     as_set,
     check_json,
-    last_seq,
+    event_from_row,
+    holds_lease,
+    lease_ok,
     lock_room,
     lock_rooms,
+    probe_room,
     require_in,
     touch_room,
     word_count,
 )
 from .database import Database
 from .errors import EventNotFound, InvalidTransition, StorageValueError
-from .events_repo import check_event_fields, open_turn_clause
-from .leases import holds_lease
+from .events_repo import check_event_fields
 from .tables import Event
 from .vocabulary import TURN_STATES, TURN_TRANSITIONS
 
@@ -93,67 +102,56 @@ def claim_turn(
     if request_id is None:
         raise StorageValueError("request_id is required for a turn (a deterministic id per turn)")
     now = db.now()
-    with db.write() as session:
-        status = lock_room(session, room_id)
-        refusal = _claim_refusal(
-            session, room_id, token, expected_last_seq, request_id, status, statuses, now
-        )
+    with db.write_connection() as conn:
+        probe = probe_room(conn, room_id, request_id)
+        refusal = _claim_refusal(probe, token, expected_last_seq, request_id, statuses, now)
         if refusal:
             log.debug("room %s: claim of %s refused: %s", room_id, speaker, refusal)
             return None
-        event = Event(
-            room_id=room_id,
-            seq=expected_last_seq + 1,
-            activity=activity,
-            round=round,
-            kind=kind,
-            speaker=speaker,
-            content="",
-            state="running",
-            request_id=request_id,
-            parent_event_id=parent_event_id,
-            saw=list(saw) if saw is not None else None,
-            model=model,
-            attempts=attempts,
-            next_attempt_at=next_attempt_at,
-            visible_to=list(visible_to) if visible_to is not None else None,
-            data=data,
-            created_at=now,
-            updated_at=now,
-        )
-        session.add(event)
-        touch_room(session, room_id, now)
-        session.flush()
-        return event
+        values: dict[str, Any] = {
+            "room_id": room_id,
+            "seq": expected_last_seq + 1,
+            "activity": activity,
+            "round": round,
+            "kind": kind,
+            "speaker": speaker,
+            "content": "",
+            "words": 0,
+            "state": "running",
+            "request_id": request_id,
+            "parent_event_id": parent_event_id,
+            "saw": list(saw) if saw is not None else None,
+            "model": model,
+            "attempts": attempts,
+            "next_attempt_at": next_attempt_at,
+            "visible_to": list(visible_to) if visible_to is not None else None,
+            "data": data,
+            "created_at": now,
+            "updated_at": now,
+        }
+        event_id = conn.execute(INSERT_EVENT, values).inserted_primary_key[0]
+        touch_room(conn, room_id, now)
+        return Event(id=event_id, **values)
 
 
 def _claim_refusal(
-    session: Session,
-    room_id: int,
+    probe: RoomProbe,
     token: int,
     expected_last_seq: int,
     request_id: str,
-    status: str,
     statuses: Collection[str] | None,
     now: datetime,
 ) -> str | None:
-    if not holds_lease(session, room_id, token, now):
+    if not probe.holds(token, now):
         return f"lease token {token} is not current"
-    if statuses is not None and status not in statuses:
-        return f"room status is {status!r}"
-    found = last_seq(session, room_id)
-    if found != expected_last_seq:
-        return f"last seq is {found}, expected {expected_last_seq}"
-    open_seq = session.exec(
-        select(Event.seq).where(Event.room_id == room_id, open_turn_clause()).limit(1)
-    ).first()
-    if open_seq is not None:
-        return f"turn at seq {open_seq} is still open"
-    taken = session.exec(
-        select(Event.seq).where(Event.room_id == room_id, Event.request_id == request_id)
-    ).first()
-    if taken is not None:
-        return f"request_id {request_id!r} is already seq {taken}"
+    if statuses is not None and probe.status not in statuses:
+        return f"room status is {probe.status!r}"
+    if probe.last_seq != expected_last_seq:
+        return f"last seq is {probe.last_seq}, expected {expected_last_seq}"
+    if probe.open_seq is not None:
+        return f"turn at seq {probe.open_seq} is still open"
+    if probe.request_seq is not None:
+        return f"request_id {request_id!r} is already seq {probe.request_seq}"
     return None
 
 
@@ -257,16 +255,12 @@ def commit_turns(db: Database, batch: Sequence[TurnCommit]) -> list[bool]:
         return []
     now = db.now()
     ids = sorted({item.event_id for item in batch})
-    with db.write() as session:
-        # Lock the rooms first, then read the turns' states (on PostgreSQL a state read before
-        # the lock could be stale by the time we write).
-        room_ids = session.exec(select(Event.room_id).where(col(Event.id).in_(ids))).all()
-        lock_rooms(session, room_ids)
-        rows = session.exec(
-            select(Event.id, Event.room_id, Event.state, Event.data).where(col(Event.id).in_(ids))
-        ).all()
-        stored = {row[0]: {"room_id": row[1], "state": row[2], "data": row[3]} for row in rows}
-        fence: dict[tuple[int, int], bool] = {}
+    with db.write_connection() as conn:
+        if not db.is_sqlite:
+            # Lock the rooms first (in id order), then read the turns: on a server database a
+            # state read before the lock could be stale by the time we write.
+            lock_rooms(conn, conn.execute(_ROOMS_OF, {"ids": ids}).scalars())
+        stored = {row[0]: list(row[1:]) for row in conn.execute(_FENCE_ROWS, {"ids": ids})}
         touched: set[int] = set()
         results = []
         for item in batch:
@@ -274,26 +268,40 @@ def commit_turns(db: Database, batch: Sequence[TurnCommit]) -> list[bool]:
             if current is None:
                 results.append(False)
                 continue
-            room_id = current["room_id"]
-            key = (room_id, item.token)
-            if key not in fence:
-                fence[key] = holds_lease(session, room_id, item.token, now)
-            if not fence[key] or current["state"] not in item.expected_states:
+            room_id, state, data, owner, token, expires_at = current
+            if not lease_ok(owner, token, expires_at, item.token, now) or (
+                state not in item.expected_states
+            ):
                 results.append(False)
                 continue
-            values = item.values(current["data"], now)
-            session.exec(update(Event).where(col(Event.id) == item.event_id).values(**values))
-            current["state"] = item.state
-            if "data" in values:
-                current["data"] = values["data"]
+            values = item.values(data, now)
+            conn.execute(UPDATE_EVENT, {"b_event_id": item.event_id, **values})
+            current[1] = item.state
+            current[2] = values.get("data", data)
             touched.add(room_id)
             results.append(True)
         for room_id in sorted(touched):
-            touch_room(session, room_id, now)
+            touch_room(conn, room_id, now)
     refused = results.count(False)
     if refused:
         log.debug("commit_turns: %d of %d results refused by the fence", refused, len(batch))
     return results
+
+
+_ROOMS_OF = sa_select(EVENTS.c.room_id).where(EVENTS.c.id.in_(bindparam("ids", expanding=True)))
+_FENCE_ROWS = (
+    sa_select(
+        EVENTS.c.id,
+        EVENTS.c.room_id,
+        EVENTS.c.state,
+        EVENTS.c.data,
+        LEASES.c.owner,
+        LEASES.c.token,
+        LEASES.c.expires_at,
+    )
+    .select_from(EVENTS.outerjoin(LEASES, LEASES.c.room_id == EVENTS.c.room_id))
+    .where(EVENTS.c.id.in_(bindparam("ids", expanding=True)))
+)
 
 
 def commit_turn(db: Database, event_id: int, token: int, **fields: Any) -> bool:
@@ -345,33 +353,28 @@ def update_turn_state(
     )
     commit.validate()
     now = db.now()
-    with db.write() as session:
-        current = _locked_turn(session, event_id)
+    with db.write_connection() as conn:
+        current = _locked_turn(conn, event_id)
         if current.state not in expected:
             return None
-        if token is not None and not holds_lease(session, current.room_id, token, now):
+        if token is not None and not holds_lease(conn, current.room_id, token, now):
             return None
-        session.exec(
-            update(Event)
-            .where(col(Event.id) == event_id)
-            .values(**commit.values(current.data, now))
-        )
-        touch_room(session, current.room_id, now)
-        updated = session.get(Event, event_id, populate_existing=True)
-        assert updated is not None
-        return updated
+        values = commit.values(current.data, now)
+        conn.execute(UPDATE_EVENT, {"b_event_id": event_id, **values})
+        touch_room(conn, current.room_id, now)
+        return Event(**{**current.model_dump(), **values})
 
 
-def _locked_turn(session: Session, event_id: int) -> Event:
+def _locked_turn(conn: Connection, event_id: int) -> Event:
     """Lock the event's room, then read the event (so the state read is the latest committed)."""
-    room_id = session.exec(select(Event.room_id).where(col(Event.id) == event_id)).first()
+    room_id = conn.execute(_ROOMS_OF, {"ids": [event_id]}).scalar()
     if room_id is None:
         raise EventNotFound(f"event {event_id} does not exist")
-    lock_room(session, room_id)
-    current = session.get(Event, event_id, populate_existing=True)
-    if current is None:
+    lock_room(conn, room_id)
+    row = conn.execute(sa_select(EVENTS).where(EVENTS.c.id == event_id)).first()
+    if row is None:
         raise EventNotFound(f"event {event_id} does not exist")
-    return current
+    return event_from_row(row)
 
 
 def record_attempt(
@@ -391,14 +394,14 @@ def record_attempt(
     if error is not None:
         _check_error(error)
     now = db.now()
-    with db.write() as session:
-        current = _locked_turn(session, event_id)
-        if current.state != "running" or not holds_lease(session, current.room_id, token, now):
+    with db.write_connection() as conn:
+        current = _locked_turn(conn, event_id)
+        if current.state != "running" or not holds_lease(conn, current.room_id, token, now):
             return None
         attempts = current.attempts + 1
-        session.exec(
-            update(Event)
-            .where(col(Event.id) == event_id)
+        conn.execute(
+            update(EVENTS)
+            .where(EVENTS.c.id == event_id)
             .values(attempts=attempts, error=error, next_attempt_at=next_attempt_at, updated_at=now)
         )
         return attempts
