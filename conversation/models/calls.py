@@ -13,7 +13,9 @@ Contract:
 - an empty or missing answer raises ``ModelCallError(code="empty_response")``;
 - a model that can only run through Expected Parrot's remote jobs (see ``providers``) raises
   ``ModelCallError(code="remote_inference_only")`` before any call;
-- without a cache, a fresh in-memory ``edsl.Cache`` is used: nothing is written to disk.
+- without a cache, a fresh in-memory ``edsl.Cache`` is used: nothing is written to disk;
+- ``cost`` is EDSL's price in USD, ``None`` when unknown (self-hosted servers, whose "price" EDSL
+  would otherwise invent from a fallback rate).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from edsl.caching import Cache
 
 from ..exceptions import ConversationStateError, ConversationValueError, ModelCallError
 from .labels import model_label, needs_remote_jobs
+
+_SELF_HOSTED = frozenset({"openai_compatible", "ollama"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +107,8 @@ async def ask(
             code="empty_response",
         )
     cost = outputs.total_cost
+    if getattr(model, "_inference_service_", None) in _SELF_HOSTED:
+        cost = None  # EDSL prices unknown models at a made-up fallback rate; a local server's is unknown
     return ModelReply(
         text=text,
         model_name=label,

@@ -6,7 +6,7 @@ EDSL's cache, usage accounting, ``Results`` and serialization work with it as wi
 How it decides a reply, in this order:
 
 1. ``fail_on={n: exc}``: the n-th call (1-based, counted across calls) raises ``exc`` (an exception
-   instance or class), for retry tests. Each entry fires once.
+   instance or class), for retry tests. Each entry fires once and consumes no queued reply.
 2. ``replies=[...]``: queued replies, consumed in order across calls (``None`` or ``""`` simulate an
    empty answer). When the queue is empty, the next rule applies.
 3. ``func(user_prompt, system_prompt) -> str``: a reply computed from the prompts.
@@ -162,7 +162,8 @@ class OfflineModel(LanguageModel):
             number = self._calls
             self._prompts.append((system_prompt, user_prompt))
             failure = self._fail_on.pop(number, None)
-            reply = self._replies.popleft() if self._replies else _NO_REPLY
+            # a failing call consumes no queued reply, so the retry gets it
+            reply = self._replies.popleft() if self._replies and failure is None else _NO_REPLY
         return number, failure, reply
 
     # -- the EDSL model interface -----------------------------------------------------------

@@ -20,7 +20,7 @@ _NAME = r"[A-Z][\w'\-]*(?: [A-Z][\w'\-]*){0,3}"
 _YOU_ARE = re.compile(r"\bYou are (" + _NAME + r")(?=[\s,.;:!?)]|$)")
 _NAME_IS = re.compile(r"\b(?:[Yy]our name is|[Nn]ame:)\s*\"?(" + _NAME + r")")
 _NOT_NAMES = frozenset({"I", "A", "An", "The", "You", "Not", "Now", "Here", "Answering", "An AI"})
-_TRAITS_DICT = re.compile(r"[Tt]raits\s*[:=]\s*(\{.*\})", re.DOTALL)
+_TRAITS_DICT = re.compile(r"[Tt]raits\s*[:=]\s*\{")
 _KEY_VALUE_LINE = re.compile(r"^\s*[-*]?\s*([A-Za-z][\w ]{0,40}?)\s*[:=]\s*(.+?)\s*$")
 _RECORD_START = re.compile(r"\{\s*[\"']")
 _MAX_RECORD_CHARS = 20_000
@@ -55,7 +55,7 @@ def persona_traits(system_prompt: str) -> dict[str, str]:
     """The persona's traits: a ``traits: {...}`` dict literal, or ``key: value`` lines."""
     match = _TRAITS_DICT.search(system_prompt)
     if match:
-        parsed = _parse_mapping(match.group(1))
+        parsed, _ = _parse_record_at(system_prompt, match.end() - 1)
         if parsed is not None:
             return {str(k): str(v) for k, v in parsed.items()}
     found: dict[str, str] = {}

@@ -1,0 +1,1 @@
+"""Test helpers shipped with the suite (a tiny OpenAI-compatible server)."""

@@ -1,0 +1,192 @@
+"""A tiny OpenAI-compatible HTTP server for end-to-end tests (stdlib only, 127.0.0.1, port 0).
+
+It implements ``POST /v1/chat/completions`` and ``GET /v1/models``. Each chat request takes the
+next scripted ``Reply`` (status, body or text, delay, headers); when the script is empty it answers
+200 with ``default_text``. Every request is recorded (path, JSON body, headers) so a test can count
+attempts and read exactly what the client sent.
+
+    with OpenAICompatibleServer() as server:
+        server.script(Reply(status=503), Reply(text="hello"))
+        ... base_url=server.base_url ...
+        assert len(server.requests) == 2
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer: a chat completion with ``text``, or ``status`` with an error body."""
+
+    text: str = "ok"
+    status: int = 200
+    body: dict[str, Any] | None = None
+    delay: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+    prompt_tokens: int = 11
+    completion_tokens: int = 7
+
+
+@dataclass(frozen=True)
+class Request:
+    """What the server received."""
+
+    method: str
+    path: str
+    body: Any
+    headers: dict[str, str]
+
+
+class OpenAICompatibleServer:
+    """Start with ``start()`` or a ``with`` block; ``base_url`` ends in ``/v1``."""
+
+    def __init__(self, default_text: str = "ok", model_ids: tuple[str, ...] = ("tiny",)) -> None:
+        self.default_text = default_text
+        self.model_ids = model_ids
+        self._script: deque[Reply] = deque()
+        self._requests: list[Request] = []
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- control ------------------------------------------------------------------------------
+
+    def script(self, *replies: Reply) -> None:
+        """Queue replies for the next chat requests, in order."""
+        with self._lock:
+            self._script.extend(replies)
+
+    @property
+    def requests(self) -> list[Request]:
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def chat_requests(self) -> list[Request]:
+        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    @property
+    def base_url(self) -> str:
+        if self._httpd is None:
+            raise RuntimeError("the server is not running; call start() first")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> OpenAICompatibleServer:
+        handler = _handler_for(self)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> OpenAICompatibleServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- behaviour ----------------------------------------------------------------------------
+
+    def _record(self, request: Request) -> Reply:
+        with self._lock:
+            self._requests.append(request)
+            return self._script.popleft() if self._script else Reply(text=self.default_text)
+
+    def _completion(self, reply: Reply, body: Any) -> dict[str, Any]:
+        model = body.get("model", "tiny") if isinstance(body, dict) else "tiny"
+        return {
+            "id": f"chatcmpl-{len(self._requests)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": reply.text},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": reply.prompt_tokens,
+                "completion_tokens": reply.completion_tokens,
+                "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+            },
+        }
+
+
+def _handler_for(server: OpenAICompatibleServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+            return
+
+        def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            server._record(Request("GET", self.path, None, dict(self.headers)))
+            if self.path.rstrip("/") == "/v1/models":
+                data = [{"id": m, "object": "model", "owned_by": "tests"} for m in server.model_ids]
+                self._send(200, {"object": "list", "data": data})
+            else:
+                self._send(
+                    404, {"error": {"message": f"no route {self.path}", "type": "not_found"}}
+                )
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body = json.loads(raw) if raw else None
+            except ValueError:
+                body = raw.decode(errors="replace")
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                server._record(Request("POST", self.path, body, dict(self.headers)))
+                self._send(
+                    404, {"error": {"message": f"no route {self.path}", "type": "not_found"}}
+                )
+                return
+            reply = server._record(Request("POST", self.path, body, dict(self.headers)))
+            if reply.delay:
+                time.sleep(reply.delay)
+            if reply.status == 200 and reply.body is None:
+                self._send(200, server._completion(reply, body), reply.headers)
+                return
+            payload = reply.body or {
+                "error": {
+                    "message": f"scripted status {reply.status}",
+                    "type": "server_error" if reply.status >= 500 else "invalid_request_error",
+                    "code": None,
+                }
+            }
+            self._send(reply.status, payload, reply.headers)
+
+    return Handler
+
+
+__all__ = ["OpenAICompatibleServer", "Reply", "Request"]
