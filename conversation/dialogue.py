@@ -38,7 +38,7 @@ from .safety import neutralize, neutralize_value
 from .statements import AgentStatement, AgentStatements
 from .strategies import RoundRobinStrategy, SpeakerStrategy
 from .sync import run_sync
-from .transcript import render_transcript
+from .transcript import render_lines, render_record, render_transcript
 
 logger = logging.getLogger("conversation")
 
@@ -178,6 +178,9 @@ class Conversation:
         self._model_overrides: dict[str, Any] = {}
         self._fallback_model: Any = None
         self.agent_statements = AgentStatements()
+        self._memo: list[AgentStatement] = []
+        self._lines: list[str] = []
+        self._events: list[RoomEvent] = []
         self.stop_reason: str | None = None
         self._running = False
         self.on_statement: Callable[[AgentStatement], None] | None = (
@@ -234,8 +237,7 @@ class Conversation:
     def _next_speaker(self) -> int:
         source = self.next_speaker_generator
         if hasattr(source, "plan_next"):
-            events = [RoomEvent(speaker=s.speaker, content=s.text) for s in self.agent_statements]
-            chosen: Any = source.plan_next(list(self._names), events)
+            chosen: Any = source.plan_next(list(self._names), self._history()[1])
         else:
             chosen = source(
                 agent_list=list(self.agent_list),
@@ -250,6 +252,23 @@ class Conversation:
                 "to end a conversation"
             )
         return self._index_of(chosen)
+
+    def _history(self) -> tuple[list[str], list[RoomEvent]]:
+        """The statements as rendered transcript lines and as planner events, kept incrementally
+        (a turn costs O(1) here instead of re-rendering the whole transcript); rebuilt when the
+        statements list was replaced or edited."""
+        statements = self.agent_statements
+        memo = self._memo
+        known = len(memo)
+        if known > len(statements) or (known and memo[-1] is not statements[known - 1]):
+            memo, self._lines, self._events = [], [], []
+            self._memo = memo
+            known = 0
+        for statement in statements[known:]:
+            memo.append(statement)
+            self._lines.append(render_record(statement.to_record()))
+            self._events.append(RoomEvent(speaker=statement.speaker, content=statement.text))
+        return self._lines, self._events
 
     def _stop_reason(self) -> str | None:
         turns = len(self.agent_statements)
@@ -303,7 +322,7 @@ class Conversation:
         user = user_prompt(
             self._question_template,
             speaker_name=name,
-            records=self.agent_statements.transcript,
+            conversation=render_lines(self._history()[0]),
             round_message=round_message,
             current_turn=turn,
             max_turns=self.max_turns,

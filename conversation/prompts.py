@@ -15,7 +15,6 @@ from typing import Any
 
 from .exceptions import ConversationValueError
 from .safety import SafeTemplate
-from .transcript import render_transcript
 
 QUESTION_NAME = "dialogue"
 
@@ -115,17 +114,18 @@ def user_prompt(
     template: SafeTemplate,
     *,
     speaker_name: str,
-    records: Sequence[Mapping[str, Any]],
+    conversation: str,
     round_message: str | None,
     current_turn: int,
     max_turns: int,
     agent_names: Sequence[str],
 ) -> str:
-    """Render the turn's question with the transcript as JSON lines."""
+    """Render the turn's question; ``conversation`` is the transcript already rendered as JSON
+    lines (``transcript.render_lines``)."""
     return template.render(
         {
             "speaker_name": speaker_name,
-            "conversation": render_transcript(records),
+            "conversation": conversation,
             "round_message": round_message,
             "current_turn": current_turn,
             "max_turns": max_turns,

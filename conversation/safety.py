@@ -166,15 +166,19 @@ class SafeTemplate:
     def render(self, variables: Mapping[str, Any]) -> str:
         """Render with ``variables`` (only the allowed ones are passed in); bounded in size and time."""
         context = {k: v for k, v in variables.items() if k in self.allowed}
+        # The cap bounds what the template itself makes; the data passed in (a long transcript)
+        # may legitimately be shown, a few times at most.
+        data_chars = sum(len(v) for v in context.values() if isinstance(v, str))
+        budget = MAX_OUTPUT_CHARS + 4 * data_chars
         deadline = time.monotonic() + MAX_RENDER_SECONDS
         pieces: list[str] = []
         size = 0
         try:
             for chunk in self._template.generate(**context):
                 size += len(chunk)
-                if size > MAX_OUTPUT_CHARS:
+                if size > budget:
                     raise ConversationValueError(
-                        f"{self.field} produced more than {MAX_OUTPUT_CHARS} characters; shorten it"
+                        f"{self.field} produced more than {budget} characters; shorten it"
                     )
                 if time.monotonic() > deadline:
                     raise ConversationValueError(

@@ -30,7 +30,11 @@ def render_record(record: Mapping[str, Any]) -> str:
 
 def render_transcript(records: Iterable[Mapping[str, Any]], *, header: bool = True) -> str:
     """The whole transcript as JSON lines, with a header line that explains the format."""
-    lines = [render_record(r) for r in records]
+    return render_lines([render_record(r) for r in records], header=header)
+
+
+def render_lines(lines: Sequence[str], *, header: bool = True) -> str:
+    """``render_transcript`` from records already rendered with ``render_record``."""
     if not lines:
         return EMPTY_TRANSCRIPT
     return "\n".join([TRANSCRIPT_HEADER, *lines] if header else lines)
@@ -57,6 +61,7 @@ __all__ = [
     "transcript_record",
     "render_record",
     "render_transcript",
+    "render_lines",
     "parse_transcript",
     "speakers",
 ]
