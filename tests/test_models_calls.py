@@ -12,6 +12,7 @@ from edsl import Cache, Model
 from conversation.exceptions import ConversationStateError, ConversationValueError, ModelCallError
 from conversation.models import ModelReply, OfflineModel, ask, ask_sync, resolve_model
 from conversation.retries import async_call_with_retries, is_transient
+from tests.support import keep_prices_offline
 
 
 class ProviderUnavailable(Exception):
@@ -51,7 +52,8 @@ def test_reply_text_comes_from_the_raw_response_not_edsls_parse():
     ]
 
 
-def test_edsl_test_model_works_through_the_same_path():
+def test_edsl_test_model_works_through_the_same_path(monkeypatch):
+    keep_prices_offline(monkeypatch)
     reply = ask_sync(
         Model("test", canned_response="canned {{ x }}"), user_prompt="q", system_prompt="s"
     )

@@ -14,10 +14,10 @@ import urllib.request
 import openai
 import pytest
 from edsl import Model
-from edsl.language_models.price_manager import PriceManager
 
 from conversation.models import ask, ask_sync, model_spec, resolve_model
 from conversation.retries import async_call_with_retries, is_transient
+from tests.support import keep_prices_offline
 from tests.support.openai_server import OpenAICompatibleServer, Reply
 
 FAST_RETRY_HINT = {"retry-after-ms": "1"}  # only the openai client reads this header
@@ -25,10 +25,7 @@ FAST_RETRY_HINT = {"retry-after-ms": "1"}  # only the openai client reads this h
 
 @pytest.fixture(autouse=True)
 def _no_price_download(monkeypatch):
-    """EDSL fetches a price list from Expected Parrot on the first priced call: keep it offline."""
-    manager = PriceManager.get_instance()
-    monkeypatch.setattr(manager, "_price_lookup", {})
-    monkeypatch.setattr(manager, "_prices_loaded", True)
+    keep_prices_offline(monkeypatch)
 
 
 @pytest.fixture
