@@ -6,9 +6,9 @@ folder named ``pages/`` sits beside ``app.py``, a fresh server starts in the leg
 and the first visitor who arrives by a deep link (``/room?room=7``) gets ``pages/room.py`` run on
 its own, without ``app.py``, until some session calls ``st.navigation``. Every page therefore starts
 with :func:`page_setup`: when the page was not reached through :func:`run_app` it registers the
-navigation itself (which ends the legacy mode for the whole process) and reruns, so the same URL is
-served by ``app.py`` with its sidebar, runner and page config. ``tests/browser`` proves it on a fresh
-server.
+navigation itself (which ends the legacy mode for the whole process) and does the shared set-up
+before the page goes on, so the URL is served with the app's sidebar, runner and page config. ``tests/browser`` proves it on a fresh
+server (and AppTest, which resets that mode on every run, exercises the same path).
 
 Database and runner. One :class:`storage.Database` and one in-process runner per server process and
 database URL (``st.cache_resource``); the runner never calls ``st.*`` and is stopped through
@@ -62,11 +62,8 @@ def _navigation() -> st.navigation:  # type: ignore[valid-type]
 
 def run_app() -> None:
     """The whole of ``app.py``: config, navigation, runner, shared sidebar, then the chosen page."""
-    st.set_page_config(page_title=APP_TITLE, page_icon="💬", layout="wide")
     page = _navigation()
-    _load_secrets_into_environment()
-    ensure_runner()
-    _sidebar()
+    _shared_setup()
     _run.via_app = True
     try:
         page.run()
@@ -75,11 +72,24 @@ def run_app() -> None:
 
 
 def page_setup() -> None:
-    """First line of every page: make sure the page runs inside :func:`run_app` (see module doc)."""
+    """First line of every page: make sure the page runs inside the app (see the module doc).
+
+    Reached through :func:`run_app` this does nothing. Run on its own by Streamlit's legacy
+    multipage mode, it registers the app's navigation (ending that mode for the whole process)
+    and does the shared set-up, then lets the page go on: the visitor sees the page the URL names,
+    with the app's sidebar, and a click that caused this run is not lost.
+    """
     if getattr(_run, "via_app", False):
         return
     _navigation()
-    st.rerun()
+    _shared_setup()
+
+
+def _shared_setup() -> None:
+    st.set_page_config(page_title=APP_TITLE, page_icon="💬", layout="wide")
+    _load_secrets_into_environment()
+    ensure_runner()
+    _sidebar()
 
 
 # --- database and runner -------------------------------------------------------------------------

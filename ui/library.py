@@ -119,6 +119,17 @@ def validate(draft: AgentDraft, taken: Iterable[str] = ()) -> dict[str, str]:
     return problems
 
 
+def unique_copy_name(name: str, taken: Iterable[str]) -> str:
+    """A free name for a copy of ``name``: ``name_copy``, ``name_copy2``, ..."""
+    lowered = {t.lower() for t in taken}
+    base = f"{name[:58]}_copy"
+    candidate, number = base, 1
+    while candidate.lower() in lowered:
+        number += 1
+        candidate = f"{base}{number}"
+    return candidate
+
+
 # --- export ------------------------------------------------------------------------------------
 
 
@@ -242,5 +253,6 @@ __all__ = [
     "export_json",
     "parse_import",
     "traits_from_rows",
+    "unique_copy_name",
     "validate",
 ]

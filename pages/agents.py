@@ -1,0 +1,192 @@
+"""Agents: the agent library (name, traits, persona instruction, model); create, edit, duplicate,
+delete; import and export as JSON or an EDSL AgentList."""
+
+import pandas as pd
+import streamlit as st
+
+from storage import StorageValueError
+from storage import repository as repo
+from ui import library
+from ui.bootstrap import database, page_setup
+from ui.widgets import field_error, model_picker, spec_label
+
+page_setup()
+
+NEW = "➕ New agent"
+db = database()
+
+st.title("Agents")
+st.caption(
+    "Your library of agents. A room copies the agents it uses, so editing one here never changes "
+    "a room that already exists."
+)
+
+profiles = repo.list_agent_profiles(db)
+by_name = {p.name: p for p in profiles}
+notice = st.session_state.pop("agents_notice", None)
+if notice:
+    st.success(notice)
+
+left, right = st.columns([2, 3], gap="large")
+
+with left:
+    st.subheader(f"Library ({len(profiles)})")
+    if profiles:
+        st.dataframe(
+            pd.DataFrame(
+                {
+                    "name": [p.name for p in profiles],
+                    "traits": [", ".join(p.traits) for p in profiles],
+                    "model": [spec_label(p.model) for p in profiles],
+                    "instruction": [p.instruction[:60] for p in profiles],
+                }
+            ),
+            hide_index=True,
+            width="stretch",
+        )
+    else:
+        st.info("No agents yet. Create one, import a file, or start a room from a template.")
+
+    with st.expander("Import and export", icon=":material/swap_vert:"):
+        upload = st.file_uploader(
+            "Import agents (this app's JSON, or an EDSL AgentList)", type=["json"], key="import"
+        )
+        if upload is not None and st.button("Import", key="do-import"):
+            try:
+                drafts = library.parse_import(upload.getvalue())
+                clashes = [d.name for d in drafts if d.name.lower() in {n.lower() for n in by_name}]
+                if clashes:
+                    raise library.LibraryError(
+                        f"These names are already in the library: {', '.join(clashes)}. Rename "
+                        "or delete them first; nothing was imported."
+                    )
+                for draft in drafts:
+                    repo.create_agent_profile(
+                        db,
+                        draft.name,
+                        traits=dict(draft.traits),
+                        instruction=draft.instruction,
+                        model=dict(draft.model) if draft.model else None,
+                    )
+            except (library.LibraryError, StorageValueError) as exc:
+                st.error(f"Import rejected: {exc}", icon=":material/block:")
+            else:
+                st.session_state["agents_notice"] = f"Imported {len(drafts)} agent(s)."
+                st.rerun()
+        drafts = [library.AgentDraft(p.name, p.traits, p.instruction, p.model) for p in profiles]
+        st.download_button(
+            "Export JSON",
+            library.export_json(drafts),
+            file_name="agents.json",
+            mime="application/json",
+            disabled=not profiles,
+        )
+        st.download_button(
+            "Export EDSL AgentList",
+            library.export_agent_list(drafts) if profiles else "",
+            file_name="agent_list.json",
+            mime="application/json",
+            disabled=not profiles,
+        )
+
+with right:
+    if "agent-choice-next" in st.session_state:
+        st.session_state["agent-choice"] = st.session_state.pop("agent-choice-next")
+    choice = st.selectbox("Agent", [NEW, *by_name], key="agent-choice")
+    current = by_name.get(choice)
+    slot = str(current.id) if current else "new"
+    problems = st.session_state.get(f"agent-problems-{slot}", {})
+
+    st.subheader("New agent" if current is None else f"Edit {current.name}")
+    name = st.text_input(
+        "Name",
+        value=current.name if current else "",
+        key=f"agent-name-{slot}",
+        help="Letters, digits, '_', '-' or '.'; others address the agent as @name.",
+    )
+    field_error(problems, "name")
+    instruction = st.text_area(
+        "Persona instruction",
+        value=current.instruction if current else "",
+        key=f"agent-instruction-{slot}",
+        placeholder="How this agent behaves, e.g. 'Answer in two sentences; be skeptical.'",
+    )
+    field_error(problems, "instruction")
+    st.markdown("**Traits** (key / value)")
+    rows = [{"key": k, "value": str(v)} for k, v in (current.traits if current else {}).items()]
+    edited = st.data_editor(
+        pd.DataFrame(rows or [{"key": "", "value": ""}], columns=["key", "value"], dtype="string"),
+        num_rows="dynamic",
+        hide_index=True,
+        width="stretch",
+        key=f"agent-traits-{slot}",
+    )
+    field_error(problems, "traits")
+    model, model_problem = model_picker(
+        "Model", key=f"agent-model-{slot}", current=current.model if current else None
+    )
+    field_error(problems, "model")
+
+    def _collect() -> tuple[library.AgentDraft, dict[str, str]]:
+        traits, trait_problem = library.traits_from_rows(edited.to_dict("records"))
+        draft = library.AgentDraft(name.strip(), traits, instruction, model)
+        others = [n for n in by_name if current is None or n != current.name]
+        found = library.validate(draft, others)
+        if trait_problem:
+            found["traits"] = trait_problem
+        if model_problem:
+            found["model"] = model_problem
+        return draft, found
+
+    save, duplicate, delete = st.columns(3)
+    if save.button("Save", type="primary", key=f"save-{slot}", width="stretch"):
+        draft, found = _collect()
+        st.session_state[f"agent-problems-{slot}"] = found
+        if not found:
+            try:
+                if current is None:
+                    repo.create_agent_profile(
+                        db,
+                        draft.name,
+                        traits=dict(draft.traits),
+                        instruction=draft.instruction,
+                        model=dict(draft.model) if draft.model else None,
+                    )
+                else:
+                    repo.update_agent_profile(
+                        db,
+                        current.id,
+                        name=draft.name,
+                        traits=dict(draft.traits),
+                        instruction=draft.instruction,
+                        model=dict(draft.model) if draft.model else None,
+                    )
+            except StorageValueError as exc:
+                st.session_state[f"agent-problems-{slot}"] = {"name": str(exc)}
+            else:
+                st.session_state.pop(f"agent-problems-{slot}", None)
+                if current is None:
+                    for key in ("agent-name-new", "agent-instruction-new", "agent-traits-new"):
+                        st.session_state.pop(key, None)
+                st.session_state["agents_notice"] = f"Saved {draft.name}."
+                st.session_state["agent-choice-next"] = draft.name
+        st.rerun()
+    if current is not None and duplicate.button("Duplicate", key=f"dup-{slot}", width="stretch"):
+        copy = library.unique_copy_name(current.name, by_name)
+        repo.create_agent_profile(
+            db,
+            copy,
+            traits=dict(current.traits),
+            instruction=current.instruction,
+            model=current.model,
+        )
+        st.session_state["agents_notice"] = f"Duplicated {current.name} as {copy}."
+        st.session_state["agent-choice-next"] = copy
+        st.rerun()
+    if current is not None:
+        confirm = delete.checkbox("Confirm delete", key=f"confirm-{slot}")
+        if delete.button("Delete", key=f"del-{slot}", disabled=not confirm, width="stretch"):
+            repo.delete_agent_profile(db, current.id)
+            st.session_state["agents_notice"] = f"Deleted {current.name}."
+            st.session_state["agent-choice-next"] = NEW
+            st.rerun()

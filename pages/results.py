@@ -1,0 +1,234 @@
+"""Results: every room and experiment as filterable tables, a transcript reader, charts (click to
+filter), follow-up analysis with EDSL questions, side-by-side comparison, and exports."""
+
+import pandas as pd
+import streamlit as st
+
+from storage import frames
+from storage import repository as repo
+from ui import charts, results
+from ui.bootstrap import database, page_setup
+from ui.live import LiveCache, render_transcript
+from ui.widgets import model_picker
+
+page_setup()
+
+db = database()
+PAGE_SIZE = 100
+
+st.title("Results")
+
+# --- which rooms -----------------------------------------------------------------------------
+experiments = repo.list_experiments(db, limit=None)
+exp_names = {"All rooms": None} | {f"#{e.id} {e.name}": e.id for e in experiments}
+f1, f2, f3 = st.columns([2, 2, 1])
+chosen_exp = f1.selectbox("Experiment", list(exp_names), key="res-exp")
+experiment_id = exp_names[chosen_exp]
+statuses = f2.multiselect(
+    "Status", sorted(results.STATUSES), key="res-status", placeholder="any status"
+)
+total = repo.count_rooms(db, status=statuses or None, experiment_id=experiment_id)
+pages = max(1, -(-total // PAGE_SIZE))
+page_no = f3.number_input("Page", 1, pages, 1, key="res-page") if pages > 1 else 1
+rooms = frames.rooms_summary(
+    db,
+    status=statuses or None,
+    experiment_id=experiment_id,
+    limit=PAGE_SIZE,
+    offset=(page_no - 1) * PAGE_SIZE,
+)
+
+# Chart clicks (stored by the charts below on the previous run) narrow the rooms table.
+reason_filter = charts.clicked_values(st.session_state.get("chart-reasons"))
+condition_filter = charts.clicked_values(st.session_state.get("chart-outcomes"))
+rooms = results.filter_rooms(rooms, stop_reasons=reason_filter, conditions=condition_filter)
+if reason_filter or condition_filter:
+    st.caption(
+        "Filtered by chart selection: "
+        + ", ".join(str(v) for v in [*reason_filter, *condition_filter])
+        + " (click the chart background or double-click to clear)."
+    )
+
+st.subheader(f"Rooms ({len(rooms)} shown of {total})")
+if rooms.empty:
+    st.info("No rooms yet. Create one on the Home page or run an experiment.")
+    st.stop()
+table = st.dataframe(
+    results.rooms_table(rooms),
+    hide_index=True,
+    on_select="rerun",
+    selection_mode="multi-row",
+    key="res-rooms",
+    width="stretch",
+)
+picked = [int(rooms.iloc[i]["room_id"]) for i in table.selection.rows]
+selected = picked or [int(r) for r in rooms["room_id"]]
+st.caption(
+    f"{len(picked)} room(s) selected." if picked else "No rows selected: using every room shown."
+)
+
+charts_tab, transcript_tab, compare_tab, analysis_tab, export_tab = st.tabs(
+    ["Charts", "Transcript", "Compare", "Analysis", "Export"]
+)
+
+with charts_tab:
+    events = frames.events_frame(db, selected, kinds=["human", "agent", "pass"])
+    speaker_filter = charts.clicked_values(st.session_state.get("chart-speakers"))
+    c1, c2 = st.columns(2)
+    c1.plotly_chart(charts.speaker_activity(events), key="chart-speakers", on_select="rerun")
+    c2.plotly_chart(charts.message_length(events), key="chart-length")
+    c3, c4 = st.columns(2)
+    c3.plotly_chart(charts.latency(events), key="chart-latency")
+    c4.plotly_chart(charts.tokens_and_cost(events), key="chart-tokens")
+    c5, c6 = st.columns(2)
+    c5.plotly_chart(
+        charts.stop_reasons(rooms[rooms["room_id"].isin(selected)]),
+        key="chart-reasons",
+        on_select="rerun",
+    )
+    latest = results.latest_analysis(db, experiment_id)
+    if latest is not None:
+        answers = frames.analysis_frame(db, latest.id)
+        c6.plotly_chart(
+            charts.outcomes_by_condition(answers, question=latest.name),
+            key="chart-outcomes",
+            on_select="rerun",
+        )
+    else:
+        c6.info("Run an analysis (Analysis tab) to chart outcomes by condition.")
+    shown = events if not speaker_filter else events[events["speaker"].isin(speaker_filter)]
+    st.markdown(
+        f"**Messages** ({len(shown)})"
+        + (f", speaker: {', '.join(map(str, speaker_filter))}" if speaker_filter else "")
+    )
+    st.dataframe(results.events_table(shown), hide_index=True, width="stretch")
+
+with transcript_tab:
+    names = results.room_labels(rooms)
+    room_id = st.selectbox(
+        "Room", selected, format_func=lambda r: names.get(r, f"#{r}"), key="res-transcript"
+    )
+    if room_id is not None:
+        room = repo.get_room(db, room_id)
+        st.page_link(
+            "pages/room.py",
+            label="Open live",
+            icon=":material/open_in_new:",
+            query_params={"room": room_id},
+        )
+        render_transcript(
+            room, LiveCache(events=results.events_by_seq(db, room_id)), results.roster(room)
+        )
+
+with compare_tab:
+    names = results.room_labels(rooms)
+    left, right = st.columns(2)
+    for column, key, default in ((left, "cmp-a", 0), (right, "cmp-b", 1)):
+        with column:
+            rid = st.selectbox(
+                "Room",
+                selected,
+                index=min(default, len(selected) - 1),
+                format_func=lambda r: names.get(r, f"#{r}"),
+                key=key,
+            )
+            room = repo.get_room(db, rid)
+            stats = rooms[rooms["room_id"] == rid]
+            if not stats.empty:
+                row = stats.iloc[0]
+                m1, m2, m3 = st.columns(3)
+                m1.metric("Messages", int(row["messages"]))
+                m2.metric("Words", int(row["words"]))
+                m3.metric("Cost", f"${row['cost']:.4f}")
+                st.caption(
+                    f"Status: {row['status']}"
+                    + (f" ({row['stop_reason']})" if isinstance(row["stop_reason"], str) else "")
+                )
+            render_transcript(
+                room, LiveCache(events=results.events_by_seq(db, rid)), results.roster(room)
+            )
+
+with analysis_tab:
+    st.markdown(
+        "Ask a question about each selected room's transcript (for example *Was a deal reached?*). "
+        "Answers are stored and charted by condition."
+    )
+    with st.form("analysis-form"):
+        kind = st.selectbox("Question type", list(results.QUESTION_TYPES), key="an-kind")
+        text = st.text_area("Question", value="Was a deal reached?", key="an-text")
+        options = st.text_input(
+            "Options (multiple choice; comma separated)",
+            key="an-options",
+            placeholder="e.g. deal, no deal, walked away",
+        )
+        model, model_problem = model_picker("Model", key="an-model")
+        run = st.form_submit_button("Run analysis", type="primary")
+    if run:
+        try:
+            question = results.question_spec(kind, text, options)
+            if model_problem:
+                raise ValueError(model_problem)
+        except ValueError as exc:
+            st.error(str(exc))
+        else:
+            bar = st.progress(0.0, text="Asking…")
+            analysis_id = results.run_analysis(
+                db,
+                question,
+                selected,
+                model=model,
+                experiment_id=experiment_id,
+                progress=lambda done, n: bar.progress(done / n, text=f"{done} of {n} rooms"),
+            )
+            st.success(f"Analysis #{analysis_id} stored.")
+    analyses = repo.list_analyses(db, experiment_id=experiment_id, limit=20)
+    if analyses:
+        labels = {a.id: f"#{a.id} {a.name} ({a.status})" for a in analyses}
+        aid = st.selectbox("Stored analyses", list(labels), format_func=labels.get, key="an-pick")
+        answers = frames.analysis_frame(db, aid)
+        st.plotly_chart(
+            charts.outcomes_by_condition(answers, question=repo.get_analysis(db, aid).name),
+            key="chart-analysis",
+        )
+        st.dataframe(answers, hide_index=True, width="stretch")
+        st.download_button(
+            "Download answers (CSV)",
+            answers.to_csv(index=False),
+            file_name=f"analysis-{aid}.csv",
+            mime="text/csv",
+        )
+
+with export_tab:
+    st.download_button(
+        "Rooms (CSV)",
+        results.rooms_table(rooms).to_csv(index=False),
+        file_name="rooms.csv",
+        mime="text/csv",
+        key="dl-rooms",
+    )
+    all_events = frames.events_frame(db, selected)
+    st.download_button(
+        "Events of the selected rooms (CSV)",
+        all_events.to_csv(index=False),
+        file_name="events.csv",
+        mime="text/csv",
+        key="dl-events",
+    )
+    st.download_button(
+        "Selected rooms (JSON export)",
+        results.export_json(db, selected),
+        file_name="rooms.json",
+        mime="application/json",
+        key="dl-json",
+    )
+    st.download_button(
+        "Selected rooms as EDSL Results (JSON)",
+        results.export_edsl_results(db, selected),
+        file_name="results.json",
+        mime="application/json",
+        key="dl-edsl",
+    )
+    st.caption(
+        f"{len(pd.unique(all_events['room_id'])) if not all_events.empty else 0} rooms, "
+        f"{len(all_events)} events."
+    )

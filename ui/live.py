@@ -1,0 +1,212 @@
+"""The live room view: the transcript as it grows, and a status line, polled cheaply.
+
+How it stays cheap (DESIGN decision 8: the UI is a view over the database):
+- every write to a room bumps ``rooms.updated_at``, so one primary-key read of the room row tells
+  whether anything changed; only then are the events after the last *settled* seq fetched (the
+  open turn, if any, is fetched again until it settles), and kept in ``st.session_state``;
+- while the room is running the transcript sits in a fragment that reruns every
+  ``FAST_SECONDS``; when the room is idle (settled, paused, stopped, waiting for a person) it is
+  drawn once and a tiny fragment checks the room row every ``SLOW_SECONDS``;
+- when the room's status changes (say it starts running, or a draft starts waiting for approval)
+  the whole page reruns so the controls match.
+
+Message bodies and names are drawn as plain text: ``<script>`` shows as ``<script>``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+from storage import repository as repo
+
+from .widgets import avatar, escape_markdown
+
+FAST_SECONDS = float(os.environ.get("ROOMS_UI_POLL_SECONDS", "0.5"))
+SLOW_SECONDS = float(os.environ.get("ROOMS_UI_IDLE_POLL_SECONDS", "5"))
+MAX_SHOWN = 200
+ACTIVE_STATUSES = frozenset({"running"})
+FINAL_STATES = frozenset({"done", "failed", "stopped", "abandoned"})
+
+
+@dataclass
+class LiveCache:
+    """What a browser session has already read of one room's log."""
+
+    marker: tuple[Any, ...] = ()
+    events: dict[int, Any] = field(default_factory=dict)
+    settled_upto: int = 0  # every event up to this seq is in a final state
+
+    def ordered(self) -> list[Any]:
+        return [self.events[s] for s in sorted(self.events)]
+
+    def open_turn(self) -> Any | None:
+        for seq in sorted(self.events, reverse=True):
+            event = self.events[seq]
+            if event.state is not None and event.state not in FINAL_STATES:
+                return event
+        return None
+
+
+def _cache(room_id: int) -> LiveCache:
+    key = f"_live:{room_id}"
+    if key not in st.session_state:
+        st.session_state[key] = LiveCache()
+    return st.session_state[key]
+
+
+def refresh(db: Any, room_id: int) -> tuple[Any, LiveCache]:
+    """Read the room row; fetch new or unsettled events only if the room changed."""
+    room = repo.get_room(db, room_id)
+    cache = _cache(room_id)
+    marker = (room.status, room.updated_at, room.stop_reason)
+    if marker != cache.marker:
+        for event in repo.events(db, room_id, after_seq=cache.settled_upto):
+            cache.events[event.seq] = event
+        cache.settled_upto = _settled_upto(cache)
+        cache.marker = marker
+    return room, cache
+
+
+def forget(room_id: int) -> None:
+    """Drop the cached log (after an action that rewrote events, e.g. an approval with edits)."""
+    st.session_state.pop(f"_live:{room_id}", None)
+
+
+def _settled_upto(cache: LiveCache) -> int:
+    upto = cache.settled_upto
+    for seq in sorted(s for s in cache.events if s > upto):
+        state = cache.events[seq].state
+        if state is not None and state not in FINAL_STATES:
+            break
+        upto = seq
+    return upto
+
+
+def page_class(room: Any, cache: LiveCache) -> tuple[str, str | None]:
+    """What the page's controls depend on: the status and the open turn's state."""
+    turn = cache.open_turn()
+    return room.status, turn.state if turn is not None and turn.state == "waiting" else None
+
+
+def status_line(room: Any, cache: LiveCache) -> str:
+    """Who is answering, or why nothing happens, in one sentence."""
+    turn = cache.open_turn()
+    reason = f": {room.stop_reason}" if room.stop_reason else ""
+    if turn is not None and turn.state == "waiting":
+        return f"{turn.speaker}'s draft is waiting for approval."
+    if turn is not None and turn.state == "interrupted":
+        return f"{turn.speaker}'s turn was interrupted; resume or abandon it."
+    if room.status == "running":
+        if turn is not None:
+            retry = f" (attempt {turn.attempts + 1})" if turn.attempts else ""
+            return f"{turn.speaker} is answering…{retry}"
+        return "Running: deciding who speaks next…"
+    return {
+        "idle": "Not started: post a message to open the first activity.",
+        "settled": "Settled: everyone had their say. Post a message to start a new activity.",
+        "paused": "Paused: resume to let the agents go on.",
+        "waiting": "Waiting for a person.",
+        "stopped": f"Stopped{reason}.",
+        "terminated": f"Ended{reason}.",
+        "failed": f"Failed{reason}.",
+    }.get(room.status, room.status)
+
+
+def render_event(event: Any, roster: Sequence[str]) -> None:
+    """One log entry as a chat message (bodies as plain text) or a one-line notice."""
+    if event.kind == "system":
+        st.caption(f"⚙️ {escape_markdown(event.content)}")
+        return
+    if event.kind == "pass":
+        st.caption(f"{escape_markdown(event.speaker)} passed.")
+        return
+    with st.chat_message(event.speaker, avatar=avatar(event.speaker, roster, event.kind)):
+        who = (
+            "you"
+            if event.kind == "human" and event.speaker == st.session_state.get("human_name")
+            else None
+        )
+        label = escape_markdown(event.speaker) + (f" ({who})" if who else "")
+        if event.kind == "human":
+            st.caption(f"**{label}** · person · #{event.seq}")
+        else:
+            st.caption(f"**{label}** · #{event.seq}{_state_note(event)}")
+        if event.kind == "agent" and event.state == "running":
+            st.text("…")
+        elif event.kind == "agent" and event.state == "failed":
+            message = (event.error or {}).get("message") or "the model call failed"
+            st.text(f"[failed] {message}")
+        else:
+            st.text(event.content)
+
+
+def _state_note(event: Any) -> str:
+    return {
+        "running": " · answering…",
+        "waiting": " · draft, waiting for approval",
+        "interrupted": " · interrupted",
+        "failed": " · failed",
+        "stopped": " · stopped",
+        "abandoned": " · abandoned",
+    }.get(event.state or "", "")
+
+
+def render_transcript(room: Any, cache: LiveCache, roster: Sequence[str]) -> None:
+    st.info(status_line(room, cache), icon=":material/forum:")
+    events = cache.ordered()
+    if not events:
+        st.caption("No messages yet.")
+        return
+    hidden = max(0, len(events) - MAX_SHOWN)
+    if hidden:
+        st.caption(f"{hidden} earlier events are not shown here; see Results for the full log.")
+    activity = None
+    for event in events[hidden:]:
+        if event.kind == "human" and event.activity != activity:
+            st.divider()
+            st.caption(f"Activity {event.activity}")
+        activity = event.activity if event.kind == "human" else activity
+        render_event(event, roster)
+
+
+def live_transcript(db: Any, room_id: int, roster: Sequence[str]) -> None:
+    """Draw the transcript and keep it current (see the module doc for the polling rules)."""
+    room, cache = refresh(db, room_id)
+    drawn = page_class(room, cache)
+
+    def body() -> None:
+        now_room, now_cache = refresh(db, room_id)
+        if page_class(now_room, now_cache) != drawn:
+            st.rerun()
+        render_transcript(now_room, now_cache, roster)
+
+    if room.status in ACTIVE_STATUSES:
+        st.fragment(body, run_every=FAST_SECONDS)()
+        return
+    render_transcript(room, cache, roster)
+
+    def watch() -> None:
+        if repo.get_room(db, room_id).updated_at != room.updated_at:
+            st.rerun()
+
+    st.fragment(watch, run_every=SLOW_SECONDS)()
+
+
+__all__ = [
+    "ACTIVE_STATUSES",
+    "FAST_SECONDS",
+    "LiveCache",
+    "SLOW_SECONDS",
+    "forget",
+    "live_transcript",
+    "page_class",
+    "refresh",
+    "render_event",
+    "render_transcript",
+    "status_line",
+]

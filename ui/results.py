@@ -1,0 +1,220 @@
+"""What the Results page needs beyond raw frames: table shaping, chart-click filters, transcripts for
+follow-up questions, running and storing an analysis, and exports. No Streamlit here."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from storage import ROOM_STATUSES
+from storage import repository as repo
+
+STATUSES = ROOM_STATUSES
+QUESTION_TYPES = {
+    "Yes / no": "yes_no",
+    "Free text": "free_text",
+    "Multiple choice": "multiple_choice",
+    "Number": "numerical",
+}
+ANALYSIS_CHUNK = 5
+MESSAGE_EVENT_KINDS = ("human", "agent")
+
+
+def filter_rooms(
+    rooms: pd.DataFrame, *, stop_reasons: Sequence[Any] = (), conditions: Sequence[Any] = ()
+) -> pd.DataFrame:
+    """Rooms narrowed by clicked chart values (stop reasons as charted; conditions)."""
+    out = rooms
+    if stop_reasons:
+        charted = out["stop_reason"].where(out["stop_reason"].notna(), "(" + out["status"] + ")")
+        out = out[charted.isin(list(stop_reasons))]
+    if conditions:
+        labels = out["condition"].fillna("(none)").astype(str)
+        out = out[labels.isin([str(c) for c in conditions])]
+    return out
+
+
+def rooms_table(rooms: pd.DataFrame) -> pd.DataFrame:
+    """The rooms table as shown and exported (readable column order)."""
+    columns = [
+        "room_id", "name", "status", "stop_reason", "experiment_id", "condition", "replicate",
+        "messages", "human_messages", "agent_messages", "passes", "failed_turns", "words",
+        "input_tokens", "output_tokens", "cost", "mean_latency", "created_at", "updated_at",
+    ]  # fmt: skip
+    return rooms[[c for c in columns if c in rooms]]
+
+
+def events_table(events: pd.DataFrame) -> pd.DataFrame:
+    columns = [
+        "room_id", "seq", "activity", "round", "kind", "speaker", "state", "content", "words",
+        "model", "input_tokens", "output_tokens", "cost", "latency", "attempts", "error_message",
+    ]  # fmt: skip
+    return events[[c for c in columns if c in events]]
+
+
+def room_labels(rooms: pd.DataFrame) -> dict[int, str]:
+    return {
+        int(r.room_id): f"#{r.room_id} {r.name}"
+        + (f" [{r.condition}]" if isinstance(r.condition, str) else "")
+        for r in rooms.itertuples()
+    }
+
+
+def roster(room: Any) -> list[str]:
+    """The agent names of a stored room (from its config)."""
+    agents = (room.config or {}).get("roster") or (room.config or {}).get("agents") or []
+    names = []
+    for agent in agents:
+        name = agent.get("name") if isinstance(agent, dict) else agent
+        if isinstance(name, str):
+            names.append(name)
+    return names
+
+
+def events_by_seq(db: Any, room_id: int) -> dict[int, Any]:
+    return {e.seq: e for e in repo.events(db, room_id)}
+
+
+def latest_analysis(db: Any, experiment_id: int | None) -> Any | None:
+    found = repo.list_analyses(db, experiment_id=experiment_id, status="done", limit=1)
+    return found[0] if found else None
+
+
+# --- follow-up analysis ----------------------------------------------------------------------
+
+
+def question_spec(label: str, text: str, options: str = "") -> dict[str, Any]:
+    """A question spec for :func:`conversation.analysis.question_from_spec` from the form."""
+    kind = QUESTION_TYPES.get(label, label)
+    spec: dict[str, Any] = {"type": kind, "name": "answer", "text": text}
+    if kind == "multiple_choice":
+        spec["options"] = [o.strip() for o in options.split(",") if o.strip()]
+    from conversation.analysis import question_from_spec
+
+    question_from_spec(spec)  # validates; raises ConversationValueError (a ValueError)
+    return spec
+
+
+def transcript_scenario(db: Any, room_id: int) -> dict[str, Any]:
+    """A room's messages as the structured transcript a follow-up question reads."""
+    from conversation.transcript import render_transcript, transcript_record
+
+    room = repo.get_room(db, room_id)
+    names = roster(room)
+    records = []
+    for event in repo.events(db, room_id, kinds=MESSAGE_EVENT_KINDS):
+        if event.kind == "agent" and event.state != "done":
+            continue
+        index = names.index(event.speaker) if event.speaker in names else None
+        records.append(transcript_record(event.seq, event.speaker, index, event.content))
+    return {"transcript": render_transcript(records), "room_id": room_id}
+
+
+def run_analysis(
+    db: Any,
+    spec: dict[str, Any],
+    room_ids: Sequence[int],
+    *,
+    model: dict[str, Any] | None = None,
+    experiment_id: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Ask ``spec`` about every room, store each answer, and return the analysis id.
+
+    Rooms are asked in small batches so progress can be shown; a failed batch stores its error
+    with each of its rooms (no answer is invented) and the analysis ends ``failed``.
+    """
+    from conversation.analysis import analyze, question_from_spec
+    from conversation.models import default_model, model_label, resolve_model
+
+    chosen = resolve_model(model) if model else default_model()
+    label = model_label(chosen)
+    analysis_id = repo.create_analysis(
+        db,
+        spec["text"][:200],
+        spec,
+        model=model,
+        experiment_id=experiment_id,
+        status="running",
+    )
+    question = question_from_spec(spec)
+    failed = False
+    done = 0
+    for start in range(0, len(room_ids), ANALYSIS_CHUNK):
+        chunk = list(room_ids[start : start + ANALYSIS_CHUNK])
+        scenarios = [transcript_scenario(db, rid) for rid in chunk]
+        try:
+            outcome = analyze([question], scenarios, model=chosen)
+        except Exception as exc:  # one failed batch must not lose the others' answers
+            failed = True
+            error = {"type": type(exc).__name__, "code": getattr(exc, "code", None),
+                     "message": str(exc)[:500]}  # fmt: skip
+            for rid in chunk:
+                repo.record_answer(db, analysis_id, rid, None, model=label, error=error)
+        else:
+            for row in outcome.rows:
+                repo.record_answer(
+                    db,
+                    analysis_id,
+                    int(row["room_id"]),
+                    _json_value(row["answer"]),
+                    comment=row.get("answer_comment"),
+                    model=label,
+                )
+        done += len(chunk)
+        if progress is not None:
+            progress(done, len(room_ids))
+    repo.update_analysis(db, analysis_id, status="failed" if failed else "done")
+    return analysis_id
+
+
+def _json_value(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
+# --- exports -----------------------------------------------------------------------------------
+
+
+def export_json(db: Any, room_ids: Sequence[int]) -> str:
+    """The selected rooms' versioned exports (``Room.export()``), as one JSON document."""
+    from conversation import Room
+
+    return json.dumps(
+        {"rooms": [Room.open(db, rid).export() for rid in room_ids]},
+        indent=2,
+        ensure_ascii=False,
+        default=str,
+    )
+
+
+def export_edsl_results(db: Any, room_ids: Sequence[int]) -> str:
+    """The selected rooms' messages as an EDSL ``Results`` (JSON of ``Results.to_dict()``)."""
+    from conversation import Room
+
+    rooms = [Room.open(db, rid) for rid in room_ids]
+    return json.dumps(rooms_to_results(rooms).to_dict(), ensure_ascii=False, default=str)
+
+
+def rooms_to_results(rooms: Sequence[Any]) -> Any:
+    raise NotImplementedError  # replaced once the Room runtime lands
+
+
+__all__ = [
+    "QUESTION_TYPES",
+    "STATUSES",
+    "events_by_seq",
+    "events_table",
+    "export_edsl_results",
+    "export_json",
+    "filter_rooms",
+    "latest_analysis",
+    "question_spec",
+    "room_labels",
+    "rooms_table",
+    "roster",
+    "run_analysis",
+    "transcript_scenario",
+]

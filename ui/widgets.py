@@ -1,0 +1,117 @@
+"""Small Streamlit building blocks shared by the pages: safe text, avatars, field errors, model
+picker. Message bodies and names are always drawn as plain text (``st.text``) or with their
+Markdown escaped; nothing here renders HTML."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import streamlit as st
+
+AGENT_AVATARS = ("🦊", "🐻", "🦉", "🐢", "🐙", "🦁", "🐝", "🐳", "🦄", "🐸", "🦔", "🐧")
+HUMAN_AVATAR = "🧑"
+SYSTEM_AVATAR = "⚙️"
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~<$:])")
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` with every Markdown (and HTML-looking) character escaped: it shows literally."""
+    return _MD_SPECIAL.sub(r"\\\1", str(text)).replace("\n", "  \n")
+
+
+def avatar(speaker: str, roster: Sequence[str], kind: str = "agent") -> str:
+    """An emoji per roster position (stable for a room); people and system notices differ."""
+    if kind == "system":
+        return SYSTEM_AVATAR
+    if speaker in roster:
+        return AGENT_AVATARS[list(roster).index(speaker) % len(AGENT_AVATARS)]
+    return HUMAN_AVATAR
+
+
+def field_error(problems: Mapping[str, str] | None, field: str) -> None:
+    """Show the problem recorded for ``field`` (if any) right under it."""
+    if problems and field in problems:
+        st.error(problems[field], icon=":material/error:")
+
+
+# --- models ------------------------------------------------------------------------------------
+
+DEFAULT_CHOICE = "App default"
+OFFLINE_CHOICE = "offline (stand-in, not an LLM)"
+OTHER_CHOICE = "Other model…"
+
+
+def model_choices() -> list[str]:
+    """Options for a model picker: app default, offline, each provider with a key, other."""
+    from conversation.models import DEFAULT_MODELS, available_providers
+
+    providers = [f"{p}/{DEFAULT_MODELS[p]}" for p in available_providers() if p in DEFAULT_MODELS]
+    return [DEFAULT_CHOICE, OFFLINE_CHOICE, *providers, OTHER_CHOICE]
+
+
+def spec_label(spec: Mapping[str, Any] | None) -> str:
+    """How a stored model spec reads in a picker or a table."""
+    if not spec:
+        return DEFAULT_CHOICE
+    if spec.get("service") == "offline":
+        return OFFLINE_CHOICE
+    return f"{spec.get('service')}/{spec.get('model')}"
+
+
+def model_picker(
+    label: str, *, key: str, current: Mapping[str, Any] | None = None
+) -> tuple[dict[str, Any] | None, str | None]:
+    """A model selector; returns ``(spec or None for the app default, problem or None)``.
+
+    Specs never hold keys: keys stay in the environment (or ``st.secrets``).
+    """
+    from conversation.models import model_spec, resolve_model
+
+    options = model_choices()
+    wanted = spec_label(current)
+    if wanted not in options:
+        options.insert(-1, wanted)
+    choice = st.selectbox(label, options, index=options.index(wanted), key=key)
+    if choice == DEFAULT_CHOICE:
+        return None, None
+    text = "offline" if choice == OFFLINE_CHOICE else choice
+    if choice == OTHER_CHOICE:
+        text = st.text_input(
+            "Model name",
+            key=f"{key}-other",
+            placeholder="e.g. gpt-4o, anthropic/claude-3-5-sonnet-20241022, ollama/llama3",
+            help="A model name, or service/model. The provider's key must be in the environment.",
+        ).strip()
+        if not text:
+            return None, "Type a model name, or pick one from the list."
+    if current and spec_label(current) == choice:
+        return dict(current), None
+    try:
+        return model_spec(resolve_model(text)), None
+    except ValueError as exc:
+        return None, str(exc)
+
+
+def describe_spec(spec: Mapping[str, Any] | None) -> str:
+    """A person's description of a stored model spec (``App default`` when none)."""
+    if not spec:
+        return DEFAULT_CHOICE
+    from conversation.models import describe_model, resolve_model
+
+    try:
+        return describe_model(resolve_model(dict(spec)))
+    except ValueError as exc:
+        return f"{spec_label(spec)} (unavailable: {exc})"
+
+
+__all__ = [
+    "avatar",
+    "describe_spec",
+    "escape_markdown",
+    "field_error",
+    "model_choices",
+    "model_picker",
+    "spec_label",
+]
