@@ -182,6 +182,8 @@ def _draw(
             n for n in tier if policy.transitions is None or policy.transitions.permits(previous, n)
         ]
         if permitted:
+            # __post_init__ replaced a None seed with a concrete one.
+            assert policy.seed is not None
             return turn_rng(policy.seed, turn).choice(permitted)
     return None
 
@@ -207,7 +209,8 @@ class RandomPolicy(_HistoryPolicy):
     ) -> str | None:
         last = history[-1] if history else None
         fresh = [name for name in roster if name != last]
-        return _draw(self, len(history), previous, [fresh, [last] if last in roster else []])
+        repeat = [last] if last is not None and last in roster else []
+        return _draw(self, len(history), previous, [fresh, repeat])
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,9 +243,8 @@ class RandomInclusivePolicy(_HistoryPolicy):
         last = history[-1] if history else None
         unseen = [n for n in roster if n not in seen and n != last]
         others = [n for n in roster if n != last]
-        return _draw(
-            self, len(history), previous, [unseen, others, [last] if last in members else []]
-        )
+        repeat = [last] if last is not None and last in members else []
+        return _draw(self, len(history), previous, [unseen, others, repeat])
 
 
 class _QueuePolicy(PolicyBase):
