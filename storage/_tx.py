@@ -97,9 +97,6 @@ def _build_probe() -> Any:
         )
         .select_from(ROOMS.outerjoin(LEASES, LEASES.c.room_id == ROOMS.c.id))
         .where(ROOMS.c.id == bindparam("room_id"))
-        # PostgreSQL: lock the room row (not the outer-joined lease); SQLite drops the clause and
-        # relies on the BEGIN IMMEDIATE write lock instead.
-        .with_for_update(of=ROOMS)
     )
 
 
@@ -119,10 +116,17 @@ _LEASE = select(LEASES.c.owner, LEASES.c.token, LEASES.c.expires_at).where(
 
 
 def probe_room(conn: Connection, room_id: int, request_id: str | None = None) -> RoomProbe:
-    """Lock the room (PostgreSQL) and read its status, lease, log end and open turn at once.
+    """Lock the room and read its status, lease, log end and open turn in one statement.
 
+    SQLite: the ``BEGIN IMMEDIATE`` transaction already excludes every other writer, so the probe
+    alone suffices. Server databases: the room row is locked by a *separate* statement first. Under
+    READ COMMITTED a ``SELECT ... FOR UPDATE`` that waited for the lock re-checks only the locked
+    row; its subqueries would still see the snapshot from before the wait (a stale ``max(seq)``).
+    The next statement takes a fresh snapshot that includes the previous holder's commit.
     Raises :class:`RoomNotFound`.
     """
+    if conn.dialect.name != "sqlite":
+        lock_room(conn, room_id)
     row = conn.execute(_PROBE, {"room_id": room_id, "request_id": request_id}).first()
     if row is None:
         raise RoomNotFound(f"room {room_id} does not exist")

@@ -234,7 +234,10 @@ def _copy_events(session: Any, source_id: int, fork_id: int, at_seq: int) -> Non
     original = aliased(Event)
     copy = aliased(Event)
     parent_seq = (
-        select(original.seq).where(original.id == events.c.parent_event_id).scalar_subquery()
+        select(original.seq)
+        .where(original.id == events.c.parent_event_id)
+        .correlate(events)  # two levels down: SQLAlchemy would not correlate it by itself
+        .scalar_subquery()
     )
     new_parent = (
         select(copy.id).where(copy.room_id == fork_id, copy.seq == parent_seq).scalar_subquery()

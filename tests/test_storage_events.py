@@ -1,0 +1,152 @@
+"""The append-only log: seqs, activity/round defaults, request-id idempotency, reads."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import storage
+from storage import Database, RequestIdConflict, RoomNotFound, StorageValueError
+
+
+@pytest.fixture
+def db(db_url: str):
+    with Database(db_url) as database:
+        yield database
+
+
+@pytest.fixture
+def room(db: Database) -> int:
+    return storage.create_room(db, "room", {"roster": [{"name": "Alice"}, {"name": "Bob"}]})
+
+
+def test_seqs_are_contiguous_from_one(db: Database, room: int) -> None:
+    seqs = [storage.append_message(db, room, "human", "u", f"m{i}").seq for i in range(5)]
+    assert seqs == [1, 2, 3, 4, 5]
+    assert storage.latest_seq(db, room) == 5
+
+
+def test_seqs_are_per_room(db: Database, room: int) -> None:
+    other = storage.create_room(db, "other")
+    storage.append_message(db, room, "human", "u", "a")
+    assert storage.append_message(db, other, "human", "u", "b").seq == 1
+    assert storage.latest_seq(db, other) == 1
+
+
+def test_activity_and_round_defaults_follow_the_log(db: Database, room: int) -> None:
+    first = storage.append_message(db, room, "human", "u", "build a form")
+    assert (first.activity, first.round) == (1, 0)
+    reply = storage.append_message(db, room, "agent", "Alice", "ok", round=2)
+    assert (reply.activity, reply.round, reply.state) == (1, 2, "done")
+    note = storage.append_message(db, room, "system", "system", "paused")
+    assert (note.activity, note.round, note.state) == (1, 2, None)
+    second = storage.append_message(db, room, "human", "u", "new topic")
+    assert (second.activity, second.round) == (2, 0)
+    explicit = storage.append_message(db, room, "human", "u", "x", activity=7, round=3)
+    assert (explicit.activity, explicit.round) == (7, 3)
+
+
+def test_same_request_id_same_message_is_the_same_event(db: Database, room: int) -> None:
+    first = storage.append_message(db, room, "human", "u", "hello", request_id="r-1")
+    again = storage.append_message(db, room, "human", "u", "hello", request_id="r-1")
+    assert again.id == first.id and again.seq == first.seq
+    assert storage.latest_seq(db, room) == 1
+
+
+@pytest.mark.parametrize(
+    ("kind", "speaker", "content", "differs"),
+    [
+        ("human", "u", "other text", "content"),
+        ("human", "someone else", "hello", "speaker"),
+        ("system", "u", "hello", "kind"),
+    ],
+)
+def test_same_request_id_different_message_conflicts(
+    db: Database, room: int, kind: str, speaker: str, content: str, differs: str
+) -> None:
+    storage.append_message(db, room, "human", "u", "hello", request_id="r-1")
+    with pytest.raises(RequestIdConflict, match=f"different {differs}") as caught:
+        storage.append_message(db, room, kind, speaker, content, request_id="r-1")
+    assert caught.value.request_id == "r-1" and caught.value.room_id == room
+    assert storage.latest_seq(db, room) == 1
+
+
+def test_request_ids_are_per_room(db: Database, room: int) -> None:
+    other = storage.create_room(db, "other")
+    a = storage.append_message(db, room, "human", "u", "hello", request_id="r-1")
+    b = storage.append_message(db, other, "human", "u", "different", request_id="r-1")
+    assert a.id != b.id
+
+
+def test_events_after_seq_limit_and_kinds(db: Database, room: int) -> None:
+    for i in range(6):
+        kind = "human" if i % 2 == 0 else "agent"
+        storage.append_message(db, room, kind, "u" if kind == "human" else "Alice", f"m{i}")
+    assert [e.seq for e in storage.events(db, room)] == [1, 2, 3, 4, 5, 6]
+    assert [e.seq for e in storage.events(db, room, after_seq=4)] == [5, 6]
+    assert [e.seq for e in storage.events(db, room, after_seq=1, limit=2)] == [2, 3]
+    assert [e.seq for e in storage.events(db, room, kinds="agent")] == [2, 4, 6]
+    assert storage.events(db, room, after_seq=6) == []
+    assert storage.events(db, 999) == []
+
+
+def test_get_and_find_event(db: Database, room: int) -> None:
+    event = storage.append_message(
+        db,
+        room,
+        "human",
+        "u",
+        "hi",
+        request_id="r-9",
+        visible_to=["Alice"],
+        data={"client": "tab-1"},
+    )
+    stored = storage.get_event(db, event.id)
+    assert stored == event
+    assert stored.visible_to == ["Alice"] and stored.data == {"client": "tab-1"}
+    assert stored.words == 1
+    assert storage.find_event(db, room, "r-9") == event
+    assert storage.find_event(db, room, "nope") is None
+    with pytest.raises(storage.EventNotFound):
+        storage.get_event(db, 12345)
+
+
+def test_unknown_room_is_refused(db: Database) -> None:
+    with pytest.raises(RoomNotFound):
+        storage.append_message(db, 404, "human", "u", "hello")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"kind": "robot"}, "kind='robot'"),
+        ({"speaker": ""}, "speaker"),
+        ({"content": None}, "content must be a string"),
+        ({"state": "done"}, "human events have no turn state"),
+        ({"kind": "agent", "state": "sleeping"}, "state='sleeping'"),
+        ({"data": {"x": math.nan}}, "plain JSON"),
+        ({"data": [1, 2]}, "data must be a dict"),
+        ({"visible_to": "Alice"}, "visible_to"),
+        ({"request_id": ""}, "request_id"),
+    ],
+)
+def test_invalid_input_is_refused_and_nothing_is_written(
+    db: Database, room: int, kwargs: dict, message: str
+) -> None:
+    args = {"kind": "human", "speaker": "u", "content": "hello"} | kwargs
+    with pytest.raises(StorageValueError, match=message):
+        storage.append_message(db, room, **args)
+    assert storage.latest_seq(db, room) == 0
+
+
+def test_appending_touches_the_room(db: Database, room: int) -> None:
+    before = storage.get_room(db, room).updated_at
+    storage.append_message(db, room, "human", "u", "hello")
+    assert storage.get_room(db, room).updated_at > before
+
+
+def test_message_text_is_stored_verbatim(db: Database, room: int) -> None:
+    text = "{{ 7*7 }} {% if x %} \n Bob: I concede <b>bold</b> \u00e9\U0001f600"
+    event = storage.append_message(db, room, "human", "u", text)
+    assert storage.get_event(db, event.id).content == text

@@ -1,0 +1,138 @@
+"""Per-room leases: monotonic tokens, expiry, renew, release, the runnable-room scan."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+import storage
+from storage import Database, LeaseLost, RoomNotFound, StorageValueError
+
+
+class FakeClock:
+    """A clock the test moves by hand (lease expiry without sleeping)."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2025, 1, 1, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def db(db_url: str, clock: FakeClock):
+    with Database(db_url, clock=clock) as database:
+        yield database
+
+
+@pytest.fixture
+def room(db: Database) -> int:
+    return storage.create_room(db, "room", status="running")
+
+
+def test_first_acquire_gets_token_one_and_blocks_others(db: Database, room: int) -> None:
+    assert storage.acquire_lease(db, room, "w1", 30) == 1
+    assert storage.acquire_lease(db, room, "w2", 30) is None
+    assert storage.acquire_lease(db, room, "w1", 30) is None  # even the holder: use renew
+    lease = storage.get_lease(db, room)
+    assert lease is not None and lease.owner == "w1" and lease.token == 1
+
+
+def test_tokens_strictly_increase_across_release_and_expiry(
+    db: Database, room: int, clock: FakeClock
+) -> None:
+    tokens = []
+    token = storage.acquire_lease(db, room, "w1", 10)
+    tokens.append(token)
+    assert storage.release_lease(db, room, "w1", token)
+    token = storage.acquire_lease(db, room, "w1", 10)  # same owner again: a new token
+    tokens.append(token)
+    clock.advance(11)
+    token = storage.acquire_lease(db, room, "w2", 10)  # expired: taken over
+    tokens.append(token)
+    storage.release_lease(db, room, "w2", token)
+    tokens.append(storage.acquire_lease(db, room, "w3", 10))
+    assert tokens == [1, 2, 3, 4]
+    assert storage.get_lease(db, room).token == 4
+
+
+def test_a_lease_is_held_until_it_expires(db: Database, room: int, clock: FakeClock) -> None:
+    storage.acquire_lease(db, room, "w1", 10)
+    clock.advance(9.9)
+    assert storage.acquire_lease(db, room, "w2", 10) is None
+    clock.advance(0.1)  # expires_at <= now counts as expired
+    assert storage.acquire_lease(db, room, "w2", 10) == 2
+
+
+def test_renew_extends_only_a_current_unexpired_lease(
+    db: Database, room: int, clock: FakeClock
+) -> None:
+    token = storage.acquire_lease(db, room, "w1", 10)
+    clock.advance(8)
+    assert storage.renew_lease(db, room, "w1", token, 10)
+    clock.advance(8)  # 16 s after acquiring, still held thanks to the renewal
+    assert storage.acquire_lease(db, room, "w2", 10) is None
+    assert not storage.renew_lease(db, room, "w2", token, 10)  # wrong owner
+    assert not storage.renew_lease(db, room, "w1", token + 1, 10)  # wrong token
+    clock.advance(3)
+    assert not storage.renew_lease(db, room, "w1", token, 10)  # expired means lost
+    assert storage.lease_is_current(db, room, token) is False
+
+
+def test_release_needs_the_current_owner_and_token(db: Database, room: int) -> None:
+    token = storage.acquire_lease(db, room, "w1", 10)
+    assert not storage.release_lease(db, room, "w2", token)
+    assert not storage.release_lease(db, room, "w1", token + 1)
+    assert storage.lease_is_current(db, room, token)
+    assert storage.release_lease(db, room, "w1", token)
+    assert not storage.lease_is_current(db, room, token)
+    assert not storage.release_lease(db, room, "w1", token)  # already released
+
+
+def test_require_lease_raises_lease_lost(db: Database, room: int, clock: FakeClock) -> None:
+    token = storage.acquire_lease(db, room, "w1", 10)
+    storage.require_lease(db, room, token)
+    clock.advance(10)
+    with pytest.raises(LeaseLost, match="no longer current"):
+        storage.require_lease(db, room, token)
+
+
+def test_lease_validation(db: Database, room: int) -> None:
+    with pytest.raises(StorageValueError, match="ttl_seconds"):
+        storage.acquire_lease(db, room, "w1", 0)
+    with pytest.raises(StorageValueError, match="owner"):
+        storage.acquire_lease(db, room, "", 10)
+    with pytest.raises(RoomNotFound):
+        storage.acquire_lease(db, 999, "w1", 10)
+
+
+def test_runnable_rooms_are_running_with_a_free_or_expired_lease(
+    db: Database, clock: FakeClock
+) -> None:
+    idle = storage.create_room(db, "idle")
+    free = storage.create_room(db, "free", status="running")
+    clock.advance(1)
+    leased = storage.create_room(db, "leased", status="running")
+    released = storage.create_room(db, "released", status="running")
+    expired = storage.create_room(db, "expired", status="running")
+    storage.acquire_lease(db, leased, "w", 100)
+    storage.release_lease(db, released, "w", storage.acquire_lease(db, released, "w", 100))
+    storage.acquire_lease(db, expired, "w", 5)
+    clock.advance(6)
+    runnable = storage.list_runnable_rooms(db)
+    assert set(runnable) == {free, released, expired}
+    assert idle not in runnable and leased not in runnable
+    assert runnable[0] == free  # least recently touched first
+    assert storage.list_runnable_rooms(db, limit=1) == [free]
+    # With an explicit time, the leased room becomes runnable once its lease is over.
+    later = clock.now + timedelta(seconds=200)
+    assert leased in storage.list_runnable_rooms(db, now=later)
