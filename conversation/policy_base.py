@@ -63,9 +63,8 @@ def first_permitted(
 
 def activity_messages(roster: Sequence[str], transcript: Sequence[RoomEvent]) -> list[RoomEvent]:
     """Message events of the current activity (the whole transcript when no human spoke)."""
-    messages = [e for e in transcript if e.kind == "message"]
-    start = opener_index(roster, messages)
-    return messages if start is None else messages[start:]
+    start = opener_index(roster, transcript)
+    return [e for e in transcript[0 if start is None else start :] if e.kind == "message"]
 
 
 class PolicyBase:

@@ -137,11 +137,12 @@ class RoundRobinRoomPlanner:
             return None
         if self.transitions is not None:
             self.transitions.check(names)
-        messages = [e for e in transcript if e.kind == "message"]
-        start = opener_index(names, messages)
+        # Only the current activity matters: find its opener from the end, so the cost follows
+        # the activity's length, not the room's lifetime.
+        start = opener_index(names, transcript)
         if start is None:
             return None
-        activity = messages[start:]
+        activity = [e for e in transcript[start:] if e.kind == "message"]
         if len(activity) >= self.max_messages:
             return None
         previous = activity[-1].speaker
