@@ -21,7 +21,7 @@ from __future__ import annotations
 import keyword
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,7 +47,8 @@ _EDSL_NAMES = frozenset({"scenario", "agent", "question", "answer", "loop", "ran
 
 @dataclass(frozen=True)
 class Analysis:
-    """EDSL ``Results`` and one tidy row per scenario, in the order the scenarios were given.
+    """EDSL ``Results`` and one tidy row per scenario, in the order the scenarios were given;
+    iterating it yields the rows.
 
     A row holds ``scenario_index``, the scenario's fields except the transcript, each question's
     answer under its name and EDSL's comment under ``<name>_comment``.
@@ -55,6 +56,16 @@ class Analysis:
 
     results: Any
     rows: list[dict[str, Any]]
+
+    # It also reads as the list of rows: ``for row in analyze(...)``, ``len(...)``, ``[i]``.
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        return self.rows[index]
 
 
 def analyze(

@@ -33,6 +33,9 @@ def test_was_a_deal_reached_over_two_transcripts():
     assert all("transcript" not in r for r in analysis.rows)
     assert analysis.rows[0]["deal_reached_comment"] == "A message (Bob) announces a deal."
     assert isinstance(analysis.results, Results) and len(analysis.results) == 2
+    assert (
+        list(analysis) == analysis.rows and len(analysis) == 2 and analysis[1]["room"] == "r-none"
+    )
     assert model.calls == 2
 
 

@@ -106,6 +106,17 @@ def test_buyer_counters_a_number_lower():
     assert "How about 90?" in text
 
 
+def test_a_negotiator_accepts_within_its_limit_and_counters_otherwise():
+    buyer = persona("Alice", {"role": "buyer", "private_value": "the mug is worth 10 to you"})
+    seller = persona("Alice", {"role": "seller", "private_cost": "the mug cost you 5"})
+    offer = turn_prompt(("Bob", "I can do 8"))
+    assert reply(OfflineModel(deal_phrase="DEAL"), offer, buyer).endswith("8 works for me. DEAL!")
+    assert "How about 7.2?" in reply(OfflineModel(), offer, buyer)  # no phrase: keeps bargaining
+    assert "How about 5?" in reply(OfflineModel(), turn_prompt(("Bob", "4 at most")), seller)
+    opening = reply(OfflineModel(), "You are Alice. This is the conversation so far: ", buyer)
+    assert "I could do 7." in opening and "10" not in opening  # the private value stays private
+
+
 def test_deal_phrase_after_n_messages_only():
     model = OfflineModel(deal_phrase="DEAL", deal_after=2)
     assert "DEAL" not in reply(model, turn_prompt(("Bob", "Offer 10")))

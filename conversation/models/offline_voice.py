@@ -19,6 +19,12 @@ from .prompt_reading import Message, persona_traits, speaker_name, transcript_me
 
 _MENTIONABLE = re.compile(r"^[A-Za-z0-9][\w\-]*$")
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)")
+_QUOTED = re.compile(r"\"[^\"]*\"|(?<=said )'[^']*'")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_DESCRIPTIVE = frozenset(
+    {"persona", "motivation", "role", "description", "personality", "background", "occupation"}
+)
+_PRIVATE = ("private", "secret", "hidden", "value", "reserve")
 _YOU_ARE_A = re.compile(r"^\s*(?:you are|you're|i am|i'm)\s+", re.IGNORECASE)
 
 _TONES: dict[str, tuple[str, ...]] = {
@@ -89,12 +95,19 @@ def compose_reply(
         last = next(m for m in reversed(messages) if m.speaker != name)
         parts.append(f'{_address(last.speaker, settings, rng)}, you said "{_snippet(last.text)}".')
         parts.append(rng.choice(_PHRASES[tone]))
-        counter = _counter_offer(last.text, tone, traits)
+        counter, accepted = _counter_offer(last.text, tone, traits, settings.deal_phrase)
         if counter:
             parts.append(counter)
         elif len(others) > 1:
             third = next(o for o in others if o != last.speaker)
             parts.append(f"{third}, what do you think?")
+        if accepted:
+            parts.append(f"{settings.deal_phrase}!")
+            return _limit(" ".join(parts), settings.max_words, settings.deal_phrase)
+    if not others or not messages:
+        opening = _opening_offer(traits)
+        if opening:
+            parts.append(opening)
     if _says_deal(len(messages), settings, rng):
         parts.append(f"{settings.deal_phrase}!")
     return _limit(" ".join(parts), settings.max_words, settings.deal_phrase)
@@ -137,38 +150,73 @@ def _tone(traits: Mapping[str, str]) -> str:
 
 
 def _persona_line(traits: Mapping[str, str], rng: random.Random) -> str | None:
-    usable = [(k, v) for k, v in traits.items() if k.lower() not in {"name", "agent_name"} and v]
+    """'Speaking as a curious scientist.': from a descriptive trait, first sentence only, never
+    from a trait whose name says it is private."""
+    usable = [
+        v
+        for k, v in traits.items()
+        if v and k.lower() in _DESCRIPTIVE and not any(w in k.lower() for w in _PRIVATE)
+    ]
     if not usable:
         return None
-    key, value = usable[rng.randrange(len(usable))]
-    value = _YOU_ARE_A.sub("", value).strip().rstrip(".")
+    value = _SENTENCE_END.split(usable[rng.randrange(len(usable))].strip())[0]
+    value = _YOU_ARE_A.sub("", value).strip().rstrip(".!?")
     if not value:
         return None
-    return (
-        f"Speaking as {value[0].lower() + value[1:]}."
-        if key.lower()
-        in {
-            "persona",
-            "motivation",
-            "role",
-            "description",
-        }
-        else f"My {key.replace('_', ' ')}: {value}."
-    )
+    return f"Speaking as {value[0].lower() + value[1:]}."
 
 
-def _counter_offer(text: str, tone: str, traits: Mapping[str, str]) -> str | None:
+def _role(traits: Mapping[str, str], tone: str = "plain") -> str | None:
+    words = " ".join(f"{k} {v}" for k, v in traits.items()).lower()
+    if "buy" in words:
+        return "buyer"
+    if "sell" in words or tone == "firm":
+        return "seller"
+    return None
+
+
+def _own_limit(traits: Mapping[str, str]) -> float | None:
+    """The persona's own number (a buyer's value, a seller's cost), if its traits state one."""
+    for value in traits.values():
+        found = _NUMBER.findall(value)
+        if found:
+            return float(found[0])
+    return None
+
+
+def _shown(value: float) -> str:
+    return f"{value:.0f}" if value >= 10 else f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def _opening_offer(traits: Mapping[str, str]) -> str | None:
+    role, limit = _role(traits), _own_limit(traits)
+    if role is None or limit is None:
+        return None
+    return f"I could do {_shown(limit * (0.7 if role == 'buyer' else 1.3))}."
+
+
+def _counter_offer(
+    text: str, tone: str, traits: Mapping[str, str], deal_phrase: str | None
+) -> tuple[str | None, bool]:
+    """A counter-offer to the last number said, within the persona's own limit; accepted (with
+    the deal phrase configured) when the offer is already within it."""
     numbers = _NUMBER.findall(text)
     if not numbers:
-        return None
-    value = float(numbers[-1])
-    role = " ".join(traits.values()).lower()
-    if "buy" in role:
-        value *= 0.9
-    elif "sell" in role or tone == "firm":
-        value *= 1.1
-    shown = f"{value:.0f}" if value >= 10 else f"{value:.2f}".rstrip("0").rstrip(".")
-    return f"How about {shown}?"
+        return None, False
+    offer = float(numbers[-1])
+    role, limit = _role(traits, tone), _own_limit(traits)
+    acceptable = limit is not None and (
+        (role == "buyer" and offer <= limit) or (role == "seller" and offer >= limit)
+    )
+    if deal_phrase and acceptable:
+        return f"{_shown(offer)} works for me.", True
+    if role == "buyer":
+        value = min(offer * 0.9, limit) if limit is not None else offer * 0.9
+    elif role == "seller":
+        value = max(offer * 1.1, limit) if limit is not None else offer * 1.1
+    else:
+        value = offer
+    return f"How about {_shown(value)}?", False
 
 
 def _says_deal(turns: int, settings: VoiceSettings, rng: random.Random) -> bool:
@@ -180,7 +228,10 @@ def _says_deal(turns: int, settings: VoiceSettings, rng: random.Random) -> bool:
 
 
 def _snippet(text: str, words: int = 8) -> str:
-    parts = " ".join(text.split()).replace('"', "'").split(" ")
+    """A short quote: the last sentence of ``text`` that is its own (quotes of others removed)."""
+    own = _QUOTED.sub("", " ".join(text.split()))
+    sentences = [s for s in _SENTENCE_END.split(own) if len(s.split()) >= 2] or [own or text]
+    parts = sentences[-1].replace('"', "'").split()
     short = " ".join(parts[:words])
     return short + "..." if len(parts) > words else short.rstrip(".!?,;:")
 
