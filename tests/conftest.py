@@ -42,6 +42,8 @@ def _drop_provider_keys() -> None:
 
 
 _drop_provider_keys()
+# EDSL downloads a price list from Expected Parrot on the first priced call of a real model.
+os.environ["EDSL_FETCH_TOKEN_PRICES"] = "False"
 os.environ["ROOMS_DATA_DIR"] = str(_SESSION_HOME / "rooms-data")
 os.environ.pop("ROOMS_DATABASE_URL", None)
 
