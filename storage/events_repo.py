@@ -19,6 +19,7 @@ from ._tx import (
     check_json,
     check_limit,
     event_from_row,
+    event_snapshot,
     open_turn_clause,
     probe_room,
     require_in,
@@ -140,7 +141,7 @@ def append_message(
             }
             event_id = conn.execute(INSERT_EVENT, values).inserted_primary_key[0]
             touch_room(conn, room_id, now)
-            return Event(id=event_id, **values)
+            return event_snapshot(id=event_id, **values)
     except IntegrityError:
         # Only reachable on a server database if two writers slipped past the room lock (e.g. a
         # different isolation level): the unique constraints held, so re-read and decide.

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.orm import configure_mappers
 from sqlmodel import Field, SQLModel
 
 from .coltypes import JSONDoc, UTCDateTime, utcnow
@@ -195,6 +196,10 @@ class AnalysisAnswer(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
 
+
+# Instrument the models now: the repository builds snapshots with ``model_construct`` on Core
+# paths, and attribute access on those needs configured mappers even if no ORM query ran yet.
+configure_mappers()
 
 __all__ = [
     "AgentProfile",

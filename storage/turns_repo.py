@@ -38,6 +38,7 @@ from ._tx import (
     as_set,
     check_json,
     event_from_row,
+    event_snapshot,
     holds_lease,
     lease_ok,
     lock_room,
@@ -129,9 +130,9 @@ def claim_turn(
             "created_at": now,
             "updated_at": now,
         }
+        # No touch_room here: the commit that follows bumps rooms.updated_at.
         event_id = conn.execute(INSERT_EVENT, values).inserted_primary_key[0]
-        touch_room(conn, room_id, now)
-        return Event(id=event_id, **values)
+        return event_snapshot(id=event_id, **values)
 
 
 def _claim_refusal(
@@ -362,7 +363,7 @@ def update_turn_state(
         values = commit.values(current.data, now)
         conn.execute(UPDATE_EVENT, {"b_event_id": event_id, **values})
         touch_room(conn, current.room_id, now)
-        return Event(**{**current.model_dump(), **values})
+        return event_snapshot(**{**current.model_dump(), **values})
 
 
 def _locked_turn(conn: Connection, event_id: int) -> Event:
