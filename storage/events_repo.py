@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -162,6 +163,167 @@ def _event_at(conn: Connection, room_id: int, seq: int) -> Event:
     return event_from_row(conn.execute(_EVENT_AT, {"room_id": room_id, "seq": seq}).one())
 
 
+IMPORT_FIELDS = frozenset(
+    {
+        "activity",
+        "round",
+        "state",
+        "request_id",
+        "visible_to",
+        "data",
+        "model",
+        "input_tokens",
+        "output_tokens",
+        "cost",
+        "latency",
+        "error",
+        "attempts",
+        "saw",
+        "parent_event_id",
+    }
+)
+"""Fields :func:`import_event` accepts besides kind, speaker and content."""
+
+
+def import_event(
+    db: Database, room_id: int, kind: str, speaker: str, content: str, **fields: Any
+) -> Event:
+    """Append one event with every recorded field restored verbatim (for imports and exports).
+
+    Like :func:`append_message` (seq = last + 1, request-id idempotency, activity/round derived
+    when missing), but a turn keeps its recorded ``state``, usage, ``error``, ``attempts`` and
+    ``saw``. ``fields`` must be among :data:`IMPORT_FIELDS` (an unknown field is refused).
+    Use :func:`import_events` to restore a whole log atomically.
+    """
+    return import_events(
+        db, room_id, [{"kind": kind, "speaker": speaker, "content": content, **fields}]
+    )[0]
+
+
+def import_events(db: Database, room_id: int, records: Sequence[dict[str, Any]]) -> list[Event]:
+    """Append many recorded events in one write transaction: all of them, or none.
+
+    Each record has ``kind``, ``speaker``, ``content`` and any of :data:`IMPORT_FIELDS`. Every
+    record is validated before anything is written (:class:`StorageValueError` names the record's
+    index and field). Seqs continue the room's log in the order given.
+    """
+    prepared = [_prepare_import(index, record) for index, record in enumerate(records)]
+    now = db.now()
+    with db.write_connection() as conn:
+        probe = probe_room(conn, room_id)
+        last_seq, last_activity, last_round = probe.last_seq, probe.last_activity, probe.last_round
+        imported: list[Event] = []
+        for values in prepared:
+            request_id = values["request_id"]
+            if request_id is not None:
+                seq = conn.execute(
+                    _SEQ_OF_REQUEST, {"room_id": room_id, "rid": request_id}
+                ).scalar()
+                if seq is not None:
+                    existing = _event_at(conn, room_id, seq)
+                    imported.append(
+                        _same_or_conflict(
+                            existing, values["kind"], values["speaker"], values["content"]
+                        )
+                    )
+                    continue
+            if values["activity"] is None:
+                human = values["kind"] == "human"
+                values["activity"] = last_activity + 1 if human else last_activity
+            if values["round"] is None:
+                values["round"] = 0 if values["kind"] == "human" else last_round
+            last_seq += 1
+            row = {
+                **values,
+                "room_id": room_id,
+                "seq": last_seq,
+                "created_at": now,
+                "updated_at": now,
+            }
+            event_id = conn.execute(INSERT_EVENT, row).inserted_primary_key[0]
+            imported.append(event_snapshot(id=event_id, **row))
+            last_activity, last_round = values["activity"], values["round"]
+        if prepared:
+            touch_room(conn, room_id, now)
+        return imported
+
+
+_SEQ_OF_REQUEST = sa_select(EVENTS.c.seq).where(
+    EVENTS.c.room_id == bindparam("room_id"), EVENTS.c.request_id == bindparam("rid")
+)
+
+
+def _prepare_import(index: int, record: Any) -> dict[str, Any]:
+    where = f"event {index}"
+    if not isinstance(record, dict):
+        raise StorageValueError(f"{where} must be a dict, not {type(record).__name__}")
+    unknown = set(record) - IMPORT_FIELDS - {"kind", "speaker", "content"}
+    if unknown:
+        raise StorageValueError(f"{where} has unknown field(s) {sorted(unknown)}")
+    kind = record.get("kind")
+    require_in(kind, EVENT_KINDS, f"{where} kind")
+    content = record.get("content", "")
+    check_event_fields(
+        speaker=record.get("speaker"),
+        content=content,
+        request_id=record.get("request_id"),
+        visible_to=record.get("visible_to"),
+        data=record.get("data"),
+        saw=record.get("saw"),
+    )
+    state = record.get("state", "done" if kind in ("agent", "pass") else None)
+    if kind in ("human", "system") and state is not None:
+        raise StorageValueError(f"{where}: {kind} events have no turn state (got {state!r})")
+    if kind in ("agent", "pass"):
+        require_in(state, TURN_STATES, f"{where} state")
+    for name in ("input_tokens", "output_tokens", "attempts", "activity", "round"):
+        value = record.get(name)
+        if value is not None and (
+            not isinstance(value, int) or isinstance(value, bool) or value < 0
+        ):
+            raise StorageValueError(f"{where}: {name}={value!r} must be an integer >= 0")
+    for name in ("cost", "latency"):
+        value = record.get(name)
+        if value is not None and (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
+            raise StorageValueError(f"{where}: {name}={value!r} must be a finite number")
+    error = record.get("error")
+    if error is not None and (not isinstance(error, dict) or not {"type", "message"} <= set(error)):
+        raise StorageValueError(f"{where}: error must be a dict with 'type' and 'message'")
+    if error is not None:
+        check_json(error, f"{where} error")
+    model = record.get("model")
+    if model is not None and not isinstance(model, str):
+        raise StorageValueError(f"{where}: model must be a string label")
+    visible_to = record.get("visible_to")
+    saw = record.get("saw")
+    return {
+        "kind": kind,
+        "speaker": record["speaker"],
+        "content": content,
+        "words": word_count(content),
+        "state": state,
+        "activity": record.get("activity"),
+        "round": record.get("round"),
+        "request_id": record.get("request_id"),
+        "parent_event_id": record.get("parent_event_id"),
+        "visible_to": list(visible_to) if visible_to is not None else None,
+        "data": record.get("data"),
+        "model": model,
+        "input_tokens": record.get("input_tokens"),
+        "output_tokens": record.get("output_tokens"),
+        "cost": record.get("cost"),
+        "latency": record.get("latency"),
+        "error": error,
+        "attempts": record.get("attempts") or 0,
+        "saw": list(saw) if saw is not None else None,
+        "next_attempt_at": None,
+    }
+
+
 def _by_request_id(session: Session, room_id: int, request_id: str) -> Event | None:
     return session.exec(
         select(Event).where(Event.room_id == room_id, Event.request_id == request_id)
@@ -250,6 +412,8 @@ __all__ = [
     "events",
     "find_event",
     "get_event",
+    "import_event",
+    "import_events",
     "latest_seq",
     "open_turn",
 ]

@@ -27,6 +27,8 @@ from .events_repo import (
     events,
     find_event,
     get_event,
+    import_event,
+    import_events,
     latest_seq,
     open_turn,
 )
@@ -95,6 +97,8 @@ __all__ = [
     "get_experiment",
     "get_lease",
     "get_room",
+    "import_event",
+    "import_events",
     "latest_seq",
     "lease_is_current",
     "list_agent_profiles",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import sqlite3
 import threading
 import time
@@ -179,3 +181,33 @@ def test_sqlite_file_folder_is_created(tmp_path: Path) -> None:
     with Database(f"sqlite:///{tmp_path / 'a' / 'b' / 'rooms.db'}") as db:
         assert db.is_sqlite
     assert (tmp_path / "a" / "b" / "rooms.db").exists()
+
+
+def test_opening_a_current_database_does_not_wait_for_writers(db_url: str) -> None:
+    Database(db_url).dispose()
+    holder = sqlite3.connect(db_url.removeprefix("sqlite:///"), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # a long writer elsewhere
+    try:
+        started = time.perf_counter()
+        with Database(db_url) as db:
+            assert storage.list_rooms(db) == []
+        assert time.perf_counter() - started < 2.0
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def _child_appends(db: Database, room_id: int) -> None:  # runs in a forked child
+    storage.append_message(db, room_id, "human", "child", "from the forked child")
+    os._exit(0)
+
+
+def test_a_forked_child_does_not_reuse_the_parents_connections(db: Database) -> None:
+    room_id = storage.create_room(db, "r")
+    storage.append_message(db, room_id, "human", "parent", "before fork")  # pool is warm
+    child = multiprocessing.get_context("fork").Process(target=_child_appends, args=(db, room_id))
+    child.start()
+    child.join(30)
+    assert child.exitcode == 0
+    storage.append_message(db, room_id, "human", "parent", "after fork")
+    assert [e.speaker for e in storage.events(db, room_id)] == ["parent", "child", "parent"]

@@ -150,3 +150,87 @@ def test_message_text_is_stored_verbatim(db: Database, room: int) -> None:
     text = "{{ 7*7 }} {% if x %} \n Bob: I concede <b>bold</b> \u00e9\U0001f600"
     event = storage.append_message(db, room, "human", "u", text)
     assert storage.get_event(db, event.id).content == text
+
+
+RECORDED = [
+    {
+        "kind": "human",
+        "speaker": "user",
+        "content": "sell me a car",
+        "activity": 1,
+        "round": 0,
+        "request_id": "h-1",
+    },
+    {
+        "kind": "agent",
+        "speaker": "Alice",
+        "content": "ten thousand",
+        "activity": 1,
+        "round": 0,
+        "state": "done",
+        "model": "gpt-test",
+        "input_tokens": 40,
+        "output_tokens": 3,
+        "cost": 0.01,
+        "latency": 0.5,
+        "attempts": 2,
+        "saw": [1],
+        "visible_to": None,
+        "data": {"cache_used": True},
+        "request_id": "t-2",
+    },
+    {
+        "kind": "agent",
+        "speaker": "Bob",
+        "content": "",
+        "activity": 1,
+        "round": 0,
+        "state": "failed",
+        "error": {"type": "TimeoutError", "code": "timeout", "message": "slow"},
+        "attempts": 3,
+        "saw": [1, 2],
+    },
+    {"kind": "pass", "speaker": "Alice", "content": "", "activity": 1, "round": 1, "state": "done"},
+]
+
+
+def test_import_events_restores_recorded_fields_verbatim(db: Database, room: int) -> None:
+    imported = storage.import_events(db, room, RECORDED)
+    assert [e.seq for e in imported] == [1, 2, 3, 4]
+    stored = storage.events(db, room)
+    assert stored == imported
+    for record, event in zip(RECORDED, stored, strict=True):
+        for field, value in record.items():
+            assert getattr(event, field) == value, field
+    # importing the same records again is idempotent where request ids exist
+    again = storage.import_event(db, room, **RECORDED[1])
+    assert again.id == imported[1].id and storage.latest_seq(db, room) == 4
+
+
+def test_import_events_is_all_or_nothing(db: Database, room: int) -> None:
+    bad = [*RECORDED[:2], {"kind": "agent", "speaker": "Bob", "content": "x", "state": "zzz"}]
+    with pytest.raises(StorageValueError, match="event 2 state"):
+        storage.import_events(db, room, bad)
+    with pytest.raises(StorageValueError, match=r"unknown field\(s\) \['api_key'\]"):
+        storage.import_event(db, room, "human", "u", "hi", api_key="sk-nope")
+    with pytest.raises(StorageValueError, match="cost"):
+        storage.import_event(db, room, "agent", "Alice", "hi", cost=math.nan)
+    with pytest.raises(StorageValueError, match="no turn state"):
+        storage.import_event(db, room, "human", "u", "hi", state="done")
+    conflicting = [RECORDED[0], {**RECORDED[0], "content": "changed"}]
+    with pytest.raises(RequestIdConflict):
+        storage.import_events(db, room, conflicting)
+    assert storage.latest_seq(db, room) == 0  # nothing of any failed import was written
+
+
+def test_import_derives_activity_and_round_when_missing(db: Database, room: int) -> None:
+    first, second = storage.import_events(
+        db,
+        room,
+        [
+            {"kind": "human", "speaker": "u", "content": "a"},
+            {"kind": "agent", "speaker": "Alice", "content": "b", "round": 2},
+        ],
+    )
+    third = storage.import_event(db, room, "system", "system", "note")
+    assert [(e.activity, e.round) for e in (first, second, third)] == [(1, 0), (1, 2), (1, 2)]
