@@ -186,6 +186,13 @@ def last_seq(conn: Connection, room_id: int) -> int:
     return int(conn.execute(_LAST_SEQ, {"room_id": room_id}).scalar() or 0)
 
 
+def insert_event(conn: Connection, values: dict[str, Any]) -> int:
+    """Insert one event row; return its new id."""
+    key = conn.execute(INSERT_EVENT, values).inserted_primary_key
+    assert key is not None
+    return int(key[0])
+
+
 def event_snapshot(**values: Any) -> Event:
     """A detached :class:`Event` snapshot from known column values.
 

@@ -15,12 +15,12 @@ from sqlmodel import Session, col, func, select
 
 from ._tx import (
     EVENTS,
-    INSERT_EVENT,
     as_set,
     check_json,
     check_limit,
     event_from_row,
     event_snapshot,
+    insert_event,
     open_turn_clause,
     probe_room,
     require_in,
@@ -140,7 +140,7 @@ def append_message(
                 "created_at": now,
                 "updated_at": now,
             }
-            event_id = conn.execute(INSERT_EVENT, values).inserted_primary_key[0]
+            event_id = insert_event(conn, values)
             touch_room(conn, room_id, now)
             return event_snapshot(id=event_id, **values)
     except IntegrityError:
@@ -240,7 +240,7 @@ def import_events(db: Database, room_id: int, records: Sequence[dict[str, Any]])
                 "created_at": now,
                 "updated_at": now,
             }
-            event_id = conn.execute(INSERT_EVENT, row).inserted_primary_key[0]
+            event_id = insert_event(conn, row)
             imported.append(event_snapshot(id=event_id, **row))
             last_activity, last_round = values["activity"], values["round"]
         if prepared:

@@ -80,7 +80,7 @@ def renew_lease(db: Database, room_id: int, owner: str, token: int, ttl_seconds:
     with db.write_connection() as conn:
         lock_room(conn, room_id)
         row = conn.execute(_LEASE, {"room_id": room_id}).first()
-        if row is None or row[0] != owner or not lease_ok(*row, token, now):
+        if row is None or row[0] != owner or not lease_ok(row[0], row[1], row[2], token, now):
             return False
         conn.execute(
             update(LEASES)

@@ -272,7 +272,7 @@ def list_runnable_rooms(db: Database, now: datetime | None = None, limit: int = 
         .limit(limit)
     )
     with db.read() as session:
-        return [int(room_id) for room_id in session.exec(query)]
+        return [room_id for room_id in session.exec(query) if room_id is not None]
 
 
 __all__ = [

@@ -29,7 +29,6 @@ from sqlalchemy.engine import Connection
 
 from ._tx import (
     EVENTS,
-    INSERT_EVENT,
     LEASES,
     UNSET,
     UPDATE_EVENT,
@@ -40,6 +39,7 @@ from ._tx import (
     event_from_row,
     event_snapshot,
     holds_lease,
+    insert_event,
     lease_ok,
     lock_room,
     lock_rooms,
@@ -131,7 +131,7 @@ def claim_turn(
             "updated_at": now,
         }
         # No touch_room here: the commit that follows bumps rooms.updated_at.
-        event_id = conn.execute(INSERT_EVENT, values).inserted_primary_key[0]
+        event_id = insert_event(conn, values)
         return event_snapshot(id=event_id, **values)
 
 
