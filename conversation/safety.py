@@ -18,6 +18,7 @@ no template engine sees, so they carry the literal text.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Iterable, Mapping
@@ -107,6 +108,13 @@ def _environment() -> _BoundedEnvironment:
     env = _BoundedEnvironment(undefined=jinja2.StrictUndefined, autoescape=False)
     env.globals = {"range": _safe_range}
     return env
+
+
+@functools.lru_cache(maxsize=256)
+def compiled_template(source: str, allowed: tuple[str, ...], field: str) -> SafeTemplate:
+    """A ``SafeTemplate``, compiled once per (source, variables, field) and then shared: templates
+    are immutable, and compiling one costs far more than rendering it."""
+    return SafeTemplate(source, allowed=allowed, field=field)
 
 
 class SafeTemplate:
@@ -200,4 +208,10 @@ class SafeTemplate:
         return "".join(pieces)
 
 
-__all__ = ["neutralize", "neutralize_value", "SafeTemplate", "ZERO_WIDTH_SPACE"]
+__all__ = [
+    "neutralize",
+    "neutralize_value",
+    "SafeTemplate",
+    "compiled_template",
+    "ZERO_WIDTH_SPACE",
+]

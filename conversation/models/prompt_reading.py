@@ -18,6 +18,10 @@ from ..safety import ZERO_WIDTH_SPACE
 
 _NAME = r"[A-Z][\w'\-]*(?: [A-Z][\w'\-]*){0,3}"
 _YOU_ARE = re.compile(r"\bYou are (" + _NAME + r")(?=[\s,.;:!?)]|$)")
+# The project's own persona line names the agent exactly, whatever its case (``coder``).
+_IN_CHARACTER = re.compile(
+    r"\bStay in character as ([A-Za-z0-9][\w\-.']*?)(?= for\b|[\s,;:!?)]|\.\s|\.?$)"
+)
 _NAME_IS = re.compile(r"\b(?:[Yy]our name is|[Nn]ame:)\s*\"?(" + _NAME + r")")
 _NOT_NAMES = frozenset({"I", "A", "An", "The", "You", "Not", "Now", "Here", "Answering", "An AI"})
 _TRAITS_DICT = re.compile(r"[Tt]raits\s*[:=]\s*\{")
@@ -38,6 +42,9 @@ class Message:
 
 def speaker_name(system_prompt: str, user_prompt: str) -> str | None:
     """The name of the agent being asked to speak (``You are Alice.``), if the prompts give one."""
+    own = _IN_CHARACTER.search(system_prompt)
+    if own:
+        return own.group(1)
     for text in (system_prompt, user_prompt):
         for pattern in (_YOU_ARE, _NAME_IS):
             for match in pattern.finditer(text):

@@ -1,0 +1,132 @@
+"""What an agent is asked on its turn in a room: persona, visible transcript, hint, feedback.
+
+The prompt is a pure function of the room's config and the events *before* the turn, so a turn
+resumed after a crash is asked exactly what it was asked the first time (and EDSL's cache, keyed
+by the prompt, can answer it again for free). The transcript is structured (one JSON record per
+message) and holds only what the agent may see, inside the room's context window. The template is
+the room's own or the default, rendered in the sandbox of ``safety.SafeTemplate``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .context import build_context
+from .prompts import persona
+from .room_config import ROOM_PROMPT_VARIABLES, RoomConfig
+from .room_log import LogView, max_turns_of
+from .safety import SafeTemplate, compiled_template
+from .transcript import render_lines, render_record
+
+PASS_WORDS = frozenset({"PASS", "PASS.", "[PASS]", "(PASS)"})
+
+DEFAULT_ROOM_PROMPT = """You are {{ speaker_name }}, in a group chat with {{ agent_names | join(", ") }} and the people who write there.
+The conversation so far: {{ conversation }}
+{% if max_turns %}This is turn {{ current_turn + 1 }} of {{ max_turns }} ({{ turns_left }} left, counting this one).
+{% endif %}{% if feedback %}{{ feedback }}
+{% endif %}Write your next message as {{ speaker_name }}. To hand over to someone, mention them as @name. If you have nothing to add, reply with the single word PASS."""
+
+
+def is_pass(text: str) -> bool:
+    """A reply that is only the word PASS (any case, optional punctuation) is a pass."""
+    return text.strip().upper() in PASS_WORDS
+
+
+@dataclass(frozen=True, slots=True)
+class TurnPrompt:
+    """The two prompt strings of a turn and the seqs of the events the agent was shown."""
+
+    system_prompt: str
+    user_prompt: str
+    saw: tuple[int, ...]
+
+
+def denial_feedback(denials: Sequence[Mapping[str, Any]]) -> str | None:
+    """What the agent is told after a person denied its draft(s)."""
+    if not denials:
+        return None
+    last = denials[-1]
+    reason = last.get("reason") or "no reason given"
+    return (
+        "A moderator did not allow your previous draft: "
+        f"{render_record({'draft': last.get('draft', '')})}\n"
+        f"Their reason: {render_record({'reason': reason})}\n"
+        "Write a different message, or reply PASS."
+    )
+
+
+def room_template(config: RoomConfig) -> SafeTemplate:
+    return compiled_template(
+        config.prompt_template or DEFAULT_ROOM_PROMPT, ROOM_PROMPT_VARIABLES, "prompt_template"
+    )
+
+
+def build_turn_prompt(
+    config: RoomConfig,
+    view: LogView,
+    speaker: str,
+    *,
+    feedback: str | None = None,
+    template: SafeTemplate | None = None,
+) -> TurnPrompt:
+    """The prompt of ``speaker``'s turn, from the events in ``view`` (those before the turn)."""
+    spec = config.spec(speaker)
+    system = persona(spec.name, spec.traits, spec.instruction)
+    max_turns = max_turns_of(config.termination)
+    current = view.agent_turns()
+    context = build_context(
+        speaker,
+        config.names,
+        view.events,
+        persona=system,
+        policy=config.context_policy(),
+        seqs=view.seqs,
+        current_turn=current,
+        max_turns=max_turns,
+    )
+    lines = []
+    for position in context.positions:
+        event = view.events[position]
+        record: dict[str, Any] = {"seq": view.seqs[position], "speaker": event.speaker}
+        if event.kind == "summary":
+            record["summary"] = event.content
+        elif event.kind == "system":
+            record["notice"] = event.content
+        elif event.passed:
+            record["passed"] = True
+        else:
+            record["text"] = event.content
+        if event.visible_to is not None:
+            record["private_to"] = list(event.visible_to)
+        lines.append(render_record(record))
+    opener = view.events[context.opener] if context.opener is not None else None
+    user = (
+        (template or room_template(config))
+        .render(
+            {
+                "speaker_name": speaker,
+                "conversation": render_lines(lines),
+                "agent_names": list(config.names),
+                "current_turn": current,
+                "max_turns": max_turns,
+                "turns_left": max(max_turns - current, 0) if max_turns else None,
+                "feedback": feedback,
+                "activity_opener": opener.content if opener is not None else None,
+            }
+        )
+        .strip()
+    )
+    return TurnPrompt(system, user, tuple(context.saw))
+
+
+__all__ = [
+    "DEFAULT_ROOM_PROMPT",
+    "PASS_WORDS",
+    "TurnPrompt",
+    "build_turn_prompt",
+    "denial_feedback",
+    "is_pass",
+    "room_template",
+]
