@@ -254,30 +254,27 @@ def import_room(
                 ResumeWarning,
                 stacklevel=3,
             )
+    last = checked[-1]["speaker"]
+    records = [
+        {
+            "kind": m["kind"],
+            "speaker": m["speaker"],
+            "content": m["content"],
+            "round": m["round"],
+            "visible_to": m["visible_to"],
+        }
+        for m in checked
+    ]
+    records.append(
+        {
+            "kind": "system",
+            "speaker": "room",
+            "content": f"Resumed from {len(checked)} imported messages; the last speaker was {last}.",
+            "data": {"event": RESUMED, "messages": len(checked), "last_speaker": last},
+        }
+    )
     room_id = storage.create_room(db, name, config.to_dict(), status="running")
-    try:
-        for message in checked:
-            storage.append_message(
-                db,
-                room_id,
-                message["kind"],
-                message["speaker"],
-                message["content"],
-                round=message["round"],
-                visible_to=message["visible_to"],
-            )
-        last = checked[-1]["speaker"]
-        storage.append_message(
-            db,
-            room_id,
-            "system",
-            "room",
-            f"Resumed from {len(checked)} imported messages; the last speaker was {last}.",
-            data={"event": RESUMED, "messages": len(checked), "last_speaker": last},
-        )
-    except Exception:
-        storage.delete_room(db, room_id)
-        raise
+    _restore(db, room_id, records)
     return room_class(db, room_id)
 
 
@@ -385,22 +382,23 @@ def _import_export(
             raise ImportRejected(f"event {index} content must be text")
     name = name_override or data.get("name") or "imported room"
     room_id = storage.create_room(db, name, config.to_dict(), status=status)
-    try:
-        for event in events:
-            fields = {
-                k: v for k, v in event.items() if k not in ("seq", "kind", "speaker", "content")
-            }
-            storage.import_event(
-                db, room_id, event["kind"], event["speaker"], event.get("content", ""), **fields
-            )
+    _restore(db, room_id, [{k: v for k, v in e.items() if k != "seq"} for e in events])
+    if data.get("stop_reason") is not None:
         storage.update_room(db, room_id, stop_reason=data.get("stop_reason"))
+    return room_class(db, room_id)
+
+
+def _restore(db: storage.Database, room_id: int, records: list[dict[str, Any]]) -> None:
+    """Write the whole log in one transaction; on any failure the new room is removed again, so
+    the database is as it was."""
+    try:
+        storage.import_events(db, room_id, records)
     except storage.StorageError as exc:
         storage.delete_room(db, room_id)
-        raise ImportRejected(f"the export could not be restored: {exc}") from None
-    except Exception:
+        raise ImportRejected(f"the import could not be stored: {exc}") from None
+    except BaseException:
         storage.delete_room(db, room_id)
         raise
-    return room_class(db, room_id)
 
 
 # -- export files -----------------------------------------------------------------------------------
