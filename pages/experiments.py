@@ -1,6 +1,207 @@
+"""Experiments: design a batch from a template room (conditions x replicates), see the planned rooms
+and calls, run it with progress and live counts, stop it. It resumes after a server restart."""
+
+import pandas as pd
 import streamlit as st
 
-from ui.bootstrap import page_setup
+from storage import frames
+from storage import repository as repo
+from ui import experiments as ex
+from ui.bootstrap import database, human_name, page_setup, request_id, spend_request_id, wake_runner
+from ui.templates import TEMPLATES
+from ui.widgets import model_choices, spec_for_choice, spec_label
 
 page_setup()
+db = database()
+PROGRESS_SECONDS = 1.0
+
 st.title("Experiments")
+
+
+def _experiment_param() -> int | None:
+    raw = st.query_params.get("experiment")
+    return int(raw) if raw is not None and raw.isdigit() else None
+
+
+all_experiments = repo.list_experiments(db, limit=None)
+labels = {e.id: f"#{e.id} {e.name} ({e.status})" for e in all_experiments}
+current = _experiment_param()
+options = [None, *labels]
+picked = st.selectbox(
+    "Experiment",
+    options,
+    index=options.index(current) if current in options else 0,
+    format_func=lambda e: "➕ New experiment" if e is None else labels[e],
+    key=f"exp-pick-{current}",
+)
+if picked != current:
+    if picked is None:
+        st.query_params.pop("experiment", None)
+    else:
+        st.query_params["experiment"] = str(picked)
+    st.rerun()
+
+if current is None:
+    st.subheader("Design")
+    name = st.text_input("Experiment name", value="Mug negotiation", key="exp-name")
+    source = st.radio(
+        "Template room", ["A shipped template", "An existing room"], horizontal=True, key="exp-src"
+    )
+    suggested: dict = {}
+    if source == "A shipped template":
+        tkey = st.selectbox(
+            "Template",
+            list(TEMPLATES),
+            index=list(TEMPLATES).index("mug_negotiation"),
+            format_func=lambda k: TEMPLATES[k].title,
+            key="exp-tpl",
+        )
+        template = ex.template_from_room_template(TEMPLATES[tkey])
+        suggested = dict(TEMPLATES[tkey].conditions)
+        st.caption(TEMPLATES[tkey].description)
+    else:
+        choices = {r.id: f"#{r.id} {r.name}" for r in repo.list_rooms(db, limit=200)}
+        if not choices:
+            st.info("No rooms yet: use a shipped template.")
+            st.stop()
+        rid = st.selectbox("Room", list(choices), format_func=choices.get, key="exp-room")
+        template = ex.template_from_room(db, rid)
+    template["opening"] = st.text_area(
+        "Opening message of every room", value=template["opening"], key=f"exp-opening-{source}"
+    )
+    roster = [a["name"] for a in template["agents"]]
+
+    st.markdown("**Conditions**")
+    conditions: list[ex.Condition]
+    use_suggested = bool(suggested) and st.checkbox(
+        f"Use the template's conditions ({', '.join(suggested)})", value=True, key="exp-suggested"
+    )
+    if use_suggested:
+        conditions = [ex.Condition(label, traits) for label, traits in suggested.items()]
+    else:
+        factors = []
+        for i in range(2):
+            c1, c2, c3 = st.columns([1, 1, 2])
+            agent = c1.selectbox(f"Vary agent {i + 1}", roster, key=f"exp-f{i}-agent")
+            known = next(a for a in template["agents"] if a["name"] == agent).get("traits") or {}
+            trait = c2.selectbox("trait", sorted(known) or ["role"], key=f"exp-f{i}-trait-{agent}")
+            values = c3.text_area(
+                "values (one per line; empty: not varied)", key=f"exp-f{i}-values", height=80
+            )
+            factors.append((agent, trait, [v for v in values.splitlines() if v.strip()]))
+        conditions = ex.crossed_conditions(factors)
+    models = st.multiselect(
+        "Also vary the model",
+        [c for c in model_choices() if c not in ("App default", "Other model…")],
+        key="exp-models",
+    )
+    if models:
+        specs = []
+        for choice in models:
+            spec, problem = spec_for_choice(choice)
+            if problem:
+                st.error(f"{choice}: {problem}")
+            else:
+                specs.append((spec_label(spec), spec))
+        conditions = ex.with_models(conditions, specs)
+    limits = st.text_input(
+        "Also vary 'stop after N agent turns' (comma separated, e.g. 4, 8)", key="exp-limits"
+    )
+    try:
+        turn_limits = [int(x) for x in limits.split(",") if x.strip()]
+    except ValueError:
+        st.error("Turn limits must be whole numbers separated by commas.")
+        turn_limits = []
+    conditions = ex.with_turn_limits(conditions, template, turn_limits)
+    replicates = st.number_input(
+        "Replicates per condition", 1, ex.MAX_REPLICATES, 4, key="exp-reps"
+    )
+
+    try:
+        plan = ex.plan(conditions, int(replicates))
+    except ValueError as exc:
+        st.error(str(exc))
+        st.stop()
+    calls = ex.estimate_calls(template, plan)
+    m1, m2, m3 = st.columns(3)
+    m1.metric("Conditions", len(conditions))
+    m2.metric("Planned rooms", len(plan))
+    m3.metric("Model calls (at most)", "unbounded" if calls is None else f"{calls:,}")
+    if calls is None:
+        st.warning(
+            "Some rooms have no turn limit: set 'stop after N agent turns' or a planner cap."
+        )
+    st.dataframe(
+        pd.DataFrame([{"condition": c.label, "rooms": int(replicates)} for c in conditions]),
+        hide_index=True,
+        width="stretch",
+    )
+    slot = "experiment-create"
+    drawn = request_id(slot)
+    if st.button("Create and run", type="primary", key="exp-run", disabled=calls is None):
+        done_already = st.session_state.get("_experiment_made", {}).get(drawn)
+        try:
+            experiment_id = done_already or ex.create(
+                db,
+                name.strip() or "experiment",
+                ex.design(template, conditions, int(replicates)),
+                speaker=human_name(),
+            )
+        except ValueError as exc:
+            st.error(f"Not created: {exc}")
+        else:
+            st.session_state.setdefault("_experiment_made", {})[drawn] = experiment_id
+            spend_request_id(slot)
+            wake_runner()
+            st.query_params["experiment"] = str(experiment_id)
+            st.rerun()
+    st.stop()
+
+# --- one experiment ---------------------------------------------------------------------------
+experiment = repo.get_experiment(db, current)
+if experiment.status == "running":
+    created = ex.materialize(db, current, speaker=human_name())  # resumes a half-made experiment
+    if created:
+        wake_runner()
+
+st.subheader(experiment.name)
+c1, c2 = st.columns([1, 3])
+if c1.button("Stop", key="exp-stop", disabled=experiment.status != "running"):
+    ex.stop(db, current)
+    st.rerun()
+c2.page_link("pages/results.py", label="Open in Results", icon=":material/monitoring:")
+
+
+def progress_panel() -> None:
+    now = ex.progress(db, current)
+    status = repo.get_experiment(db, current).status
+    if status == "running" and ex.mark_done_if_finished(db, current, now):
+        st.rerun()
+    st.progress(now.fraction, text=f"{now.finished} of {now.planned} rooms finished ({status})")
+    k1, k2, k3, k4 = st.columns(4)
+    k1.metric("Rooms created", f"{now.created} / {now.planned}")
+    k2.metric("Running", now.running)
+    k3.metric("Messages", now.messages)
+    k4.metric("Cost", f"${now.cost:.4f}")
+    st.caption(" · ".join(f"{k}: {v}" for k, v in sorted(now.by_status.items())))
+    table = frames.rooms_summary(db, experiment_id=current, limit=None)
+    if not table.empty:
+        st.dataframe(
+            table[
+                ["room_id", "condition", "replicate", "status", "stop_reason", "messages", "cost"]
+            ],
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "room_id": st.column_config.NumberColumn("room", format="#%d"),
+            },
+        )
+
+
+if experiment.status == "running":
+    st.fragment(progress_panel, run_every=PROGRESS_SECONDS)()
+else:
+    progress_panel()
+
+with st.expander("Design", icon=":material/schema:"):
+    st.json(experiment.config, expanded=False)

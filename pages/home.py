@@ -1,6 +1,80 @@
+"""Home: what this is, which model answers, the rooms at a glance, and rooms from templates."""
+
 import streamlit as st
 
-from ui.bootstrap import page_setup
+from storage import repository as repo
+from ui import rooms
+from ui.bootstrap import database, human_name, model_summary, page_setup, wake_runner
+from ui.templates import TEMPLATES
 
 page_setup()
-st.title("Home")
+db = database()
+OVERVIEW_REFRESH_SECONDS = 3
+
+st.title("Conversation rooms")
+st.markdown(
+    "A lab for conversations between LLM agents, with people in the loop. Design agents, put them "
+    "in a room, watch their turns arrive live, step in with a message, moderate, run many rooms "
+    "as an experiment and chart the results. Everything is saved, so rooms survive restarts."
+)
+
+label, offline, providers = model_summary()
+if offline:
+    st.warning(
+        f"**Active model: {label}.** It is a deterministic stand-in so the app works without an "
+        "API key; it is not an LLM. Set a provider key (e.g. `OPENAI_API_KEY`) in the environment "
+        "or `.streamlit/secrets.toml` and restart to use a real model.",
+        icon=":material/smart_toy:",
+    )
+else:
+    st.success(f"**Active model: {label}**", icon=":material/smart_toy:")
+
+st.subheader("Start a room from a template")
+columns = st.columns(len(TEMPLATES))
+for column, template in zip(columns, TEMPLATES.values(), strict=True):
+    with column.container(border=True):
+        st.markdown(f"**{template.title}**")
+        st.caption(template.description)
+        st.caption("Agents: " + ", ".join(template.roster))
+        if st.button("Start", key=f"start-{template.key}", type="primary"):
+            room = rooms.create_room(
+                db,
+                rooms.draft_from_template(template),
+                opening=template.opening,
+                speaker=human_name(),
+            )
+            wake_runner()
+            st.switch_page("pages/room.py", query_params={"room": str(room.id)})
+st.page_link("pages/room.py", label="Or design a room yourself", icon=":material/add:")
+
+
+def rooms_overview() -> None:
+    table = rooms.overview(db)
+    if table.empty:
+        st.info("No rooms yet: start one above.")
+        return
+    picked = st.dataframe(
+        table,
+        hide_index=True,
+        on_select="rerun",
+        selection_mode="single-row",
+        key="home-rooms",
+        width="stretch",
+        column_config={
+            "room_id": st.column_config.NumberColumn("room", format="#%d"),
+            "cost": st.column_config.NumberColumn("cost so far", format="$%.4f"),
+            "last_message": st.column_config.TextColumn("last message", width="large"),
+        },
+    )
+    if picked.selection.rows:
+        chosen = int(table.iloc[picked.selection.rows[0]]["room_id"])
+        st.switch_page("pages/room.py", query_params={"room": str(chosen)})
+    st.caption("Select a row to open the room.")
+
+
+st.subheader(f"Rooms ({repo.count_rooms(db)})")
+busy = repo.count_rooms(db, status="running") > 0
+if busy:
+    st.fragment(rooms_overview, run_every=OVERVIEW_REFRESH_SECONDS)()
+else:
+    rooms_overview()

@@ -1,7 +1,6 @@
 """Results: every room and experiment as filterable tables, a transcript reader, charts (click to
 filter), follow-up analysis with EDSL questions, side-by-side comparison, and exports."""
 
-import pandas as pd
 import streamlit as st
 
 from storage import frames
@@ -199,36 +198,39 @@ with analysis_tab:
         )
 
 with export_tab:
+    st.caption(
+        f"{len(selected)} room(s): the selected rows of the rooms table, or every room shown. "
+        "Files are built when you click."
+    )
     st.download_button(
         "Rooms (CSV)",
         results.rooms_table(rooms).to_csv(index=False),
         file_name="rooms.csv",
         mime="text/csv",
         key="dl-rooms",
+        on_click="ignore",
     )
-    all_events = frames.events_frame(db, selected)
     st.download_button(
         "Events of the selected rooms (CSV)",
-        all_events.to_csv(index=False),
+        lambda: frames.events_frame(db, selected).to_csv(index=False),
         file_name="events.csv",
         mime="text/csv",
         key="dl-events",
+        on_click="ignore",
     )
     st.download_button(
         "Selected rooms (JSON export)",
-        results.export_json(db, selected),
+        lambda: results.export_json(db, selected),
         file_name="rooms.json",
         mime="application/json",
         key="dl-json",
+        on_click="ignore",
     )
     st.download_button(
         "Selected rooms as EDSL Results (JSON)",
-        results.export_edsl_results(db, selected),
+        lambda: results.export_edsl_results(db, selected),
         file_name="results.json",
         mime="application/json",
         key="dl-edsl",
-    )
-    st.caption(
-        f"{len(pd.unique(all_events['room_id'])) if not all_events.empty else 0} rooms, "
-        f"{len(all_events)} events."
+        on_click="ignore",
     )

@@ -1,6 +1,298 @@
+"""Room: pick or deep-link a room (``?room=ID``), watch it live, post messages, moderate, inspect
+turns, read and change nothing behind its back: every action is one call into the Room API."""
+
+import pandas as pd
 import streamlit as st
 
-from ui.bootstrap import page_setup
+from conversation.exceptions import ConversationStateError, RequestConflictError
+from conversation.room import Room
+from storage import frames
+from storage import repository as repo
+from ui import rooms
+from ui.bootstrap import (
+    database,
+    human_name,
+    page_setup,
+    request_id,
+    spend_request_id,
+    wake_runner,
+)
+from ui.live import forget, live_transcript
+from ui.room_forms import create_room_form, import_room_form
+from ui.widgets import describe_spec, escape_markdown
 
 page_setup()
-st.title("Room")
+db = database()
+
+
+def _room_param() -> int | None:
+    raw = st.query_params.get("room")
+    try:
+        return int(raw) if raw is not None else None
+    except ValueError:
+        st.warning(f"Ignoring ?room={raw!r}: a room id is a number.")
+        return None
+
+
+room_id = _room_param()
+recent = repo.list_rooms(db, limit=200)
+labels = {r.id: f"#{r.id} {r.name} ({r.status})" for r in recent}
+if room_id is not None and room_id not in labels:
+    try:
+        found = repo.get_room(db, room_id)
+        labels[room_id] = f"#{found.id} {found.name} ({found.status})"
+    except LookupError:
+        st.error(f"There is no room {room_id}. Pick another one or create a room.")
+        room_id = None
+options = [None, *labels]
+picked = st.selectbox(
+    "Room",
+    options,
+    index=options.index(room_id),
+    format_func=lambda r: "➕ New room" if r is None else labels[r],
+    key=f"room-pick-{room_id}",
+)
+if picked != room_id:
+    if picked is None:
+        st.query_params.pop("room", None)
+    else:
+        st.query_params["room"] = str(picked)
+    st.rerun()
+
+if room_id is None:
+    st.title("Rooms")
+    new_tab, import_tab = st.tabs(["New room", "Import"])
+    with new_tab:
+        create_room_form(db)
+    with import_tab:
+        import_room_form(db)
+    st.stop()
+
+room = Room.open(db, room_id)
+record = room.record
+config = room.config
+roster = list(config.names)
+
+st.title(record.name)
+facts = [
+    f"**Status:** {record.status}",
+    f"**Model:** {escape_markdown(describe_spec(config.model))}",
+    f"**Turn taking:** {rooms.PLANNER_LABELS.get(config.planner.get('kind'), config.planner.get('kind'))}",
+    f"**Stops:** {escape_markdown(rooms.describe_termination(config.termination))}",
+]
+if config.moderated:
+    facts.append("**Moderated**")
+if record.experiment_id is not None:
+    facts.append(
+        f"**Experiment** #{record.experiment_id}, {escape_markdown(record.condition or '')}"
+    )
+if record.parent_room_id is not None:
+    facts.append(f"**Fork** of #{record.parent_room_id} at #{record.parent_seq}")
+st.markdown(" · ".join(facts))
+notice = st.session_state.pop(f"_notice:{room_id}", None)
+if notice:
+    st.warning(notice)
+
+left, right = st.columns([3, 2], gap="large")
+
+with left:
+    live_transcript(db, room_id, roster)
+
+
+def act(action, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    """Run one Room/Turn verb; a verb that no longer fits (another tab was faster) is reported."""
+    try:
+        action(*args, **kwargs)
+    except (ConversationStateError, ValueError) as exc:
+        st.session_state[f"_notice:{room_id}"] = str(exc)
+    forget(room_id)
+    wake_runner()
+    st.rerun()
+
+
+with right:
+    pending = room.pending()
+    status = record.status
+    b1, b2, b3, b4 = st.columns(4)
+    if b1.button(
+        "Resume" if status in ("paused", "failed") else "Run",
+        key="ctl-resume",
+        disabled=status not in ("paused", "failed"),
+        help="Let the agents go on (a new message also starts a settled room).",
+        width="stretch",
+    ):
+        act(room.resume)
+    if b2.button(
+        "Pause",
+        key="ctl-pause",
+        disabled=status not in ("running", "waiting", "settled", "idle"),
+        width="stretch",
+    ):
+        act(room.pause)
+    if b3.button("Stop", key="ctl-stop", disabled=status == "stopped", width="stretch"):
+        act(room.stop)
+    if b4.button(
+        "Pass",
+        key="ctl-pass",
+        disabled=pending is None,
+        help="Skip the current agent's turn (it counts as a pass).",
+        width="stretch",
+    ):
+        act(pending.abandon if pending.state == "interrupted" else pending.stop)
+
+    if pending is not None and pending.state == "waiting":
+        with st.container(border=True):
+            st.markdown(f"**Draft by {escape_markdown(pending.speaker)}** waits for approval")
+            denials = len(pending.inputs["denials"])
+            draft = pending.waiting[0]["draft"]
+            edited = st.text_area(
+                "Message (edit before approving if you like)",
+                value=draft,
+                key=f"draft-{pending.id}-{denials}",
+            )
+            if st.button("Approve", type="primary", key=f"approve-{pending.id}-{denials}"):
+                act(pending.approve, edited if edited.strip() != draft.strip() else None)
+            reason = st.text_input(
+                "Reason (the agent is told)", key=f"deny-reason-{pending.id}-{denials}"
+            )
+            if st.button("Deny", key=f"deny-{pending.id}-{denials}"):
+                if reason.strip():
+                    act(pending.deny, reason.strip())
+                else:
+                    st.error("Say why: the agent is told the reason and tries again.")
+    elif pending is not None and pending.state == "interrupted":
+        with st.container(border=True):
+            error = pending.error or {}
+            st.markdown(f"**{escape_markdown(pending.speaker)}'s turn was interrupted**")
+            st.text(f"{error.get('type', 'error')}: {error.get('message', '')}")
+            c1, c2 = st.columns(2)
+            if c1.button("Retry the turn", key=f"retry-{pending.id}"):
+                act(pending.resume)
+            if c2.button("Abandon it", key=f"abandon-{pending.id}"):
+                act(pending.abandon)
+
+    details_tab, settings_tab, copy_tab = st.tabs(["Turn details", "Settings", "Fork & export"])
+    events = room.events()
+    with details_tab:
+        turns = [e for e in events if e.kind in ("agent", "pass")]
+        if not turns:
+            st.caption("No agent turns yet.")
+        else:
+            seq = st.selectbox(
+                "Turn",
+                [e.seq for e in reversed(turns)],
+                format_func=lambda s: f"#{s} {next(e.speaker for e in turns if e.seq == s)}",
+                key=f"turn-pick-{room_id}",
+            )
+            event = next(e for e in turns if e.seq == seq)
+            facts = rooms.turn_details(event)
+            st.dataframe(
+                pd.DataFrame({"": list(facts), "value": [str(v) for v in facts.values()]}),
+                hide_index=True,
+                width="stretch",
+            )
+            by_seq = {e.seq: e for e in events}
+            st.caption("What the agent saw")
+            for s in event.saw or []:
+                seen = by_seq.get(s)
+                if seen is not None:
+                    st.text(f"#{s} {seen.speaker}: {seen.content}")
+            with st.expander("The prompt it was asked (rebuilt from the events before it)"):
+                asked = rooms.turn_prompt(config, events, event)
+                st.code(asked.system_prompt, language=None, wrap_lines=True)
+                st.code(asked.user_prompt, language=None, wrap_lines=True)
+            for denial in (event.data or {}).get("denials", []):
+                st.text(f"Denied draft: {denial.get('draft')}\nReason: {denial.get('reason')}")
+    with settings_tab:
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "agent": spec.name,
+                        "traits": ", ".join(f"{k}: {v}" for k, v in spec.traits.items()),
+                        "instruction": spec.instruction or "",
+                        "model": describe_spec(spec.model) if spec.model else "room's model",
+                    }
+                    for spec in config.roster
+                ]
+            ),
+            hide_index=True,
+            width="stretch",
+        )
+        st.json(
+            {
+                "planner": dict(config.planner),
+                "termination": dict(config.termination) if config.termination else None,
+                "context": dict(config.context) if config.context else None,
+                "model": dict(config.model),
+                "moderated": config.moderated,
+                "max_denials": config.max_denials,
+                "seed": config.seed,
+            },
+            expanded=False,
+        )
+        who = st.selectbox("Preview the next prompt of", roster, key=f"preview-{room_id}")
+        shown = rooms.preview_prompt(
+            config, [e for e in events if e.state not in ("running",)], who
+        )
+        st.caption(
+            "Prompt template: " + ("the room's own" if config.prompt_template else "default")
+        )
+        st.code(shown.user_prompt, language=None, wrap_lines=True)
+    with copy_tab:
+        if events:
+            at = st.selectbox(
+                "Fork after message",
+                [e.seq for e in reversed(events)],
+                format_func=lambda s: f"#{s} {next(e.speaker for e in events if e.seq == s)}",
+                key=f"fork-at-{room_id}",
+            )
+            if st.button("Fork from here", key=f"fork-{room_id}"):
+                fork = room.fork(at, name=f"{record.name} (fork at #{at})")
+                st.query_params["room"] = str(fork.id)
+                st.rerun()
+        st.download_button(
+            "Export JSON",
+            rooms.export_text(room),
+            file_name=f"room-{room_id}.json",
+            mime="application/json",
+            key=f"export-json-{room_id}",
+        )
+        st.download_button(
+            "Export CSV",
+            frames.events_frame(db, room_id).to_csv(index=False),
+            file_name=f"room-{room_id}.csv",
+            mime="text/csv",
+            key=f"export-csv-{room_id}",
+        )
+
+    st.caption(
+        "Address agents with "
+        + ", ".join(f"@{escape_markdown(n)}" for n in roster)
+        + ". A message starts a new activity."
+    )
+    private = st.multiselect(
+        "Send privately to (optional)", roster, key=f"private-{room_id}", placeholder="everyone"
+    )
+
+slot = f"post-{room_id}"
+drawn_request_id = request_id(slot)  # made when the box is drawn: a repeated submit is one message
+message = st.chat_input(f"Message the room as {human_name()}", key=f"chat-{room_id}")
+if message:
+    try:
+        try:
+            room.post(
+                message, speaker=human_name(), request_id=drawn_request_id, to=private or None
+            )
+        except RequestConflictError:
+            # The drawn id was already used for another text: this is a new message.
+            spend_request_id(slot)
+            room.post(
+                message, speaker=human_name(), request_id=request_id(slot), to=private or None
+            )
+    except ValueError as exc:
+        st.session_state[f"_notice:{room_id}"] = f"Not sent: {exc}"
+    else:
+        spend_request_id(slot)
+        wake_runner()
+    st.rerun()

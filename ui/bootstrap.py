@@ -5,9 +5,9 @@ Navigation. ``app.py`` calls :func:`run_app`, which registers the screens of ``p
 folder named ``pages/`` sits beside ``app.py``, a fresh server starts in the legacy multipage mode,
 and the first visitor who arrives by a deep link (``/room?room=7``) gets ``pages/room.py`` run on
 its own, without ``app.py``, until some session calls ``st.navigation``. Every page therefore starts
-with :func:`page_setup`: when the page was not reached through :func:`run_app` it registers the
-navigation itself (which ends the legacy mode for the whole process) and does the shared set-up
-before the page goes on, so the URL is served with the app's sidebar, runner and page config. ``tests/browser`` proves it on a fresh
+with :func:`page_setup`: when the page was not reached through :func:`run_app` it runs the app
+itself (which ends the legacy mode for the whole process) and stops the outer run, so the URL is
+served by the app's navigation with its sidebar, runner and page config. ``tests/browser`` proves it on a fresh
 server (and AppTest, which resets that mode on every run, exercises the same path).
 
 Database and runner. One :class:`storage.Database` and one in-process runner per server process and
@@ -31,6 +31,8 @@ from storage.config import database_url, display_url
 log = logging.getLogger(__name__)
 
 APP_TITLE = "Conversation rooms"
+RUNNER_CONCURRENCY = int(os.environ.get("ROOMS_RUNNER_CONCURRENCY", "16"))
+RUNNER_POLL_SECONDS = float(os.environ.get("ROOMS_RUNNER_POLL_SECONDS", "0.5"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,14 +77,15 @@ def page_setup() -> None:
     """First line of every page: make sure the page runs inside the app (see the module doc).
 
     Reached through :func:`run_app` this does nothing. Run on its own by Streamlit's legacy
-    multipage mode, it registers the app's navigation (ending that mode for the whole process)
-    and does the shared set-up, then lets the page go on: the visitor sees the page the URL names,
-    with the app's sidebar, and a click that caused this run is not lost.
+    multipage mode, it runs the app instead (navigation, which ends that mode for the whole
+    process, shared set-up, then this same page, chosen by the URL) and stops the outer run. The
+    page is then drawn exactly as it is through ``app.py``, widget identities included, so a
+    click that caused this run is not lost.
     """
     if getattr(_run, "via_app", False):
         return
-    _navigation()
-    _shared_setup()
+    run_app()
+    st.stop()
 
 
 def _shared_setup() -> None:
@@ -121,18 +124,28 @@ def _stop_runner(runner) -> None:  # type: ignore[no-untyped-def]
 
 @st.cache_resource(show_spinner=False, on_release=_stop_runner)
 def _runner(url: str):  # type: ignore[no-untyped-def]
-    from conversation.worker import InProcessRunner
+    from conversation.worker import BackgroundWorker
 
-    runner = InProcessRunner(_database(url))
-    runner.start()
-    return runner
+    return BackgroundWorker(
+        _database(url), concurrency=RUNNER_CONCURRENCY, poll_interval=RUNNER_POLL_SECONDS
+    ).start()
 
 
 def ensure_runner():  # type: ignore[no-untyped-def]
-    """Start (once per process and URL) the runner that drives this database's rooms."""
+    """Start (once per process and URL) the runner that drives this database's rooms.
+
+    ``ROOMS_APP_RUNNER=0`` leaves rooms to separate workers (``python -m conversation.worker``).
+    """
     if os.environ.get("ROOMS_APP_RUNNER", "1") == "0":
         return None
     return _runner(current_url())
+
+
+def wake_runner() -> None:
+    """Tell the runner to look for work now (after a post, a resume or an approval)."""
+    runner = ensure_runner()
+    if runner is not None:
+        runner.wake()
 
 
 # --- models and secrets --------------------------------------------------------------------------

@@ -21,6 +21,7 @@ DESIGN_VERSION = 1
 MAX_ROOMS = 500
 MAX_REPLICATES = 50
 FINISHED = frozenset({"settled", "terminated", "stopped", "failed"})
+BASELINE = "baseline"
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +34,8 @@ class Condition:
     model: Mapping[str, Any] | None = None
     planner: Mapping[str, Any] | None = None
     opening: str | None = None
+    termination: Mapping[str, Any] | None = None
+    prompt_template: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -41,6 +44,8 @@ class Condition:
             "model": dict(self.model) if self.model else None,
             "planner": dict(self.planner) if self.planner else None,
             "opening": self.opening,
+            "termination": dict(self.termination) if self.termination else None,
+            "prompt_template": self.prompt_template,
         }
 
     @classmethod
@@ -51,7 +56,13 @@ class Condition:
             model=data.get("model"),
             planner=data.get("planner"),
             opening=data.get("opening"),
+            termination=data.get("termination"),
+            prompt_template=data.get("prompt_template"),
         )
+
+    def but(self, label: str, **changes: Any) -> Condition:
+        values = {f: getattr(self, f) for f in self.__dataclass_fields__} | changes
+        return Condition(**(values | {"label": label}))
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +86,7 @@ def crossed_conditions(
     usable = [(a, t, [v for v in values if str(v).strip()]) for a, t, values in factors]
     usable = [f for f in usable if f[2]]
     if not usable:
-        return [Condition("baseline", {})]
+        return [Condition(BASELINE, {})]
     conditions = []
     for combo in itertools.product(*[values for _, _, values in usable]):
         traits: dict[str, dict[str, str]] = {}
@@ -87,18 +98,57 @@ def crossed_conditions(
     return conditions
 
 
+def _joined(first: str, second: str) -> str:
+    return second if first == BASELINE else f"{first} | {second}"
+
+
 def with_models(
-    conditions: Sequence[Condition], models: Sequence[Mapping[str, Any]]
+    conditions: Sequence[Condition], models: Sequence[tuple[str, Mapping[str, Any]]]
 ) -> list[Condition]:
-    """Cross the conditions with several models (none given: unchanged)."""
+    """Cross the conditions with several ``(label, model spec)`` (none given: unchanged)."""
     if not models:
         return list(conditions)
-    from ui.widgets import spec_label  # the label a person sees for a spec
-
     return [
-        Condition(f"{c.label} | {spec_label(m)}", c.traits, m, c.planner, c.opening)
+        c.but(_joined(c.label, f"model={label}"), model=m)
         for c in conditions
-        for m in models
+        for label, m in models
+    ]
+
+
+def with_turn_limits(
+    conditions: Sequence[Condition], template: Mapping[str, Any], limits: Sequence[int]
+) -> list[Condition]:
+    """Cross the conditions with several "stop after N agent turns" limits (replacing any turn
+    limit of the template's termination, keeping its other parts)."""
+    if not limits:
+        return list(conditions)
+    return [
+        c.but(
+            _joined(c.label, f"max_turns={n}"),
+            termination=_with_max_turns(template.get("termination"), int(n)),
+        )
+        for c in conditions
+        for n in limits
+    ]
+
+
+def _with_max_turns(stop: Mapping[str, Any] | None, n: int) -> dict[str, Any]:
+    limit = {"kind": "max_turns", "max_turns": n}
+    if not stop:
+        return limit
+    parts = list(stop["parts"]) if stop.get("kind") == "any" else [dict(stop)]
+    kept = [p for p in parts if p.get("kind") != "max_turns"]
+    return {"kind": "any", "parts": [*kept, limit]} if kept else limit
+
+
+def with_prompts(conditions: Sequence[Condition], prompts: Sequence[str]) -> list[Condition]:
+    """Cross the conditions with several prompt templates (labelled prompt 1, 2, ...)."""
+    if not prompts:
+        return list(conditions)
+    return [
+        c.but(_joined(c.label, f"prompt {i}"), prompt_template=p)
+        for c in conditions
+        for i, p in enumerate(prompts, start=1)
     ]
 
 
@@ -124,11 +174,13 @@ def plan(conditions: Sequence[Condition], replicates: int) -> list[PlannedRoom]:
 
 
 def turns_per_room(
-    template: Mapping[str, Any], planner: Mapping[str, Any] | None = None
+    template: Mapping[str, Any],
+    planner: Mapping[str, Any] | None = None,
+    termination: Mapping[str, Any] | None = None,
 ) -> int | None:
     """An upper bound on agent turns per room (one model call each), or None when unbounded."""
     bounds: list[int] = []
-    stop = template.get("termination")
+    stop = termination or template.get("termination")
     if stop:
         bound = _termination_bound(stop)
         if bound is not None:
@@ -164,7 +216,7 @@ def estimate_calls(template: Mapping[str, Any], rooms: Sequence[PlannedRoom]) ->
     """Model calls for the whole design (upper bound), or None if a room is unbounded."""
     total = 0
     for room in rooms:
-        turns = turns_per_room(template, room.condition.planner)
+        turns = turns_per_room(template, room.condition.planner, room.condition.termination)
         if turns is None:
             return None
         total += turns
@@ -197,6 +249,129 @@ def room_agents(template: Mapping[str, Any], condition: Condition) -> list[dict[
         traits.update(condition.traits.get(agent["name"], {}))
         agents.append({**agent, "traits": traits})
     return agents
+
+
+def template_from_room_template(
+    template: Any, model: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """An experiment template (plain JSON) from one of the shipped room templates."""
+    from ui.rooms import draft_from_template
+
+    draft = draft_from_template(template, model=dict(model) if model else None)
+    return {
+        "agents": [dict(a) for a in draft.agents],
+        "planner": dict(draft.planner),
+        "termination": dict(draft.termination) if draft.termination else None,
+        "model": dict(draft.model) if draft.model else None,
+        "moderated": draft.moderated,
+        "prompt_template": None,
+        "context": None,
+        "opening": template.opening,
+    }
+
+
+def template_from_room(db: Any, room_id: int) -> dict[str, Any]:
+    """An experiment template from an existing room: its settings and its first message."""
+    from conversation.room import Room
+
+    room = Room.open(db, room_id)
+    config = room.config.to_dict()
+    first = next((e for e in room.events() if e.kind == "human"), None)
+    return {
+        "agents": config["roster"],
+        "planner": config["planner"],
+        "termination": config["termination"],
+        "model": config["model"],
+        "moderated": config["moderated"],
+        "prompt_template": config["prompt_template"],
+        "context": config["context"],
+        "opening": first.content if first is not None else "",
+    }
+
+
+def create(db: Any, name: str, config: Mapping[str, Any], *, speaker: str = "user") -> int:
+    """Store the experiment (status ``running``) and create and start its rooms."""
+    planned_rooms(config)  # validates before anything is written
+    if not (config.get("template") or {}).get("opening", "").strip():
+        raise ValueError("The template needs an opening message: it starts every room.")
+    experiment_id = repo.create_experiment(db, name, dict(config), status="running")
+    materialize(db, experiment_id, speaker=speaker)
+    return experiment_id
+
+
+def materialize(db: Any, experiment_id: int, *, speaker: str = "user") -> int:
+    """Create the experiment's missing rooms and post each room's opening message once.
+
+    Idempotent: a room is known by its (condition, replicate); the opening is posted with a
+    request id derived from the design, and never again once it is in the log (so a finished room
+    is not re-opened). Returns how many rooms were created now.
+    """
+    from conversation.room import Room
+    from ui.rooms import RoomDraft, create_room
+
+    experiment = repo.get_experiment(db, experiment_id)
+    config = experiment.config
+    template = config["template"]
+    existing = {
+        (r.condition, r.replicate): r.id
+        for r in repo.list_rooms(db, experiment_id=experiment_id, limit=None)
+    }
+    created = 0
+    for planned in planned_rooms(config):
+        c = planned.condition
+        room_id = existing.get((c.label, planned.replicate))
+        if room_id is None:
+            draft = RoomDraft(
+                name=f"{experiment.name} | {c.label} | #{planned.replicate}",
+                agents=room_agents(template, c),
+                planner=c.planner or template["planner"],
+                termination=c.termination or template.get("termination"),
+                model=c.model or template.get("model"),
+                moderated=bool(template.get("moderated")),
+                prompt_template=c.prompt_template or template.get("prompt_template"),
+                context=template.get("context"),
+            )
+            room_id = create_room(
+                db,
+                draft,
+                experiment_id=experiment_id,
+                condition=c.label,
+                replicate=planned.replicate,
+            ).id
+            created += 1
+        request_id = f"experiment-{experiment_id}-{planned.request_id}-opening"
+        if repo.find_event(db, room_id, request_id) is None:
+            opening = c.opening or template["opening"]
+            Room(db, room_id).post(opening, speaker=speaker, request_id=request_id)
+    return created
+
+
+def stop(db: Any, experiment_id: int) -> int:
+    """Stop every unfinished room of the experiment; returns how many were stopped."""
+    from conversation.exceptions import ConversationStateError
+    from conversation.room import Room
+
+    stopped = 0
+    repo.update_experiment(db, experiment_id, status="stopped")
+    for room in repo.list_rooms(db, experiment_id=experiment_id, limit=None):
+        if room.status in FINISHED:
+            continue
+        try:
+            Room(db, room.id).stop("the experiment was stopped")
+            stopped += 1
+        except ConversationStateError:
+            pass  # it finished meanwhile
+    return stopped
+
+
+def mark_done_if_finished(db: Any, experiment_id: int, current: Progress) -> bool:
+    """Record ``done`` once every planned room finished (only from ``running``)."""
+    if current.created >= current.planned and current.finished >= current.planned:
+        return (
+            repo.update_experiment(db, experiment_id, status="done", expected_status="running")
+            is not None
+        )
+    return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,7 +410,16 @@ def progress(db: Any, experiment_id: int) -> Progress:
 
 
 __all__ = [
+    "BASELINE",
     "Condition",
+    "create",
+    "mark_done_if_finished",
+    "materialize",
+    "stop",
+    "template_from_room",
+    "template_from_room_template",
+    "with_prompts",
+    "with_turn_limits",
     "PlannedRoom",
     "Progress",
     "crossed_conditions",

@@ -26,6 +26,9 @@ class RoomTemplate:
     termination: Mapping[str, Any] | None
     opening: str
     moderated: bool = False
+    # Settings for the offline stand-in model when no provider key is configured (e.g. the mug
+    # negotiation tells it to say DEAL when it accepts a price).
+    offline_parameters: Mapping[str, Any] = field(default_factory=dict)
     # Suggested experiment conditions: {condition label: {agent name: {trait: value}}}.
     conditions: Mapping[str, Mapping[str, Mapping[str, str]]] = field(default_factory=dict)
 
@@ -111,7 +114,8 @@ MUG_NEGOTIATION = RoomTemplate(
             {"kind": "max_turns", "max_turns": 8},
         ],
     },
-    opening="Please negotiate the price of the mug. Buyer, make the first offer.",
+    opening="The seller asks $8 for the mug. Buyer, what do you say?",
+    offline_parameters={"deal_phrase": "DEAL"},
     conditions={
         "value $10, cost $4": {
             "Buyer": {"private_value": "the mug is worth $10 to you; never reveal this"},

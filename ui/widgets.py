@@ -67,8 +67,6 @@ def model_picker(
 
     Specs never hold keys: keys stay in the environment (or ``st.secrets``).
     """
-    from conversation.models import model_spec, resolve_model
-
     options = model_choices()
     wanted = spec_label(current)
     if wanted not in options:
@@ -88,6 +86,14 @@ def model_picker(
             return None, "Type a model name, or pick one from the list."
     if current and spec_label(current) == choice:
         return dict(current), None
+    return spec_for_choice(text)
+
+
+def spec_for_choice(choice: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The model spec for a picker label or a model name: ``(spec, None)`` or ``(None, problem)``."""
+    from conversation.models import model_spec, resolve_model
+
+    text = "offline" if choice == OFFLINE_CHOICE else choice
     try:
         return model_spec(resolve_model(text)), None
     except ValueError as exc:
@@ -113,5 +119,6 @@ __all__ = [
     "field_error",
     "model_choices",
     "model_picker",
+    "spec_for_choice",
     "spec_label",
 ]
