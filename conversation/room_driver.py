@@ -24,7 +24,7 @@ import asyncio
 import logging
 import os
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -34,7 +34,7 @@ import storage
 from . import models
 from .retries import ROOM_STATUSES, backoff_delay, http_status, is_transient
 from .room_config import RoomConfig
-from .room_log import OPEN_STATES, LogView, log_view, turn_request_id
+from .room_log import OPEN_STATES, log_view, turn_request_id
 from .room_planner import plan_turn
 from .room_prompt import TurnPrompt, build_turn_prompt, denial_feedback, is_pass, room_template
 
@@ -66,6 +66,48 @@ class Settled:
     status: str
     reason: str | None = None
     again: bool = False  # nothing was done, but planning again may take a turn
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What a room needs now: to be ``settled`` (its status written, unless ``write`` is False
+    because it is already so), a ``claim`` of a new turn (with its ``prompt``), or the ``resume``
+    of its open running turn."""
+
+    settled: Settled | None = None
+    write: bool = True
+    config: RoomConfig | None = None
+    rows: Sequence[storage.Event] = ()
+    claim: storage.TurnClaim | None = None
+    prompt: TurnPrompt | None = None
+    resume: storage.Event | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A model reply for a turn, and the attempts it took."""
+
+    reply: models.ModelReply
+    attempts: int
+
+
+def committed_event(turn: storage.Event, commit: storage.TurnCommit) -> storage.Event:
+    """The turn as ``commit`` left it (no read back from the database)."""
+    return turn.model_copy(
+        update={
+            "state": commit.state,
+            "kind": commit.kind,
+            "content": commit.content,
+            "model": commit.model,
+            "input_tokens": commit.input_tokens,
+            "output_tokens": commit.output_tokens,
+            "cost": commit.cost,
+            "latency": commit.latency,
+            "attempts": commit.attempts,
+            "error": None,
+            "next_attempt_at": None,
+        }
+    )
 
 
 class ModelCache:
@@ -109,34 +151,33 @@ class TurnDriver:
         self.models = model_cache or ModelCache()
         self._now = clock or (lambda: datetime.now(UTC))
 
-    # -- the step -----------------------------------------------------------------------------
+    # -- deciding what a room needs ------------------------------------------------------------
 
-    async def take_turn(self, room_id: int, token: int) -> storage.Event | Settled:
-        """One turn of the room (see the module docstring); a committed event, or ``Settled``."""
-        room = storage.get_room(self.db, room_id)
+    def decide(self, room: storage.Room, rows: list[storage.Event], token: int) -> Decision:
+        """What the room needs now, from its row and its log (no writes; see ``Decision``)."""
         if room.status != "running":
-            return Settled(room.status, room.stop_reason)
+            return Decision(settled=Settled(room.status, room.stop_reason), write=False)
         config = RoomConfig.from_dict(room.config)
-        rows = storage.events(self.db, room_id)
         open_row = next((r for r in reversed(rows) if r.state in OPEN_STATES), None)
         if open_row is not None:
             if open_row.state == "waiting":
-                return self._set_status(room_id, token, "waiting", None)
+                return Decision(settled=Settled("waiting", None))
             if open_row.state == "interrupted":
-                return self._set_status(room_id, token, "failed", room.stop_reason)
-            return await self._run(room_id, token, config, rows, open_row)
+                return Decision(settled=Settled("failed", room.stop_reason))
+            return Decision(config=config, rows=rows, resume=open_row)
         view = log_view(config.names, rows)
-        settled = self._settle(config, view)
-        if settled is not None:
-            return self._finish(room_id, token, settled)
+        condition = config.termination_object()
+        if condition is not None:
+            decision = condition.evaluate(view.state())
+            if decision is not None:
+                return Decision(settled=Settled("terminated", decision.reason))
         planned = plan_turn(config.planner_object(), config.names, view.events)
-        assert planned is not None  # _settle returned None, so there is a next speaker
-        template = room_template(config)
-        prompt = build_turn_prompt(config, view, planned.speaker, template=template)
+        if planned is None:
+            return Decision(settled=Settled("settled", None))
+        prompt = build_turn_prompt(config, view, planned.speaker, template=room_template(config))
         spec = config.spec(planned.speaker)
-        claimed = storage.claim_turn(
-            self.db,
-            room_id,
+        claim = storage.TurnClaim(
+            room_id=room.id,  # type: ignore[arg-type]
             token=token,
             expected_last_seq=view.last_seq,
             speaker=planned.speaker,
@@ -147,24 +188,15 @@ class TurnDriver:
             model=models.model_label(self.models.get(spec.model or config.model)),
             parent_event_id=rows[-1].id if rows else None,
         )
-        if claimed is None:
-            # The log moved (a human message landed) or the lease is gone: nothing was written.
-            return Settled("running", "claim refused", again=True)
-        _fault("after_claim")
-        return await self._run(room_id, token, config, rows, claimed, prompt=prompt)
+        return Decision(config=config, rows=rows, claim=claim, prompt=prompt)
 
-    def _settle(self, config: RoomConfig, view: LogView) -> Settled | None:
-        """``terminated`` or ``settled`` when no turn should be taken now, else None."""
-        condition = config.termination_object()
-        if condition is not None:
-            decision = condition.evaluate(view.state())
-            if decision is not None:
-                return Settled("terminated", decision.reason)
-        if plan_turn(config.planner_object(), config.names, view.events) is None:
-            return Settled("settled", None)
-        return None
-
-    def _finish(self, room_id: int, token: int, settled: Settled) -> Settled:
+    def apply(self, room_id: int, token: int, decision: Decision) -> Settled:
+        """Write a settled decision: the room's status (and, when terminated, the system event
+        that carries the reason)."""
+        settled = decision.settled
+        assert settled is not None
+        if not decision.write:
+            return settled
         if settled.status == "terminated":
             # The reason is data, kept with the event that ended the room.
             storage.append_message(
@@ -188,17 +220,65 @@ class TurnDriver:
         )
         return Settled(status, reason)
 
-    # -- one model call, retried, then the fenced commit ----------------------------------------
+    # -- the single-room step ---------------------------------------------------------------------
 
-    async def _run(
+    async def take_turn(self, room_id: int, token: int) -> storage.Event | Settled:
+        """One turn of the room (see the module docstring); a committed event, or ``Settled``."""
+        room = storage.get_room(self.db, room_id)
+        rows = storage.events(self.db, room_id)
+        decision = self.decide(room, rows, token)
+        if decision.settled is not None:
+            return self.apply(room_id, token, decision)
+        assert decision.config is not None
+        turn = decision.resume
+        if decision.claim is not None:
+            turn = storage.claim_turns(self.db, [decision.claim])[0]
+            if turn is None:
+                # The log moved (a human message landed) or the lease is gone: nothing written.
+                return Settled("running", "claim refused", again=True)
+            _fault("after_claim")
+        assert turn is not None
+        outcome = await self.call(
+            room_id, token, decision.config, decision.rows, turn, decision.prompt
+        )
+        if isinstance(outcome, Settled):
+            return outcome
+        _fault("before_commit")
+        commit = self.commit_for(turn, token, decision.config, outcome)
+        if not storage.commit_turns(self.db, [commit])[0]:
+            return Settled("running", "commit refused by the fence")
+        event = committed_event(turn, commit)
+        if event.state == "waiting":
+            self._set_status(room_id, token, "waiting", None)
+        elif self.settle_after_commit:
+            self._after_commit(room_id, token)
+        return event
+
+    def _after_commit(self, room_id: int, token: int) -> None:
+        """Settle the room's status right away, so the UI shows 'settled' without another step."""
+        decision = self.decide(
+            storage.get_room(self.db, room_id), storage.events(self.db, room_id), token
+        )
+        if decision.settled is not None:
+            self.apply(room_id, token, decision)
+
+    # -- one model call, retried ------------------------------------------------------------------
+
+    async def call(
         self,
         room_id: int,
         token: int,
         config: RoomConfig,
-        rows: list[storage.Event],
+        rows: Sequence[storage.Event],
         turn: storage.Event,
         prompt: TurnPrompt | None = None,
-    ) -> storage.Event | Settled:
+        *,
+        renew: bool = True,
+    ) -> Reply | Settled:
+        """Ask the model for ``turn`` (claimed, or found running), retrying transient failures.
+
+        Every failed try is persisted first (attempts, next attempt time). A turn that cannot
+        succeed is written as interrupted/failed here and the room as failed (``Settled``)."""
         if prompt is None:  # a resumed turn: rebuilt from the events before it, and only those
             before = log_view(config.names, rows, before_seq=turn.seq)
             denials = list((turn.data or {}).get("denials") or [])
@@ -212,7 +292,7 @@ class TurnDriver:
             wait = (turn.next_attempt_at - self._now()).total_seconds()
             if wait > 0:
                 await asyncio.sleep(min(wait, 60.0))
-        renewer = asyncio.ensure_future(self._keep_lease(room_id, token))
+        renewer = asyncio.ensure_future(self._keep_lease(room_id, token)) if renew else None
         try:
             while True:
                 try:
@@ -244,16 +324,21 @@ class TurnDriver:
                         continue
                     return self._fail(room_id, token, turn, exc, attempts, transient)
         finally:
-            renewer.cancel()
+            if renewer is not None:
+                renewer.cancel()
         _fault("after_answer")
+        return Reply(reply, attempts + 1)
+
+    def commit_for(
+        self, turn: storage.Event, token: int, config: RoomConfig, outcome: Reply
+    ) -> storage.TurnCommit:
+        """The fenced commit of a reply: ``done`` (``waiting`` in a moderated room), or a pass."""
+        reply = outcome.reply
         passed = is_pass(reply.text)
-        state = "waiting" if config.moderated and not passed else "done"
-        _fault("before_commit")
-        committed = storage.commit_turn(
-            self.db,
-            turn.id,
-            token,
-            state=state,
+        return storage.TurnCommit(
+            event_id=turn.id,  # type: ignore[arg-type]
+            token=token,
+            state="waiting" if config.moderated and not passed else "done",
             kind="pass" if passed else "agent",
             content="" if passed else reply.text,
             model=reply.model_name,
@@ -261,32 +346,10 @@ class TurnDriver:
             output_tokens=reply.output_tokens,
             cost=reply.cost,
             latency=reply.latency,
-            attempts=attempts + 1,
+            attempts=outcome.attempts,
             error=None,
             next_attempt_at=None,
         )
-        if not committed:
-            return Settled("running", "commit refused by the fence")
-        event = turn.model_copy(
-            update={
-                "state": state,
-                "kind": "pass" if passed else "agent",
-                "content": "" if passed else reply.text,
-                "model": reply.model_name,
-                "input_tokens": reply.input_tokens,
-                "output_tokens": reply.output_tokens,
-                "cost": reply.cost,
-                "latency": reply.latency,
-                "attempts": attempts + 1,
-                "error": None,
-                "next_attempt_at": None,
-            }
-        )
-        if state == "waiting":
-            self._set_status(room_id, token, "waiting", None)
-        elif self.settle_after_commit:
-            self._after_commit(room_id, token, config)
-        return event
 
     def _fail(
         self,
@@ -315,15 +378,6 @@ class TurnDriver:
         log.warning("room %s: %s", room_id, reason)
         return self._set_status(room_id, token, "failed", reason)
 
-    def _after_commit(self, room_id: int, token: int, config: RoomConfig) -> None:
-        """Settle the room's status right away, so the UI shows 'settled' without another step."""
-        rows = storage.events(self.db, room_id)
-        if any(r.state in OPEN_STATES for r in rows):
-            return
-        settled = self._settle(config, log_view(config.names, rows))
-        if settled is not None:
-            self._finish(room_id, token, settled)
-
     async def _keep_lease(self, room_id: int, token: int) -> None:
         """Renew the lease while a model call runs (a slow call must not lose the room)."""
         while True:
@@ -341,6 +395,9 @@ def owner_id(role: str = "room") -> str:
 
 
 __all__ = [
+    "Decision",
+    "Reply",
+    "committed_event",
     "FAULT_ENV",
     "FAULT_POINTS",
     "ModelCache",

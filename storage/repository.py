@@ -22,6 +22,14 @@ from .analysis_repo import (
     record_answer,
     update_analysis,
 )
+from .batch_repo import (
+    RoomSettlement,
+    TurnClaim,
+    claim_turns,
+    release_leases,
+    room_logs,
+    settle_rooms,
+)
 from .events_repo import (
     append_message,
     events,
@@ -72,6 +80,12 @@ from .turns_repo import (
 )
 
 __all__ = [
+    "RoomSettlement",
+    "release_leases",
+    "settle_rooms",
+    "TurnClaim",
+    "claim_turns",
+    "room_logs",
     "TurnCommit",
     "acquire_lease",
     "answers",
