@@ -278,25 +278,13 @@ class Room:
 
     def _turn_driver(self) -> TurnDriver:
         if self._driver is None:
-            self._driver = TurnDriver(self.db, self._owner)
+            self._driver = TurnDriver(self.db, self._owner, settle_after_commit=False)
         return self._driver
 
     async def step_async(self) -> Turn | None:
         """``step()`` on the caller's event loop."""
-        token = storage.acquire_lease(self.db, self.id, self._owner, self._turn_driver().lease_ttl)
-        if token is None:
-            return None  # another worker drives this room right now
-        try:
-            for _ in range(5):
-                outcome = await self._turn_driver().take_turn(self.id, token)
-                if isinstance(outcome, Settled):
-                    if outcome.again:
-                        continue
-                    return None
-                return Turn(self.db, outcome)
-            return None
-        finally:
-            storage.release_lease(self.db, self.id, self._owner, token)
+        turns = await self._drive(1)
+        return turns[0] if turns else None
 
     def step(self) -> Turn | None:
         """Take one agent turn; the Turn, or None when settled, paused, waiting, stopped, failed,
@@ -305,14 +293,44 @@ class Room:
 
     async def run_async(self, max_turns: int = 1_000) -> list[Turn]:
         """``run()`` on the caller's event loop."""
+        return await self._drive(max_turns)
+
+    async def _drive(self, max_turns: int) -> list[Turn]:
+        """Take up to ``max_turns`` turns under one lease (released at the end)."""
+        driver = self._turn_driver()
+        token = storage.acquire_lease(self.db, self.id, self._owner, driver.lease_ttl)
+        if token is None:
+            return []  # another worker drives this room right now
+        loop = asyncio.get_running_loop()
+        renewed = loop.time()
         taken: list[Turn] = []
-        while len(taken) < max_turns:
-            turn = await self.step_async()
-            if turn is None:
-                break
-            taken.append(turn)
-            if turn.state != "done":
-                break
+        refusals = 0
+        try:
+            while len(taken) < max_turns:
+                if loop.time() - renewed > driver.lease_ttl / 3:
+                    if not storage.renew_lease(
+                        self.db, self.id, self._owner, token, driver.lease_ttl
+                    ):
+                        break
+                    renewed = loop.time()
+                outcome = await driver.take_turn(self.id, token)
+                if isinstance(outcome, Settled):
+                    refusals += 1
+                    if outcome.again and refusals < 5:
+                        continue
+                    break
+                refusals = 0
+                turn = Turn(self.db, outcome)
+                taken.append(turn)
+                if turn.state != "done":
+                    break
+            else:
+                if taken:
+                    # Stopped by the count, not by the room: settle its status now (the UI shows
+                    # "settled" at once), as the next step would.
+                    driver.settle_now(self.id, token)
+        finally:
+            storage.release_lease(self.db, self.id, self._owner, token)
         return taken
 
     def run(self, max_turns: int = 1_000) -> list[Turn]:

@@ -224,8 +224,7 @@ class TurnDriver:
 
     async def take_turn(self, room_id: int, token: int) -> storage.Event | Settled:
         """One turn of the room (see the module docstring); a committed event, or ``Settled``."""
-        room = storage.get_room(self.db, room_id)
-        rows = storage.events(self.db, room_id)
+        room, rows = self._read(room_id)
         decision = self.decide(room, rows, token)
         if decision.settled is not None:
             return self.apply(room_id, token, decision)
@@ -251,16 +250,24 @@ class TurnDriver:
         if event.state == "waiting":
             self._set_status(room_id, token, "waiting", None)
         elif self.settle_after_commit:
-            self._after_commit(room_id, token)
+            self.settle_now(room_id, token)
         return event
 
-    def _after_commit(self, room_id: int, token: int) -> None:
-        """Settle the room's status right away, so the UI shows 'settled' without another step."""
+    def settle_now(self, room_id: int, token: int) -> None:
+        """Write the room's status if it has nothing more to do (settled, terminated), so the UI
+        shows it at once instead of after another step."""
         decision = self.decide(
             storage.get_room(self.db, room_id), storage.events(self.db, room_id), token
         )
         if decision.settled is not None:
             self.apply(room_id, token, decision)
+
+    def _read(self, room_id: int) -> tuple[storage.Room, list[storage.Event]]:
+        """The room and its log in one read (Core rows, no ORM overhead)."""
+        logs = storage.room_logs(self.db, [room_id])
+        if room_id not in logs:
+            raise storage.RoomNotFound(f"room {room_id} does not exist")
+        return logs[room_id]
 
     # -- one model call, retried ------------------------------------------------------------------
 
