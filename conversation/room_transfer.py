@@ -243,7 +243,11 @@ def import_room(
     config = RoomConfig.build(agents=agents, **room_options)
     checked = _check_messages(data, config.names)
     _remove_termination(checked, remove_termination_string)
-    view = log_view(config.names, [_Row(i + 1, m) for i, m in enumerate(checked)])
+    # The check reads the log as the room will (resume point included), so a cap that counts
+    # from the resume point, such as MaxTurns, does not warn about turns taken before it.
+    rows = [_Row(i + 1, m) for i, m in enumerate(checked)]
+    rows.append(_Row(len(rows) + 1, _RESUME_MARK, data={"event": RESUMED}))
+    view = log_view(config.names, rows)
     condition = config.termination_object()
     if condition is not None:
         decision = condition.evaluate(view.state())
@@ -273,7 +277,7 @@ def import_room(
             "data": {"event": RESUMED, "messages": len(checked), "last_speaker": last},
         }
     )
-    room_id = storage.create_room(db, name, config.to_dict(), status="running")
+    room_id = _create_room(db, name, config, status="running")
     _restore(db, room_id, records)
     return room_class(db, room_id)
 
@@ -281,7 +285,9 @@ def import_room(
 class _Row:
     """A checked message seen as a stored row (for the warning check, before anything is stored)."""
 
-    def __init__(self, seq: int, message: Mapping[str, Any]) -> None:
+    def __init__(
+        self, seq: int, message: Mapping[str, Any], data: Mapping[str, Any] | None = None
+    ) -> None:
         self.seq = seq
         self.kind = message["kind"]
         self.speaker = message["speaker"]
@@ -289,8 +295,11 @@ class _Row:
         self.round = message["round"]
         self.state = "done" if self.kind in ("agent", "pass") else None
         self.visible_to = message["visible_to"]
-        self.data = None
+        self.data = data
         self.input_tokens = self.output_tokens = None
+
+
+_RESUME_MARK = {"kind": "system", "speaker": "room", "content": "", "round": 0, "visible_to": None}
 
 
 # -- export and re-import ---------------------------------------------------------------------------
@@ -354,8 +363,12 @@ def _import_export(
     except ConversationValueError as exc:
         raise ImportRejected(f"the export's config is invalid: {exc}") from None
     events = data.get("events")
-    if not isinstance(events, list) or len(events) > MAX_MESSAGES * 2:
+    if not isinstance(events, list):
         raise ImportRejected("the export's events must be a list")
+    if len(events) > MAX_MESSAGES * 2:
+        raise ImportRejected(
+            f"the export holds {len(events)} events; at most {MAX_MESSAGES * 2} can be imported"
+        )
     status = data.get("status") or "idle"
     if status not in storage.ROOM_STATUSES:
         raise ImportRejected(f"the export's status {status!r} is not a room status")
@@ -371,7 +384,19 @@ def _import_export(
             )
         if event.get("kind") not in storage.EVENT_KINDS:
             raise ImportRejected(f"event {index} has unknown kind {event.get('kind')!r}")
-        if event.get("kind") == "human" or event.get("kind") == "system":
+        if event.get("kind") == "human":
+            # A person's name, never an agent's: the planner takes a roster name for an agent
+            # turn, so a "human" event by Bob would forge a Bob turn.
+            try:
+                check_name(event.get("speaker"), f"event {index} speaker")
+            except ConversationValueError as exc:
+                raise ImportRejected(str(exc)) from None
+            if event["speaker"] in config.names:
+                raise ImportRejected(
+                    f"event {index} is a human message by {event['speaker']!r}, an agent of the "
+                    "roster; human messages need a person's name"
+                )
+        elif event.get("kind") == "system":
             if not isinstance(event.get("speaker"), str) or "\n" in event["speaker"]:
                 raise ImportRejected(f"event {index} has an invalid speaker")
         elif event.get("speaker") not in config.names:
@@ -381,11 +406,20 @@ def _import_export(
         if not isinstance(event.get("content", ""), str):
             raise ImportRejected(f"event {index} content must be text")
     name = name_override or data.get("name") or "imported room"
-    room_id = storage.create_room(db, name, config.to_dict(), status=status)
+    room_id = _create_room(db, name, config, status=status)
     _restore(db, room_id, [{k: v for k, v in e.items() if k != "seq"} for e in events])
     if data.get("stop_reason") is not None:
         storage.update_room(db, room_id, stop_reason=data.get("stop_reason"))
     return room_class(db, room_id)
+
+
+def _create_room(db: storage.Database, name: str, config: RoomConfig, *, status: str) -> int:
+    """Store the imported room's row; a refusal (a secret in the config, a bad name) is an
+    ``ImportRejected`` naming the problem, with nothing written."""
+    try:
+        return storage.create_room(db, name, config.to_dict(), status=status)
+    except storage.StorageValueError as exc:
+        raise ImportRejected(f"the import could not be stored: {exc}") from None
 
 
 def _restore(db: storage.Database, room_id: int, records: list[dict[str, Any]]) -> None:
