@@ -29,7 +29,7 @@ if str(ROOT) not in sys.path:
 import storage  # noqa: E402
 from conversation.models import OfflineModel  # noqa: E402
 from conversation.room import Room  # noqa: E402
-from conversation.room_driver import ModelCache, TurnDriver  # noqa: E402
+from conversation.room_driver import ModelCache  # noqa: E402
 from conversation.room_log import OPEN_STATES, log_view  # noqa: E402
 from conversation.room_planner import plan_turn  # noqa: E402
 
@@ -49,10 +49,10 @@ class FixedModels(ModelCache):
 
 
 def drive_with(room: Room, model: Any, *, lease_ttl: float = 60.0) -> Room:
-    """Make ``room.step()``/``run()`` call ``model`` (same lease owner as the room object)."""
-    room._driver = TurnDriver(
-        room.db, room._owner, lease_ttl=lease_ttl, model_cache=FixedModels(model)
-    )
+    """Make ``room.step()``/``run()`` call ``model`` (the room's own driver, with its settings)."""
+    driver = room._turn_driver()
+    driver.models = FixedModels(model)
+    driver.lease_ttl = lease_ttl
     return room
 
 
