@@ -112,18 +112,19 @@ class AgentSpec:
             return agent
         if isinstance(agent, Mapping):
             return cls.from_dict(agent)
-        from . import models
 
         name = getattr(agent, "name", None)
         instruction = getattr(agent, "instruction", None)
         if instruction == EDSL_DEFAULT_INSTRUCTION:
             instruction = None
         own = getattr(agent, "model", None)
+        from .room_driver import live_model_spec
+
         return cls(
             name=name,  # type: ignore[arg-type]
             traits=_plain_traits(getattr(agent, "traits", {}) or {}),
             instruction=instruction,
-            model=models.model_spec(own) if own is not None else None,
+            model=live_model_spec(own) if own is not None else None,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -309,6 +310,7 @@ class RoomConfig:
     ) -> RoomConfig:
         """From the objects a caller passes to ``Room.create``."""
         from . import models
+        from .room_driver import live_model_spec
 
         if termination is not None and not isinstance(termination, Mapping):
             to_dict = getattr(termination, "to_dict", None)
@@ -325,7 +327,7 @@ class RoomConfig:
         return cls(
             roster=roster_specs(agents),
             planner=planner if isinstance(planner, Mapping) else planner_to_dict(planner),
-            model=models.model_spec(model if model is not None else models.default_model()),
+            model=live_model_spec(model if model is not None else models.default_model()),
             termination=termination,
             prompt_template=prompt_template,
             context=context,

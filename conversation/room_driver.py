@@ -32,11 +32,19 @@ from typing import Any
 import storage
 
 from . import models
+from .coordinator import CoordinatorPolicy, InvalidPickError, parse_pick
 from .retries import ROOM_STATUSES, backoff_delay, http_status, is_transient
 from .room_config import RoomConfig
 from .room_log import OPEN_STATES, log_view, turn_request_id
 from .room_planner import plan_turn
-from .room_prompt import TurnPrompt, build_turn_prompt, denial_feedback, is_pass, room_template
+from .room_prompt import (
+    TurnPrompt,
+    build_pick_prompt,
+    build_turn_prompt,
+    denial_feedback,
+    is_pass,
+    room_template,
+)
 
 log = logging.getLogger(__name__)
 
@@ -104,10 +112,30 @@ def committed_event(turn: storage.Event, commit: storage.TurnCommit) -> storage.
             "cost": commit.cost,
             "latency": commit.latency,
             "attempts": commit.attempts,
-            "error": None,
+            "error": commit.error,
             "next_attempt_at": None,
+            "data": {**(turn.data or {}), **(commit.data or {})},
         }
     )
+
+
+#: Model objects handed to ``Room.create`` in this process, by the ``instance`` id stored in the
+#: room's model spec. A scripted ``OfflineModel`` (queued replies, a reply function) cannot be
+#: rebuilt from a spec, so the process that created the room keeps using the very object; any
+#: other process rebuilds the model from the spec (for a scripted offline model: its own words).
+_LIVE_MODELS: dict[str, Any] = {}
+
+
+def live_model_spec(model: Any) -> dict[str, Any]:
+    """The storable spec of ``model``, remembering the object itself for this process."""
+    import uuid
+
+    spec = models.model_spec(model)
+    if not isinstance(model, str | Mapping):
+        instance = uuid.uuid4().hex
+        _LIVE_MODELS[instance] = model
+        spec["instance"] = instance
+    return spec
 
 
 class ModelCache:
@@ -119,10 +147,13 @@ class ModelCache:
     def get(self, spec: Mapping[str, Any]) -> Any:
         import json
 
+        live = _LIVE_MODELS.get(str(spec.get("instance")))
+        if live is not None:
+            return live
         key = json.dumps(spec, sort_keys=True)
         model = self._models.get(key)
         if model is None:
-            model = models.resolve_model(dict(spec))
+            model = models.resolve_model({k: v for k, v in spec.items() if k != "instance"})
             self._models[key] = model
         return model
 
@@ -171,10 +202,25 @@ class TurnDriver:
             decision = condition.evaluate(view.state())
             if decision is not None:
                 return Decision(settled=Settled("terminated", decision.reason))
-        planned = plan_turn(config.planner_object(), config.names, view.events)
+        planner = config.planner_object()
+        planned = plan_turn(planner, config.names, view.events)
         if planned is None:
             return Decision(settled=Settled("settled", None))
-        prompt = build_turn_prompt(config, view, planned.speaker, template=room_template(config))
+        data = None
+        eligible = (
+            planner.pick_needed(config.names, view.events)
+            if isinstance(planner, CoordinatorPolicy)
+            else None
+        )
+        if eligible is not None:
+            # The coordinator's turn is to pick, not to speak; the pick is stored with the turn,
+            # so a replay reads it and never asks again.
+            prompt = build_pick_prompt(config, view, planned.speaker, eligible)
+            data = {"event": "pick", "eligible": list(eligible)}
+        else:
+            prompt = build_turn_prompt(
+                config, view, planned.speaker, template=room_template(config)
+            )
         spec = config.spec(planned.speaker)
         claim = storage.TurnClaim(
             room_id=room.id,  # type: ignore[arg-type]
@@ -187,6 +233,7 @@ class TurnDriver:
             saw=list(prompt.saw),
             model=models.model_label(self.models.get(spec.model or config.model)),
             parent_event_id=rows[-1].id if rows else None,
+            data=data,
         )
         return Decision(config=config, rows=rows, claim=claim, prompt=prompt)
 
@@ -247,6 +294,8 @@ class TurnDriver:
         if not storage.commit_turns(self.db, [commit])[0]:
             return Settled("running", "commit refused by the fence")
         event = committed_event(turn, commit)
+        if event.state == "failed":
+            return self._set_status(room_id, token, "failed", failure_reason(event))
         if event.state == "waiting":
             self._set_status(room_id, token, "waiting", None)
         elif self.settle_after_commit:
@@ -288,10 +337,13 @@ class TurnDriver:
         succeed is written as interrupted/failed here and the room as failed (``Settled``)."""
         if prompt is None:  # a resumed turn: rebuilt from the events before it, and only those
             before = log_view(config.names, rows, before_seq=turn.seq)
-            denials = list((turn.data or {}).get("denials") or [])
-            prompt = build_turn_prompt(
-                config, before, turn.speaker, feedback=denial_feedback(denials)
-            )
+            data = turn.data or {}
+            if data.get("event") == "pick":
+                prompt = build_pick_prompt(config, before, turn.speaker, data.get("eligible", []))
+            else:
+                prompt = build_turn_prompt(
+                    config, before, turn.speaker, feedback=denial_feedback(data.get("denials", []))
+                )
         spec = config.spec(turn.speaker)
         model = self.models.get(spec.model or config.model)
         attempts = turn.attempts
@@ -341,6 +393,39 @@ class TurnDriver:
     ) -> storage.TurnCommit:
         """The fenced commit of a reply: ``done`` (``waiting`` in a moderated room), or a pass."""
         reply = outcome.reply
+        usage = {
+            "model": reply.model_name,
+            "input_tokens": reply.input_tokens,
+            "output_tokens": reply.output_tokens,
+            "cost": reply.cost,
+            "latency": reply.latency,
+            "attempts": outcome.attempts,
+            "next_attempt_at": None,
+        }
+        data = turn.data or {}
+        if data.get("event") == "pick":
+            try:
+                pick = parse_pick(reply.text, data.get("eligible", []))
+            except InvalidPickError as exc:
+                # A pick outside the eligible set is an error, never silently replaced.
+                return storage.TurnCommit(
+                    event_id=turn.id,  # type: ignore[arg-type]
+                    token=token,
+                    state="failed",
+                    content=reply.text,
+                    error=error_record(exc),
+                    **usage,
+                )
+            return storage.TurnCommit(
+                event_id=turn.id,  # type: ignore[arg-type]
+                token=token,
+                state="done",
+                kind="agent",
+                content=f"picked {pick}" if pick else "picked no one",
+                data={"pick": pick},
+                error=None,
+                **usage,
+            )
         passed = is_pass(reply.text)
         return storage.TurnCommit(
             event_id=turn.id,  # type: ignore[arg-type]
@@ -348,14 +433,8 @@ class TurnDriver:
             state="waiting" if config.moderated and not passed else "done",
             kind="pass" if passed else "agent",
             content="" if passed else reply.text,
-            model=reply.model_name,
-            input_tokens=reply.input_tokens,
-            output_tokens=reply.output_tokens,
-            cost=reply.cost,
-            latency=reply.latency,
-            attempts=outcome.attempts,
             error=None,
-            next_attempt_at=None,
+            **usage,
         )
 
     def _fail(
@@ -379,9 +458,7 @@ class TurnDriver:
             attempts=attempts,
             next_attempt_at=None,
         )
-        reason = (
-            f"{turn.speaker}'s turn (seq {turn.seq}) failed: {record['type']}: {record['message']}"
-        )
+        reason = failure_reason(turn, record)
         log.warning("room %s: %s", room_id, reason)
         return self._set_status(room_id, token, "failed", reason)
 
@@ -393,6 +470,15 @@ class TurnDriver:
                 return
 
 
+def failure_reason(turn: storage.Event, record: Mapping[str, Any] | None = None) -> str:
+    """The room's stop reason when one of its turns failed."""
+    error = record or turn.error or {}
+    return (
+        f"{turn.speaker}'s turn (seq {turn.seq}) failed: "
+        f"{error.get('type', 'error')}: {error.get('message', '')}"
+    )
+
+
 def owner_id(role: str = "room") -> str:
     """A lease owner name unique to this process and object."""
     import socket
@@ -402,6 +488,7 @@ def owner_id(role: str = "room") -> str:
 
 
 __all__ = [
+    "live_model_spec",
     "Decision",
     "Reply",
     "committed_event",

@@ -46,6 +46,12 @@ def to_room_event(row: Any) -> RoomEvent | None:
     if kind in ("agent", "pass"):
         if row.state in OPEN_STATES:
             return None
+        if _data(row).get("event") == "pick":
+            # A coordinator's pick, asked of its model as a turn: bookkeeping, never a message.
+            if row.state != "done":
+                return None
+            pick = _data(row).get("pick")
+            return RoomEvent(row.speaker, pick or "", round_, pick is None, kind="pick")
         passed = kind == "pass" or row.state in CONSUMED_STATES
         content = "" if passed else (row.content or "")
         return RoomEvent(row.speaker, content, round_, passed, visible_to=visible)

@@ -9,6 +9,7 @@ the room's own or the default, rendered in the sandbox of ``safety.SafeTemplate`
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,12 @@ The conversation so far: {{ conversation }}
 {% if max_turns %}This is turn {{ current_turn + 1 }} of {{ max_turns }} ({{ turns_left }} left, counting this one).
 {% endif %}{% if feedback %}{{ feedback }}
 {% endif %}Write your next message as {{ speaker_name }}. To hand over to someone, mention them as @name. If you have nothing to add, reply with the single word PASS."""
+
+
+PICK_PROMPT = """You coordinate a group chat: after each message you choose who speaks next.
+The conversation so far: {conversation}
+Eligible speakers (JSON): {eligible}
+Reply with exactly one of these names, or NONE if no one should speak until a person writes."""
 
 
 def is_pass(text: str) -> bool:
@@ -121,7 +128,41 @@ def build_turn_prompt(
     return TurnPrompt(system, user, tuple(context.saw))
 
 
+def build_pick_prompt(
+    config: RoomConfig, view: LogView, coordinator: str, eligible: Sequence[str]
+) -> TurnPrompt:
+    """The prompt that asks the room's coordinator agent to pick the next speaker."""
+    spec = config.spec(coordinator)
+    system = persona(spec.name, spec.traits, spec.instruction)
+    context = build_context(
+        coordinator,
+        config.names,
+        view.events,
+        persona=system,
+        policy=config.context_policy(),
+        seqs=view.seqs,
+    )
+    lines = []
+    for position in context.positions:
+        event = view.events[position]
+        if event.kind in ("message", "system"):
+            lines.append(
+                render_record(
+                    {
+                        "seq": view.seqs[position],
+                        "speaker": event.speaker,
+                        "text": event.content,
+                        "passed": event.passed,
+                    }
+                )
+            )
+    user = PICK_PROMPT.format(conversation=render_lines(lines), eligible=json.dumps(list(eligible)))
+    return TurnPrompt(system, user, tuple(context.saw))
+
+
 __all__ = [
+    "PICK_PROMPT",
+    "build_pick_prompt",
     "DEFAULT_ROOM_PROMPT",
     "PASS_WORDS",
     "TurnPrompt",

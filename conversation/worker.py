@@ -25,7 +25,14 @@ from typing import Any
 
 import storage
 
-from .room_driver import ModelCache, Settled, TurnDriver, committed_event, owner_id
+from .room_driver import (
+    ModelCache,
+    Settled,
+    TurnDriver,
+    committed_event,
+    failure_reason,
+    owner_id,
+)
 
 log = logging.getLogger(__name__)
 
@@ -249,6 +256,12 @@ class Worker:
                 self._rows.pop(room_id, None)  # unexpected shape: read it whole next time
             if commit.state == "waiting":
                 waiting.append(settlement(room_id, self._tokens[room_id], Settled("waiting")))
+                self._release(room_id)
+            elif commit.state == "failed":
+                reason = failure_reason(committed_event(turn, commit))
+                waiting.append(
+                    settlement(room_id, self._tokens[room_id], Settled("failed", reason))
+                )
                 self._release(room_id)
             else:
                 self._due.add(room_id)

@@ -34,8 +34,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import math
 import random
+import re
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
@@ -195,6 +197,13 @@ class OfflineModel(LanguageModel):
         if self._func is not None:
             return self._func(user_prompt, system_prompt)
         rng = _rng(self.parameters["seed"], system_prompt, user_prompt)
+        pick = _PICK_LINE.search(user_prompt)
+        if pick is not None:  # a coordinator is asked who speaks next (conversation.room_prompt)
+            try:
+                names = [n for n in json.loads(pick.group(1)) if isinstance(n, str)]
+            except ValueError:
+                names = []
+            return rng.choice(names) if names else "NONE"
         form = read_form(user_prompt)
         if form is not None:
             return answer_form(form, rng=rng, deal_phrase=self.parameters["deal_phrase"])
@@ -228,6 +237,10 @@ class OfflineModel(LanguageModel):
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
+
+
+#: The line with which a room asks its coordinator to pick (see ``conversation.room_prompt``).
+_PICK_LINE = re.compile(r"^Eligible speakers \(JSON\): (\[.*\])$", re.MULTILINE)
 
 
 def is_offline(model: object) -> bool:

@@ -80,7 +80,11 @@ _PREFIXES = (
     (("grok-",), "xai"),
     (("deepseek-",), "deepseek"),
 )
-_SPEC_KEYS = frozenset({"service", "model", "base_url", "api_key_env", "parameters", "remote"})
+# ``instance`` names a model object held by the process that created a room (see
+# ``conversation.room_driver.live_model_spec``); resolving a spec ignores it.
+_SPEC_KEYS = frozenset(
+    {"service", "model", "base_url", "api_key_env", "parameters", "remote", "instance"}
+)
 _MODEL_NAME = re.compile(r"^[\w.:/@+\-]{1,200}$")
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,100}$")
 
