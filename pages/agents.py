@@ -12,7 +12,7 @@ from ui.widgets import field_error, model_picker, spec_label
 
 page_setup()
 
-NEW = "➕ New agent"
+NEW = "+ New agent"
 db = database()
 
 st.title("Agents")

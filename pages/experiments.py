@@ -31,7 +31,7 @@ picked = st.selectbox(
     "Experiment",
     options,
     index=options.index(current) if current in options else 0,
-    format_func=lambda e: "➕ New experiment" if e is None else labels[e],
+    format_func=lambda e: "+ New experiment" if e is None else labels[e],
     key=f"exp-pick-{current}",
 )
 if picked != current:

@@ -49,7 +49,7 @@ picked = st.selectbox(
     "Room",
     options,
     index=options.index(room_id),
-    format_func=lambda r: "➕ New room" if r is None else labels[r],
+    format_func=lambda r: "+ New room" if r is None else labels[r],
     key=f"room-pick-{room_id}",
 )
 if picked != room_id:

@@ -60,7 +60,11 @@ def speaker_activity(events: pd.DataFrame) -> go.Figure:
     )
     fig = go.Figure()
     fig.add_bar(
-        x=per["speaker"], y=per["messages"], name="messages", customdata=per[["speaker"]].values
+        x=per["speaker"],
+        y=per["messages"],
+        name="messages",
+        customdata=per[["speaker"]].values,
+        offsetgroup="messages",
     )
     fig.add_bar(
         x=per["speaker"],
@@ -68,6 +72,7 @@ def speaker_activity(events: pd.DataFrame) -> go.Figure:
         name="words",
         yaxis="y2",
         customdata=per[["speaker"]].values,
+        offsetgroup="words",
         opacity=0.6,
     )
     return _layout(
@@ -81,7 +86,8 @@ def speaker_activity(events: pd.DataFrame) -> go.Figure:
 
 
 def message_length(events: pd.DataFrame) -> go.Figure:
-    """Words per message over the turns, one line per speaker (click a point: its speaker)."""
+    """Words per message by seq, one colour per speaker (points from every room; click a point:
+    its speaker)."""
     title = "Message length over turns"
     msgs = _messages(events)
     if msgs.empty:
@@ -92,7 +98,7 @@ def message_length(events: pd.DataFrame) -> go.Figure:
         fig.add_scatter(
             x=part["seq"],
             y=part["words"],
-            mode="lines+markers",
+            mode="markers",
             name=str(speaker),
             customdata=part[["speaker", "room_id"]].values,
             hovertemplate="room %{customdata[1]} seq %{x}: %{y} words<extra>%{customdata[0]}</extra>",

@@ -1,9 +1,10 @@
 """The live room view: the transcript as it grows, and a status line, polled cheaply.
 
 How it stays cheap (DESIGN decision 8: the UI is a view over the database):
-- every write to a room bumps ``rooms.updated_at``, so one primary-key read of the room row tells
-  whether anything changed; only then are the events after the last *settled* seq fetched (the
-  open turn, if any, is fetched again until it settles), and kept in ``st.session_state``;
+- every write to a room bumps ``rooms.updated_at`` or the newest seq, so a primary-key read of the
+  room row and one index probe tell whether anything changed; only then are the events after the
+  last *settled* seq fetched (the open turn, if any, is fetched again until it settles), and kept
+  in ``st.session_state``;
 - while the room is running the transcript sits in a fragment that reruns every
   ``FAST_SECONDS``; when the room is idle (settled, paused, stopped, waiting for a person) it is
   drawn once and a tiny fragment checks the room row every ``SLOW_SECONDS``;
@@ -63,13 +64,19 @@ def refresh(db: Any, room_id: int) -> tuple[Any, LiveCache]:
     """Read the room row; fetch new or unsettled events only if the room changed."""
     room = repo.get_room(db, room_id)
     cache = _cache(room_id)
-    marker = (room.status, room.updated_at, room.stop_reason)
+    marker = _marker(db, room)
     if marker != cache.marker:
         for event in repo.events(db, room_id, after_seq=cache.settled_upto):
             cache.events[event.seq] = event
         cache.settled_upto = _settled_upto(cache)
         cache.marker = marker
     return room, cache
+
+
+def _marker(db: Any, room: Any) -> tuple[Any, ...]:
+    """What changes whenever the log or the room does: one primary-key read and one index probe
+    (claiming a turn adds a row without touching the room, so the newest seq is part of it)."""
+    return (room.status, room.updated_at, room.stop_reason, repo.latest_seq(db, room.id))
 
 
 def forget(room_id: int) -> None:
@@ -120,7 +127,7 @@ def status_line(room: Any, cache: LiveCache) -> str:
 def render_event(event: Any, roster: Sequence[str]) -> None:
     """One log entry as a chat message (bodies as plain text) or a one-line notice."""
     if event.kind == "system":
-        st.caption(f"⚙️ {escape_markdown(event.content)}")
+        st.caption(f":material/info: {escape_markdown(event.content)}")
         return
     if event.kind == "pass":
         st.caption(f"{escape_markdown(event.speaker)} passed.")
@@ -191,7 +198,7 @@ def live_transcript(db: Any, room_id: int, roster: Sequence[str]) -> None:
     render_transcript(room, cache, roster)
 
     def watch() -> None:
-        if repo.get_room(db, room_id).updated_at != room.updated_at:
+        if _marker(db, repo.get_room(db, room_id)) != cache.marker:
             st.rerun()
 
     st.fragment(watch, run_every=SLOW_SECONDS)()

@@ -10,9 +10,21 @@ from typing import Any
 
 import streamlit as st
 
-AGENT_AVATARS = ("🦊", "🐻", "🦉", "🐢", "🐙", "🦁", "🐝", "🐳", "🦄", "🐸", "🦔", "🐧")
-HUMAN_AVATAR = "🧑"
-SYSTEM_AVATAR = "⚙️"
+# Material icons render the same everywhere (no emoji font needed); one per roster position.
+AGENT_AVATARS = (
+    ":material/smart_toy:",
+    ":material/psychology:",
+    ":material/support_agent:",
+    ":material/engineering:",
+    ":material/school:",
+    ":material/storefront:",
+    ":material/pets:",
+    ":material/local_florist:",
+    ":material/rocket_launch:",
+    ":material/palette:",
+)
+HUMAN_AVATAR = ":material/person:"
+SYSTEM_AVATAR = ":material/settings:"
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~<$:])")
 
 
@@ -22,7 +34,7 @@ def escape_markdown(text: str) -> str:
 
 
 def avatar(speaker: str, roster: Sequence[str], kind: str = "agent") -> str:
-    """An emoji per roster position (stable for a room); people and system notices differ."""
+    """An icon per roster position (stable for a room); people and system notices differ."""
     if kind == "system":
         return SYSTEM_AVATAR
     if speaker in roster:

@@ -203,10 +203,28 @@ def context(browser):  # type: ignore[no-untyped-def]
     ctx.close()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    report = yield
+    if report.when == "call":
+        item.stash[_FAILED] = report.failed
+    return report
+
+
+_FAILED = pytest.StashKey[bool]()
+SCREENSHOTS = Path(tempfile.gettempdir()) / "rooms-browser-failures"
+
+
 @pytest.fixture
-def page(context):  # type: ignore[no-untyped-def]
+def page(context, request):  # type: ignore[no-untyped-def]
     page = context.new_page()
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.dialogs = dialogs  # an alert() would land here: tests assert it stays empty
     yield page
+    if request.node.stash.get(_FAILED, False):
+        SCREENSHOTS.mkdir(exist_ok=True)
+        for number, open_page in enumerate(context.pages):
+            target = SCREENSHOTS / f"{request.node.name}-{number}.png"
+            open_page.screenshot(path=str(target))
+            print(f"screenshot of the failed test: {target}")

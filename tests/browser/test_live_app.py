@@ -1,0 +1,190 @@
+"""The web app in a real browser (Debian Chromium via Playwright) against `streamlit run app.py`.
+
+The flows a person does: build agents and a room, watch turns arrive without reloading, step in,
+watch from a second tab, pause and stop, moderate, run an experiment, read results; plus the deep
+link on a fresh server and message bodies shown as text. The server's own runner drives rooms with
+the offline model; tests check what the browser shows and what the database holds.
+"""
+
+from __future__ import annotations
+
+import pytest
+from support import choose, fill, idle, open_page, post, until, wait_count, wait_query, wait_text
+
+from storage import repository as repo
+from ui import rooms
+from ui.templates import MUG_NEGOTIATION, PLANNER_CODER_REVIEWER
+
+pytestmark = pytest.mark.browser
+
+SLOW_OFFLINE = {"service": "offline", "model": "offline", "parameters": {"latency": 0.4}}
+
+
+def make_room(db, template=PLANNER_CODER_REVIEWER, opening=None, **changes):  # type: ignore[no-untyped-def]
+    draft = rooms.draft_from_template(template, **changes)
+    return rooms.create_room(db, draft, opening=opening or template.opening)
+
+
+def test_deep_link_on_a_fresh_server_gets_the_room_page(fresh_server, browser) -> None:  # type: ignore[no-untyped-def]
+    fresh_server.folder.mkdir(parents=True, exist_ok=True)
+    db = fresh_server.database()
+    room = make_room(db, name="Deep-linked room", opening="Hello from before the server started")
+    db.dispose()
+    fresh_server.start()
+    page = browser.new_page()
+    try:
+        page.goto(f"{fresh_server.url}/room?room={room.id}")  # the server's very first visitor
+        wait_text(page, "Deep-linked room")
+        links = page.get_by_test_id("stSidebarNavLink").all_inner_texts()
+        nav = [t.strip().split("\n")[-1] for t in links]  # the icon's ligature comes first
+        assert nav == ["Home", "Agents", "Room", "Experiments", "Results"]  # not file names
+        wait_text(page, "Your name in rooms")  # the shared sidebar
+        assert page.get_by_test_id("stSidebar").get_by_role("textbox").count() == 1
+        assert page.url.endswith(f"/room?room={room.id}")
+        wait_text(page, "Hello from before the server started")
+        # The first click on that first page is not lost (widget identities are stable).
+        page.get_by_role("button", name="Stop", exact=True).click()
+        db = fresh_server.database()
+        assert until(lambda: repo.get_room(db, room.id).status == "stopped")
+        db.dispose()
+    finally:
+        page.close()
+
+
+def test_create_agents_then_a_room_and_watch_turns_arrive(app_server, db, page) -> None:  # type: ignore[no-untyped-def]
+    open_page(page, app_server, "/agents")
+    for name, role in (("Ann", "product owner"), ("Ben", "developer")):
+        choose(page, "Agent", "+ New agent")
+        page.get_by_role("heading", name="New agent").wait_for()
+        idle(page)
+        fill(page, "Name", name)
+        fill(page, "Persona instruction", f"You are a {role}. Keep it short.")
+        page.get_by_role("button", name="Save", exact=True).click()
+        wait_text(page, f"Saved {name}.")
+    assert sorted(p.name for p in repo.list_agent_profiles(db)) == ["Ann", "Ben"]
+
+    open_page(page, app_server, "/room")
+    form = page.get_by_role("tabpanel", name="New room")
+    form.get_by_text("Agents from the library", exact=True).click()
+    for name in ("Ann", "Ben"):
+        choose(page, "Agents (in speaking order)", name, scope=form)
+    page.keyboard.press("Escape")
+    fill(page, "Room name", "Ann and Ben", scope=form)
+    fill(page, "Opening message (posted by you; it starts the room)", "Plan a tiny app.", form)
+    form.get_by_role("button", name="Create room", exact=True).click()
+    wait_query(page, "room=")
+    wait_text(page, "Ann and Ben")
+    # Round 0: both agents answer after the opening message, without any reload.
+    wait_count(page, "stChatMessage", 3)
+    (room,) = [r for r in repo.list_rooms(db) if r.name == "Ann and Ben"]
+    speakers = [e.speaker for e in repo.events(db, room.id) if e.kind == "agent"]
+    assert speakers[:2] == ["Ann", "Ben"]
+
+
+def test_live_turns_second_tab_human_message_and_text_only(app_server, db, context) -> None:  # type: ignore[no-untyped-def]
+    room = make_room(db, name="Two tabs", model=SLOW_OFFLINE)
+    first, second = context.new_page(), context.new_page()
+    alerts: list[str] = []
+    for p in (first, second):
+        p.on("dialog", lambda d: (alerts.append(d.message), d.dismiss()))
+        open_page(p, app_server, f"/room?room={room.id}")
+    # Agent turns arrive in both tabs as they commit (0.4 s apart), no reload.
+    for p in (first, second):
+        wait_count(p, "stChatMessage", 3)
+    until(lambda: room.status == "settled", timeout=30)
+    wait_count(first, "stChatMessage", 4)
+    hostile = "<script>alert(1)</script> @coder please add tests"
+    post(first, hostile)
+    wait_text(first, "Activity 2")
+    wait_text(second, "Activity 2")  # the other tab sees the new activity and its turns
+    wait_text(second, "<script>alert(1)</script>")  # shown literally, as text
+    messages = [e for e in repo.events(db, room.id) if e.kind == "human"]
+    assert [m.content for m in messages][-1] == hostile and len(messages) == 2
+    assert until(lambda: room.status == "settled", timeout=30)  # activity 2 ran its course
+    shown = [e for e in repo.events(db, room.id) if e.kind in ("human", "agent")]
+    assert len([e for e in shown if e.activity == 2]) > 1
+    for p in (first, second):  # both tabs caught up with every message, without a reload
+        wait_count(p, "stChatMessage", len(shown))
+    assert alerts == []
+    assert first.locator("script:text('alert(1)')").count() == 0
+
+
+def test_pause_resume_and_stop(app_server, db, page) -> None:  # type: ignore[no-untyped-def]
+    room = make_room(
+        db,
+        MUG_NEGOTIATION,
+        name="Long haggle",
+        model={"service": "offline", "model": "offline", "parameters": {"latency": 0.3}},
+        termination={"kind": "max_turns", "max_turns": 200},
+    )
+    open_page(page, app_server, f"/room?room={room.id}")
+    wait_count(page, "stChatMessage", 3)
+    page.get_by_role("button", name="Pause", exact=True).click()
+    wait_text(page, "Paused: resume to let the agents go on.")
+    assert room.status == "paused"
+    settled = until(lambda: room.pending() is None, timeout=5)  # a turn in flight still lands
+    assert settled
+    held = len(room.events())
+    page.wait_for_timeout(1500)
+    assert len(room.events()) == held  # no new turn while paused
+    page.get_by_role("button", name="Resume", exact=True).click()
+    assert until(lambda: len(room.events()) > held)
+    page.get_by_role("button", name="Stop", exact=True).click()
+    wait_text(page, "Stopped: stopped by a person")
+    assert room.status == "stopped"
+
+
+def test_moderated_room_approve_with_edit_and_deny(app_server, db, page) -> None:  # type: ignore[no-untyped-def]
+    room = make_room(db, name="Moderated", moderated=True)
+    open_page(page, app_server, f"/room?room={room.id}")
+    wait_text(page, "draft is waiting for approval", timeout=30_000)
+    first = room.pending()
+    box = page.get_by_label("Message (edit before approving if you like)")
+    box.fill("Step 1: a form with two fields. @coder")
+    box.press("Tab")
+    page.get_by_role("button", name="Approve", exact=True).click()
+    assert until(lambda: room.turn(first.id).state == "done")
+    assert room.turn(first.id).result == "Step 1: a form with two fields. @coder"
+    wait_text(page, "Step 1: a form with two fields.")
+
+    assert until(
+        lambda: (t := room.pending()) is not None and t.state == "waiting" and t.id != first.id
+    )
+    second = room.pending()
+    wait_text(page, f"{second.speaker}'s draft is waiting for approval.")
+    fill(page, "Reason (the agent is told)", "Please be more specific")
+    page.get_by_role("button", name="Deny", exact=True).click()
+    turn = until(lambda: (t := room.turn(second.id)).inputs["denials"] and t)
+    assert turn.inputs["denials"][0]["reason"] == "Please be more specific"
+
+
+def test_small_experiment_runs_to_completion_with_progress(app_server, db, page) -> None:  # type: ignore[no-untyped-def]
+    open_page(page, app_server, "/experiments")
+    fill(page, "Experiment name", "Browser mug test")
+    replicates = page.get_by_label("Replicates per condition")
+    replicates.fill("1")
+    replicates.press("Tab")
+    wait_text(page, "Planned rooms")
+    page.get_by_role("button", name="Create and run", exact=True).click()
+    wait_query(page, "experiment=")
+    page.get_by_test_id("stProgress").first.wait_for()
+    wait_text(page, "3 of 3 rooms finished", timeout=60_000)
+    (experiment,) = [e for e in repo.list_experiments(db) if e.name == "Browser mug test"]
+    assert until(lambda: repo.get_experiment(db, experiment.id).status == "done")
+    assert len(repo.list_rooms(db, experiment_id=experiment.id)) == 3
+
+
+def test_results_chart_and_csv_download(app_server, db, page, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    room = make_room(db, MUG_NEGOTIATION, name="For results")
+    until(lambda: room.status in ("terminated", "settled"))
+    open_page(page, app_server, "/results")
+    wait_count(page, "stPlotlyChart", 4)
+    page.get_by_role("tab", name="Export").click()
+    with page.expect_download() as download_info:
+        page.get_by_role("button", name="Rooms (CSV)", exact=True).click()
+    download = download_info.value
+    target = tmp_path / "rooms.csv"
+    download.save_as(target)
+    header, *rows = target.read_text().splitlines()
+    assert header.startswith("room_id,name,status") and rows
+    assert any(line.startswith(f"{room.id},For results,") for line in rows)
