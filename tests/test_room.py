@@ -410,3 +410,94 @@ def test_room_state_survives_a_new_database_object(db: Database, db_url: str) ->
         assert storage.get_lease(fresh, room.id).owner is None  # released after each step
     finally:
         fresh.dispose()
+
+
+# -- more of the runtime --------------------------------------------------------------------------
+
+
+def test_edsl_agents_make_the_roster_with_their_traits(db: Database) -> None:
+    from edsl import Agent, AgentList
+
+    agents = AgentList(
+        [
+            Agent(name="Alice", traits={"role": "seller", "limit": 12}, instruction="Be brief."),
+            Agent(name="Bob", traits={"role": "buyer"}),
+        ]
+    )
+    model = OfflineModel(replies=["a", "b"])
+    room = make_room(db, model, agents=agents)
+    assert room.config.names == ("Alice", "Bob")
+    assert dict(room.config.spec("Alice").traits) == {"role": "seller", "limit": 12}
+    room.post("go")
+    room.run()
+    alice_system = model.prompts[0][0]
+    assert '"role": "seller"' in alice_system and "Be brief." in alice_system
+
+
+def test_run_with_a_turn_limit_stops_early_and_goes_on_later(db: Database) -> None:
+    room = make_room(db, OfflineModel(replies=["a", "b", "c"]), planner=RoundRobinRoomPlanner(1))
+    room.post("go")
+    assert [t.speaker for t in room.run(max_turns=2)] == ["Alice", "Bob"]
+    assert room.status == "running"
+    assert [t.speaker for t in room.run()] == ["Cara"]
+    assert room.status == "settled"
+
+
+def test_step_returns_none_while_another_driver_holds_the_lease(db: Database) -> None:
+    model = scripted_model()
+    room = make_room(db, model)
+    room.post("go")
+    token = storage.acquire_lease(db, room.id, "another-worker", 60)
+    assert token is not None
+    assert room.step() is None and room.run() == [] and model.calls == 0
+    assert storage.release_lease(db, room.id, "another-worker", token)
+    assert room.step() is not None
+
+
+def test_events_after_a_seq_and_with_a_limit(db: Database) -> None:
+    room = make_room(db, OfflineModel(replies=["a", "b", "c"]))
+    room.post("go")
+    room.run()
+    assert [e.seq for e in room.events(after_seq=2)] == [3, 4]
+    assert [e.seq for e in room.events(after_seq=1, limit=2)] == [2, 3]
+
+
+def test_a_custom_prompt_template_is_rendered_once_in_the_sandbox(db: Database) -> None:
+    template = (
+        "I am {{ speaker_name }}; turn {{ current_turn }} of {{ max_turns }}.\n{{ conversation }}"
+    )
+    model = OfflineModel(replies=["hi {{ speaker_name }}", "ok"])
+    room = make_room(
+        db,
+        model,
+        agents=AGENTS[:2],
+        prompt_template=template,
+        planner=RoundRobinPolicy(),
+        termination=MaxTurns(2),
+    )
+    room.post("{{ speaker_name }} {{ 7*7 }}")
+    room.run()
+    first, second = (user for _, user in model.prompts)
+    assert first.startswith("I am Alice; turn 0 of 2.")
+    assert second.startswith("I am Bob; turn 1 of 2.")
+    assert '"text": "{{ speaker_name }} {{ 7*7 }}"' in first  # user text is not a template
+    assert '"text": "hi {{ speaker_name }}"' in second
+
+
+def test_a_context_window_bounds_the_prompt(db: Database) -> None:
+    from conversation.context import ContextPolicy
+
+    model = scripted_model()
+    room = make_room(
+        db,
+        model,
+        planner=RoundRobinPolicy(),
+        termination=MaxTurns(9),
+        context=ContextPolicy(max_messages=2),
+    )
+    room.post("the opening question")
+    room.run()
+    last = parse_transcript(model.prompts[-1][1])
+    # the activity's opener is always kept, plus the latest two events
+    assert [r["seq"] for r in last] == [1, 8, 9]
+    assert last[0]["text"] == "the opening question"

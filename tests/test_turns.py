@@ -250,3 +250,43 @@ def test_an_empty_model_answer_is_a_failed_turn_not_an_empty_message(db: Databas
     assert turn.result is None and turn.error is not None
     assert turn.error["code"] == "empty_response"
     assert not [e for e in room.events() if e.kind == "agent" and e.state == "done"]
+
+
+def test_a_pass_in_a_moderated_room_needs_no_approval(db: Database) -> None:
+    room = make_room(db, OfflineModel(replies=["PASS", "a draft"]), moderated=True)
+    room.post("hi")
+    taken = room.run()
+    assert [(t.speaker, t.state, t.passed) for t in taken] == [
+        ("Alice", "done", True),
+        ("Bob", "waiting", False),
+    ]
+
+
+def test_stopping_a_running_turn_counts_it_as_a_pass(db: Database) -> None:
+    room = make_room(db, OfflineModel(replies=["bob speaks"]))
+    room.post("hi")
+    token = storage.acquire_lease(db, room.id, "crashed-worker", 0.05)
+    assert token is not None
+    claimed = storage.claim_turn(  # a worker claimed Alice's turn, then vanished
+        db,
+        room.id,
+        token=token,
+        expected_last_seq=1,
+        speaker="Alice",
+        request_id="turn-2",
+        activity=1,
+        round=0,
+    )
+    assert claimed is not None
+    turn = room.pending()
+    assert turn is not None and turn.state == "running"
+    with pytest.raises(ConversationStateError, match="cannot approve"):
+        turn.approve()
+    turn.stop()
+    assert turn.state == "stopped" and room.pending() is None
+    import time
+
+    time.sleep(0.1)  # the vanished worker's lease runs out
+    taken = room.run()
+    assert [(t.speaker, t.result) for t in taken] == [("Bob", "bob speaks")]
+    assert replay_problems(room) == []
