@@ -197,6 +197,11 @@ class Room:
         if to is not None:
             if isinstance(to, str):
                 to = [to]
+            if not isinstance(to, list | tuple) or not all(isinstance(n, str) for n in to):
+                raise ConversationValueError(
+                    f"to={to!r}: private messages go to a list of agent names of the room "
+                    f"{list(config.names)}"
+                )
             audience = list(dict.fromkeys(to))
             unknown = [n for n in audience if n not in config.names]
             if unknown or not audience:
@@ -205,6 +210,11 @@ class Room:
                 )
         if request_id is not None and (not isinstance(request_id, str) or not request_id.strip()):
             raise ConversationValueError("request_id must be non-empty text or None")
+        # A request sent again (a double click, a browser retry) is the same message and must
+        # change nothing: above all it must not re-open a room that was stopped or ended since.
+        resent = request_id is not None and (
+            storage.find_event(self.db, self.id, request_id) is not None
+        )
         event = _storage_errors(
             storage.append_message,
             self.db,
@@ -215,13 +225,14 @@ class Room:
             request_id=request_id,
             visible_to=audience,
         )
-        storage.update_room(
-            self.db,
-            self.id,
-            status="running",
-            stop_reason=None,
-            expected_status=REOPENED_BY_A_MESSAGE,
-        )
+        if not resent:
+            storage.update_room(
+                self.db,
+                self.id,
+                status="running",
+                stop_reason=None,
+                expected_status=REOPENED_BY_A_MESSAGE,
+            )
         return event
 
     def pause(self) -> None:

@@ -501,3 +501,32 @@ def test_a_context_window_bounds_the_prompt(db: Database) -> None:
     # the activity's opener is always kept, plus the latest two events
     assert [r["seq"] for r in last] == [1, 8, 9]
     assert last[0]["text"] == "the opening question"
+
+
+@pytest.mark.parametrize("ended", ["stop", "settle", "terminate"])
+def test_a_resent_message_does_not_reopen_a_room_that_ended_after_it(
+    db: Database, ended: str
+) -> None:
+    options: dict[str, Any] = {"planner": RoundRobinRoomPlanner(1)}
+    if ended == "terminate":
+        options["termination"] = TextMention("DEAL")
+    model = OfflineModel(replies=["DEAL", "b", "c"])
+    room = make_room(db, model, **options)
+    first = room.post("hello", request_id="r-1")
+    if ended == "stop":
+        room.stop("a person stopped it")
+    else:
+        room.run()
+    status, reason, count = room.status, room.stop_reason, len(room.events())
+    assert status == {"stop": "stopped", "settle": "settled", "terminate": "terminated"}[ended]
+    again = room.post("hello", request_id="r-1")  # a browser retry, after the room ended
+    assert again.id == first.id
+    assert (room.status, room.stop_reason, len(room.events())) == (status, reason, count)
+    assert room.run() == [] and len(room.events()) == count
+
+
+def test_post_refuses_a_to_that_is_not_a_list_of_names(db: Database) -> None:
+    room = make_room(db)
+    with pytest.raises(ConversationValueError, match="to="):
+        room.post("psst", to=5)  # type: ignore[arg-type]
+    assert room.events() == []
