@@ -242,19 +242,11 @@ class TurnDriver:
         that carries the reason)."""
         settled = decision.settled
         assert settled is not None
-        if not decision.write:
-            return settled
-        if settled.status == "terminated":
-            # The reason is data, kept with the event that ended the room.
-            storage.append_message(
-                self.db,
-                room_id,
-                "system",
-                "room",
-                f"Stopped: {settled.reason}",
-                data={"event": "terminated", "reason": settled.reason},
-            )
-        return self._set_status(room_id, token, settled.status, settled.reason)
+        if decision.write:
+            # One fenced transaction: the status and, when terminated, the system event that
+            # carries the reason (a worker whose lease expired writes neither).
+            storage.settle_rooms(self.db, [settlement(room_id, token, settled)])
+        return settled
 
     def _set_status(self, room_id: int, token: int, status: str, reason: str | None) -> Settled:
         storage.update_room(
@@ -277,6 +269,10 @@ class TurnDriver:
             return self.apply(room_id, token, decision)
         assert decision.config is not None
         turn = decision.resume
+        if turn is not None and not storage.lease_is_current(self.db, room_id, token):
+            # Only a current lease holder may spend money on an open turn (it may be another
+            # worker's, claimed after this one's lease ran out).
+            return Settled("running", "lease lost")
         if decision.claim is not None:
             turn = storage.claim_turns(self.db, [decision.claim])[0]
             if turn is None:
@@ -470,6 +466,23 @@ class TurnDriver:
                 return
 
 
+def settlement(room_id: int, token: int, settled: Settled) -> storage.RoomSettlement:
+    """The storage settlement of a settled room (a terminated room gets its reason as an event,
+    kept with the event that ended it)."""
+    notice = data = None
+    if settled.status == "terminated":
+        notice = f"Stopped: {settled.reason}"
+        data = {"event": "terminated", "reason": settled.reason}
+    return storage.RoomSettlement(
+        room_id=room_id,
+        token=token,
+        status=settled.status,
+        stop_reason=settled.reason,
+        notice=notice,
+        notice_data=data,
+    )
+
+
 def failure_reason(turn: storage.Event, record: Mapping[str, Any] | None = None) -> str:
     """The room's stop reason when one of its turns failed."""
     error = record or turn.error or {}
@@ -488,6 +501,7 @@ def owner_id(role: str = "room") -> str:
 
 
 __all__ = [
+    "settlement",
     "live_model_spec",
     "Decision",
     "Reply",

@@ -32,6 +32,7 @@ from .room_driver import (
     committed_event,
     failure_reason,
     owner_id,
+    settlement,
 )
 
 log = logging.getLogger(__name__)
@@ -180,7 +181,10 @@ class Worker:
                     settlements.append(settlement(room_id, token, decision.settled))
                 self._release(room_id)
             elif decision.resume is not None:
-                self._start_call(room_id, decision, decision.resume)
+                if storage.lease_is_current(self.db, room_id, token):
+                    self._start_call(room_id, decision, decision.resume)
+                else:
+                    self._release(room_id)
             else:
                 claims.append((room_id, decision))
         if settlements:
@@ -301,22 +305,6 @@ class Worker:
             storage.release_leases(self.db, self.owner, releasing)
         except Exception:  # the database may be gone at shutdown; the leases simply expire
             log.debug("leases not released: %s", sorted(releasing), exc_info=True)
-
-
-def settlement(room_id: int, token: int, settled: Settled) -> storage.RoomSettlement:
-    """The storage settlement for a settled room (a terminated room gets its reason as an event)."""
-    notice = data = None
-    if settled.status == "terminated":
-        notice = f"Stopped: {settled.reason}"
-        data = {"event": "terminated", "reason": settled.reason}
-    return storage.RoomSettlement(
-        room_id=room_id,
-        token=token,
-        status=settled.status,
-        stop_reason=settled.reason,
-        notice=notice,
-        notice_data=data,
-    )
 
 
 class BackgroundWorker:
