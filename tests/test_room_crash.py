@@ -64,7 +64,7 @@ def run_child(
         env["CONVERSATION_FAULT_POINT"] = point
     done = subprocess.run(
         [sys.executable, str(CHILD), "--db", db_url, "--room", str(room_id)]
-        + ["--record", str(record), "--lease-ttl", "1.0", *extra],
+        + ["--record", str(record), "--lease-ttl", "1.5", *extra],
         env=env,
         capture_output=True,
         text=True,

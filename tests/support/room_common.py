@@ -109,6 +109,14 @@ class SlowCallModel:
         return await self._model.async_get_response(*args, **kwargs)
 
 
+def warm_up() -> None:
+    """Load what a first model call loads (EDSL's cache, prompt machinery), so a child process
+    with a short lease does not lose it to one-time start-up costs before its first claim."""
+    from conversation.models import ask
+
+    asyncio.run(ask(OfflineModel(), user_prompt="warm", system_prompt="up"))
+
+
 # -- invariants -------------------------------------------------------------------------------------
 
 
@@ -208,4 +216,5 @@ __all__ = [
     "speaker_of",
     "storage",
     "transcript_of",
+    "warm_up",
 ]

@@ -24,7 +24,12 @@ from conversation.models import OfflineModel  # noqa: E402
 from conversation.room import Room  # noqa: E402
 from conversation.room_driver import FAULT_ENV  # noqa: E402
 from storage import Database  # noqa: E402
-from tests.support.room_common import drive_with, scripted_model, scripted_reply  # noqa: E402
+from tests.support.room_common import (  # noqa: E402
+    drive_with,
+    scripted_model,
+    scripted_reply,
+    warm_up,
+)
 
 
 class Unavailable(Exception):
@@ -52,6 +57,7 @@ def main() -> int:
     parser.add_argument("--lease-ttl", type=float, default=1.0)
     parser.add_argument("--fail-first", action="store_true")
     args = parser.parse_args()
+    warm_up()
     db = Database(args.db)
     record = Path(args.record)
     model = failing_first() if args.fail_first else scripted_model(record)

@@ -19,7 +19,7 @@ import storage  # noqa: E402
 from conversation.models import OfflineModel  # noqa: E402
 from conversation.room_driver import TurnDriver  # noqa: E402
 from storage import Database  # noqa: E402
-from tests.support.room_common import FixedModels, SlowCallModel  # noqa: E402
+from tests.support.room_common import FixedModels, SlowCallModel, warm_up  # noqa: E402
 
 OWNER = "zombie"
 
@@ -29,10 +29,11 @@ def main() -> int:
     parser.add_argument("--db", required=True)
     parser.add_argument("--room", type=int, required=True)
     parser.add_argument("--marker", required=True)
-    parser.add_argument("--lease-ttl", type=float, default=0.6)
+    parser.add_argument("--lease-ttl", type=float, default=1.0)
     parser.add_argument("--hold", type=float, default=1.5)
     args = parser.parse_args()
     marker = Path(args.marker)
+    warm_up()
     db = Database(args.db)
     model = SlowCallModel(
         OfflineModel(replies=["ZOMBIE REPLY"]),
