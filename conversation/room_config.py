@@ -325,7 +325,7 @@ class RoomConfig:
         if isinstance(retry, Mapping):
             retry = RetrySettings(**retry)
         return cls(
-            roster=roster_specs(agents),
+            roster=_checked_models(roster_specs(agents)),
             planner=planner if isinstance(planner, Mapping) else planner_to_dict(planner),
             model=live_model_spec(model if model is not None else models.default_model()),
             termination=termination,
@@ -409,6 +409,21 @@ class RoomConfig:
             max_denials=data.get("max_denials", 3),
             retry=RetrySettings(**retry),
         )
+
+
+def _checked_models(roster: tuple[AgentSpec, ...]) -> tuple[AgentSpec, ...]:
+    """Resolve each agent's own model spec once, when the room is created: an unknown service,
+    a missing SDK or a bad parameter is a configuration error naming the agent, not a failure of
+    every later turn. The spec is stored as given."""
+    from . import models
+
+    for spec in roster:
+        if spec.model is not None:
+            try:
+                models.resolve_model(dict(spec.model))
+            except ConversationValueError as exc:
+                raise ConversationValueError(f"model of {spec.name!r}: {exc}") from None
+    return roster
 
 
 @functools.lru_cache(maxsize=1024)

@@ -98,6 +98,11 @@ class NoDict:
         ({"context": {"window": 3}}, "context policy"),
         ({"name": ""}, "name"),
         ({"agents": [{"name": "Al", "traits": {"api_key": "abc123"}}]}, "api_key"),
+        ({"agents": [{"name": "Al", "model": {"service": "nope", "model": "x"}}]}, "model of 'Al'"),
+        (
+            {"agents": [{"name": "Al", "model": {"service": "offline", "parameters": {"x": 1}}}]},
+            "model of 'Al'",
+        ),
     ],
 )
 def test_bad_configuration_names_the_field_and_stores_nothing(
