@@ -33,6 +33,8 @@ from .models import (
     model_spec,
     resolve_model,
 )
+from .room import Room, run_rooms
+from .room_config import AgentSpec, RoomConfig
 from .rooms import (
     AddressedPolicy,
     CoordinatorPolicy,
@@ -76,8 +78,17 @@ from .termination import (
     TokenUsage,
     termination_from_dict,
 )
+from .turns import Turn
+from .worker import BackgroundWorker, Worker
 
 __all__ = [
+    "AgentSpec",
+    "BackgroundWorker",
+    "Room",
+    "RoomConfig",
+    "Turn",
+    "Worker",
+    "run_rooms",
     "AgentContext",
     "ContextPolicy",
     "TurnsLeft",

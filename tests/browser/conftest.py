@@ -57,8 +57,10 @@ def chromium_path() -> str:
     return CHROMIUM
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(chromium_path: str) -> Iterator[object]:
+    # Module scope, not session: Playwright's sync API keeps an event loop marked as running in
+    # the main thread while it is open, which would break every later test that uses asyncio.
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
