@@ -32,14 +32,16 @@ from typing import Any
 import storage
 
 from . import models
+from .context import SUMMARY_SPEAKER, summary_request
 from .coordinator import CoordinatorPolicy, InvalidPickError, parse_pick
 from .retries import ROOM_STATUSES, backoff_delay, http_status, is_transient
 from .room_config import RoomConfig
-from .room_log import OPEN_STATES, log_view, turn_request_id
+from .room_log import OPEN_STATES, LogView, covers_seqs, log_view, turn_request_id
 from .room_planner import plan_turn
 from .room_prompt import (
     TurnPrompt,
     build_pick_prompt,
+    build_summary_prompt,
     build_turn_prompt,
     denial_feedback,
     is_pass,
@@ -206,6 +208,9 @@ class TurnDriver:
         planned = plan_turn(planner, config.names, view.events)
         if planned is None:
             return Decision(settled=Settled("settled", None))
+        summary = self._summary_claim(room, rows, config, view, token)
+        if summary is not None:
+            return summary
         data = None
         eligible = (
             planner.pick_needed(config.names, view.events)
@@ -234,6 +239,39 @@ class TurnDriver:
             model=models.model_label(self.models.get(spec.model or config.model)),
             parent_event_id=rows[-1].id if rows else None,
             data=data,
+        )
+        return Decision(config=config, rows=rows, claim=claim, prompt=prompt)
+
+    def _summary_claim(
+        self,
+        room: storage.Room,
+        rows: Sequence[storage.Event],
+        config: RoomConfig,
+        view: LogView,
+        token: int,
+    ) -> Decision | None:
+        """With a summarising context policy, the turn that summarises what fell out of the
+        window (asked of the room's model once, stored as a summary event, replayed after)."""
+        policy = config.context_policy()
+        if not policy.summarize:
+            return None
+        prompt = build_summary_prompt(config, view)
+        if prompt is None:
+            return None
+        request = summary_request(config.names, view.events, policy)
+        assert request is not None
+        claim = storage.TurnClaim(
+            room_id=room.id,  # type: ignore[arg-type]
+            token=token,
+            expected_last_seq=view.last_seq,
+            speaker=SUMMARY_SPEAKER,
+            request_id=turn_request_id(view.last_seq + 1),
+            activity=rows[-1].activity if rows else 0,
+            round=rows[-1].round if rows else 0,
+            saw=list(prompt.saw),
+            model=models.model_label(self.models.get(config.model)),
+            parent_event_id=rows[-1].id if rows else None,
+            data={"event": "summary", "covers_seqs": covers_seqs(view, request.covers)},
         )
         return Decision(config=config, rows=rows, claim=claim, prompt=prompt)
 
@@ -334,14 +372,18 @@ class TurnDriver:
         if prompt is None:  # a resumed turn: rebuilt from the events before it, and only those
             before = log_view(config.names, rows, before_seq=turn.seq)
             data = turn.data or {}
-            if data.get("event") == "pick":
+            if data.get("event") == "summary":
+                prompt = build_summary_prompt(config, before)
+                if prompt is None:  # nothing to summarise any more: finish it as an empty pass
+                    prompt = TurnPrompt("", "Reply with the single word PASS.", ())
+            elif data.get("event") == "pick":
                 prompt = build_pick_prompt(config, before, turn.speaker, data.get("eligible", []))
             else:
                 prompt = build_turn_prompt(
                     config, before, turn.speaker, feedback=denial_feedback(data.get("denials", []))
                 )
-        spec = config.spec(turn.speaker)
-        model = self.models.get(spec.model or config.model)
+        own = config.spec(turn.speaker).model if turn.speaker in config.names else None
+        model = self.models.get(own or config.model)
         attempts = turn.attempts
         if turn.next_attempt_at is not None:
             wait = (turn.next_attempt_at - self._now()).total_seconds()
@@ -399,6 +441,16 @@ class TurnDriver:
             "next_attempt_at": None,
         }
         data = turn.data or {}
+        if data.get("event") == "summary":
+            return storage.TurnCommit(
+                event_id=turn.id,  # type: ignore[arg-type]
+                token=token,
+                state="done",
+                kind="agent",
+                content=reply.text,
+                error=None,
+                **usage,
+            )
         if data.get("event") == "pick":
             try:
                 pick = parse_pick(reply.text, data.get("eligible", []))

@@ -19,6 +19,7 @@ input_tokens, output_tokens``) so this module needs nothing from ``storage``.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,8 @@ def to_room_event(row: Any) -> RoomEvent | None:
     if kind in ("agent", "pass"):
         if row.state in OPEN_STATES:
             return None
+        if _data(row).get("event") == "summary":
+            return None  # a context summary: placed by ``log_view``, which knows the positions
         if _data(row).get("event") == "pick":
             # A coordinator's pick, asked of its model as a turn: bookkeeping, never a message.
             if row.state != "done":
@@ -121,12 +124,39 @@ def log_view(
             continue
         event = to_room_event(row)
         if event is None:
+            event = _summary_event(row, seqs)
+        if event is None:
             continue
         if row.input_tokens or row.output_tokens:
             usage[len(events)] = TokenUsage(row.input_tokens or 0, row.output_tokens or 0)
         events.append(event)
         seqs.append(row.seq)
     return LogView(tuple(roster), tuple(events), tuple(seqs), usage, resumed_at, last_seq)
+
+
+def _summary_event(row: Any, seqs: Sequence[int]) -> RoomEvent | None:
+    """A finished context-summary turn as a summary event. It stores what it covers as seqs
+    (stable whatever is filtered out); the core reads positions in this view."""
+    data = _data(row)
+    covered = data.get("covers_seqs")
+    if data.get("event") != "summary" or row.state != "done" or not row.content or not covered:
+        return None
+    covers = (_position(seqs, covered[0]), _position(seqs, covered[1]))
+    return RoomEvent(row.speaker, row.content, row.round or 0, kind="summary", covers=covers)
+
+
+def _position(seqs: Sequence[int], seq: int) -> int:
+    """The position of the first event at or after ``seq`` (len(seqs) when none)."""
+    return bisect.bisect_left(list(seqs), seq)
+
+
+def covers_seqs(view: LogView, covers: tuple[int, int]) -> list[int]:
+    """A summary's covered positions ``[start, end)`` as seqs ``[start, end)``."""
+
+    def seq_at(position: int) -> int:
+        return view.seqs[position] if position < len(view.seqs) else view.last_seq + 1
+
+    return [seq_at(covers[0]), seq_at(covers[1])]
 
 
 def max_turns_of(termination: Mapping[str, Any] | None) -> int | None:
@@ -155,6 +185,7 @@ def turn_request_id(seq: int) -> str:
 
 
 __all__ = [
+    "covers_seqs",
     "CONSUMED_STATES",
     "OPEN_STATES",
     "LogView",

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .context import build_context
+from .context import build_context, summary_request
 from .prompts import persona
 from .room_config import ROOM_PROMPT_VARIABLES, RoomConfig
 from .room_log import LogView, max_turns_of
@@ -34,6 +34,12 @@ PICK_PROMPT = """You coordinate a group chat: after each message you choose who 
 The conversation so far: {conversation}
 Eligible speakers (JSON): {eligible}
 Reply with exactly one of these names, or NONE if no one should speak until a person writes."""
+
+
+SUMMARY_SYSTEM = "You summarise group chats faithfully and briefly, for the people in them."
+SUMMARY_PROMPT = """Summarise the earlier part of a group chat in at most 120 words. Keep who said what, decisions, numbers and open questions; add nothing.
+The messages (JSON lines; a previous summary comes first when there is one):
+{text}"""
 
 
 def is_pass(text: str) -> bool:
@@ -160,7 +166,19 @@ def build_pick_prompt(
     return TurnPrompt(system, user, tuple(context.saw))
 
 
+def build_summary_prompt(config: RoomConfig, view: LogView) -> TurnPrompt | None:
+    """The prompt that summarises what fell out of the context window, or None when nothing
+    needs summarising (see ``context.summary_request``)."""
+    request = summary_request(config.names, view.events, config.context_policy())
+    if request is None:
+        return None
+    saw = tuple(view.seqs[i] for i in request.positions)
+    return TurnPrompt(SUMMARY_SYSTEM, SUMMARY_PROMPT.format(text=request.text), saw)
+
+
 __all__ = [
+    "SUMMARY_PROMPT",
+    "build_summary_prompt",
     "PICK_PROMPT",
     "build_pick_prompt",
     "DEFAULT_ROOM_PROMPT",

@@ -197,6 +197,8 @@ class OfflineModel(LanguageModel):
         if self._func is not None:
             return self._func(user_prompt, system_prompt)
         rng = _rng(self.parameters["seed"], system_prompt, user_prompt)
+        if user_prompt.startswith(_SUMMARY_OPENING):  # a room's context summary
+            return _summarise(user_prompt)
         pick = _PICK_LINE.search(user_prompt)
         if pick is not None:  # a coordinator is asked who speaks next (conversation.room_prompt)
             try:
@@ -241,6 +243,39 @@ class OfflineModel(LanguageModel):
 
 #: The line with which a room asks its coordinator to pick (see ``conversation.room_prompt``).
 _PICK_LINE = re.compile(r"^Eligible speakers \(JSON\): (\[.*\])$", re.MULTILINE)
+
+
+#: How a room asks for a summary of what fell out of its context window.
+_SUMMARY_OPENING = "Summarise the earlier part of a group chat"
+
+
+def _summarise(user_prompt: str) -> str:
+    """A plain extractive summary of the JSON-line messages in a summary prompt."""
+    previous = ""
+    said: list[str] = []
+    for line in user_prompt.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if "summary" in record:
+            previous = str(record["summary"])
+        elif record.get("passed"):
+            said.append(f"{record.get('speaker', '?')} passed")
+        else:
+            words = str(record.get("content", "")).split()
+            quote = " ".join(words[:8]) + ("..." if len(words) > 8 else "")
+            said.append(f'{record.get("speaker", "?")}: "{quote}"')
+    parts = [previous] if previous else []
+    if said:
+        parts.append("Then " + "; ".join(said) + ".")
+    summary = " ".join(parts) or "Nothing was said."
+    # A summary stays short, as a model's would: the latest 60 words, the oldest dropped first.
+    words = summary.split()
+    return summary if len(words) <= 60 else "... " + " ".join(words[-60:])
 
 
 def is_offline(model: object) -> bool:
