@@ -7,7 +7,7 @@ import streamlit as st
 from storage import frames
 from storage import repository as repo
 from ui import experiments as ex
-from ui.bootstrap import database, human_name, page_setup, request_id, spend_request_id, wake_runner
+from ui.bootstrap import database, human_name, once, page_setup, request_id, wake_runner
 from ui.templates import TEMPLATES
 from ui.widgets import model_choices, spec_for_choice, spec_label
 
@@ -104,15 +104,35 @@ if current is None:
             else:
                 specs.append((spec_label(spec), spec))
         conditions = ex.with_models(conditions, specs)
-    limits = st.text_input(
-        "Also vary 'stop after N agent turns' (comma separated, e.g. 4, 8)", key="exp-limits"
+
+    def numbers(label: str, key: str) -> list[int]:
+        text = st.text_input(label, key=key)
+        try:
+            return [int(x) for x in text.split(",") if x.strip()]
+        except ValueError:
+            st.error(f"{label}: whole numbers separated by commas, please.")
+            return []
+
+    conditions = ex.with_turn_limits(
+        conditions,
+        template,
+        numbers("Also vary 'stop after N agent turns' (comma separated, e.g. 4, 8)", "exp-limits"),
     )
-    try:
-        turn_limits = [int(x) for x in limits.split(",") if x.strip()]
-    except ValueError:
-        st.error("Turn limits must be whole numbers separated by commas.")
-        turn_limits = []
-    conditions = ex.with_turn_limits(conditions, template, turn_limits)
+    for setting in ("max_rounds", "max_messages"):
+        if setting in template["planner"]:
+            conditions = ex.with_planner_setting(
+                conditions,
+                template,
+                setting,
+                numbers(f"Also vary the planner's {setting} (comma separated)", f"exp-{setting}"),
+            )
+    prompts = st.text_area(
+        "Also vary the prompt template (variants separated by a line with ---)",
+        key="exp-prompts",
+        help="Jinja, rendered in a sandbox; variables as on the Room page.",
+    )
+    variants = [v.strip() for v in prompts.split("\n---\n") if v.strip()]
+    conditions = ex.with_prompts(conditions, variants)
     replicates = st.number_input(
         "Replicates per condition", 1, ex.MAX_REPLICATES, 4, key="exp-reps"
     )
@@ -137,21 +157,21 @@ if current is None:
         width="stretch",
     )
     slot = "experiment-create"
-    drawn = request_id(slot)
+    request_id(slot)  # drawn with the button: a double click makes one experiment
     if st.button("Create and run", type="primary", key="exp-run", disabled=calls is None):
-        done_already = st.session_state.get("_experiment_made", {}).get(drawn)
         try:
-            experiment_id = done_already or ex.create(
-                db,
-                name.strip() or "experiment",
-                ex.design(template, conditions, int(replicates)),
-                speaker=human_name(),
+            experiment_id = once(
+                slot,
+                lambda: ex.create(
+                    db,
+                    name.strip() or "experiment",
+                    ex.design(template, conditions, int(replicates)),
+                    speaker=human_name(),
+                ),
             )
         except ValueError as exc:
             st.error(f"Not created: {exc}")
         else:
-            st.session_state.setdefault("_experiment_made", {})[drawn] = experiment_id
-            spend_request_id(slot)
             wake_runner()
             st.query_params["experiment"] = str(experiment_id)
             st.rerun()

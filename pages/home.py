@@ -4,7 +4,15 @@ import streamlit as st
 
 from storage import repository as repo
 from ui import rooms
-from ui.bootstrap import database, human_name, model_summary, page_setup, wake_runner
+from ui.bootstrap import (
+    database,
+    human_name,
+    model_summary,
+    once,
+    page_setup,
+    request_id,
+    wake_runner,
+)
 from ui.templates import TEMPLATES
 
 page_setup()
@@ -36,12 +44,13 @@ for column, template in zip(columns, TEMPLATES.values(), strict=True):
         st.markdown(f"**{template.title}**")
         st.caption(template.description)
         st.caption("Agents: " + ", ".join(template.roster))
+        request_id(f"start-{template.key}")  # drawn with the button: a double click is one room
         if st.button("Start", key=f"start-{template.key}", type="primary"):
-            room = rooms.create_room(
-                db,
-                rooms.draft_from_template(template),
-                opening=template.opening,
-                speaker=human_name(),
+            room = once(
+                f"start-{template.key}",
+                lambda t=template: rooms.create_room(
+                    db, rooms.draft_from_template(t), opening=t.opening, speaker=human_name()
+                ),
             )
             wake_runner()
             st.switch_page("pages/room.py", query_params={"room": str(room.id)})

@@ -20,7 +20,7 @@ st.title("Results")
 # --- which rooms -----------------------------------------------------------------------------
 experiments = repo.list_experiments(db, limit=None)
 exp_names = {"All rooms": None} | {f"#{e.id} {e.name}": e.id for e in experiments}
-f1, f2, f3 = st.columns([2, 2, 1])
+f1, f2, f4, f3 = st.columns([2, 2, 2, 1])
 chosen_exp = f1.selectbox("Experiment", list(exp_names), key="res-exp")
 experiment_id = exp_names[chosen_exp]
 statuses = f2.multiselect(
@@ -40,7 +40,10 @@ rooms = frames.rooms_summary(
 # Chart clicks (stored by the charts below on the previous run) narrow the rooms table.
 reason_filter = charts.clicked_values(st.session_state.get("chart-reasons"))
 condition_filter = charts.clicked_values(st.session_state.get("chart-outcomes"))
-rooms = results.filter_rooms(rooms, stop_reasons=reason_filter, conditions=condition_filter)
+text_filter = f4.text_input("Name or condition contains", key="res-text")
+rooms = results.filter_rooms(
+    rooms, stop_reasons=reason_filter, conditions=condition_filter, text=text_filter
+)
 if reason_filter or condition_filter:
     st.caption(
         "Filtered by chart selection: "

@@ -210,3 +210,46 @@ def test_templates_are_valid() -> None:
         for agent in template.agents:
             assert library.validate(agent) == {}
         assert template.opening
+
+
+def test_experiment_variations_cross_and_label() -> None:
+    template = experiments.template_from_room_template(TEMPLATES["planner_coder_reviewer"])
+    base = [experiments.Condition(experiments.BASELINE, {})]
+    crossed = experiments.with_planner_setting(base, template, "max_rounds", [1, 2])
+    crossed = experiments.with_turn_limits(crossed, template, [4])
+    crossed = experiments.with_prompts(crossed, ["Be brief, {{ speaker_name }}.", "Be kind."])
+    crossed = experiments.with_models(crossed, [("offline", {"service": "offline"})])
+    assert [c.label for c in crossed][:2] == [
+        "max_rounds=1 | max_turns=4 | prompt 1 | model=offline",
+        "max_rounds=1 | max_turns=4 | prompt 2 | model=offline",
+    ]
+    assert len(crossed) == 4
+    first = crossed[0]
+    assert first.planner["max_rounds"] == 1 and first.termination == {
+        "kind": "max_turns",
+        "max_turns": 4,
+    }
+    assert first.prompt_template == "Be brief, {{ speaker_name }}." and first.model == {
+        "service": "offline"
+    }
+    rooms = experiments.plan(crossed, 2)
+    # max_rounds=1 with 3 agents: 3 turns per room; max_rounds=2: 6, cut to 4 by max_turns.
+    assert experiments.estimate_calls(template, rooms) == 4 * 3 + 4 * 4
+    mug = experiments.template_from_room_template(TEMPLATES["mug_negotiation"])
+    (limited,) = experiments.with_turn_limits(base, mug, [3])
+    assert limited.termination["kind"] == "any"  # the DEAL condition is kept
+    assert {p["kind"] for p in limited.termination["parts"]} == {"text_mention", "max_turns"}
+
+
+def test_results_filter_rooms_by_text_reason_and_condition() -> None:
+    from ui.results import filter_rooms
+
+    rooms = pd.DataFrame(
+        {"room_id": [1, 2, 3], "name": ["Mug A", "Mug B", "Car"],
+         "condition": ["value $10", None, "budget"], "status": ["terminated", "running", "settled"],
+         "stop_reason": ["'DEAL' mentioned by Buyer", None, None]}
+    )  # fmt: skip
+    assert list(filter_rooms(rooms, text="mug")["room_id"]) == [1, 2]
+    assert list(filter_rooms(rooms, text="$10")["room_id"]) == [1]
+    assert list(filter_rooms(rooms, stop_reasons=["(running)"])["room_id"]) == [2]
+    assert list(filter_rooms(rooms, conditions=["(none)"])["room_id"]) == [2]

@@ -403,3 +403,16 @@ def test_runner_starts_once_per_url_and_stops_on_release(
     assert not at.exception
     st.cache_resource.clear()
     assert not runner.alive
+
+
+def test_home_double_click_on_start_makes_one_room(db: Database) -> None:
+    at = app()
+    drawn = at.session_state["_request_id:start-mug_negotiation"]
+    at.button(key="start-mug_negotiation").click().run()
+    assert len(repo.list_rooms(db)) == 1
+    # The same drawing submitted again (the second click of a double click) changes nothing.
+    at.switch_page("pages/home.py")
+    at.session_state["_request_id:start-mug_negotiation"] = drawn
+    at.run()
+    at.button(key="start-mug_negotiation").click().run()
+    assert len(repo.list_rooms(db)) == 1

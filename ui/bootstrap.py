@@ -209,6 +209,17 @@ def request_id(slot: str) -> str:
     return st.session_state[key]
 
 
+def once(slot: str, make):  # type: ignore[no-untyped-def]
+    """Run ``make()`` once per drawn form: a second submit of the same drawing (a double click)
+    returns the first result instead of creating a second room or experiment."""
+    drawn = request_id(slot)
+    done = st.session_state.setdefault("_made_by_request", {})
+    if drawn not in done:
+        done[drawn] = make()
+    spend_request_id(slot)
+    return done[drawn]
+
+
 def spend_request_id(slot: str) -> None:
     """Forget the slot's request id after a successful send: the next form gets a new one."""
     st.session_state.pop(f"_request_id:{slot}", None)

@@ -141,6 +141,26 @@ def _with_max_turns(stop: Mapping[str, Any] | None, n: int) -> dict[str, Any]:
     return {"kind": "any", "parts": [*kept, limit]} if kept else limit
 
 
+def with_planner_setting(
+    conditions: Sequence[Condition],
+    template: Mapping[str, Any],
+    setting: str,
+    values: Sequence[int],
+) -> list[Condition]:
+    """Cross the conditions with several values of one planner setting (e.g. ``max_rounds``)."""
+    if not values:
+        return list(conditions)
+    from conversation.policies import planner_from_dict
+
+    out = []
+    for c in conditions:
+        base = dict(c.planner or template["planner"])
+        for value in values:
+            planner = planner_from_dict(base | {setting: int(value)}).to_dict()
+            out.append(c.but(_joined(c.label, f"{setting}={value}"), planner=planner))
+    return out
+
+
 def with_prompts(conditions: Sequence[Condition], prompts: Sequence[str]) -> list[Condition]:
     """Cross the conditions with several prompt templates (labelled prompt 1, 2, ...)."""
     if not prompts:
@@ -418,6 +438,7 @@ __all__ = [
     "stop",
     "template_from_room",
     "template_from_room_template",
+    "with_planner_setting",
     "with_prompts",
     "with_turn_limits",
     "PlannedRoom",

@@ -8,10 +8,10 @@ How it stays cheap (DESIGN decision 8: the UI is a view over the database):
 - the transcript is drawn with the page; a tiny fragment (it draws nothing) checks those two
   values every ``FAST_SECONDS`` while the room is running and every ``SLOW_SECONDS`` when it is
   idle (settled, paused, stopped, waiting for a person), and reruns the page once when they
-  changed, so transcript, status line and controls always agree. Measured here, a fragment
-  poll costs the server ~40 ms of CPU whatever it does, and redrawing a transcript in it every
-  second costs several times that: polling with an empty fragment and redrawing only on change
-  is what keeps an idle tab under 1% of a core (``benchmarks/live_view.py``).
+  changed, so transcript, status line and controls always agree and nothing is redrawn while
+  nothing happens. With ``runner.postScriptGC = false`` (``.streamlit/config.toml``) a poll costs
+  the server a few milliseconds: about 0.1% of a core per idle tab, under 1% per tab on a running
+  room (``benchmarks/live_view.py``).
 
 Message bodies and names are drawn as plain text: ``<script>`` shows as ``<script>``.
 """

@@ -24,10 +24,19 @@ MESSAGE_EVENT_KINDS = ("human", "agent")
 
 
 def filter_rooms(
-    rooms: pd.DataFrame, *, stop_reasons: Sequence[Any] = (), conditions: Sequence[Any] = ()
+    rooms: pd.DataFrame,
+    *,
+    stop_reasons: Sequence[Any] = (),
+    conditions: Sequence[Any] = (),
+    text: str = "",
 ) -> pd.DataFrame:
-    """Rooms narrowed by clicked chart values (stop reasons as charted; conditions)."""
+    """Rooms narrowed by clicked chart values (stop reasons as charted; conditions) and by a text
+    that the name or the condition contains (case-insensitive)."""
     out = rooms
+    if text.strip():
+        needle = text.strip().lower()
+        haystack = out["name"].str.lower() + " " + out["condition"].fillna("").str.lower()
+        out = out[haystack.str.contains(needle, regex=False)]
     if stop_reasons:
         charted = out["stop_reason"].where(out["stop_reason"].notna(), "(" + out["status"] + ")")
         out = out[charted.isin(list(stop_reasons))]

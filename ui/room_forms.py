@@ -12,7 +12,7 @@ import streamlit as st
 from storage import repository as repo
 
 from . import rooms
-from .bootstrap import human_name, request_id, spend_request_id, wake_runner
+from .bootstrap import human_name, once, request_id, wake_runner
 from .templates import TEMPLATES
 from .widgets import model_picker
 
@@ -169,23 +169,23 @@ def create_room_form(db: Any, key: str = "new") -> None:
                 st.code(shown.system_prompt, language=None, wrap_lines=True)
                 st.caption("User prompt")
                 st.code(shown.user_prompt, language=None, wrap_lines=True)
+    slot = f"{key}-create"
+    drawn = request_id(slot)  # made with the form: a double click creates one room
     if st.button("Create room", type="primary", key=f"{key}-create", disabled=not agents):
         problem = model_problem or (None if name.strip() else "Give the room a name.")
         if problem:
             st.error(problem)
             return
         try:
-            room = rooms.create_room(
-                db,
-                draft,
-                opening=opening,
-                speaker=human_name(),
-                request_id=request_id(f"{key}-opening"),
+            room = once(
+                slot,
+                lambda: rooms.create_room(
+                    db, draft, opening=opening, speaker=human_name(), request_id=drawn
+                ),
             )
         except ValueError as exc:
             st.error(f"The room was not created: {exc}")
             return
-        spend_request_id(f"{key}-opening")
         wake_runner()
         st.query_params["room"] = str(room.id)
         st.rerun()
