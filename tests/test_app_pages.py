@@ -416,3 +416,18 @@ def test_home_double_click_on_start_makes_one_room(db: Database) -> None:
     at.run()
     at.button(key="start-mug_negotiation").click().run()
     assert len(repo.list_rooms(db)) == 1
+
+
+def test_room_shows_context_summaries_and_their_prompt(db: Database) -> None:
+    draft = rooms.draft_from_template(
+        PLANNER_CODER_REVIEWER,
+        context={"max_messages": 2, "max_tokens": None, "summarize": True, "summary_batch": 2},
+    )
+    room = rooms.create_room(db, draft, opening="Build a login form.")
+    room.run()
+    summaries = [e for e in room.events() if rooms.is_summary(e)]
+    assert summaries, "the context policy should have summarised something"
+    at = app("pages/room.py", room=str(room.id))
+    assert any(e.label.startswith("Summary of #") for e in at.expander)
+    at.selectbox(key=f"turn-pick-{room.id}").set_value(summaries[0].seq).run()
+    assert not at.exception

@@ -122,8 +122,21 @@ def status_line(room: Any, cache: LiveCache) -> str:
 
 def render_event(event: Any, roster: Sequence[str]) -> None:
     """One log entry as a chat message (bodies as plain text) or a one-line notice."""
+    special = (event.data or {}).get("event")
+    if event.kind == "system" and special == "pick":
+        chosen = "no one" if (event.data or {}).get("passed") else event.content
+        st.caption(
+            f"{escape_markdown(event.speaker)} picked {escape_markdown(chosen)} to speak next."
+        )
+        return
     if event.kind == "system":
         st.caption(f":material/info: {escape_markdown(event.content)}")
+        return
+    if special == "summary":
+        covered = (event.data or {}).get("covers_seqs") or []
+        span = f" of #{covered[0]}-#{covered[1] - 1}" if len(covered) == 2 else ""  # [start, end)
+        with st.expander(f"Summary{span} (what agents are shown instead of those messages)"):
+            st.text(event.content if event.state == "done" else "…")
         return
     if event.kind == "pass":
         st.caption(f"{escape_markdown(event.speaker)} passed.")

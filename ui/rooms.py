@@ -200,11 +200,18 @@ def turn_prompt(config: Any, rows: Sequence[Any], event: Any) -> Any:
     """The prompt a stored turn was asked: rebuilt from the events before it only (the same
     inputs a resumed turn gets), with the denial feedback it carried."""
     from conversation.room_log import log_view
-    from conversation.room_prompt import build_turn_prompt, denial_feedback
+    from conversation.room_prompt import build_summary_prompt, build_turn_prompt, denial_feedback
 
     view = log_view(config.names, rows, before_seq=event.seq)
+    if is_summary(event):
+        return build_summary_prompt(config, view)
     denials = (event.data or {}).get("denials") or []
     return build_turn_prompt(config, view, event.speaker, feedback=denial_feedback(denials))
+
+
+def is_summary(event: Any) -> bool:
+    """A turn that summarised earlier messages for the context window (not an agent speaking)."""
+    return (event.data or {}).get("event") == "summary"
 
 
 def turn_details(event: Any) -> dict[str, Any]:
@@ -263,6 +270,7 @@ __all__ = [
     "describe_termination",
     "draft_from_template",
     "export_text",
+    "is_summary",
     "overview",
     "planner_dict",
     "preview_prompt",
