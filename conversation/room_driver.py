@@ -410,7 +410,7 @@ class TurnDriver:
                         delay = backoff_delay(config.retry.base_delay, attempts, exc)
                         recorded = storage.record_attempt(
                             self.db,
-                            turn.id,
+                            turn.id,  # type: ignore[arg-type]
                             token,
                             error=error_record(exc),
                             next_attempt_at=self._now() + timedelta(seconds=delay),
@@ -431,7 +431,7 @@ class TurnDriver:
     ) -> storage.TurnCommit:
         """The fenced commit of a reply: ``done`` (``waiting`` in a moderated room), or a pass."""
         reply = outcome.reply
-        usage = {
+        usage: dict[str, Any] = {
             "model": reply.model_name,
             "input_tokens": reply.input_tokens,
             "output_tokens": reply.output_tokens,
@@ -499,7 +499,7 @@ class TurnDriver:
         record = error_record(exc)
         storage.commit_turn(
             self.db,
-            turn.id,
+            turn.id,  # type: ignore[arg-type]
             token,
             state="interrupted" if transient else "failed",
             error=record,

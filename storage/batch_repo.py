@@ -244,8 +244,9 @@ def claim_turns(db: Database, claims: Sequence[TurnClaim]) -> list[Event | None]
                 "created_at": now,
                 "updated_at": now,
             }
-            event_id = conn.execute(INSERT_EVENT, values).inserted_primary_key[0]
-            results.append(event_snapshot(id=event_id, **values))
+            inserted = conn.execute(INSERT_EVENT, values).inserted_primary_key
+            assert inserted is not None
+            results.append(event_snapshot(id=inserted[0], **values))
     return results
 
 

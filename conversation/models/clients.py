@@ -84,7 +84,7 @@ def no_retry_service(service: type[OpenAIService]) -> type[OpenAIService]:
             },
         )
         # OpenAIService.__init_subclass__ gave the class plain dict caches; replace the async one.
-        made._async_client_instances = _PerLoopClients()
+        made._async_client_instances = _PerLoopClients()  # type: ignore[attr-defined]
         _made[service] = made
         return made
 

@@ -276,6 +276,7 @@ def _normalise(spec: Any) -> tuple[str, str, dict[str, Any]]:
                 f"model spec remote must be true or false, got {spec['remote']!r}"
             )
         options["remote"] = spec["remote"]
+    assert isinstance(service, str)  # checked against the known services above
     return service, name, options
 
 
