@@ -9,7 +9,7 @@ from storage import repository as repo
 from ui import experiments as ex
 from ui.bootstrap import database, human_name, once, page_setup, request_id, wake_runner
 from ui.templates import TEMPLATES
-from ui.widgets import model_choices, spec_for_choice, spec_label
+from ui.widgets import model_choices, offline_spec, spec_for_choice, spec_label
 
 page_setup()
 db = database()
@@ -23,6 +23,8 @@ def _experiment_param() -> int | None:
     return int(raw) if raw is not None and raw.isdigit() else None
 
 
+if ex.catch_up(db, speaker=human_name()):  # resumes experiments a restart cut short
+    wake_runner()
 all_experiments = repo.list_experiments(db, limit=None)
 labels = {e.id: f"#{e.id} {e.name} ({e.status})" for e in all_experiments}
 current = _experiment_param()
@@ -66,6 +68,8 @@ if current is None:
             st.stop()
         rid = st.selectbox("Room", list(choices), format_func=choices.get, key="exp-room")
         template = ex.template_from_room(db, rid)
+    if (template.get("model") or {}).get("service") == "offline":
+        template["model"] = offline_spec(f"exp-offline-{source}", template["model"])
     template["opening"] = st.text_area(
         "Opening message of every room", value=template["opening"], key=f"exp-opening-{source}"
     )
@@ -179,17 +183,18 @@ if current is None:
 
 # --- one experiment ---------------------------------------------------------------------------
 experiment = repo.get_experiment(db, current)
-if experiment.status == "running":
-    created = ex.materialize(db, current, speaker=human_name())  # resumes a half-made experiment
-    if created:
-        wake_runner()
 
 st.subheader(experiment.name)
 c1, c2 = st.columns([1, 3])
 if c1.button("Stop", key="exp-stop", disabled=experiment.status != "running"):
     ex.stop(db, current)
     st.rerun()
-c2.page_link("pages/results.py", label="Open in Results", icon=":material/monitoring:")
+c2.page_link(
+    "pages/results.py",
+    label="Open in Results",
+    icon=":material/monitoring:",
+    query_params={"experiment": str(current)},
+)
 
 
 def progress_panel() -> None:

@@ -6,6 +6,7 @@ import streamlit as st
 from storage import frames
 from storage import repository as repo
 from ui import charts, results
+from ui import experiments as ex
 from ui.bootstrap import database, page_setup
 from ui.live import LiveCache, render_transcript
 from ui.widgets import model_picker
@@ -18,10 +19,15 @@ PAGE_SIZE = 100
 st.title("Results")
 
 # --- which rooms -----------------------------------------------------------------------------
+ex.catch_up(db)  # an experiment whose rooms all finished is recorded as done
 experiments = repo.list_experiments(db, limit=None)
 exp_names = {"All rooms": None} | {f"#{e.id} {e.name}": e.id for e in experiments}
 f1, f2, f4, f3 = st.columns([2, 2, 2, 1])
-chosen_exp = f1.selectbox("Experiment", list(exp_names), key="res-exp")
+linked = st.query_params.get("experiment")  # e.g. from the Experiments page
+wanted = next((label for label, eid in exp_names.items() if str(eid) == linked), "All rooms")
+chosen_exp = f1.selectbox(
+    "Experiment", list(exp_names), index=list(exp_names).index(wanted), key=f"res-exp-{linked}"
+)
 experiment_id = exp_names[chosen_exp]
 statuses = f2.multiselect(
     "Status", sorted(results.STATUSES), key="res-status", placeholder="any status"
@@ -182,10 +188,17 @@ with analysis_tab:
                 experiment_id=experiment_id,
                 progress=lambda done, n: bar.progress(done / n, text=f"{done} of {n} rooms"),
             )
-            st.success(f"Analysis #{analysis_id} stored.")
+            st.session_state["results_notice"] = f"Analysis #{analysis_id} stored."
+            st.session_state["an-pick-next"] = analysis_id
+            st.rerun()  # every chart (outcomes by condition too) shows the new answers
+    notice = st.session_state.pop("results_notice", None)
+    if notice:
+        st.success(notice)
     analyses = repo.list_analyses(db, experiment_id=experiment_id, limit=20)
     if analyses:
         labels = {a.id: f"#{a.id} {a.name} ({a.status})" for a in analyses}
+        if st.session_state.get("an-pick-next") in labels:
+            st.session_state["an-pick"] = st.session_state.pop("an-pick-next")
         aid = st.selectbox("Stored analyses", list(labels), format_func=labels.get, key="an-pick")
         answers = frames.analysis_frame(db, aid)
         st.plotly_chart(

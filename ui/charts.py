@@ -225,9 +225,11 @@ def outcomes_by_condition(answers: pd.DataFrame, *, question: str = "answer") ->
             text=[f"{r:.0%} of {n}" for r, n in zip(per["rate"], per["n"], strict=True)],
             customdata=per[["condition"]].values,
             hovertemplate="%{x}: %{y:.0%} yes<extra></extra>",
+            textposition="outside",
+            cliponaxis=False,
         )
         return _layout(
-            fig, f"{title}: share answering yes", yaxis={"range": [0, 1], "tickformat": ".0%"}
+            fig, f"{title}: share answering yes", yaxis={"range": [0, 1.12], "tickformat": ".0%"}
         )
     if kind == "numeric":
         frame["value"] = pd.to_numeric(frame["answer"], errors="coerce")

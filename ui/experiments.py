@@ -332,10 +332,11 @@ def materialize(db: Any, experiment_id: int, *, speaker: str = "user") -> int:
     experiment = repo.get_experiment(db, experiment_id)
     config = experiment.config
     template = config["template"]
-    existing = {
-        (r.condition, r.replicate): r.id
-        for r in repo.list_rooms(db, experiment_id=experiment_id, limit=None)
-    }
+    found = repo.list_rooms(db, experiment_id=experiment_id, limit=None)
+    existing = {(r.condition, r.replicate): r.id for r in found}
+    # A room leaves "idle" only when a message is posted: any other status means its opening
+    # is in the log already, so only new and idle rooms need a look at the log.
+    started = {r.id for r in found if r.status != "idle"}
     created = 0
     for planned in planned_rooms(config):
         c = planned.condition
@@ -359,10 +360,22 @@ def materialize(db: Any, experiment_id: int, *, speaker: str = "user") -> int:
                 replicate=planned.replicate,
             ).id
             created += 1
+        if room_id in started:
+            continue
         request_id = f"experiment-{experiment_id}-{planned.request_id}-opening"
         if repo.find_event(db, room_id, request_id) is None:
             opening = c.opening or template["opening"]
             Room(db, room_id).post(opening, speaker=speaker, request_id=request_id)
+    return created
+
+
+def catch_up(db: Any, *, speaker: str = "user") -> int:
+    """For every running experiment: create rooms still missing (a restart halfway through) and
+    record ``done`` once all its rooms finished. Returns how many rooms were created."""
+    created = 0
+    for experiment in repo.list_experiments(db, status="running", limit=None):
+        created += materialize(db, experiment.id, speaker=speaker)
+        mark_done_if_finished(db, experiment.id, progress(db, experiment.id))
     return created
 
 
@@ -432,6 +445,7 @@ def progress(db: Any, experiment_id: int) -> Progress:
 __all__ = [
     "BASELINE",
     "Condition",
+    "catch_up",
     "create",
     "mark_done_if_finished",
     "materialize",

@@ -96,9 +96,32 @@ def model_picker(
         ).strip()
         if not text:
             return None, "Type a model name, or pick one from the list."
+    if choice == OFFLINE_CHOICE:
+        return offline_spec(key, current), None
     if current and spec_label(current) == choice:
         return dict(current), None
     return spec_for_choice(text)
+
+
+def offline_spec(key: str, current: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The offline model's spec, with an optional pause per reply so a person can watch a room
+    unfold (the stand-in answers instantly otherwise)."""
+    parameters = dict((current or {}).get("parameters") or {}) if current else {}
+    parameters.pop("scripted", None)
+    pace = st.number_input(
+        "Offline model: seconds per reply",
+        min_value=0.0,
+        max_value=30.0,
+        value=float(parameters.get("latency", 0.0)),
+        step=0.5,
+        key=f"{key}-pace",
+        help="0 answers at once; 1-2 s makes a room easy to watch and interrupt.",
+    )
+    if pace:
+        parameters["latency"] = float(pace)
+    else:
+        parameters.pop("latency", None)
+    return {"service": "offline", "model": "offline", "parameters": parameters}
 
 
 def spec_for_choice(choice: str) -> tuple[dict[str, Any] | None, str | None]:
@@ -131,6 +154,7 @@ __all__ = [
     "field_error",
     "model_choices",
     "model_picker",
+    "offline_spec",
     "spec_for_choice",
     "spec_label",
 ]
