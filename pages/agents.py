@@ -155,7 +155,7 @@ with right:
                 else:
                     repo.update_agent_profile(
                         db,
-                        current.id,
+                        int(current.id or 0),
                         name=draft.name,
                         traits=dict(draft.traits),
                         instruction=draft.instruction,
@@ -186,7 +186,7 @@ with right:
     if current is not None:
         confirm = delete.checkbox("Confirm delete", key=f"confirm-{slot}")
         if delete.button("Delete", key=f"del-{slot}", disabled=not confirm, width="stretch"):
-            repo.delete_agent_profile(db, current.id)
+            repo.delete_agent_profile(db, int(current.id or 0))
             st.session_state["agents_notice"] = f"Deleted {current.name}."
             st.session_state["agent-choice-next"] = NEW
             st.rerun()

@@ -62,12 +62,12 @@ if current is None:
         suggested = dict(TEMPLATES[tkey].conditions)
         st.caption(TEMPLATES[tkey].description)
     else:
-        choices = {r.id: f"#{r.id} {r.name}" for r in repo.list_rooms(db, limit=200)}
+        choices = {int(r.id or 0): f"#{r.id} {r.name}" for r in repo.list_rooms(db, limit=200)}
         if not choices:
             st.info("No rooms yet: use a shipped template.")
             st.stop()
-        rid = st.selectbox("Room", list(choices), format_func=choices.get, key="exp-room")
-        template = ex.template_from_room(db, rid)
+        rid = st.selectbox("Room", list(choices), format_func=lambda r: choices[r], key="exp-room")
+        template = ex.template_from_room(db, int(rid))
     if (template.get("model") or {}).get("service") == "offline":
         template["model"] = offline_spec(f"exp-offline-{source}", template["model"])
     template["opening"] = st.text_area(
@@ -103,7 +103,7 @@ if current is None:
         specs = []
         for choice in models:
             spec, problem = spec_for_choice(choice)
-            if problem:
+            if spec is None:
                 st.error(f"{choice}: {problem}")
             else:
                 specs.append((spec_label(spec), spec))
@@ -164,7 +164,7 @@ if current is None:
     request_id(slot)  # drawn with the button: a double click makes one experiment
     if st.button("Create and run", type="primary", key="exp-run", disabled=calls is None):
         try:
-            experiment_id = once(
+            made = once(
                 slot,
                 lambda: ex.create(
                     db,
@@ -177,30 +177,32 @@ if current is None:
             st.error(f"Not created: {exc}")
         else:
             wake_runner()
-            st.query_params["experiment"] = str(experiment_id)
+            st.query_params["experiment"] = str(made)
             st.rerun()
     st.stop()
 
 # --- one experiment ---------------------------------------------------------------------------
-experiment = repo.get_experiment(db, current)
+assert current is not None  # the design form above ends with st.stop()
+experiment_id = current
+experiment = repo.get_experiment(db, experiment_id)
 
 st.subheader(experiment.name)
 c1, c2 = st.columns([1, 3])
 if c1.button("Stop", key="exp-stop", disabled=experiment.status != "running"):
-    ex.stop(db, current)
+    ex.stop(db, experiment_id)
     st.rerun()
 c2.page_link(
     "pages/results.py",
     label="Open in Results",
     icon=":material/monitoring:",
-    query_params={"experiment": str(current)},
+    query_params={"experiment": str(experiment_id)},
 )
 
 
 def progress_panel() -> None:
-    now = ex.progress(db, current)
-    status = repo.get_experiment(db, current).status
-    if status == "running" and ex.mark_done_if_finished(db, current, now):
+    now = ex.progress(db, experiment_id)
+    status = repo.get_experiment(db, experiment_id).status
+    if status == "running" and ex.mark_done_if_finished(db, experiment_id, now):
         st.rerun()
     st.progress(now.fraction, text=f"{now.finished} of {now.planned} rooms finished ({status})")
     k1, k2, k3, k4 = st.columns(4)
@@ -209,7 +211,7 @@ def progress_panel() -> None:
     k3.metric("Messages", now.messages)
     k4.metric("Cost", f"${now.cost:.4f}")
     st.caption(" · ".join(f"{k}: {v}" for k, v in sorted(now.by_status.items())))
-    table = frames.rooms_summary(db, experiment_id=current, limit=None)
+    table = frames.rooms_summary(db, experiment_id=experiment_id, limit=None)
     if not table.empty:
         st.dataframe(
             table[

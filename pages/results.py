@@ -122,7 +122,7 @@ with transcript_tab:
             "pages/room.py",
             label="Open live",
             icon=":material/open_in_new:",
-            query_params={"room": room_id},
+            query_params={"room": str(room_id)},
         )
         render_transcript(
             room, LiveCache(events=results.events_by_seq(db, room_id)), results.roster(room)
@@ -180,13 +180,17 @@ with analysis_tab:
             st.error(str(exc))
         else:
             bar = st.progress(0.0, text="Asking…")
+
+            def show_progress(done: int, total: int) -> None:
+                bar.progress(done / total, text=f"{done} of {total} rooms")
+
             analysis_id = results.run_analysis(
                 db,
                 question,
                 selected,
                 model=model,
                 experiment_id=experiment_id,
-                progress=lambda done, n: bar.progress(done / n, text=f"{done} of {n} rooms"),
+                progress=show_progress,
             )
             st.session_state["results_notice"] = f"Analysis #{analysis_id} stored."
             st.session_state["an-pick-next"] = analysis_id
@@ -196,10 +200,14 @@ with analysis_tab:
         st.success(notice)
     analyses = repo.list_analyses(db, experiment_id=experiment_id, limit=20)
     if analyses:
-        labels = {a.id: f"#{a.id} {a.name} ({a.status})" for a in analyses}
+        labels = {int(a.id or 0): f"#{a.id} {a.name} ({a.status})" for a in analyses}
         if st.session_state.get("an-pick-next") in labels:
             st.session_state["an-pick"] = st.session_state.pop("an-pick-next")
-        aid = st.selectbox("Stored analyses", list(labels), format_func=labels.get, key="an-pick")
+        aid = int(
+            st.selectbox(
+                "Stored analyses", list(labels), format_func=lambda a: labels[a], key="an-pick"
+            )
+        )
         answers = frames.analysis_frame(db, aid)
         st.plotly_chart(
             charts.outcomes_by_condition(answers, question=repo.get_analysis(db, aid).name),

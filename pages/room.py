@@ -67,8 +67,10 @@ if room_id is None:
     with import_tab:
         import_room_form(db)
     st.stop()
+assert room_id is not None  # narrowed for the type checker: st.stop() ended the run above
 
-room = Room.open(db, room_id)
+shown_id: int = room_id
+room = Room.open(db, shown_id)
 record = room.record
 config = room.config
 roster = list(config.names)
@@ -77,7 +79,7 @@ st.title(record.name)
 facts = [
     f"**Status:** {record.status}",
     f"**Model:** {escape_markdown(describe_spec(config.model))}",
-    f"**Turn taking:** {rooms.PLANNER_LABELS.get(config.planner.get('kind'), config.planner.get('kind'))}",
+    f"**Turn taking:** {rooms.PLANNER_LABELS.get(str(config.planner.get('kind')), '?')}",
     f"**Stops:** {escape_markdown(rooms.describe_termination(config.termination))}",
 ]
 if config.moderated:
@@ -105,7 +107,7 @@ def act(action, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
         action(*args, **kwargs)
     except (ConversationStateError, ValueError) as exc:
         st.session_state[f"_notice:{room_id}"] = str(exc)
-    forget(room_id)
+    forget(shown_id)
     wake_runner()
     st.rerun()
 
@@ -131,12 +133,15 @@ with right:
         act(room.pause)
     if b3.button("Stop", key="ctl-stop", disabled=status == "stopped", width="stretch"):
         act(room.stop)
-    if b4.button(
-        "Pass",
-        key="ctl-pass",
-        disabled=pending is None,
-        help="Skip the current agent's turn (it counts as a pass).",
-        width="stretch",
+    if (
+        b4.button(
+            "Pass",
+            key="ctl-pass",
+            disabled=pending is None,
+            help="Skip the current agent's turn (it counts as a pass).",
+            width="stretch",
+        )
+        and pending is not None
     ):
         act(pending.abandon if pending.state == "interrupted" else pending.stop)
 
@@ -185,9 +190,9 @@ with right:
                 key=f"turn-pick-{room_id}",
             )
             event = next(e for e in turns if e.seq == seq)
-            facts = rooms.turn_details(event)
+            details = rooms.turn_details(event)
             st.dataframe(
-                pd.DataFrame({"": list(facts), "value": [str(v) for v in facts.values()]}),
+                pd.DataFrame({"": list(details), "value": [str(v) for v in details.values()]}),
                 hide_index=True,
                 width="stretch",
             )

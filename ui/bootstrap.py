@@ -25,6 +25,7 @@ import uuid
 from dataclasses import dataclass
 
 import streamlit as st
+from streamlit.navigation.page import StreamlitPage
 
 from storage.config import database_url, display_url
 
@@ -54,7 +55,7 @@ SCREENS: tuple[Screen, ...] = (
 _run = threading.local()
 
 
-def _navigation() -> st.navigation:  # type: ignore[valid-type]
+def _navigation() -> StreamlitPage:
     pages = [
         st.Page(s.path, title=s.title, icon=s.icon, url_path=s.url_path, default=i == 0)
         for i, s in enumerate(SCREENS)

@@ -151,12 +151,13 @@ def with_planner_setting(
     if not values:
         return list(conditions)
     from conversation.policies import planner_from_dict
+    from conversation.room_config import planner_to_dict
 
     out = []
     for c in conditions:
         base = dict(c.planner or template["planner"])
         for value in values:
-            planner = planner_from_dict(base | {setting: int(value)}).to_dict()
+            planner = planner_to_dict(planner_from_dict(base | {setting: int(value)}))
             out.append(c.but(_joined(c.label, f"{setting}={value}"), planner=planner))
     return out
 
@@ -227,8 +228,9 @@ def _termination_bound(stop: Mapping[str, Any]) -> int | None:
         found = [b for b in (_termination_bound(p) for p in stop.get("parts", [])) if b is not None]
         return min(found) if found else None
     if kind == "all":
-        found = [_termination_bound(p) for p in stop.get("parts", [])]
-        return max(found) if found and all(b is not None for b in found) else None  # type: ignore[type-var]
+        bounds = [_termination_bound(p) for p in stop.get("parts", [])]
+        known = [b for b in bounds if b is not None]
+        return max(known) if known and len(known) == len(bounds) else None
     return None
 
 
@@ -374,8 +376,9 @@ def catch_up(db: Any, *, speaker: str = "user") -> int:
     record ``done`` once all its rooms finished. Returns how many rooms were created."""
     created = 0
     for experiment in repo.list_experiments(db, status="running", limit=None):
-        created += materialize(db, experiment.id, speaker=speaker)
-        mark_done_if_finished(db, experiment.id, progress(db, experiment.id))
+        experiment_id = int(experiment.id or 0)
+        created += materialize(db, experiment_id, speaker=speaker)
+        mark_done_if_finished(db, experiment_id, progress(db, experiment_id))
     return created
 
 
@@ -390,7 +393,7 @@ def stop(db: Any, experiment_id: int) -> int:
         if room.status in FINISHED:
             continue
         try:
-            Room(db, room.id).stop("the experiment was stopped")
+            Room(db, int(room.id or 0)).stop("the experiment was stopped")
             stopped += 1
         except ConversationStateError:
             pass  # it finished meanwhile

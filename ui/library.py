@@ -170,6 +170,7 @@ def parse_import(data: bytes | str) -> list[AgentDraft]:
         document = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise LibraryError(f"The file is not valid JSON: {exc}") from None
+    items: Any
     if isinstance(document, list):
         items, edsl = document, False
     elif isinstance(document, dict) and document.get("edsl_class_name") == "AgentList":

@@ -55,11 +55,11 @@ def _agents_section(db: Any, key: str) -> tuple[list[dict[str, Any]], Any]:
 def _planner_section(template: Any, roster: list[str], key: str) -> dict[str, Any]:
     default = (template.planner if template else {"kind": "round_robin_room"}) or {}
     kinds = list(rooms.PLANNER_LABELS)
-    kind = st.selectbox(
+    kind: str = st.selectbox(
         "Turn taking",
         kinds,
         index=kinds.index(default.get("kind", "round_robin_room")),
-        format_func=rooms.PLANNER_LABELS.get,
+        format_func=lambda k: rooms.PLANNER_LABELS[k],
         key=f"{key}-planner",
     )
     settings: dict[str, Any] = {}

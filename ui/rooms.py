@@ -33,6 +33,7 @@ PLANNER_LABELS = {
 def planner_dict(kind: str, **settings: Any) -> dict[str, Any]:
     """A stored planner from the form (validated by ``planner_from_dict``)."""
     from conversation.policies import planner_from_dict
+    from conversation.room_config import planner_to_dict
 
     allowed = {
         "round_robin_room": ("max_rounds", "max_messages"),
@@ -44,7 +45,7 @@ def planner_dict(kind: str, **settings: Any) -> dict[str, Any]:
         "free": ("max_messages",),
     }[kind]
     data = {"kind": kind} | {k: v for k, v in settings.items() if k in allowed and v is not None}
-    return planner_from_dict(data).to_dict()
+    return planner_to_dict(planner_from_dict(data))
 
 
 def termination_dict(
