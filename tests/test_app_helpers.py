@@ -253,3 +253,25 @@ def test_results_filter_rooms_by_text_reason_and_condition() -> None:
     assert list(filter_rooms(rooms, text="$10")["room_id"]) == [1]
     assert list(filter_rooms(rooms, stop_reasons=["(running)"])["room_id"]) == [2]
     assert list(filter_rooms(rooms, conditions=["(none)"])["room_id"]) == [2]
+
+
+@pytest.mark.parametrize(
+    "module", ["charts", "library", "templates", "experiments", "results", "rooms"]
+)
+def test_ui_helpers_are_plain_python(module: str) -> None:
+    """The helpers hold the logic and stay testable without a Streamlit session: only
+    bootstrap, widgets, live and room_forms draw anything."""
+    import ast
+    from pathlib import Path
+
+    source = Path(__file__).resolve().parent.parent / "ui" / f"{module}.py"
+    names = set()
+    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(("." * node.level) + node.module)
+    assert not {n for n in names if n.split(".")[0] == "streamlit"}
+    assert not {
+        n for n in names if n.split(".")[-1] in {"bootstrap", "widgets", "live", "room_forms"}
+    }
