@@ -8,6 +8,7 @@ from storage import StorageValueError
 from storage import repository as repo
 from ui import library
 from ui.bootstrap import database, page_setup
+from ui.templates import TEMPLATES
 from ui.widgets import field_error, model_picker, spec_label
 
 page_setup()
@@ -46,6 +47,26 @@ with left:
         )
     else:
         st.info("No agents yet. Create one, import a file, or start a room from a template.")
+
+    with st.expander("Agents from a template", icon=":material/library_add:"):
+        tkey = st.selectbox(
+            "Template", list(TEMPLATES), format_func=lambda k: TEMPLATES[k].title, key="agents-tpl"
+        )
+        st.caption(
+            "Adds: " + ", ".join(TEMPLATES[tkey].roster) + " (names already used are skipped)"
+        )
+        if st.button("Add to the library", key="agents-from-tpl"):
+            added = library.add_missing(
+                TEMPLATES[tkey].agents,
+                by_name,
+                lambda d: repo.create_agent_profile(
+                    db, d.name, traits=dict(d.traits), instruction=d.instruction, model=None
+                ),
+            )
+            st.session_state["agents_notice"] = (
+                f"Added {', '.join(added)}." if added else "Every agent of it is already here."
+            )
+            st.rerun()
 
     with st.expander("Import and export", icon=":material/swap_vert:"):
         upload = st.file_uploader(

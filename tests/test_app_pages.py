@@ -431,3 +431,12 @@ def test_room_shows_context_summaries_and_their_prompt(db: Database) -> None:
     assert any(e.label.startswith("Summary of #") for e in at.expander)
     at.selectbox(key=f"turn-pick-{room.id}").set_value(summaries[0].seq).run()
     assert not at.exception
+
+
+def test_agents_from_a_template_skip_names_in_use(db: Database) -> None:
+    repo.create_agent_profile(db, "buyer", traits={"role": "mine"})
+    at = app("pages/agents.py")
+    at.selectbox(key="agents-tpl").set_value("mug_negotiation").run()
+    at.button(key="agents-from-tpl").click().run()
+    assert not at.exception and any("Added Seller." in s.value for s in at.success)
+    assert sorted(p.name for p in repo.list_agent_profiles(db)) == ["Seller", "buyer"]

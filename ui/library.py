@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,6 +117,20 @@ def validate(draft: AgentDraft, taken: Iterable[str] = ()) -> dict[str, str]:
         except ValueError as exc:
             problems["model"] = str(exc)
     return problems
+
+
+def add_missing(
+    drafts: Iterable[AgentDraft], taken: Iterable[str], add: Callable[[AgentDraft], object]
+) -> list[str]:
+    """Call ``add`` for each draft whose name is not taken (case-insensitively); the names added."""
+    lowered = {t.lower() for t in taken}
+    added = []
+    for draft in drafts:
+        if draft.name.lower() not in lowered:
+            add(draft)
+            lowered.add(draft.name.lower())
+            added.append(draft.name)
+    return added
 
 
 def unique_copy_name(name: str, taken: Iterable[str]) -> str:
@@ -246,6 +260,7 @@ def _agent(item: Any, number: int, *, edsl: bool) -> AgentDraft:
 
 __all__ = [
     "AgentDraft",
+    "add_missing",
     "FORMAT",
     "LibraryError",
     "VERSION",
