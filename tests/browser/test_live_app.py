@@ -9,7 +9,17 @@ the offline model; tests check what the browser shows and what the database hold
 from __future__ import annotations
 
 import pytest
-from support import choose, fill, idle, open_page, post, until, wait_count, wait_query, wait_text
+from browser_helpers import (
+    choose,
+    fill,
+    idle,
+    open_page,
+    post,
+    until,
+    wait_count,
+    wait_query,
+    wait_text,
+)
 
 from storage import repository as repo
 from ui import rooms
