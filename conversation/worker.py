@@ -25,6 +25,7 @@ from typing import Any
 
 import storage
 
+from .experiments import finish_experiments
 from .room_driver import (
     ModelCache,
     Settled,
@@ -36,6 +37,9 @@ from .room_driver import (
 )
 
 log = logging.getLogger(__name__)
+
+#: How often a worker marks finished experiments as done.
+EXPERIMENT_CHECK_SECONDS = 5.0
 
 
 class Worker:
@@ -79,6 +83,7 @@ class Worker:
         self._rows: dict[int, list[storage.Event]] = {}  # the logs of held rooms, kept current
         self._releasing: dict[int, int] = {}
         self._renewed = 0.0
+        self._experiments_checked = 0.0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
         self._wake: asyncio.Event | None = None
@@ -121,6 +126,8 @@ class Worker:
                 waiter.cancel()
                 self._commit_replies()
                 self._renew_leases()
+                self._finish_experiments()
+            self._finish_experiments(force=True)
         finally:
             for task in self._calls.values():
                 task.cancel()
@@ -287,6 +294,19 @@ class Worker:
                     task.cancel()
                 self._tokens.pop(room_id, None)
                 self._due.discard(room_id)
+
+    def _finish_experiments(self, *, force: bool = False) -> None:
+        """Every few seconds, mark experiments whose rooms all finished as done (so a headless
+        worker completes them without anyone opening the app)."""
+        loop = self._loop
+        assert loop is not None
+        if not force and loop.time() - self._experiments_checked < EXPERIMENT_CHECK_SECONDS:
+            return
+        self._experiments_checked = loop.time()
+        try:
+            finish_experiments(self.db)
+        except Exception:  # bookkeeping must never stop the rooms
+            log.exception("experiment bookkeeping failed")
 
     def _release(self, room_id: int) -> None:
         """Give the room up (its lease is released with the next flush)."""

@@ -1,0 +1,64 @@
+"""Experiments in the engine: a design becomes rooms, a worker runs them, and the experiment is
+marked done by the worker itself (no one needs to open the app)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from conversation import experiments as ex
+from conversation.worker import Worker
+from storage import Database
+from storage import repository as repo
+
+TEMPLATE = {
+    "agents": [
+        {"name": "Buyer", "traits": {"role": "buyer"}},
+        {"name": "Seller", "traits": {"role": "seller"}},
+    ],
+    "planner": {"kind": "round_robin", "transitions": None},
+    "termination": {"kind": "max_turns", "max_turns": 4},
+    "model": {"service": "offline", "model": "offline", "parameters": {"seed": 1}},
+    "moderated": False,
+    "prompt_template": None,
+    "context": None,
+    "opening": "Negotiate the price of a mug.",
+}
+
+
+@pytest.fixture
+def db(db_url: str) -> Database:
+    return Database(db_url)
+
+
+def test_a_design_becomes_rooms_and_the_worker_finishes_the_experiment(db: Database) -> None:
+    conditions = ex.crossed_conditions([("Buyer", "budget", ["$5", "$9"])])
+    config = ex.design(TEMPLATE, conditions, 3)
+    experiment_id = ex.create(db, "mugs", config)
+    rooms = repo.list_rooms(db, experiment_id=experiment_id, limit=None)
+    assert len(rooms) == 6
+    assert {r.condition for r in rooms} == {c.label for c in conditions}
+    assert all(r.status == "running" for r in rooms)  # each got its opening message
+
+    taken = asyncio.run(Worker(db, concurrency=6).run(until_idle=True))
+    assert taken == 6 * 4
+    assert repo.get_experiment(db, experiment_id).status == "done"
+    progress = ex.progress(db, experiment_id)
+    assert progress.finished == progress.planned == 6
+
+
+def test_materialize_is_idempotent(db: Database) -> None:
+    config = ex.design(TEMPLATE, [ex.Condition("only", {})], 2)
+    experiment_id = ex.create(db, "twice", config)
+    assert ex.materialize(db, experiment_id) == 0
+    rooms = repo.list_rooms(db, experiment_id=experiment_id, limit=None)
+    assert len(rooms) == 2
+    assert all(len(repo.events(db, r.id)) == 1 for r in rooms)  # one opening each, not two
+
+
+def test_an_unfinished_experiment_is_not_marked_done(db: Database) -> None:
+    config = ex.design(TEMPLATE, [ex.Condition("only", {})], 1)
+    experiment_id = ex.create(db, "waiting", config)
+    assert ex.finish_experiments(db) == 0
+    assert repo.get_experiment(db, experiment_id).status == "running"
