@@ -79,7 +79,6 @@ from .termination import (
     termination_from_dict,
 )
 from .turns import Turn
-from .worker import BackgroundWorker, Worker
 
 __all__ = [
     "AgentSpec",
@@ -154,3 +153,13 @@ __all__ = [
     "RoundRobinStrategy",
     "SpeakerStrategy",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # The worker is imported on first use, so that ``python -m conversation.worker`` does not
+    # find its own module already imported by the package (runpy warns about that).
+    if name in ("Worker", "BackgroundWorker"):
+        from . import worker
+
+        return getattr(worker, name)
+    raise AttributeError(f"module 'conversation' has no attribute {name!r}")
