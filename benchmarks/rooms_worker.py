@@ -31,6 +31,10 @@ from conversation.worker import Worker  # noqa: E402
 from storage import Database  # noqa: E402
 
 
+def reply(user_prompt: str, system_prompt: str) -> str:
+    return "I hear you; here is my next point."
+
+
 def make_rooms(db: Database, rooms: int, turns: int, latency: float) -> list[Room]:
     agents = AgentList([Agent(name="Alice"), Agent(name="Bob")])
     made = []
@@ -41,7 +45,8 @@ def make_rooms(db: Database, rooms: int, turns: int, latency: float) -> list[Roo
             agents=agents,
             planner=RoundRobinPolicy(),
             termination=MaxTurns(turns),
-            model=OfflineModel(seed=i, latency=latency),
+            # A model that only waits: its own work is not the engine's.
+            model=OfflineModel(func=reply, latency=latency),
         )
         room.post("Let's begin.", request_id="start")
         made.append(room)

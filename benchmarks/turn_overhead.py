@@ -35,9 +35,13 @@ ENGINE_TURNS = 300
 BASELINE_TURNS = 20
 
 
+def instant_reply(user_prompt: str, system_prompt: str) -> str:
+    return "I see your point; go on."
+
+
 def instant_model() -> OfflineModel:
     """A model that answers at once and does no work of its own, so only overhead is measured."""
-    return OfflineModel(func=lambda user_prompt, system_prompt: "I see your point; go on.")
+    return OfflineModel(func=instant_reply)
 
 
 def agent_list() -> AgentList:
@@ -96,9 +100,11 @@ def many(turns: int = 10, rooms: int = 200) -> ConversationList:
     return ConversationList(
         [
             Conversation(
-                agent_list(), max_turns=turns, default_model=OfflineModel(seed=i, latency=0.1)
+                agent_list(),
+                max_turns=turns,
+                default_model=OfflineModel(func=instant_reply, latency=0.1),
             )
-            for i in range(rooms)
+            for _ in range(rooms)
         ]
     )
 
