@@ -142,9 +142,24 @@ def test_a_non_model_is_refused():
         ask_sync("gpt-4o", user_prompt="q", system_prompt="s")
 
 
-def test_a_remote_only_model_is_refused_before_any_call():
+def test_a_remote_only_model_is_asked_through_a_one_question_job():
+    """With only an Expected Parrot key, a turn goes through an EDSL job (remote inference).
+
+    Here the job runs locally (an offline model flagged as remote-only); the prompt's template
+    syntax reaches the model neutralised, never evaluated."""
+    from conversation.models.labels import REMOTE_ATTRIBUTE
+
+    model = OfflineModel(func=lambda user, system: f"saw: {user}")
+    setattr(model, REMOTE_ATTRIBUTE, True)
+    reply = ask_sync(model, user_prompt="Price {{ 7*7 }}?", system_prompt="You are Alice.")
+    assert reply.text.startswith("saw: Price {")
+    assert "49" not in reply.text
+    assert model.prompts == [("You are Alice.", "Price {\u200b{ 7*7 }}?")]
+    assert reply.input_tokens and reply.output_tokens
+
+
+def test_a_remote_only_model_is_recognised_from_the_environment():
     model = resolve_model("gpt-4o-mini", environ={"EXPECTED_PARROT_API_KEY": "ep-test"})
-    with pytest.raises(ModelCallError) as caught:
-        ask_sync(model, user_prompt="q", system_prompt="s")
-    assert caught.value.code == "remote_inference_only"
-    assert "OPENAI_API_KEY" in str(caught.value)
+    from conversation.models import needs_remote_jobs
+
+    assert needs_remote_jobs(model)

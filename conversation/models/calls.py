@@ -11,8 +11,9 @@ Contract:
 - a provider exception propagates unchanged (``conversation.retries`` classifies it by type and
   HTTP status);
 - an empty or missing answer raises ``ModelCallError(code="empty_response")``;
-- a model that can only run through Expected Parrot's remote jobs (see ``providers``) raises
-  ``ModelCallError(code="remote_inference_only")`` before any call;
+- a model that EDSL can reach only through Expected Parrot's remote jobs (an Expected Parrot key,
+  no provider key; see ``providers``) is asked through a one-question job instead (slower, and its
+  prompts' Jinja delimiters are neutralised because a job renders them);
 - without a cache, a fresh in-memory ``edsl.Cache`` is used: nothing is written to disk;
 - ``cost`` is EDSL's price in USD, ``None`` when unknown (self-hosted servers, whose "price" EDSL
   would otherwise invent from a fallback rate).
@@ -85,12 +86,7 @@ async def ask(
         )
     label = model_label(model)
     if needs_remote_jobs(model):
-        raise ModelCallError(
-            f"{label} has no provider key here and EDSL can reach it only through Expected "
-            "Parrot's remote jobs, not one call at a time; set the provider's API key "
-            "(e.g. OPENAI_API_KEY) or choose another model",
-            code="remote_inference_only",
-        )
+        return await _ask_through_a_job(model, label, user_prompt, system_prompt, cache)
     if cache is None:
         cache = Cache(data={})
     started = time.perf_counter()
@@ -119,6 +115,67 @@ async def ask(
         cache_key=outputs.cache_key,
         latency=latency,
         raw=outputs.response,
+    )
+
+
+async def _ask_through_a_job(
+    model: Any, label: str, user_prompt: str, system_prompt: str, cache: Cache | None
+) -> ModelReply:
+    """One turn as a one-question EDSL job, for a model EDSL reaches only through Expected
+    Parrot's remote inference (a key for Expected Parrot, none for the provider).
+
+    Slower than a direct call (a job per turn), and the prompts go through EDSL's templating, so
+    their Jinja delimiters are neutralised first (the text reads the same). The persona becomes
+    the agent's instruction, the turn's prompt the question.
+    """
+    from edsl import Agent, QuestionFreeText
+
+    from ..safety import neutralize
+    from .offline import OFFLINE_SERVICE
+
+    question = QuestionFreeText(question_text=neutralize(user_prompt), question_name="turn")
+    agent = Agent(traits={}, instruction=neutralize(system_prompt) or "Answer as asked.")
+    local = getattr(model, "_inference_service_", None) == OFFLINE_SERVICE
+    started = time.perf_counter()
+    results = (
+        await question.by(agent)
+        .by(model)
+        .run_async(
+            cache=Cache(data={}) if cache is None else cache,
+            disable_remote_inference=local,
+            disable_remote_cache=local,
+            progress_bar=False,
+            print_exceptions=False,
+            stop_on_exception=False,
+        )
+    )
+    latency = time.perf_counter() - started
+    answers = results.select("answer.turn").to_list() if results is not None else []
+    text = answers[0] if answers else None
+    if (
+        results is None
+        or results.has_unfixed_exceptions
+        or not isinstance(text, str)
+        or not text.strip()
+    ):
+        raise ModelCallError(
+            f"{label} (through a remote job) returned no text; the turn failed and nothing was "
+            "recorded",
+            code="empty_response",
+        )
+    result = results[0]
+    raw = dict(result.get("raw_model_response") or {})
+    cost = raw.get("turn_cost")
+    return ModelReply(
+        text=text.strip(),
+        model_name=label,
+        input_tokens=raw.get("turn_input_tokens"),
+        output_tokens=raw.get("turn_output_tokens"),
+        cost=float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
+        cache_used=bool((result.get("cache_used_dict") or {}).get("turn")),
+        cache_key=None,
+        latency=latency,
+        raw=raw,
     )
 
 
