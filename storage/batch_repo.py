@@ -18,15 +18,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, func, select, update
 
 from ._tx import (
     EVENTS,
     INSERT_EVENT,
     LEASES,
     ROOMS,
+    RoomProbe,
     event_from_row,
     event_snapshot,
+    lock_rooms,
+    open_turn_clause,
     probe_room,
     require_in,
     word_count,
@@ -198,55 +201,126 @@ class TurnClaim:
         )
 
 
+def _build_probe_many() -> Any:
+    """The single-room probe of :func:`~storage._tx.probe_room` for many rooms at once (without
+    the request-id part, read separately)."""
+    last = EVENTS.alias("e_last")
+    opened = EVENTS.alias("e_open")
+    newest = (
+        select(last.c.seq, last.c.activity, last.c.round)
+        .where(last.c.room_id == ROOMS.c.id)
+        .order_by(last.c.seq.desc())
+        .limit(1)
+    )
+    return (
+        select(
+            ROOMS.c.id,
+            ROOMS.c.status,
+            LEASES.c.owner,
+            LEASES.c.token,
+            LEASES.c.expires_at,
+            select(func.max(last.c.seq)).where(last.c.room_id == ROOMS.c.id).scalar_subquery(),
+            newest.with_only_columns(last.c.activity).scalar_subquery(),
+            newest.with_only_columns(last.c.round).scalar_subquery(),
+            select(opened.c.seq)
+            .where(opened.c.room_id == ROOMS.c.id, open_turn_clause("e_open"))
+            .limit(1)
+            .scalar_subquery(),
+        )
+        .select_from(ROOMS.outerjoin(LEASES, LEASES.c.room_id == ROOMS.c.id))
+        .where(ROOMS.c.id.in_(bindparam("ids", expanding=True)))
+    )
+
+
+_PROBE_MANY = _build_probe_many()
+_REQUESTS_IN = select(EVENTS.c.room_id, EVENTS.c.request_id, EVENTS.c.seq).where(
+    EVENTS.c.room_id.in_(bindparam("ids", expanding=True)),
+    EVENTS.c.request_id.in_(bindparam("rids", expanding=True)),
+)
+_INSERT_RETURNING = INSERT_EVENT.returning(EVENTS.c.id, sort_by_parameter_order=True)
+
+
 def claim_turns(db: Database, claims: Sequence[TurnClaim]) -> list[Event | None]:
     """Claim many turns in one write transaction; one result per claim, in order.
 
     Each claim is checked exactly as :func:`~storage.turns_repo.claim_turn` checks it (current
     lease, room status, expected last seq, no open turn, unused request id) and refused on its own
     (``None``); a missing room is ``None`` too. Invalid claims raise before anything is written.
+    The rooms are probed with one query and the turns inserted with one statement, whatever the
+    batch size.
     """
     for claim in claims:
         claim.validate()
     if not claims:
         return []
     now: datetime = db.now()
-    results: list[Event | None] = []
+    ids = sorted({claim.room_id for claim in claims})
+    results: list[Event | None] = [None] * len(claims)
     with db.write_connection() as conn:
-        for claim in claims:
-            try:
-                probe = probe_room(conn, claim.room_id, claim.request_id)
-            except RoomNotFound:
-                results.append(None)
+        if not db.is_sqlite:
+            lock_rooms(conn, ids)  # server databases: serialise with other writers of these rooms
+        probes: dict[int, RoomProbe] = {}
+        for row in conn.execute(_PROBE_MANY, {"ids": ids}):
+            room_id, status, owner, token, expires_at, last, activity, round_, open_seq = row
+            probes[room_id] = RoomProbe(
+                status,
+                owner,
+                token,
+                expires_at,
+                int(last or 0),
+                activity or 0,
+                round_ or 0,
+                open_seq,
+                None,
+            )
+        rids = sorted({claim.request_id for claim in claims})
+        used = {
+            (row.room_id, row.request_id): row.seq
+            for row in conn.execute(_REQUESTS_IN, {"ids": ids, "rids": rids})
+        }
+        rows: list[dict[str, Any]] = []
+        placed: list[int] = []
+        for index, claim in enumerate(claims):
+            probe = probes.get(claim.room_id)
+            if probe is None:
                 continue
+            probe = probe._replace(request_seq=used.get((claim.room_id, claim.request_id)))
             if _claim_refusal(
                 probe, claim.token, claim.expected_last_seq, claim.request_id, claim.statuses, now
             ):
-                results.append(None)
                 continue
-            values: dict[str, Any] = {
-                "room_id": claim.room_id,
-                "seq": claim.expected_last_seq + 1,
-                "activity": claim.activity,
-                "round": claim.round,
-                "kind": "agent",
-                "speaker": claim.speaker,
-                "content": "",
-                "words": 0,
-                "state": "running",
-                "request_id": claim.request_id,
-                "parent_event_id": claim.parent_event_id,
-                "saw": list(claim.saw) if claim.saw is not None else None,
-                "model": claim.model,
-                "attempts": 0,
-                "next_attempt_at": None,
-                "visible_to": list(claim.visible_to) if claim.visible_to is not None else None,
-                "data": claim.data,
-                "created_at": now,
-                "updated_at": now,
-            }
-            inserted = conn.execute(INSERT_EVENT, values).inserted_primary_key
-            assert inserted is not None
-            results.append(event_snapshot(id=inserted[0], **values))
+            seq = claim.expected_last_seq + 1
+            # A second claim for the same room in this batch sees this one (log moved, turn open).
+            probes[claim.room_id] = probe._replace(last_seq=seq, open_seq=seq)
+            used[(claim.room_id, claim.request_id)] = seq
+            rows.append(
+                {
+                    "room_id": claim.room_id,
+                    "seq": seq,
+                    "activity": claim.activity,
+                    "round": claim.round,
+                    "kind": "agent",
+                    "speaker": claim.speaker,
+                    "content": "",
+                    "words": 0,
+                    "state": "running",
+                    "request_id": claim.request_id,
+                    "parent_event_id": claim.parent_event_id,
+                    "saw": list(claim.saw) if claim.saw is not None else None,
+                    "model": claim.model,
+                    "attempts": 0,
+                    "next_attempt_at": None,
+                    "visible_to": list(claim.visible_to) if claim.visible_to is not None else None,
+                    "data": claim.data,
+                    "created_at": now,
+                    "updated_at": now,
+                }
+            )
+            placed.append(index)
+        if rows:
+            inserted = [row[0] for row in conn.execute(_INSERT_RETURNING, rows)]
+            for index, values, event_id in zip(placed, rows, inserted, strict=True):
+                results[index] = event_snapshot(id=event_id, **values)
     return results
 
 
