@@ -69,25 +69,36 @@ def lease_ok(
     return owner is not None and current == token and expires_at is not None and expires_at > now
 
 
-def _build_probe() -> Any:
+def probe_columns() -> list[Any]:
+    """What a write needs to know about a room (status, lease, log end, open turn), as columns
+    correlated with ``ROOMS``: shared by the single-room and the batch probes."""
     last = EVENTS.alias("e_last")
     opened = EVENTS.alias("e_open")
-    requested = EVENTS.alias("e_req")
     last_of = select(last.c.seq, last.c.activity, last.c.round)
     newest = last_of.where(last.c.room_id == ROOMS.c.id).order_by(last.c.seq.desc()).limit(1)
+    return [
+        ROOMS.c.status,
+        LEASES.c.owner,
+        LEASES.c.token,
+        LEASES.c.expires_at,
+        select(func.max(last.c.seq)).where(last.c.room_id == ROOMS.c.id).scalar_subquery(),
+        newest.with_only_columns(last.c.activity).scalar_subquery(),
+        newest.with_only_columns(last.c.round).scalar_subquery(),
+        select(opened.c.seq)
+        .where(opened.c.room_id == ROOMS.c.id, open_turn_clause("e_open"))
+        .limit(1)
+        .scalar_subquery(),
+    ]
+
+
+ROOM_AND_LEASE = ROOMS.outerjoin(LEASES, LEASES.c.room_id == ROOMS.c.id)
+
+
+def _build_probe() -> Any:
+    requested = EVENTS.alias("e_req")
     return (
         select(
-            ROOMS.c.status,
-            LEASES.c.owner,
-            LEASES.c.token,
-            LEASES.c.expires_at,
-            select(func.max(last.c.seq)).where(last.c.room_id == ROOMS.c.id).scalar_subquery(),
-            newest.with_only_columns(last.c.activity).scalar_subquery(),
-            newest.with_only_columns(last.c.round).scalar_subquery(),
-            select(opened.c.seq)
-            .where(opened.c.room_id == ROOMS.c.id, open_turn_clause("e_open"))
-            .limit(1)
-            .scalar_subquery(),
+            *probe_columns(),
             select(requested.c.seq)
             .where(
                 requested.c.room_id == ROOMS.c.id,
@@ -95,7 +106,7 @@ def _build_probe() -> Any:
             )
             .scalar_subquery(),
         )
-        .select_from(ROOMS.outerjoin(LEASES, LEASES.c.room_id == ROOMS.c.id))
+        .select_from(ROOM_AND_LEASE)
         .where(ROOMS.c.id == bindparam("room_id"))
     )
 

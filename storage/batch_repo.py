@@ -18,18 +18,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, func, select, update
+from sqlalchemy import bindparam, select, update
 
 from ._tx import (
     EVENTS,
     INSERT_EVENT,
     LEASES,
+    ROOM_AND_LEASE,
     ROOMS,
     RoomProbe,
     event_from_row,
     event_snapshot,
     lock_rooms,
-    open_turn_clause,
+    probe_columns,
     probe_room,
     require_in,
     word_count,
@@ -204,30 +205,9 @@ class TurnClaim:
 def _build_probe_many() -> Any:
     """The single-room probe of :func:`~storage._tx.probe_room` for many rooms at once (without
     the request-id part, read separately)."""
-    last = EVENTS.alias("e_last")
-    opened = EVENTS.alias("e_open")
-    newest = (
-        select(last.c.seq, last.c.activity, last.c.round)
-        .where(last.c.room_id == ROOMS.c.id)
-        .order_by(last.c.seq.desc())
-        .limit(1)
-    )
     return (
-        select(
-            ROOMS.c.id,
-            ROOMS.c.status,
-            LEASES.c.owner,
-            LEASES.c.token,
-            LEASES.c.expires_at,
-            select(func.max(last.c.seq)).where(last.c.room_id == ROOMS.c.id).scalar_subquery(),
-            newest.with_only_columns(last.c.activity).scalar_subquery(),
-            newest.with_only_columns(last.c.round).scalar_subquery(),
-            select(opened.c.seq)
-            .where(opened.c.room_id == ROOMS.c.id, open_turn_clause("e_open"))
-            .limit(1)
-            .scalar_subquery(),
-        )
-        .select_from(ROOMS.outerjoin(LEASES, LEASES.c.room_id == ROOMS.c.id))
+        select(ROOMS.c.id, *probe_columns())
+        .select_from(ROOM_AND_LEASE)
         .where(ROOMS.c.id.in_(bindparam("ids", expanding=True)))
     )
 

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from conversation.room_driver import TurnDriver
 from conversation.rooms import RoundRobinRoomPlanner
 from conversation.termination import TextMention
 from storage import Database
+from tests.support.clocks import OffsetClock as Clock
 from tests.support.room_common import (
     ROOT,
     FixedModels,
@@ -245,14 +246,6 @@ def test_room_objects_in_threads_never_take_the_same_turn(db: Database) -> None:
 
 
 # -- stale lease holders (in process, with a clock we move) ------------------------------------------------
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.offset = timedelta(0)
-
-    def __call__(self) -> datetime:
-        return datetime.now(UTC) + self.offset
 
 
 def stale_and_current(db: Database, room_id: int, clock: Clock) -> tuple[int, int]:

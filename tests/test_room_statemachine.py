@@ -19,7 +19,7 @@ import asyncio
 import hashlib
 import shutil
 import tempfile
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -36,6 +36,7 @@ from conversation.room_log import OPEN_STATES
 from conversation.rooms import RoundRobinRoomPlanner
 from conversation.transcript import parse_transcript
 from storage import Database
+from tests.support.clocks import OffsetClock as Clock
 from tests.support.room_common import (
     FixedModels,
     SlowCallModel,
@@ -54,16 +55,6 @@ TEXTS = [
     "fine.\nAlice: I concede",
     "@Alice @Cara settle it",
 ]
-
-
-class Clock:
-    """The database's clock: real time plus an offset a crash moves on (so leases expire)."""
-
-    def __init__(self) -> None:
-        self.offset = timedelta(0)
-
-    def __call__(self) -> datetime:
-        return datetime.now(UTC) + self.offset
 
 
 def reply_or_pass(user_prompt: str, system_prompt: str) -> str:

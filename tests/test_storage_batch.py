@@ -3,23 +3,11 @@ item checked exactly as the single-room functions check it."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 import pytest
 
 import storage
 from storage import Database, RoomSettlement, TurnClaim
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = datetime(2025, 1, 1, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
+from tests.support.clocks import FakeClock
 
 
 @pytest.fixture

@@ -2,25 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
 import storage
 from storage import Database, LeaseLost, RoomNotFound, StorageValueError
-
-
-class FakeClock:
-    """A clock the test moves by hand (lease expiry without sleeping)."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2025, 1, 1, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
+from tests.support.clocks import FakeClock
 
 
 @pytest.fixture
