@@ -219,6 +219,24 @@ def event_from_row(row: Any) -> Event:
     return event_snapshot(**row._mapping)
 
 
+def add_row(session: Any, row: Any) -> int:
+    """Insert a new table row in ``session`` and return its id (assigned by the database)."""
+    session.add(row)
+    session.flush()
+    assert row.id is not None
+    return int(row.id)
+
+
+def get_row(db: Any, model: Any, key: int, missing: type[Exception], what: str) -> Any:
+    """The committed row of ``model`` with primary key ``key``; ``missing(f"{what} ... does not
+    exist")`` when there is none."""
+    with db.read() as session:
+        row = session.get(model, key)
+    if row is None:
+        raise missing(f"{what} {key} does not exist")
+    return row
+
+
 def word_count(content: str) -> int:
     """Words as the summaries count them: whitespace-separated tokens."""
     return len(content.split())

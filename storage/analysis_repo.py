@@ -8,7 +8,17 @@ from typing import Any
 from sqlalchemy import delete
 from sqlmodel import col, select
 
-from ._tx import UNSET, _Unset, as_set, check_json, check_limit, check_name, require_in
+from ._tx import (
+    UNSET,
+    _Unset,
+    add_row,
+    as_set,
+    check_json,
+    check_limit,
+    check_name,
+    get_row,
+    require_in,
+)
 from .database import Database
 from .errors import AnalysisNotFound, RoomNotFound, StorageValueError
 from .secret_guard import check_no_secrets
@@ -58,19 +68,13 @@ def create_analysis(
             created_at=now,
             updated_at=now,
         )
-        session.add(analysis)
-        session.flush()
-        assert analysis.id is not None
-        return analysis.id
+        return add_row(session, analysis)
 
 
 def get_analysis(db: Database, analysis_id: int) -> Analysis:
     """One analysis. Raises :class:`AnalysisNotFound`."""
-    with db.read() as session:
-        analysis = session.get(Analysis, analysis_id)
-    if analysis is None:
-        raise AnalysisNotFound(f"analysis {analysis_id} does not exist")
-    return analysis
+    row: Analysis = get_row(db, Analysis, analysis_id, AnalysisNotFound, "analysis")
+    return row
 
 
 def list_analyses(

@@ -20,6 +20,7 @@ from ._tx import (
     check_limit,
     event_from_row,
     event_snapshot,
+    get_row,
     insert_event,
     open_turn_clause,
     probe_room,
@@ -378,11 +379,8 @@ def latest_seq(db: Database, room_id: int) -> int:
 
 def get_event(db: Database, event_id: int) -> Event:
     """One event by id. Raises :class:`EventNotFound`."""
-    with db.read() as session:
-        event = session.get(Event, event_id)
-    if event is None:
-        raise EventNotFound(f"event {event_id} does not exist")
-    return event
+    row: Event = get_row(db, Event, event_id, EventNotFound, "event")
+    return row
 
 
 def find_event(db: Database, room_id: int, request_id: str) -> Event | None:

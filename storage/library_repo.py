@@ -9,7 +9,17 @@ from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
-from ._tx import UNSET, _Unset, as_set, check_json, check_limit, check_name, require_in
+from ._tx import (
+    UNSET,
+    _Unset,
+    add_row,
+    as_set,
+    check_json,
+    check_limit,
+    check_name,
+    get_row,
+    require_in,
+)
 from .database import Database
 from .errors import AgentProfileNotFound, DuplicateName, ExperimentNotFound, StorageValueError
 from .secret_guard import check_no_secrets
@@ -49,19 +59,13 @@ def create_experiment(
         experiment = Experiment(
             name=name, config=config, status=status, created_at=now, updated_at=now
         )
-        session.add(experiment)
-        session.flush()
-        assert experiment.id is not None
-        return experiment.id
+        return add_row(session, experiment)
 
 
 def get_experiment(db: Database, experiment_id: int) -> Experiment:
     """One experiment. Raises :class:`ExperimentNotFound`."""
-    with db.read() as session:
-        experiment = session.get(Experiment, experiment_id)
-    if experiment is None:
-        raise ExperimentNotFound(f"experiment {experiment_id} does not exist")
-    return experiment
+    row: Experiment = get_row(db, Experiment, experiment_id, ExperimentNotFound, "experiment")
+    return row
 
 
 def list_experiments(
@@ -169,10 +173,7 @@ def create_agent_profile(
             if session.exec(select(AgentProfile.id).where(AgentProfile.name == name)).first():
                 raise _duplicate(name)
             profile = AgentProfile(**values, created_at=now, updated_at=now)
-            session.add(profile)
-            session.flush()
-            assert profile.id is not None
-            return profile.id
+            return add_row(session, profile)
     except IntegrityError:
         raise _duplicate(name) from None
 

@@ -14,10 +14,12 @@ from sqlmodel import col, select
 from ._tx import (
     UNSET,
     _Unset,
+    add_row,
     as_set,
     check_json,
     check_limit,
     check_name,
+    get_row,
     holds_lease,
     last_seq,
     lock_room,
@@ -76,19 +78,13 @@ def create_room(
             created_at=now,
             updated_at=now,
         )
-        session.add(room)
-        session.flush()
-        assert room.id is not None
-        return room.id
+        return add_row(session, room)
 
 
 def get_room(db: Database, room_id: int) -> Room:
     """The room as committed now. Raises :class:`RoomNotFound`."""
-    with db.read() as session:
-        room = session.get(Room, room_id)
-    if room is None:
-        raise RoomNotFound(f"room {room_id} does not exist")
-    return room
+    row: Room = get_row(db, Room, room_id, RoomNotFound, "room")
+    return row
 
 
 def list_rooms(
