@@ -289,7 +289,7 @@ class Room:
 
     def _turn_driver(self) -> TurnDriver:
         if self._driver is None:
-            self._driver = TurnDriver(self.db, self._owner, settle_after_commit=False)
+            self._driver = TurnDriver(self.db, self._owner)
         return self._driver
 
     async def step_async(self) -> Turn | None:

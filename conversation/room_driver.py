@@ -172,12 +172,10 @@ class TurnDriver:
         cache: Any = None,
         model_cache: ModelCache | None = None,
         clock: Callable[[], datetime] | None = None,
-        settle_after_commit: bool = True,
     ) -> None:
+        # After a commit the caller settles the room's status: a worker steps the room again at
+        # once, ``Room.run()`` calls ``settle_now`` when it stops by count.
         self.db = db
-        # A worker steps the room again at once (which settles it); a lone ``room.step()`` settles
-        # right after its commit so the status is current for the UI.
-        self.settle_after_commit = settle_after_commit
         self.owner = owner
         self.lease_ttl = lease_ttl
         self.cache = cache
@@ -332,8 +330,6 @@ class TurnDriver:
             return self._set_status(room_id, token, "failed", failure_reason(event))
         if event.state == "waiting":
             self._set_status(room_id, token, "waiting", None)
-        elif self.settle_after_commit:
-            self.settle_now(room_id, token)
         return event
 
     def settle_now(self, room_id: int, token: int) -> None:

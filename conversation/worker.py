@@ -73,7 +73,6 @@ class Worker:
             lease_ttl=lease_ttl,
             cache=cache,
             model_cache=ModelCache(),
-            settle_after_commit=False,
         )
         self.turns_taken = 0
         self._tokens: dict[int, int] = {}  # rooms whose lease we hold -> token
