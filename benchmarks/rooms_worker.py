@@ -26,7 +26,7 @@ warnings.simplefilter("ignore")
 from edsl import Agent, AgentList  # noqa: E402
 
 from conversation import MaxTurns, OfflineModel, RoundRobinPolicy  # noqa: E402
-from conversation.room import Room  # noqa: E402
+from conversation.rooms.room import Room  # noqa: E402
 from conversation.worker import Worker  # noqa: E402
 from storage import Database  # noqa: E402
 

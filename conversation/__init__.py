@@ -3,9 +3,8 @@
 The public API is re-exported here; see README.md and docs/architecture.md.
 """
 
-from .analysis import Analysis, analyze, question_from_spec
-from .batch import ConversationList
-from .context import (
+from conversation.analysis.questions import Analysis, analyze, question_from_spec
+from conversation.context.window import (
     AgentContext,
     ContextPolicy,
     TurnsLeft,
@@ -14,15 +13,24 @@ from .context import (
     estimate_tokens,
     summary_request,
 )
-from .dialogue import Conversation
-from .exceptions import (
+from conversation.dialogue.conversation import Conversation
+from conversation.dialogue.conversation_list import ConversationList
+from conversation.dialogue.statements import AgentStatement, AgentStatements
+from conversation.dialogue.strategies import (
+    FocalSpeakerStrategy,
+    RandomInclusiveStrategy,
+    RandomSpeakerStrategy,
+    RoundRobinStrategy,
+    SpeakerStrategy,
+)
+from conversation.exceptions import (
     ConversationError,
     ConversationStateError,
     ConversationValueError,
     ModelCallError,
     RequestConflictError,
 )
-from .models import (
+from conversation.models import (
     ModelReply,
     OfflineModel,
     ask,
@@ -33,9 +41,7 @@ from .models import (
     model_spec,
     resolve_model,
 )
-from .room import Room, run_rooms
-from .room_config import AgentSpec, RoomConfig
-from .rooms import (
+from conversation.rooms import (
     AddressedPolicy,
     CoordinatorPolicy,
     FocalSpeakerPolicy,
@@ -53,15 +59,10 @@ from .rooms import (
     plan_turn,
     planner_from_dict,
 )
-from .statements import AgentStatement, AgentStatements
-from .strategies import (
-    FocalSpeakerStrategy,
-    RandomInclusiveStrategy,
-    RandomSpeakerStrategy,
-    RoundRobinStrategy,
-    SpeakerStrategy,
-)
-from .termination import (
+from conversation.rooms.config import AgentSpec, RoomConfig
+from conversation.rooms.room import Room, run_rooms
+from conversation.rooms.turn import Turn
+from conversation.termination.conditions import (
     AllAgreed,
     ContestedEscalation,
     Convergence,
@@ -78,7 +79,7 @@ from .termination import (
     TokenUsage,
     termination_from_dict,
 )
-from .turns import Turn
+from conversation.worker import BackgroundWorker, Worker
 
 __all__ = [
     "AgentSpec",
@@ -153,13 +154,3 @@ __all__ = [
     "RoundRobinStrategy",
     "SpeakerStrategy",
 ]
-
-
-def __getattr__(name: str) -> object:
-    # The worker is imported on first use, so that ``python -m conversation.worker`` does not
-    # find its own module already imported by the package (runpy warns about that).
-    if name in ("Worker", "BackgroundWorker"):
-        from . import worker
-
-        return getattr(worker, name)
-    raise AttributeError(f"module 'conversation' has no attribute {name!r}")

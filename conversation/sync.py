@@ -14,7 +14,7 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-from .exceptions import ConversationStateError
+from conversation.exceptions import ConversationStateError
 
 T = TypeVar("T")
 

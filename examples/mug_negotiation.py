@@ -11,7 +11,7 @@ from __future__ import annotations
 from edsl import Agent, AgentList, QuestionFreeText, QuestionYesNo
 
 from conversation import Conversation, ConversationList
-from conversation.analysis import analyze
+from conversation.analysis.questions import analyze
 from conversation.models import OfflineModel, default_model, describe_model, is_offline
 
 VALUATION_PAIRS = ((10, 4), (8, 7), (6, 9))  # (buyer's value, seller's cost) in dollars

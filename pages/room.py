@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from conversation.exceptions import ConversationStateError, RequestConflictError
-from conversation.room import Room
+from conversation.rooms.room import Room
 from storage import frames
 from storage import repository as repo
 from ui import rooms

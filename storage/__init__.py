@@ -14,10 +14,10 @@ worker processes do not need it).
 
 from __future__ import annotations
 
-from . import repository
-from .config import data_dir, database_url, display_url
-from .database import Database
-from .errors import (
+from storage import repository
+from storage.config import data_dir, database_url, display_url
+from storage.database import Database
+from storage.errors import (
     AgentProfileNotFound,
     AnalysisNotFound,
     ConfigContainsSecret,
@@ -33,11 +33,11 @@ from .errors import (
     StorageValueError,
     UnsupportedDatabaseVersion,
 )
-from .repository import *  # noqa: F403 - the curated repository API, listed in repository.__all__
-from .repository import __all__ as _repository_all
-from .secret_guard import check_no_secrets
-from .tables import AgentProfile, Analysis, AnalysisAnswer, Event, Experiment, Lease, Room
-from .vocabulary import (
+from storage.repository import *  # noqa: F403 - the curated repository API, listed in repository.__all__
+from storage.repository import __all__ as _repository_all
+from storage.secret_guard import check_no_secrets
+from storage.tables import AgentProfile, Analysis, AnalysisAnswer, Event, Experiment, Lease, Room
+from storage.vocabulary import (
     EVENT_KINDS,
     OPEN_TURN_STATES,
     ROOM_STATUSES,

@@ -16,8 +16,8 @@ from typing import Any, Final, NamedTuple
 from sqlalchemy import bindparam, func, insert, select, text, update
 from sqlalchemy.engine import Connection
 
-from .errors import RoomNotFound, StorageValueError
-from .tables import OPEN_TURN_WHERE, Event, Lease, Room
+from storage.errors import RoomNotFound, StorageValueError
+from storage.tables import OPEN_TURN_WHERE, Event, Lease, Room
 
 ROOMS = Room.__table__  # type: ignore[attr-defined]
 EVENTS = Event.__table__  # type: ignore[attr-defined]

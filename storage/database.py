@@ -36,9 +36,9 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine, create_engine, make_url
 from sqlmodel import Session
 
-from .coltypes import utcnow
-from .config import database_url, display_url
-from .errors import StorageValueError
+from storage.coltypes import utcnow
+from storage.config import database_url, display_url
+from storage.errors import StorageValueError
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ class Database:
         self.write_engine = _create_engine(self.url, write=True, busy_ms=busy_timeout_ms, echo=echo)
         self.read_engine = _create_engine(self.url, write=False, busy_ms=busy_timeout_ms, echo=echo)
         self._pid = os.getpid()
-        from . import migrate  # local import: migrate needs this module's Database type
+        from storage import migrate  # local import: migrate needs this module's Database type
 
         try:
             if upgrade:

@@ -22,9 +22,9 @@ import pandas as pd
 from sqlalchemy import and_, case, func, or_, select
 from sqlalchemy.sql import ColumnElement
 
-from ._tx import as_set, check_limit
-from .database import Database
-from .tables import AnalysisAnswer, Event, Room
+from storage._tx import as_set, check_limit
+from storage.database import Database
+from storage.tables import AnalysisAnswer, Event, Room
 
 ROOM_COLUMNS = [
     "room_id",
@@ -139,7 +139,7 @@ def rooms_summary(
     """One row per room (newest first, one page): the room's fields and its statistics.
 
     Columns: ``ROOM_COLUMNS + STAT_COLUMNS``. Filters: status (one or several), experiment, or an
-    explicit list of room ids. Use :func:`storage.rooms_repo.count_rooms` for the page count.
+    explicit list of room ids. Use :func:`storage.rooms.count_rooms` for the page count.
     """
     check_limit(limit, offset)
     rooms = Room.__table__  # type: ignore[attr-defined]

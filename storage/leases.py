@@ -17,10 +17,10 @@ from datetime import timedelta
 
 from sqlalchemy import insert, update
 
-from ._tx import _LEASE, LEASES, holds_lease, lease_ok, lock_room
-from .database import Database
-from .errors import LeaseLost, StorageValueError
-from .tables import Lease
+from storage._tx import _LEASE, LEASES, holds_lease, lease_ok, lock_room
+from storage.database import Database
+from storage.errors import LeaseLost, StorageValueError
+from storage.tables import Lease
 
 log = logging.getLogger(__name__)
 

@@ -27,11 +27,11 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 from sqlalchemy.engine import Connection
 
-from .config import display_url
-from .errors import UnsupportedDatabaseVersion
+from storage.config import display_url
+from storage.errors import UnsupportedDatabaseVersion
 
 if TYPE_CHECKING:
-    from .database import Database
+    from storage.database import Database
 
 log = logging.getLogger(__name__)
 

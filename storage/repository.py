@@ -3,17 +3,17 @@
 Every function takes the :class:`~storage.database.Database` first and documents its guarantees;
 they live in small modules by concept:
 
-- :mod:`storage.rooms_repo`: rooms, forks, the runnable-room scan;
-- :mod:`storage.events_repo`: the append-only log (append, read, poll);
-- :mod:`storage.turns_repo`: claim, fenced commit, group commit, moderation, retries;
+- :mod:`storage.rooms`: rooms, forks, the runnable-room scan;
+- :mod:`storage.events`: the append-only log (append, read, poll);
+- :mod:`storage.turns`: claim, fenced commit, group commit, moderation, retries;
 - :mod:`storage.leases`: per-room leases with fencing tokens;
-- :mod:`storage.library_repo`: experiments and agent profiles;
-- :mod:`storage.analysis_repo`: analyses and their answers.
+- :mod:`storage.library`: experiments and agent profiles;
+- :mod:`storage.analysis`: analyses and their answers.
 """
 
 from __future__ import annotations
 
-from .analysis_repo import (
+from storage.analysis import (
     answers,
     create_analysis,
     delete_analysis,
@@ -22,7 +22,7 @@ from .analysis_repo import (
     record_answer,
     update_analysis,
 )
-from .batch_repo import (
+from storage.batch import (
     RoomSettlement,
     TurnClaim,
     claim_turns,
@@ -30,7 +30,7 @@ from .batch_repo import (
     room_logs,
     settle_rooms,
 )
-from .events_repo import (
+from storage.events import (
     append_message,
     events,
     find_event,
@@ -40,7 +40,7 @@ from .events_repo import (
     latest_seq,
     open_turn,
 )
-from .leases import (
+from storage.leases import (
     acquire_lease,
     get_lease,
     lease_is_current,
@@ -48,7 +48,7 @@ from .leases import (
     renew_lease,
     require_lease,
 )
-from .library_repo import (
+from storage.library import (
     create_agent_profile,
     create_experiment,
     delete_agent_profile,
@@ -60,7 +60,7 @@ from .library_repo import (
     update_agent_profile,
     update_experiment,
 )
-from .rooms_repo import (
+from storage.rooms import (
     count_rooms,
     create_room,
     delete_room,
@@ -70,7 +70,7 @@ from .rooms_repo import (
     list_runnable_rooms,
     update_room,
 )
-from .turns_repo import (
+from storage.turns import (
     TurnCommit,
     claim_turn,
     commit_turn,

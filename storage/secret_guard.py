@@ -28,7 +28,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .errors import ConfigContainsSecret
+from storage.errors import ConfigContainsSecret
 
 _SECRET_WORDS = re.compile(
     r"(^|_)(api_?key|apikey|secret|secrets|password|passwd|private_?key|credentials?|authorization|"

@@ -1,12 +1,16 @@
-"""The layers of DESIGN.md section 2, enforced: imports flow ``app/pages -> ui -> conversation ->
-storage``; the pure core imports no edsl, database or UI code; only ``conversation/models`` (and
-the analysis module built on it) reach EDSL's model machinery; only ``storage`` speaks SQL; no
-message is ever rendered as HTML.
+"""The layers of docs/architecture.md, enforced by folder: imports flow
+``app/pages -> ui -> conversation -> storage``; inside ``conversation`` each concept folder may use
+only the folders below it; the pure folders import no edsl, database or UI code and read no clock;
+only ``conversation/models`` (and the analysis built on it) reach EDSL's model machinery; only
+``storage`` speaks SQL; no module imports another that imports it back (no cycles); nothing is
+rendered as HTML.
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,41 +18,72 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 CONVERSATION = ROOT / "conversation"
 
-#: Plain functions and frozen dataclasses over events: no edsl, no database, no UI, no clock.
-PURE_CORE = [
-    "exceptions",
-    "safety",
-    "transcript",
-    "retries",
-    "mentions",
-    "room_events",
-    "room_planner",
-    "rooms",
-    "policies",
-    "policy_base",
-    "coordinator",
-    "transitions",
-    "strategies",
-    "next_speaker_utilities",
-    "agent_names",
-    "termination",
-    "termination_base",
-    "dialogue_conditions",
-    "room_state",
-    "context",
-    "room_log",
-    "prompts",
-]
+#: The concept folders (and shared top-level modules) of ``conversation`` and what each may import
+#: from the others. A folder always may import itself; ``conversation/__init__.py`` and thin
+#: re-export modules at the top are the public face and may import anything.
+ALLOWED: dict[str, set[str]] = {
+    "exceptions": set(),
+    "vocabulary": set(),
+    "sync": {"exceptions"},
+    "text": {"exceptions"},
+    "planning": {"exceptions", "text"},
+    "termination": {"exceptions", "planning"},
+    "context": {"exceptions", "planning", "text"},
+    "models": {"exceptions", "text"},
+    "dialogue": {"exceptions", "text", "planning", "termination", "models", "sync"},
+    "analysis": {"exceptions", "text", "models"},
+    "rooms": {
+        "exceptions",
+        "vocabulary",
+        "sync",
+        "text",
+        "planning",
+        "termination",
+        "context",
+        "models",
+        "dialogue",
+    },
+    "experiments": {"exceptions", "vocabulary", "rooms", "planning", "termination"},
+    "worker": {"exceptions", "vocabulary", "rooms", "experiments", "models"},
+}
+PUBLIC_FACE = {"__init__", "next_speaker_utilities"}
+#: Folders of plain functions and frozen dataclasses over events: no edsl, no database, no UI,
+#: no clock, no global random.
+PURE = ("exceptions", "vocabulary", "text", "planning", "termination", "context")
+HEAVY = {"edsl", "sqlmodel", "sqlalchemy", "storage", "streamlit", "pandas", "ui", "plotly"}
 MODEL_MACHINERY = ("edsl.language_models", "edsl.inference_services", "edsl.caching")
+PROJECT = ("conversation", "storage", "ui", "pages")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def imported(path: Path, package: str | None = None) -> set[str]:
-    """Absolute module names a file imports (relative imports resolved within its package)."""
+    """Absolute module names a file imports anywhere (function-level imports included: a lazy
+    import hides a cycle, it does not remove it), except under ``if TYPE_CHECKING``. For
+    ``from pkg import name`` where ``pkg.name`` is a module of the project, the module is named."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     if package is None:
-        package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+        name = module_name(path)
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     names: set[str] = set()
-    for node in ast.walk(tree):
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and _is_type_checking(node):
+            for child in node.orelse:
+                visit(child)
+            return
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -57,8 +92,27 @@ def imported(path: Path, package: str | None = None) -> set[str]:
                 module = ".".join([*base, node.module] if node.module else base)
             else:
                 module = node.module or ""
-            names.add(module)
+            submodules = [
+                f"{module}.{alias.name}"
+                for alias in node.names
+                if _module_path(f"{module}.{alias.name}") is not None
+            ]
+            names.update(submodules or [module])
+            if len(submodules) < len(node.names):
+                names.add(module)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
     return names
+
+
+def _module_path(name: str) -> Path | None:
+    base = ROOT.joinpath(*name.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def top(name: str) -> str:
@@ -69,15 +123,105 @@ def python_files(folder: str) -> list[Path]:
     return sorted((ROOT / folder).rglob("*.py"))
 
 
-@pytest.mark.parametrize("module", PURE_CORE)
-def test_pure_core_imports_nothing_heavy(module: str) -> None:
-    forbidden = {"edsl", "sqlmodel", "sqlalchemy", "storage", "streamlit", "pandas", "ui"}
-    names = imported(CONVERSATION / f"{module}.py")
-    assert not {n for n in names if top(n) in forbidden}
+def concept(path_or_name: Path | str) -> str:
+    """The concept folder (or top-level module) of ``conversation`` a file or module belongs to."""
+    name = module_name(path_or_name) if isinstance(path_or_name, Path) else path_or_name
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def test_every_concept_folder_has_rules() -> None:
+    found = {concept(p) for p in python_files("conversation")} - PUBLIC_FACE
+    assert found == set(ALLOWED), "add the new folder to ALLOWED with what it may import"
+
+
+@pytest.mark.parametrize("path", python_files("conversation"), ids=lambda p: module_name(p))
+def test_concept_folders_import_only_the_folders_below_them(path: Path) -> None:
+    own = concept(path)
+    if own in PUBLIC_FACE:
+        return
+    used = {concept(n) for n in imported(path) if top(n) == "conversation" and n != "conversation"}
+    assert used - {own} <= ALLOWED[own], f"{module_name(path)} imports {sorted(used - {own})}"
+    assert "conversation" not in imported(path), "import the module, not the package's face"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        p
+        for f in PURE
+        for p in [*python_files(f"conversation/{f}"), CONVERSATION / f"{f}.py"]
+        if p.is_file()
+    ],
+    ids=lambda p: module_name(p),
+)
+def test_pure_folders_import_nothing_heavy(path: Path) -> None:
+    # storage.vocabulary is plain enums, shared so that storage and engine use one vocabulary
+    names = imported(path) - {"storage.vocabulary"}
+    assert not {n for n in names if top(n) in HEAVY}
     # no clock and no global random in the core: randomness comes from seeded Random objects
-    source = (CONVERSATION / f"{module}.py").read_text(encoding="utf-8")
+    source = path.read_text(encoding="utf-8")
     assert "random.choice(" not in source and "random.random(" not in source
     assert "time.time(" not in source and "datetime.now(" not in source
+
+
+def _import_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for folder in PROJECT:
+        for path in python_files(folder):
+            graph[module_name(path)] = {
+                n for n in imported(path) if top(n) in PROJECT and _module_path(n) is not None
+            }
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), and self-imports."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = [0]
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = counter[0]
+        counter[0] += 1
+        stack.append(node)
+        on_stack.add(node)
+        for other in graph.get(node, ()):
+            if other not in index:
+                connect(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return found
+
+
+def test_no_import_cycles() -> None:
+    assert _cycles(_import_graph()) == []
+
+
+def test_the_cycle_check_can_fail() -> None:
+    """A negative control: two modules importing each other (lazily or not) are one cycle."""
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "p": {"p.x"}, "p.x": set()}
+    assert _cycles(graph) == [["a", "b", "c"]]
+    assert _cycles({"p": {"p.x"}, "p.x": {"p"}}) == [["p", "p.x"]]
 
 
 def test_nothing_below_the_ui_imports_streamlit() -> None:
@@ -93,11 +237,10 @@ def test_nothing_below_the_ui_imports_streamlit() -> None:
 def test_only_the_models_layer_reaches_edsl_model_machinery() -> None:
     offenders = []
     for path in python_files("conversation"):
-        relative = path.relative_to(ROOT).as_posix()
-        if relative.startswith("conversation/models/") or relative == "conversation/analysis.py":
+        if concept(path) in ("models", "analysis"):
             continue
         if any(n.startswith(MODEL_MACHINERY) for n in imported(path)):
-            offenders.append(relative)
+            offenders.append(module_name(path))
     assert offenders == []
 
 
@@ -111,6 +254,15 @@ def test_only_storage_speaks_sql() -> None:
     assert offenders == []
 
 
+def test_storage_imports_nothing_above_it() -> None:
+    offenders = [
+        module_name(path)
+        for path in python_files("storage")
+        if any(top(n) in {"conversation", "ui", "pages", "streamlit"} for n in imported(path))
+    ]
+    assert offenders == []
+
+
 def test_conversation_never_imports_the_ui() -> None:
     offenders = [
         str(path.relative_to(ROOT))
@@ -120,21 +272,35 @@ def test_conversation_never_imports_the_ui() -> None:
     assert offenders == []
 
 
+def test_the_worker_process_loads_no_ui_or_dataframe_library() -> None:
+    """``python -m conversation.worker`` on a worker machine: no pandas, plotly or streamlit."""
+    probe = (
+        "import sys, conversation.worker, conversation.worker.cli;"
+        "print(sorted(m for m in ('pandas', 'plotly', 'streamlit') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
+
+
 def test_no_html_rendering_anywhere() -> None:
     offenders = []
-    for folder in (".",):
-        for path in sorted((ROOT / folder).glob("**/*.py")):
-            if "tests" in path.parts or ".git" in path.parts:
-                continue
-            text = path.read_text(encoding="utf-8")
-            if "unsafe_allow_html" in text or "unsafe_allow_javascript" in text:
-                offenders.append(str(path.relative_to(ROOT)))
+    for path in sorted(ROOT.glob("**/*.py")):
+        if "tests" in path.parts or ".git" in path.parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        if "unsafe_allow_html" in text or "unsafe_allow_javascript" in text:
+            offenders.append(str(path.relative_to(ROOT)))
     assert offenders == []
 
 
 def test_the_layer_check_itself_can_fail(tmp_path: Path) -> None:
-    """A negative control: a file importing streamlit is caught by ``imported``."""
+    """A negative control: a file importing streamlit, and a lazy import, are both seen."""
     probe = tmp_path / "probe.py"
-    probe.write_text("import streamlit as st\nfrom .models import ask\n", encoding="utf-8")
+    probe.write_text(
+        "import streamlit as st\nfrom .models import ask\ndef f():\n    from storage import x\n",
+        encoding="utf-8",
+    )
     names = imported(probe, package="conversation")
-    assert "streamlit" in names and "conversation.models" in names
+    assert {"streamlit", "conversation.models", "storage"} <= names

@@ -96,12 +96,12 @@ def latest_analysis(db: Any, experiment_id: int | None) -> Any | None:
 
 
 def question_spec(label: str, text: str, options: str = "") -> dict[str, Any]:
-    """A question spec for :func:`conversation.analysis.question_from_spec` from the form."""
+    """A question spec for :func:`conversation.analysis.questions.question_from_spec` from the form."""
     kind = QUESTION_TYPES.get(label, label)
     spec: dict[str, Any] = {"type": kind, "name": "answer", "text": text}
     if kind == "multiple_choice":
         spec["options"] = [o.strip() for o in options.split(",") if o.strip()]
-    from conversation.analysis import question_from_spec
+    from conversation.analysis.questions import question_from_spec
 
     question_from_spec(spec)  # validates; raises ConversationValueError (a ValueError)
     return spec
@@ -109,7 +109,7 @@ def question_spec(label: str, text: str, options: str = "") -> dict[str, Any]:
 
 def transcript_scenario(db: Any, room_id: int) -> dict[str, Any]:
     """A room's messages as the structured transcript a follow-up question reads."""
-    from conversation.transcript import render_transcript, transcript_record
+    from conversation.text.transcript import render_transcript, transcript_record
 
     room = repo.get_room(db, room_id)
     names = roster(room)
@@ -136,7 +136,7 @@ def run_analysis(
     Rooms are asked in small batches so progress can be shown; a failed batch stores its error
     with each of its rooms (no answer is invented) and the analysis ends ``failed``.
     """
-    from conversation.analysis import analyze, question_from_spec
+    from conversation.analysis.questions import analyze, question_from_spec
     from conversation.models import default_model, model_label, resolve_model
 
     chosen = resolve_model(model) if model else default_model()
@@ -189,7 +189,7 @@ def _json_value(value: Any) -> Any:
 
 def export_json(db: Any, room_ids: Sequence[int]) -> str:
     """The selected rooms' versioned exports (``Room.export()``), as one JSON document."""
-    from conversation.room import Room
+    from conversation.rooms.room import Room
 
     return json.dumps(
         {"rooms": [Room.open(db, rid).export() for rid in room_ids]},
@@ -213,8 +213,8 @@ def rooms_to_results(db: Any, room_ids: Sequence[int]) -> Any:
     from edsl.results import Result
 
     from conversation.models import resolve_model
-    from conversation.room import Room
-    from conversation.safety import neutralize, neutralize_value
+    from conversation.rooms.room import Room
+    from conversation.text.safety import neutralize, neutralize_value
 
     survey = Survey(
         [QuestionFreeText(question_text="What do you say next?", question_name="dialogue")]

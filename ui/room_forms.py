@@ -193,8 +193,8 @@ def create_room_form(db: Any, key: str = "new") -> None:
 
 def import_room_form(db: Any, key: str = "import") -> None:
     """Import a saved transcript (seed 004) into a new room, or restore a room export."""
-    from conversation.room import Room
-    from conversation.room_transfer import ResumeWarning
+    from conversation.rooms.room import Room
+    from conversation.rooms.transfer import ResumeWarning
 
     st.subheader("Import a room")
     st.caption(

@@ -1,7 +1,7 @@
 """Room helpers for the pages: settings from form values, creating a room (optionally from a
 template) and opening it, prompt previews, per-turn details, the Home page's overview. No Streamlit.
 
-The prompt text itself lives in the engine (``conversation.room_prompt``): previews call the same
+The prompt text itself lives in the engine (``conversation.rooms.prompt``): previews call the same
 ``build_turn_prompt`` a worker uses, so what the page shows is what the agent is (or was) asked.
 """
 
@@ -32,8 +32,8 @@ PLANNER_LABELS = {
 
 def planner_dict(kind: str, **settings: Any) -> dict[str, Any]:
     """A stored planner from the form (validated by ``planner_from_dict``)."""
-    from conversation.policies import planner_from_dict
-    from conversation.room_config import planner_to_dict
+    from conversation.planning.policies import planner_from_dict
+    from conversation.rooms.config import planner_to_dict
 
     allowed = {
         "round_robin_room": ("max_rounds", "max_messages"),
@@ -52,7 +52,7 @@ def termination_dict(
     *, max_turns: int | None = None, stop_text: str | None = None, token_budget: int | None = None
 ) -> dict[str, Any] | None:
     """Stop conditions from the form, combined with ``|`` (any of them ends the room)."""
-    from conversation.termination import termination_from_dict
+    from conversation.termination.conditions import termination_from_dict
 
     parts: list[dict[str, Any]] = []
     if stop_text and stop_text.strip():
@@ -87,7 +87,7 @@ def describe_termination(data: Mapping[str, Any] | None) -> str:
 
 
 def context_dict(max_messages: int | None, max_tokens: int | None) -> dict[str, Any] | None:
-    from conversation.context import context_policy_from_dict
+    from conversation.context.window import context_policy_from_dict
 
     if not max_messages and not max_tokens:
         return None
@@ -111,7 +111,7 @@ class RoomDraft:
 
     def config(self) -> Any:
         """The validated ``RoomConfig`` (raises ``ConversationValueError`` naming the field)."""
-        from conversation.room_config import RoomConfig
+        from conversation.rooms.config import RoomConfig
 
         return RoomConfig.build(
             agents=[dict(a) for a in self.agents],
@@ -159,7 +159,7 @@ def create_room(
     replicate: int | None = None,
 ) -> Any:
     """Store the room and, with an opening message, post it (which starts the room)."""
-    from conversation.room import Room
+    from conversation.rooms.room import Room
 
     config = draft.config()
     room = Room.create(
@@ -186,8 +186,8 @@ def create_room(
 
 def preview_prompt(config: Any, rows: Sequence[Any], speaker: str) -> Any:
     """The prompt ``speaker`` would be asked next after ``rows`` (a ``TurnPrompt``)."""
-    from conversation.room_log import log_view
-    from conversation.room_prompt import build_turn_prompt
+    from conversation.rooms.log import log_view
+    from conversation.rooms.prompt import build_turn_prompt
 
     return build_turn_prompt(config, log_view(config.names, rows), speaker)
 
@@ -200,8 +200,8 @@ def sample_rows(opening: str, speaker: str = "user") -> list[Event]:
 def turn_prompt(config: Any, rows: Sequence[Any], event: Any) -> Any:
     """The prompt a stored turn was asked: rebuilt from the events before it only (the same
     inputs a resumed turn gets), with the denial feedback it carried."""
-    from conversation.room_log import log_view
-    from conversation.room_prompt import build_summary_prompt, build_turn_prompt, denial_feedback
+    from conversation.rooms.log import log_view
+    from conversation.rooms.prompt import build_summary_prompt, build_turn_prompt, denial_feedback
 
     view = log_view(config.names, rows, before_seq=event.seq)
     if is_summary(event):

@@ -7,10 +7,10 @@
 - ``describe_model`` / ``model_label``: what a person (or a log line) is told about a model.
 """
 
-from .calls import ModelReply, ask, ask_sync
-from .labels import describe_model, model_label, needs_remote_jobs
-from .offline import OFFLINE_MODEL_NAME, OfflineModel, is_offline
-from .providers import (
+from conversation.models.calls import ModelReply, ask, ask_sync
+from conversation.models.labels import describe_model, model_label, needs_remote_jobs
+from conversation.models.offline import OFFLINE_MODEL_NAME, OfflineModel, is_offline
+from conversation.models.providers import (
     DEFAULT_MODELS,
     PROVIDER_KEYS,
     available_providers,

@@ -8,7 +8,7 @@ model's own key path rather than from EDSL's parsed answer, which turns a missin
 string ``"None"`` and an unreadable one into ``"[ERROR: ...]"``.
 
 Contract:
-- a provider exception propagates unchanged (``conversation.retries`` classifies it by type and
+- a provider exception propagates unchanged (``conversation.models.retries`` classifies it by type and
   HTTP status);
 - an empty or missing answer raises ``ModelCallError(code="empty_response")``;
 - a model that EDSL can reach only through Expected Parrot's remote jobs (an Expected Parrot key,
@@ -28,8 +28,8 @@ from typing import Any
 
 from edsl.caching import Cache
 
-from ..exceptions import ConversationStateError, ConversationValueError, ModelCallError
-from .labels import model_label, needs_remote_jobs
+from conversation.exceptions import ConversationStateError, ConversationValueError, ModelCallError
+from conversation.models.labels import model_label, needs_remote_jobs
 
 _SELF_HOSTED = frozenset({"openai_compatible", "ollama"})
 
@@ -130,8 +130,8 @@ async def _ask_through_a_job(
     """
     from edsl import Agent, QuestionFreeText
 
-    from ..safety import neutralize
-    from .offline import OFFLINE_SERVICE
+    from conversation.models.offline import OFFLINE_SERVICE
+    from conversation.text.safety import neutralize
 
     question = QuestionFreeText(question_text=neutralize(user_prompt), question_name="turn")
     agent = Agent(traits={}, instruction=neutralize(system_prompt) or "Answer as asked.")

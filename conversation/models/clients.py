@@ -1,7 +1,7 @@
 """OpenAI-family EDSL services whose HTTP clients never retry on their own.
 
 The ``openai`` client retries connection errors, 408/409/429 and 5xx twice by default, with its own
-backoff, before EDSL sees anything. The project decides retries itself (``conversation.retries``:
+backoff, before EDSL sees anything. The project decides retries itself (``conversation.models.retries``:
 typed, bounded, with a note on the turn), so a hidden second layer would multiply attempts and
 hide failures. ``no_retry_service(OpenAIService subclass)`` returns a subclass whose clients are
 built with ``max_retries=0``; the model classes it creates are ordinary EDSL models otherwise.

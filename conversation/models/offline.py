@@ -47,9 +47,9 @@ from edsl.inference_services.services.test_service import TestService
 from edsl.language_models import LanguageModel
 from edsl.language_models.price_manager import ResponseCost
 
-from ..exceptions import ConversationValueError
-from .edsl_forms import answer_form, read_form
-from .offline_voice import VoiceSettings, compose_reply
+from conversation.exceptions import ConversationValueError
+from conversation.models.edsl_forms import answer_form, read_form
+from conversation.models.offline_voice import VoiceSettings, compose_reply
 
 OFFLINE_MODEL_NAME = "offline"
 OFFLINE_SERVICE = "test"  # EDSL's service for models that need no key and cost nothing
@@ -200,7 +200,7 @@ class OfflineModel(LanguageModel):
         if user_prompt.startswith(_SUMMARY_OPENING):  # a room's context summary
             return _summarise(user_prompt)
         pick = _PICK_LINE.search(user_prompt)
-        if pick is not None:  # a coordinator is asked who speaks next (conversation.room_prompt)
+        if pick is not None:  # a coordinator is asked who speaks next (conversation.rooms.prompt)
             try:
                 names = [n for n in json.loads(pick.group(1)) if isinstance(n, str)]
             except ValueError:
@@ -241,7 +241,7 @@ class OfflineModel(LanguageModel):
         self._lock = threading.Lock()
 
 
-#: The line with which a room asks its coordinator to pick (see ``conversation.room_prompt``).
+#: The line with which a room asks its coordinator to pick (see ``conversation.rooms.prompt``).
 _PICK_LINE = re.compile(r"^Eligible speakers \(JSON\): (\[.*\])$", re.MULTILINE)
 
 

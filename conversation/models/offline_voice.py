@@ -15,7 +15,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .prompt_reading import Message, persona_traits, speaker_name, transcript_messages
+from conversation.models.prompt_reading import (
+    Message,
+    persona_traits,
+    speaker_name,
+    transcript_messages,
+)
 
 _MENTIONABLE = re.compile(r"^[A-Za-z0-9][\w\-]*$")
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)")

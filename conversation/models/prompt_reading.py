@@ -14,7 +14,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from ..safety import ZERO_WIDTH_SPACE
+from conversation.text.safety import ZERO_WIDTH_SPACE
 
 _NAME = r"[A-Z][\w'\-]*(?: [A-Z][\w'\-]*){0,3}"
 _YOU_ARE = re.compile(r"\bYou are (" + _NAME + r")(?=[\s,.;:!?)]|$)")

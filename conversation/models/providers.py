@@ -33,10 +33,10 @@ from edsl.inference_services.inference_service_registry import InferenceServiceR
 from edsl.inference_services.services.open_ai_service import OpenAIService
 from edsl.language_models import LanguageModel
 
-from ..exceptions import ConversationValueError
-from .clients import no_retry_service
-from .labels import REMOTE_ATTRIBUTE, needs_remote_jobs
-from .offline import OFFLINE_MODEL_NAME, OfflineModel
+from conversation.exceptions import ConversationValueError
+from conversation.models.clients import no_retry_service
+from conversation.models.labels import REMOTE_ATTRIBUTE, needs_remote_jobs
+from conversation.models.offline import OFFLINE_MODEL_NAME, OfflineModel
 
 EXPECTED_PARROT = "expected_parrot"
 OFFLINE = OFFLINE_MODEL_NAME
@@ -81,7 +81,7 @@ _PREFIXES = (
     (("deepseek-",), "deepseek"),
 )
 # ``instance`` names a model object held by the process that created a room (see
-# ``conversation.room_driver.live_model_spec``); resolving a spec ignores it.
+# ``conversation.models.bindings.live_model_spec``); resolving a spec ignores it.
 _SPEC_KEYS = frozenset(
     {"service", "model", "base_url", "api_key_env", "parameters", "remote", "instance"}
 )

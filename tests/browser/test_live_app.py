@@ -9,7 +9,9 @@ the offline model; tests check what the browser shows and what the database hold
 from __future__ import annotations
 
 import pytest
-from browser_helpers import (
+
+from storage import repository as repo
+from tests.browser.browser_helpers import (
     choose,
     fill,
     idle,
@@ -20,8 +22,6 @@ from browser_helpers import (
     wait_query,
     wait_text,
 )
-
-from storage import repository as repo
 from ui import rooms
 from ui.templates import MUG_NEGOTIATION, PLANNER_CODER_REVIEWER
 

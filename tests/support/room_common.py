@@ -28,10 +28,10 @@ if str(ROOT) not in sys.path:
 
 import storage  # noqa: E402
 from conversation.models import OfflineModel  # noqa: E402
-from conversation.room import Room  # noqa: E402
-from conversation.room_driver import ModelCache  # noqa: E402
-from conversation.room_log import OPEN_STATES, log_view  # noqa: E402
-from conversation.room_planner import plan_turn  # noqa: E402
+from conversation.models.bindings import ModelCache  # noqa: E402
+from conversation.planning.planner import plan_turn  # noqa: E402
+from conversation.rooms.log import OPEN_STATES, log_view  # noqa: E402
+from conversation.rooms.room import Room  # noqa: E402
 
 ROSTER = ("Alice", "Bob", "Cara")
 _SPEAKER = re.compile(r"You are ([A-Za-z0-9_.\-]+)\.")

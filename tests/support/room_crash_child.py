@@ -21,8 +21,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from conversation.models import OfflineModel  # noqa: E402
-from conversation.room import Room  # noqa: E402
-from conversation.room_driver import FAULT_ENV  # noqa: E402
+from conversation.rooms.engine import FAULT_ENV  # noqa: E402
+from conversation.rooms.room import Room  # noqa: E402
 from storage import Database  # noqa: E402
 from tests.support.room_common import (  # noqa: E402
     drive_with,

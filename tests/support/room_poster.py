@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from conversation.room import Room  # noqa: E402
+from conversation.rooms.room import Room  # noqa: E402
 from storage import Database  # noqa: E402
 
 

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import storage  # noqa: E402
 from conversation.models import OfflineModel  # noqa: E402
-from conversation.room_driver import TurnDriver  # noqa: E402
+from conversation.rooms.engine import TurnDriver  # noqa: E402
 from storage import Database  # noqa: E402
 from tests.support.room_common import FixedModels, SlowCallModel, warm_up  # noqa: E402
 

@@ -1,0 +1,1 @@
+"""Follow-up EDSL questions over stored transcripts (\"was a deal reached?\")."""

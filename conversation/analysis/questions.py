@@ -1,0 +1,344 @@
+"""Follow-up EDSL questions over many transcripts ("was a deal reached?"), as a tidy table.
+
+``analyze(questions, scenarios)`` runs one ordinary EDSL job (questions x scenarios x one model)
+and returns both EDSL's ``Results`` (for export) and one row per scenario (for pandas and charts).
+A failed answer never becomes a ``None`` in the table: EDSL 1.0.9 reports failures through
+``results.has_unfixed_exceptions`` instead of raising, so ``analyze`` checks it and raises
+``ModelCallError(code="analysis_failed")`` naming the questions and errors.
+
+Scenario values are neutralised (``safety.neutralize_value``) before they enter EDSL, which renders
+question text as Jinja, and a ``transcript`` given as a list of records is shown to the model as
+JSON lines (``transcript.render_transcript``); the rows carry the caller's original values. ``question_from_spec`` builds a
+question from a web form, with every field validated.
+
+Where the job runs: the offline model (and EDSL's test model) and models with local provider keys
+run locally with EDSL's remote cache off (transcripts are not uploaded); a model marked for Expected
+Parrot's remote inference (see ``models.providers``) runs as a remote job.
+"""
+
+from __future__ import annotations
+
+import keyword
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import jinja2
+from jinja2 import meta
+
+from conversation.exceptions import ConversationValueError, ModelCallError
+from conversation.text.safety import SafeTemplate, neutralize, neutralize_value
+from conversation.text.transcript import render_transcript
+
+QUESTION_TYPES = ("yes_no", "free_text", "multiple_choice", "numerical")
+TRANSCRIPT_FIELD = "transcript"
+MAX_QUESTION_CHARS = 4_000
+MAX_OPTIONS = 30
+MAX_OPTION_CHARS = 200
+_ROW_FIELD = "analysis_row"
+_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,63}$")
+_SPEC_KEYS = frozenset({"type", "name", "text", "options", "min_value", "max_value"})
+_TEMPLATE_PART = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
+_PLACEHOLDER = re.compile(r"\{\{\s*[a-z_][a-z0-9_]*\s*\}\}")
+_EDSL_NAMES = frozenset({"scenario", "agent", "question", "answer", "loop", "range"})
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """EDSL ``Results`` and one tidy row per scenario, in the order the scenarios were given;
+    iterating it yields the rows.
+
+    A row holds ``scenario_index``, the scenario's fields except the transcript, each question's
+    answer under its name and EDSL's comment under ``<name>_comment``.
+    """
+
+    results: Any
+    rows: list[dict[str, Any]]
+
+    # It also reads as the list of rows: ``for row in analyze(...)``, ``len(...)``, ``[i]``.
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        return self.rows[index]
+
+
+def analyze(
+    questions: Any,
+    scenarios: Any,
+    *,
+    model: Any = None,
+    cache: Any = None,
+) -> Analysis:
+    """Ask every question about every scenario with ``model`` (default: ``default_model()``)."""
+    from edsl import Cache, Scenario, ScenarioList, Survey
+
+    from conversation.models import default_model, needs_remote_jobs, resolve_model
+    from conversation.models.offline import OFFLINE_SERVICE
+
+    question_list = _questions(questions)
+    originals = _scenarios(scenarios)
+    _check_variables(question_list, originals)
+    chosen = default_model() if model is None else resolve_model(model)
+    prepared = [
+        Scenario({**{k: _for_edsl(k, v) for k, v in data.items()}, _ROW_FIELD: index})
+        for index, data in enumerate(originals)
+    ]
+    job = Survey(question_list).by(ScenarioList(prepared)).by(chosen)
+    remote = needs_remote_jobs(chosen)
+    local_only = getattr(chosen, "_inference_service_", None) == OFFLINE_SERVICE or not remote
+    results = job.run(
+        cache=Cache(data={}) if cache is None else cache,
+        disable_remote_inference=local_only,
+        disable_remote_cache=local_only,
+        progress_bar=False,
+        print_exceptions=False,
+        stop_on_exception=False,
+    )
+    names = [q.question_name for q in question_list]
+    if results is None or results.has_unfixed_exceptions:
+        raise ModelCallError(_failure_message(results, names), code="analysis_failed")
+    rows = _rows(results, originals, names)
+    return Analysis(results=results, rows=rows)
+
+
+def _for_edsl(field: str, value: Any) -> Any:
+    """Neutralised value; a transcript given as records is shown as JSON lines, not a Python repr
+    (EDSL would print a list with escapes such as ``\\u200b``)."""
+    if (
+        field == TRANSCRIPT_FIELD
+        and isinstance(value, list | tuple)
+        and value
+        and all(isinstance(r, Mapping) for r in value)
+    ):
+        value = render_transcript(value)
+    return neutralize_value(value)
+
+
+def question_from_spec(
+    spec: Mapping[str, Any], *, variables: Sequence[str] = (TRANSCRIPT_FIELD,)
+) -> Any:
+    """An EDSL question from a form: ``{"type", "name", "text", "options", "min_value",
+    "max_value"}``. The text may use plain ``{{ transcript }}`` placeholders (and the other
+    ``variables``), nothing else of Jinja; a text that uses none of them gets the transcript
+    prepended, so a plain "Was a deal reached?" works. Options are data: neutralised.
+    """
+    from edsl import QuestionFreeText, QuestionMultipleChoice, QuestionNumerical, QuestionYesNo
+
+    if not isinstance(spec, Mapping):
+        raise ConversationValueError(
+            f"question spec must be a dict, got {type(spec).__name__}; e.g. "
+            '{"type": "yes_no", "name": "deal", "text": "Was a deal reached?"}'
+        )
+    unknown = sorted(set(spec) - _SPEC_KEYS)
+    if unknown:
+        raise ConversationValueError(
+            f"question spec has unknown field(s) {unknown}; allowed: {sorted(_SPEC_KEYS)}"
+        )
+    kind = spec.get("type")
+    if kind not in QUESTION_TYPES:
+        raise ConversationValueError(
+            f"question type {kind!r} is not supported; use one of {list(QUESTION_TYPES)}"
+        )
+    name = spec.get("name")
+    if not isinstance(name, str) or not _NAME.match(name) or keyword.iskeyword(name):
+        raise ConversationValueError(
+            f"question name {name!r} must be lowercase letters, digits and underscores, "
+            "starting with a letter (at most 64), e.g. 'deal_reached'"
+        )
+    text = _question_text(spec.get("text"), variables)
+    if kind == "multiple_choice":
+        options = _options(spec.get("options"))
+        return QuestionMultipleChoice(
+            question_name=name, question_text=text, question_options=options
+        )
+    for field in ("options", "min_value", "max_value"):
+        if spec.get(field) is not None and not (kind == "numerical" and field != "options"):
+            raise ConversationValueError(
+                f"question field {field!r} does not apply to type {kind!r}; remove it"
+            )
+    if kind == "yes_no":
+        return QuestionYesNo(question_name=name, question_text=text)
+    if kind == "free_text":
+        return QuestionFreeText(question_name=name, question_text=text)
+    low, high = _bound(spec, "min_value"), _bound(spec, "max_value")
+    if low is not None and high is not None and low >= high:
+        raise ConversationValueError(
+            f"question min_value ({low}) must be below max_value ({high}); swap or widen them"
+        )
+    return QuestionNumerical(question_name=name, question_text=text, min_value=low, max_value=high)
+
+
+def _question_text(text: Any, variables: Sequence[str]) -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise ConversationValueError(
+            f"question text must be non-empty text, got {text!r}; e.g. 'Was a deal reached?'"
+        )
+    if len(text) > MAX_QUESTION_CHARS:
+        raise ConversationValueError(
+            f"question text is {len(text)} characters; the limit is {MAX_QUESTION_CHARS}"
+        )
+    SafeTemplate(text, allowed=variables, field="question text")  # syntax and variable names
+    # EDSL renders question text with its own, unsandboxed Jinja: allow plain placeholders only.
+    for match in _TEMPLATE_PART.finditer(text):
+        if not _PLACEHOLDER.fullmatch(match.group(0)):
+            raise ConversationValueError(
+                f"question text may only use plain placeholders such as {{{{ transcript }}}}; "
+                f"{match.group(0)[:60]!r} is not allowed"
+            )
+    used = _variables_used(text)
+    if not used & set(variables) and TRANSCRIPT_FIELD in variables:
+        text = f"Transcript:\n{{{{ {TRANSCRIPT_FIELD} }}}}\n\n{text.strip()}"
+    return text.strip()
+
+
+def _options(options: Any) -> list[str]:
+    if not isinstance(options, list | tuple) or not 2 <= len(options) <= MAX_OPTIONS:
+        raise ConversationValueError(
+            f"question options must be a list of 2 to {MAX_OPTIONS} choices, got {options!r}"
+        )
+    cleaned: list[str] = []
+    for index, option in enumerate(options):
+        if not isinstance(option, str) or not option.strip() or len(option) > MAX_OPTION_CHARS:
+            raise ConversationValueError(
+                f"question options[{index}] must be non-empty text of at most "
+                f"{MAX_OPTION_CHARS} characters, got {option!r}"
+            )
+        cleaned.append(neutralize(option.strip()))
+    duplicates = sorted({o for o in cleaned if cleaned.count(o) > 1})
+    if duplicates:
+        raise ConversationValueError(
+            f"question options must be distinct; {duplicates} appear more than once"
+        )
+    return cleaned
+
+
+def _bound(spec: Mapping[str, Any], field: str) -> float | None:
+    value = spec.get(field)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ConversationValueError(f"question {field} must be a finite number, got {value!r}")
+    return value
+
+
+def _variables_used(text: str) -> set[str]:
+    try:
+        return set(meta.find_undeclared_variables(jinja2.Environment().parse(text)))
+    except jinja2.TemplateSyntaxError as exc:
+        raise ConversationValueError(
+            f"question text is not a valid template ({exc.message}); check the {{{{ }}}} pairs"
+        ) from exc
+
+
+def _questions(questions: Any) -> list[Any]:
+    from edsl.questions import QuestionBase
+
+    items = [questions] if isinstance(questions, QuestionBase) else questions
+    if not isinstance(items, Iterable) or isinstance(items, str | bytes | Mapping):
+        raise ConversationValueError(
+            f"questions must be EDSL questions (or a list of them), got {type(questions).__name__}; "
+            "build one with question_from_spec(...)"
+        )
+    found = list(items)
+    if not found:
+        raise ConversationValueError("questions is empty; pass at least one EDSL question")
+    for index, question in enumerate(found):
+        if not isinstance(question, QuestionBase):
+            raise ConversationValueError(
+                f"questions[{index}] must be an EDSL question, got {type(question).__name__}"
+            )
+    names = [q.question_name for q in found]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ConversationValueError(
+            f"question names must be unique; {repeated} appear more than once"
+        )
+    return found
+
+
+def _scenarios(scenarios: Any) -> list[dict[str, Any]]:
+    from edsl import Scenario
+
+    items = [scenarios] if isinstance(scenarios, Scenario | Mapping) else scenarios
+    if not isinstance(items, Iterable) or isinstance(items, str | bytes):
+        raise ConversationValueError(
+            f"scenarios must be a ScenarioList or a list of Scenarios/dicts, got "
+            f"{type(scenarios).__name__}; use Conversation.summarize() or ConversationList.summarize()"
+        )
+    found: list[dict[str, Any]] = []
+    for index, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            raise ConversationValueError(
+                f"scenarios[{index}] must be a Scenario or a dict, got {type(item).__name__}"
+            )
+        if _ROW_FIELD in item:
+            raise ConversationValueError(
+                f"scenarios[{index}] uses the reserved field {_ROW_FIELD!r}; rename it"
+            )
+        found.append(dict(item))
+    if not found:
+        raise ConversationValueError("scenarios is empty; pass at least one transcript")
+    return found
+
+
+def _check_variables(questions: Sequence[Any], scenarios: Sequence[Mapping[str, Any]]) -> None:
+    names = {q.question_name for q in questions}
+    for question in questions:
+        needed = _variables_used(question.question_text) - _EDSL_NAMES - names
+        for index, scenario in enumerate(scenarios):
+            missing = sorted(needed - set(scenario))
+            if missing:
+                raise ConversationValueError(
+                    f"scenarios[{index}] has no field(s) {missing} used by question "
+                    f"{question.question_name!r}; add them (fields: {sorted(scenario)})"
+                )
+
+
+def _rows(
+    results: Any, originals: Sequence[Mapping[str, Any]], names: Sequence[str]
+) -> list[dict[str, Any]]:
+    rows: list[tuple[int, dict[str, Any]]] = []
+    for result in results:
+        index = int(result["scenario"][_ROW_FIELD])
+        answers = result["answer"]
+        comments = result.get("comments_dict") or {}
+        missing = [n for n in names if answers.get(n) is None]
+        if missing:
+            raise ModelCallError(
+                f"no answer to {missing} for scenario {index}; nothing was recorded",
+                code="analysis_failed",
+            )
+        row: dict[str, Any] = {"scenario_index": index}
+        row.update({k: v for k, v in originals[index].items() if k != TRANSCRIPT_FIELD})
+        for name in names:
+            row[name] = answers[name]
+            row[f"{name}_comment"] = comments.get(f"{name}_comment")
+        rows.append((index, row))
+    return [row for _, row in sorted(rows, key=lambda pair: pair[0])]
+
+
+def _failure_message(results: Any, names: Sequence[str]) -> str:
+    if results is None:
+        return "the analysis job returned nothing; check the model and try again"
+    failures: list[str] = []
+    history = getattr(results, "task_history", None)
+    for entry in getattr(history, "unfixed_exceptions", None) or []:
+        for question, errors in entry.items():
+            for error in errors:
+                exc = getattr(error, "exception", error)
+                failures.append(f"{question}: {type(exc).__name__}: {str(exc)[:200]}")
+    shown = "; ".join(failures[:5]) or "unknown errors"
+    more = f" (and {len(failures) - 5} more)" if len(failures) > 5 else ""
+    return (
+        f"{len(failures) or 'some'} answer(s) to {list(names)} failed: {shown}{more}; "
+        "no partial results were returned"
+    )
+
+
+__all__ = ["Analysis", "analyze", "question_from_spec", "QUESTION_TYPES"]

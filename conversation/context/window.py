@@ -1,0 +1,387 @@
+"""What each agent is shown on its turn (seed 003's per-agent context).
+
+Guarantees of :func:`build_context`, a pure function of its arguments:
+
+- **Visibility.** An agent sees an event when ``visible_to`` is None, names it, or it wrote it
+  (:meth:`RoomEvent.visible_for`). Message and system events are shown; pick events (bookkeeping)
+  never are; a summary event is shown in place of the events it covers.
+- **Window.** :class:`ContextPolicy` keeps the latest ``max_messages`` events and/or as many of the
+  latest events as fit in ``max_tokens`` (a contiguous run, newest first). The persona and the human
+  message that opened the current activity (when the agent may see it) are always kept, outside
+  the count but inside the token estimate; when they alone exceed the budget nothing else is shown.
+- **Summary.** The latest summary event the agent may see replaces the events in its ``covers``
+  range (the opener stays). Summaries are made by a model elsewhere: :func:`summary_request` says
+  what text needs summarising (public events that fell out of the window and no summary covers,
+  once at least ``summary_batch`` of them piled up, extending the previous summary), and
+  :meth:`SummaryRequest.to_event` builds the summary event to store, so it is computed once.
+  Summaries cover public events only: a private message is never copied into a shared summary.
+- **Record.** :attr:`AgentContext.saw` lists what the turn was shown (positions, or the ``seqs``
+  passed in), in display order, for the turn's ``saw`` field.
+- **Turns left.** :class:`TurnsLeft` (``current_turn``, ``max_turns``, ``remaining``) for prompts.
+
+Tokens are estimated, not counted: :func:`estimate_tokens` is ``ceil(len(text) / 4)`` (about four
+characters per token for English with common tokenizers), and an event costs its speaker and
+content estimates plus :data:`EVENT_OVERHEAD_TOKENS` for its framing. The estimate is pure,
+deterministic and monotone in the text length, which is what a bound needs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from conversation.exceptions import ConversationValueError
+from conversation.planning.events import RoomEvent, agent_turns, check_roster, opener_index
+from conversation.planning.planner import check_positive_int
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "EVENT_OVERHEAD_TOKENS",
+    "SUMMARY_SPEAKER",
+    "AgentContext",
+    "ContextPolicy",
+    "SummaryRequest",
+    "TurnsLeft",
+    "build_context",
+    "context_policy_from_dict",
+    "estimate_tokens",
+    "event_tokens",
+    "summary_request",
+    "turns_left",
+    "visible_positions",
+]
+
+CHARS_PER_TOKEN = 4
+EVENT_OVERHEAD_TOKENS = 4
+SUMMARY_SPEAKER = "summary"
+_SHOWN_KINDS = ("message", "system")
+
+
+def estimate_tokens(text: str) -> int:
+    """Approximate token count: ``ceil(len(text) / CHARS_PER_TOKEN)``."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def event_tokens(event: RoomEvent) -> int:
+    """Approximate tokens an event takes in a prompt (speaker, content and framing)."""
+    return estimate_tokens(event.speaker) + estimate_tokens(event.content) + EVENT_OVERHEAD_TOKENS
+
+
+def visible_positions(agent: str, events: Sequence[RoomEvent]) -> list[int]:
+    """Positions of every event ``agent`` may see (any kind)."""
+    return [i for i, event in enumerate(events) if event.visible_for(agent)]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnsLeft:
+    """The turns-left hint: ``remaining`` counts the current turn (1 on the last turn)."""
+
+    current_turn: int
+    max_turns: int
+    remaining: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "current_turn": self.current_turn,
+            "max_turns": self.max_turns,
+            "remaining": self.remaining,
+        }
+
+
+def turns_left(current_turn: int, max_turns: int) -> TurnsLeft:
+    """The hint for turn ``current_turn`` (0-based) of ``max_turns``."""
+    for name, value in (("current_turn", current_turn), ("max_turns", max_turns)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ConversationValueError(f"{name} must be a non-negative integer, got {value!r}")
+    return TurnsLeft(current_turn, max_turns, max(0, max_turns - current_turn))
+
+
+@dataclass(frozen=True, slots=True)
+class ContextPolicy:
+    """How much of the transcript an agent is shown (None: no limit of that kind)."""
+
+    max_messages: int | None = None
+    max_tokens: int | None = None
+    summarize: bool = False
+    summary_batch: int = 10
+
+    def __post_init__(self) -> None:
+        check_positive_int("ContextPolicy", "max_messages", self.max_messages, allow_none=True)
+        check_positive_int("ContextPolicy", "max_tokens", self.max_tokens, allow_none=True)
+        check_positive_int("ContextPolicy", "summary_batch", self.summary_batch)
+        if not isinstance(self.summarize, bool):
+            raise ConversationValueError(
+                f"ContextPolicy.summarize must be True or False, got {self.summarize!r}"
+            )
+
+    @property
+    def windowed(self) -> bool:
+        return self.max_messages is not None or self.max_tokens is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "max_messages": self.max_messages,
+            "max_tokens": self.max_tokens,
+            "summarize": self.summarize,
+            "summary_batch": self.summary_batch,
+        }
+
+
+def context_policy_from_dict(data: Mapping[str, Any] | None) -> ContextPolicy:
+    """Restore a policy from :meth:`ContextPolicy.to_dict` (None: the default, no window)."""
+    if data is None:
+        return ContextPolicy()
+    allowed = {"max_messages", "max_tokens", "summarize", "summary_batch"}
+    if not isinstance(data, Mapping) or set(data) - allowed:
+        raise ConversationValueError(
+            f"a context policy dict may hold only {sorted(allowed)}, got {data!r}"
+        )
+    return ContextPolicy(**data)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentContext:
+    """What one agent is shown on one turn. ``positions`` index the transcript passed in."""
+
+    agent: str
+    persona: str
+    positions: tuple[int, ...]
+    saw: tuple[int, ...]
+    opener: int | None
+    summary: int | None
+    omitted: tuple[int, ...]
+    tokens: int
+    turns_left: TurnsLeft | None = None
+
+    def events(self, transcript: Sequence[RoomEvent]) -> list[RoomEvent]:
+        """The shown events, in display order."""
+        return [transcript[i] for i in self.positions]
+
+    def records(self, transcript: Sequence[RoomEvent]) -> list[dict[str, Any]]:
+        """The persona first, then one record per shown event (structured, never joined text)."""
+        records: list[dict[str, Any]] = [{"kind": "persona", "content": self.persona}]
+        for position in self.positions:
+            event = transcript[position]
+            records.append(
+                {
+                    "kind": event.kind,
+                    "speaker": event.speaker,
+                    "content": event.content,
+                    "passed": event.passed,
+                }
+            )
+        return records
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "agent": self.agent,
+            "persona": self.persona,
+            "positions": list(self.positions),
+            "saw": list(self.saw),
+            "opener": self.opener,
+            "summary": self.summary,
+            "omitted": list(self.omitted),
+            "tokens": self.tokens,
+            "turns_left": None if self.turns_left is None else self.turns_left.to_dict(),
+        }
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AgentContext:
+        try:
+            hint = data.get("turns_left")
+            return cls(
+                agent=data["agent"],
+                persona=data["persona"],
+                positions=tuple(data["positions"]),
+                saw=tuple(data["saw"]),
+                opener=data["opener"],
+                summary=data["summary"],
+                omitted=tuple(data["omitted"]),
+                tokens=data["tokens"],
+                turns_left=None if hint is None else TurnsLeft(**hint),
+            )
+        except (KeyError, TypeError) as error:
+            raise ConversationValueError(f"bad AgentContext dict: {error}") from None
+
+
+def _latest_summary(events: Sequence[RoomEvent], viewer: str | None) -> int | None:
+    """The latest summary event ``viewer`` may see (None as viewer: public summaries only)."""
+    for index in range(len(events) - 1, -1, -1):
+        event = events[index]
+        if event.kind == "summary" and (
+            event.visible_to is None if viewer is None else event.visible_for(viewer)
+        ):
+            return index
+    return None
+
+
+def _window(
+    candidates: Sequence[int],
+    events: Sequence[RoomEvent],
+    policy: ContextPolicy,
+    budget: int | None,
+) -> list[int]:
+    """The newest contiguous run of ``candidates`` within the count and token limits."""
+    chosen: list[int] = []
+    used = 0
+    for position in reversed(candidates):
+        if policy.max_messages is not None and len(chosen) >= policy.max_messages:
+            break
+        cost = event_tokens(events[position])
+        if budget is not None and used + cost > budget:
+            break
+        chosen.append(position)
+        used += cost
+    chosen.reverse()
+    return chosen
+
+
+def _covered(summary: RoomEvent | None, position: int) -> bool:
+    return (
+        summary is not None
+        and summary.covers is not None
+        and (summary.covers[0] <= position < summary.covers[1])
+    )
+
+
+def build_context(
+    agent: str,
+    roster: Sequence[str],
+    events: Sequence[RoomEvent],
+    *,
+    persona: str = "",
+    policy: ContextPolicy | None = None,
+    seqs: Sequence[int] | None = None,
+    current_turn: int | None = None,
+    max_turns: int | None = None,
+) -> AgentContext:
+    """What ``agent`` is shown now (see the module docstring for the guarantees).
+
+    ``current_turn`` defaults to the number of agent turns so far; the turns-left hint is given
+    when ``max_turns`` is.
+    """
+    policy = policy or ContextPolicy()
+    names = check_roster(roster)
+    if not isinstance(persona, str):
+        raise ConversationValueError(f"persona must be a string, got {type(persona).__name__}")
+    if seqs is not None and len(seqs) != len(events):
+        raise ConversationValueError(
+            f"seqs must give one seq per event: {len(seqs)} seqs for {len(events)} events"
+        )
+    opener = opener_index(names, events)
+    if opener is not None and not events[opener].visible_for(agent):
+        opener = None
+    summary_at = _latest_summary(events, agent)
+    summary = None if summary_at is None else events[summary_at]
+    visible = [
+        i
+        for i, e in enumerate(events)
+        if e.kind in _SHOWN_KINDS and e.visible_for(agent) and i != opener
+    ]
+    candidates = [i for i in visible if not _covered(summary, i)]
+    fixed = estimate_tokens(persona)
+    fixed += event_tokens(events[opener]) if opener is not None else 0
+    fixed += event_tokens(summary) if summary is not None else 0
+    budget = None if policy.max_tokens is None else max(0, policy.max_tokens - fixed)
+    chosen = _window(candidates, events, policy, budget)
+
+    def order(position: int) -> tuple[int, int]:
+        # A summary sits where the part it covers began; everything else at its own position.
+        if position == summary_at and summary is not None and summary.covers is not None:
+            return (summary.covers[0], -1)
+        return (position, 0)
+
+    shown = set(chosen) | {p for p in (opener, summary_at) if p is not None}
+    positions = tuple(sorted(shown, key=order))
+    omitted = tuple(
+        i
+        for i in visible
+        if i not in shown and not (_covered(summary, i) and events[i].visible_to is None)
+    )
+    if max_turns is not None:
+        turn = len(agent_turns(names, events)) if current_turn is None else current_turn
+        hint: TurnsLeft | None = turns_left(turn, max_turns)
+    else:
+        hint = None
+    return AgentContext(
+        agent=agent,
+        persona=persona,
+        positions=positions,
+        saw=positions if seqs is None else tuple(seqs[i] for i in positions),
+        opener=opener,
+        summary=summary_at,
+        omitted=omitted,
+        tokens=fixed + sum(event_tokens(events[i]) for i in chosen),
+        turns_left=hint,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRequest:
+    """Public events to summarise: ``text`` (JSON lines, the previous summary first) covering
+    transcript positions ``covers``; ``positions`` are the newly summarised events."""
+
+    covers: tuple[int, int]
+    positions: tuple[int, ...]
+    previous: str | None
+    text: str
+
+    def to_event(self, summary: str) -> RoomEvent:
+        """The summary event to append to the transcript (computed once, replayed after)."""
+        if not isinstance(summary, str) or not summary.strip():
+            raise ConversationValueError("a summary must be non-empty text")
+        return RoomEvent(SUMMARY_SPEAKER, summary, kind="summary", covers=self.covers)
+
+
+def summary_request(
+    roster: Sequence[str],
+    events: Sequence[RoomEvent],
+    policy: ContextPolicy,
+    *,
+    persona: str = "",
+) -> SummaryRequest | None:
+    """What needs summarising now, or None (no summaries wanted, or not enough fell out yet)."""
+    if not policy.summarize or not policy.windowed:
+        return None
+    names = check_roster(roster)
+    previous_at = _latest_summary(events, None)
+    previous = None if previous_at is None else events[previous_at]
+    covered_end = previous.covers[1] if previous is not None and previous.covers else 0
+    opener = opener_index(names, events)
+    if opener is not None and events[opener].visible_to is not None:
+        opener = None
+    public = [
+        i
+        for i, e in enumerate(events)
+        if e.kind in _SHOWN_KINDS and e.visible_to is None and i >= covered_end and i != opener
+    ]
+    fixed = estimate_tokens(persona)
+    fixed += event_tokens(events[opener]) if opener is not None else 0
+    fixed += event_tokens(previous) if previous is not None else 0
+    budget = None if policy.max_tokens is None else max(0, policy.max_tokens - fixed)
+    kept = _window(public, events, policy, budget)
+    window_start = kept[0] if kept else len(events)
+    fresh = tuple(
+        i
+        for i in range(covered_end, window_start)
+        if events[i].kind in _SHOWN_KINDS and events[i].visible_to is None
+    )
+    if len(fresh) < policy.summary_batch:
+        return None
+    lines = [] if previous is None else [json.dumps({"summary": previous.content})]
+    for i in fresh:
+        event = events[i]
+        lines.append(
+            json.dumps({"speaker": event.speaker, "content": event.content, "passed": event.passed})
+        )
+    start = previous.covers[0] if previous is not None and previous.covers else 0
+    return SummaryRequest(
+        covers=(start, window_start),
+        positions=fresh,
+        previous=None if previous is None else previous.content,
+        text="\n".join(lines),
+    )

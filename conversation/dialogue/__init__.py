@@ -1,0 +1,1 @@
+"""The seed-000 dialogue: ``Conversation``, ``ConversationList``, statements, turn-taking strategies."""

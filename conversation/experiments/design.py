@@ -1,0 +1,293 @@
+"""Experiment designs: a template room x conditions x replicates, planned as rooms (pure data).
+
+The design is stored with the experiment (``experiments.config``), so everything after that is
+derived from the database: which rooms exist, which are missing (created again, idempotently, by
+:func:`materialize`), how far each got. A server restart loses nothing: the runner goes on with the
+rooms that are running, and the Experiments page calls :func:`materialize` for a running experiment
+so rooms that were planned but not yet created (a crash halfway through) are created then.
+The web app's Experiments page and the worker both use it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+DESIGN_VERSION = 1
+MAX_ROOMS = 500
+MAX_REPLICATES = 50
+FINISHED = frozenset({"settled", "terminated", "stopped", "failed"})
+BASELINE = "baseline"
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """One cell of the design: trait overrides per agent, and optionally another model, planner
+    settings or opening message."""
+
+    label: str
+    traits: Mapping[str, Mapping[str, str]]
+    model: Mapping[str, Any] | None = None
+    planner: Mapping[str, Any] | None = None
+    opening: str | None = None
+    termination: Mapping[str, Any] | None = None
+    prompt_template: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "traits": {a: dict(t) for a, t in self.traits.items()},
+            "model": dict(self.model) if self.model else None,
+            "planner": dict(self.planner) if self.planner else None,
+            "opening": self.opening,
+            "termination": dict(self.termination) if self.termination else None,
+            "prompt_template": self.prompt_template,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Condition:
+        return cls(
+            label=str(data["label"]),
+            traits=data.get("traits") or {},
+            model=data.get("model"),
+            planner=data.get("planner"),
+            opening=data.get("opening"),
+            termination=data.get("termination"),
+            prompt_template=data.get("prompt_template"),
+        )
+
+    def but(self, label: str, **changes: Any) -> Condition:
+        values = {f: getattr(self, f) for f in self.__dataclass_fields__} | changes
+        return Condition(**(values | {"label": label}))
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedRoom:
+    condition_index: int
+    condition: Condition
+    replicate: int
+
+    @property
+    def request_id(self) -> str:
+        return f"c{self.condition_index}-r{self.replicate}"
+
+
+def crossed_conditions(
+    factors: Sequence[tuple[str, str, Sequence[str]]],
+) -> list[Condition]:
+    """Every combination of trait factors: ``[(agent, trait, [values...]), ...]`` crossed.
+
+    One factor with three values gives three conditions; two factors of 2 and 3 values give six.
+    """
+    usable = [(a, t, [v for v in values if str(v).strip()]) for a, t, values in factors]
+    usable = [f for f in usable if f[2]]
+    if not usable:
+        return [Condition(BASELINE, {})]
+    conditions = []
+    for combo in itertools.product(*[values for _, _, values in usable]):
+        traits: dict[str, dict[str, str]] = {}
+        parts = []
+        for (agent, trait, _), value in zip(usable, combo, strict=True):
+            traits.setdefault(agent, {})[trait] = str(value)
+            parts.append(f"{agent}.{trait}={value}")
+        conditions.append(Condition(", ".join(parts), traits))
+    return conditions
+
+
+def _joined(first: str, second: str) -> str:
+    return second if first == BASELINE else f"{first} | {second}"
+
+
+def with_models(
+    conditions: Sequence[Condition], models: Sequence[tuple[str, Mapping[str, Any]]]
+) -> list[Condition]:
+    """Cross the conditions with several ``(label, model spec)`` (none given: unchanged)."""
+    if not models:
+        return list(conditions)
+    return [
+        c.but(_joined(c.label, f"model={label}"), model=m)
+        for c in conditions
+        for label, m in models
+    ]
+
+
+def with_turn_limits(
+    conditions: Sequence[Condition], template: Mapping[str, Any], limits: Sequence[int]
+) -> list[Condition]:
+    """Cross the conditions with several "stop after N agent turns" limits (replacing any turn
+    limit of the template's termination, keeping its other parts)."""
+    if not limits:
+        return list(conditions)
+    return [
+        c.but(
+            _joined(c.label, f"max_turns={n}"),
+            termination=_with_max_turns(template.get("termination"), int(n)),
+        )
+        for c in conditions
+        for n in limits
+    ]
+
+
+def _with_max_turns(stop: Mapping[str, Any] | None, n: int) -> dict[str, Any]:
+    limit = {"kind": "max_turns", "max_turns": n}
+    if not stop:
+        return limit
+    parts = list(stop["parts"]) if stop.get("kind") == "any" else [dict(stop)]
+    kept = [p for p in parts if p.get("kind") != "max_turns"]
+    return {"kind": "any", "parts": [*kept, limit]} if kept else limit
+
+
+def with_planner_setting(
+    conditions: Sequence[Condition],
+    template: Mapping[str, Any],
+    setting: str,
+    values: Sequence[int],
+) -> list[Condition]:
+    """Cross the conditions with several values of one planner setting (e.g. ``max_rounds``)."""
+    if not values:
+        return list(conditions)
+    from conversation.planning.policies import planner_from_dict
+    from conversation.rooms.config import planner_to_dict
+
+    out = []
+    for c in conditions:
+        base = dict(c.planner or template["planner"])
+        for value in values:
+            planner = planner_to_dict(planner_from_dict(base | {setting: int(value)}))
+            out.append(c.but(_joined(c.label, f"{setting}={value}"), planner=planner))
+    return out
+
+
+def with_prompts(conditions: Sequence[Condition], prompts: Sequence[str]) -> list[Condition]:
+    """Cross the conditions with several prompt templates (labelled prompt 1, 2, ...)."""
+    if not prompts:
+        return list(conditions)
+    return [
+        c.but(_joined(c.label, f"prompt {i}"), prompt_template=p)
+        for c in conditions
+        for i, p in enumerate(prompts, start=1)
+    ]
+
+
+def plan(conditions: Sequence[Condition], replicates: int) -> list[PlannedRoom]:
+    """The rooms of a design, condition-major; validates the size."""
+    if not conditions:
+        raise ValueError("An experiment needs at least one condition.")
+    if not 1 <= replicates <= MAX_REPLICATES:
+        raise ValueError(f"Replicates must be between 1 and {MAX_REPLICATES}, not {replicates}.")
+    labels = [c.label for c in conditions]
+    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    if repeated:
+        raise ValueError(f"Condition labels must be unique; repeated: {repeated}.")
+    rooms = [
+        PlannedRoom(i, c, r) for i, c in enumerate(conditions) for r in range(1, replicates + 1)
+    ]
+    if len(rooms) > MAX_ROOMS:
+        raise ValueError(
+            f"This design has {len(rooms)} rooms; the limit is {MAX_ROOMS}. Use fewer conditions "
+            "or replicates."
+        )
+    return rooms
+
+
+def turns_per_room(
+    template: Mapping[str, Any],
+    planner: Mapping[str, Any] | None = None,
+    termination: Mapping[str, Any] | None = None,
+) -> int | None:
+    """An upper bound on agent turns per room (one model call each), or None when unbounded."""
+    bounds: list[int] = []
+    stop = termination or template.get("termination")
+    if stop:
+        bound = _termination_bound(stop)
+        if bound is not None:
+            bounds.append(bound)
+    chosen = planner or template.get("planner") or {}
+    roster_size = len(template.get("agents") or [])
+    kind = chosen.get("kind")
+    if kind == "round_robin_room":
+        bounds.append(
+            min(chosen.get("max_messages", 20) - 1, chosen.get("max_rounds", 3) * roster_size)
+        )
+    elif kind in {"addressed", "free", "coordinator"} and chosen.get("max_messages"):
+        bounds.append(int(chosen["max_messages"]) - 1)
+    return min(bounds) if bounds else None
+
+
+def _termination_bound(stop: Mapping[str, Any]) -> int | None:
+    kind = stop.get("kind")
+    if kind == "max_turns":
+        return int(stop["max_turns"])
+    if kind == "max_messages":
+        return int(stop["max_messages"]) - 1
+    if kind == "any":
+        found = [b for b in (_termination_bound(p) for p in stop.get("parts", [])) if b is not None]
+        return min(found) if found else None
+    if kind == "all":
+        bounds = [_termination_bound(p) for p in stop.get("parts", [])]
+        known = [b for b in bounds if b is not None]
+        return max(known) if known and len(known) == len(bounds) else None
+    return None
+
+
+def estimate_calls(template: Mapping[str, Any], rooms: Sequence[PlannedRoom]) -> int | None:
+    """Model calls for the whole design (upper bound), or None if a room is unbounded."""
+    total = 0
+    for room in rooms:
+        turns = turns_per_room(template, room.condition.planner, room.condition.termination)
+        if turns is None:
+            return None
+        total += turns
+    return total
+
+
+def design(
+    template: Mapping[str, Any], conditions: Sequence[Condition], replicates: int
+) -> dict[str, Any]:
+    """The JSON stored with the experiment (validated by :func:`plan`)."""
+    plan(conditions, replicates)
+    return {
+        "version": DESIGN_VERSION,
+        "template": dict(template),
+        "conditions": [c.to_dict() for c in conditions],
+        "replicates": replicates,
+    }
+
+
+def planned_rooms(config: Mapping[str, Any]) -> list[PlannedRoom]:
+    conditions = [Condition.from_dict(c) for c in config.get("conditions", [])]
+    return plan(conditions, int(config.get("replicates", 1)))
+
+
+def room_agents(template: Mapping[str, Any], condition: Condition) -> list[dict[str, Any]]:
+    """The template's agents with the condition's trait overrides applied."""
+    agents = []
+    for agent in template.get("agents", []):
+        traits = dict(agent.get("traits") or {})
+        traits.update(condition.traits.get(agent["name"], {}))
+        agents.append({**agent, "traits": traits})
+    return agents
+
+
+__all__ = [
+    "BASELINE",
+    "Condition",
+    "DESIGN_VERSION",
+    "FINISHED",
+    "MAX_REPLICATES",
+    "MAX_ROOMS",
+    "PlannedRoom",
+    "crossed_conditions",
+    "design",
+    "estimate_calls",
+    "plan",
+    "planned_rooms",
+    "room_agents",
+    "turns_per_room",
+    "with_models",
+    "with_planner_setting",
+    "with_prompts",
+    "with_turn_limits",
+]

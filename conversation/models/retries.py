@@ -1,0 +1,182 @@
+"""Typed retries for model calls (DESIGN decision 4).
+
+A call is retried only when its exception says, by type or by HTTP status, that trying again can
+help: a connection error, a timeout, or a status in the allowed set (502/503/504 by default; rooms
+add 429). The text of an error message is never consulted. After the last attempt the original
+exception is re-raised, with a note naming what was being done; there is no sleep after the last
+attempt. The async loop sleeps with ``asyncio.sleep``, so cancelling it cancels the wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from conversation.exceptions import ConversationValueError
+
+T = TypeVar("T")
+
+GATEWAY_STATUSES = frozenset({502, 503, 504})
+ROOM_STATUSES = frozenset({429, 502, 503, 504})
+MAX_RETRY_AFTER_SECONDS = 60.0
+
+
+def _transient_types() -> tuple[type[BaseException], ...]:
+    """Connection and timeout exception types of the HTTP stacks EDSL uses, when installed."""
+    found: list[type[BaseException]] = [ConnectionError, TimeoutError, asyncio.TimeoutError]
+    try:
+        import httpx
+
+        found += [httpx.TransportError, httpx.TimeoutException]
+    except ImportError:  # pragma: no cover - httpx comes with edsl
+        pass
+    try:
+        import aiohttp
+
+        found += [aiohttp.ClientConnectionError, aiohttp.ServerTimeoutError]
+    except ImportError:  # pragma: no cover - aiohttp comes with edsl
+        pass
+    try:
+        import openai
+
+        found += [openai.APIConnectionError, openai.APITimeoutError]
+    except ImportError:  # pragma: no cover - openai is in requirements.txt
+        pass
+    return tuple(found)
+
+
+_TRANSIENT_TYPES = _transient_types()
+
+
+def http_status(exc: BaseException) -> int | None:
+    """The HTTP status an exception carries (``status_code``, ``status``, or its ``response``)."""
+    for holder in (exc, getattr(exc, "response", None)):
+        if holder is None:
+            continue
+        for attribute in ("status_code", "status"):
+            value = getattr(holder, attribute, None)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+    return None
+
+
+def is_transient(exc: BaseException, statuses: frozenset[int] = GATEWAY_STATUSES) -> bool:
+    """True when trying the call again may succeed: decided by type and status, never by text."""
+    if isinstance(exc, asyncio.CancelledError):
+        return False
+    status = http_status(exc)
+    if status is not None:
+        return status in statuses
+    return isinstance(exc, _TRANSIENT_TYPES)
+
+
+def retry_after_seconds(exc: BaseException) -> float | None:
+    """A ``Retry-After`` header in seconds, when the exception's response carries one."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    try:
+        value = headers.get("retry-after") or headers.get("Retry-After")
+    except AttributeError:
+        return None
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return None
+    return min(max(seconds, 0.0), MAX_RETRY_AFTER_SECONDS)
+
+
+def validate_retry_settings(max_retries: object, retry_delay: object) -> tuple[int, float]:
+    """Check ``max_retries`` (total attempts, >= 1) and ``retry_delay`` (seconds, >= 0)."""
+    if not isinstance(max_retries, int) or isinstance(max_retries, bool) or max_retries < 1:
+        raise ConversationValueError(
+            f"max_retries must be a positive integer (total attempts), got {max_retries!r}; "
+            "use 1 for no retries"
+        )
+    if (
+        not isinstance(retry_delay, int | float)
+        or isinstance(retry_delay, bool)
+        or retry_delay != retry_delay
+        or retry_delay < 0
+    ):
+        raise ConversationValueError(
+            f"retry_delay must be a non-negative number of seconds, got {retry_delay!r}"
+        )
+    return max_retries, float(retry_delay)
+
+
+def backoff_delay(base: float, attempt: int, exc: BaseException | None = None) -> float:
+    """Delay before attempt ``attempt + 1``: ``Retry-After`` if given, else capped exponential."""
+    hinted = retry_after_seconds(exc) if exc is not None else None
+    if hinted is not None:
+        return hinted
+    return min(base * (2 ** max(attempt - 1, 0)), MAX_RETRY_AFTER_SECONDS) if base else 0.0
+
+
+def _annotate(exc: BaseException, describe: str, attempts: int) -> None:
+    exc.add_note(f"while {describe} (attempt {attempts})")
+
+
+def call_with_retries(
+    fn: Callable[[], T],
+    *,
+    max_attempts: int,
+    delay: float,
+    describe: str,
+    statuses: frozenset[int] = GATEWAY_STATUSES,
+    exponential: bool = False,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
+    """Call ``fn`` until it succeeds, retrying transient failures up to ``max_attempts`` in all."""
+    attempt = 1
+    while True:
+        try:
+            return fn()
+        except Exception as exc:
+            if attempt >= max_attempts or not is_transient(exc, statuses):
+                _annotate(exc, describe, attempt)
+                raise
+            wait = backoff_delay(delay, attempt, exc) if exponential else delay
+            hinted = retry_after_seconds(exc)
+            sleep(hinted if hinted is not None else wait)
+            attempt += 1
+
+
+async def async_call_with_retries(
+    fn: Callable[[], Awaitable[T]],
+    *,
+    max_attempts: int,
+    delay: float,
+    describe: str,
+    statuses: frozenset[int] = GATEWAY_STATUSES,
+    exponential: bool = False,
+) -> T:
+    """The async twin of ``call_with_retries``; waits with ``asyncio.sleep``."""
+    attempt = 1
+    while True:
+        try:
+            return await fn()
+        except Exception as exc:
+            if attempt >= max_attempts or not is_transient(exc, statuses):
+                _annotate(exc, describe, attempt)
+                raise
+            wait = backoff_delay(delay, attempt, exc) if exponential else delay
+            hinted = retry_after_seconds(exc)
+            await asyncio.sleep(hinted if hinted is not None else wait)
+            attempt += 1
+
+
+__all__ = [
+    "GATEWAY_STATUSES",
+    "ROOM_STATUSES",
+    "http_status",
+    "is_transient",
+    "retry_after_seconds",
+    "validate_retry_settings",
+    "backoff_delay",
+    "call_with_retries",
+    "async_call_with_retries",
+]

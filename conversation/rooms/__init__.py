@@ -1,0 +1,76 @@
+"""Conversation rooms (seed 001): a roster of agents shares one chat, taking turns in a
+deterministic, bounded, restart-safe order.
+
+The planner names the next speaker from an immutable ``(roster, transcript)`` snapshot; the room
+appends the reply and asks again. ``None`` means the current activity is settled and the room waits
+for the next human message. Replaying a stored transcript gives the identical next speaker.
+
+This module is the public face of the rooms core; the pieces live in small modules:
+
+- :mod:`conversation.planning.events`: :class:`RoomEvent` and activities;
+- :mod:`conversation.planning.mentions`: :func:`extract_mentions`;
+- :mod:`conversation.planning.planner`: :class:`RoomTurnPlannerProtocol`,
+  :class:`RoundRobinRoomPlanner` (the seed's rules, to the letter), :func:`plan_turn`;
+- :mod:`conversation.planning.policies`, :mod:`conversation.planning.coordinator`: every other turn policy and
+  :func:`planner_from_dict`;
+- :mod:`conversation.planning.transitions`: allowed / disallowed speaker transitions.
+"""
+
+from __future__ import annotations
+
+from conversation.planning.coordinator import CoordinatorPolicy, InvalidPickError, parse_pick
+from conversation.planning.events import (
+    EVENT_KINDS,
+    EventKind,
+    RoomEvent,
+    activity_start,
+    agent_turns,
+    current_activity,
+    opener_index,
+)
+from conversation.planning.mentions import extract_mentions, mentioned_roster
+from conversation.planning.planner import (
+    PlannedTurn,
+    RoomTurnPlannerProtocol,
+    RoundRobinRoomPlanner,
+    plan_turn,
+)
+from conversation.planning.policies import (
+    PLANNER_KINDS,
+    AddressedPolicy,
+    FocalSpeakerPolicy,
+    FreePolicy,
+    RandomInclusivePolicy,
+    RandomPolicy,
+    RoundRobinPolicy,
+    planner_from_dict,
+)
+from conversation.planning.transitions import TransitionRules
+
+__all__ = [
+    "EVENT_KINDS",
+    "PLANNER_KINDS",
+    "AddressedPolicy",
+    "CoordinatorPolicy",
+    "EventKind",
+    "FocalSpeakerPolicy",
+    "FreePolicy",
+    "InvalidPickError",
+    "PlannedTurn",
+    "RandomInclusivePolicy",
+    "RandomPolicy",
+    "RoomEvent",
+    "RoomTurnPlannerProtocol",
+    "RoundRobinPolicy",
+    "RoundRobinRoomPlanner",
+    "TransitionRules",
+    "activity_start",
+    "agent_turns",
+    "current_activity",
+    "extract_mentions",
+    "mentioned_roster",
+    "opener_index",
+    "parse_pick",
+    "plan_turn",
+    "planner_from_dict",
+]

@@ -1,0 +1,443 @@
+"""A room's configuration: who is in it and the rules it runs by, as validated, storable data.
+
+``RoomConfig`` is what ``Room.create`` stores in the database (``rooms.config``) and what every
+worker rebuilds the room's behaviour from: the roster of agent specs, the planner, the termination
+condition, the prompt template, the context policy, the model binding (a spec, never a key), the
+seed, and whether drafts need a person's approval. Everything is plain JSON; a config that cannot
+be stored (a custom planner class, a callable condition) is rejected when the room is created,
+with the field named.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from conversation.context.window import ContextPolicy, context_policy_from_dict
+from conversation.exceptions import ConversationValueError
+from conversation.planning.planner import RoundRobinRoomPlanner
+from conversation.planning.policies import planner_from_dict
+from conversation.termination.conditions import termination_from_dict
+from conversation.text.safety import compiled_template
+
+#: Agent and human names: a letter or digit, then letters, digits, ``_ - .`` (the @-mention
+#: grammar, so every agent can be addressed), at most 64 characters.
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-.]{0,63}")
+MAX_TRAITS_CHARS = 20_000
+MAX_INSTRUCTION_CHARS = 4_000
+EDSL_DEFAULT_INSTRUCTION = (
+    "You are answering questions as if you were a human. Do not break character."
+)
+
+#: Variables a room's prompt template may use.
+ROOM_PROMPT_VARIABLES = (
+    "speaker_name",
+    "conversation",
+    "agent_names",
+    "current_turn",
+    "max_turns",
+    "turns_left",
+    "feedback",
+    "activity_opener",
+)
+
+
+def check_name(value: Any, field_name: str) -> str:
+    """A safe agent or human name (see ``NAME_PATTERN``), or ``ConversationValueError``."""
+    if not isinstance(value, str) or not NAME_PATTERN.fullmatch(value):
+        raise ConversationValueError(
+            f"{field_name} {value!r} is not a valid name: use 1-64 letters, digits, '_', '-' or "
+            "'.', starting with a letter or digit (no spaces, so it can be @-mentioned)"
+        )
+    return value
+
+
+def _check_json(value: Any, field_name: str, limit: int) -> None:
+    try:
+        text = json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ConversationValueError(
+            f"{field_name} must be plain JSON data (text, numbers, lists, objects): {exc}"
+        ) from None
+    if len(text) > limit:
+        raise ConversationValueError(
+            f"{field_name} is {len(text)} characters as JSON; the limit is {limit}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSpec:
+    """One roster member: name, traits, an optional instruction and an optional model spec."""
+
+    name: str
+    traits: Mapping[str, Any] = field(default_factory=dict)
+    instruction: str | None = None
+    model: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        check_name(self.name, "agent name")
+        if not isinstance(self.traits, Mapping):
+            raise ConversationValueError(
+                f"traits of {self.name!r} must be a dict of trait name to value, "
+                f"got {type(self.traits).__name__}"
+            )
+        for key in self.traits:
+            if not isinstance(key, str) or not key.strip():
+                raise ConversationValueError(
+                    f"trait names of {self.name!r} must be non-empty text, got {key!r}"
+                )
+        _check_json(dict(self.traits), f"traits of {self.name!r}", MAX_TRAITS_CHARS)
+        if self.instruction is not None and (
+            not isinstance(self.instruction, str) or len(self.instruction) > MAX_INSTRUCTION_CHARS
+        ):
+            raise ConversationValueError(
+                f"instruction of {self.name!r} must be text of at most {MAX_INSTRUCTION_CHARS} "
+                "characters"
+            )
+        if self.model is not None and not isinstance(self.model, Mapping):
+            raise ConversationValueError(
+                f"model of {self.name!r} must be a model spec (a dict) or None"
+            )
+
+    @classmethod
+    def from_agent(cls, agent: Any) -> AgentSpec:
+        """From an EDSL ``Agent`` (its own ``model``, if set, becomes the agent's model spec)."""
+        if isinstance(agent, AgentSpec):
+            return agent
+        if isinstance(agent, Mapping):
+            return cls.from_dict(agent)
+
+        name = getattr(agent, "name", None)
+        instruction = getattr(agent, "instruction", None)
+        if instruction == EDSL_DEFAULT_INSTRUCTION:
+            instruction = None
+        own = getattr(agent, "model", None)
+        from conversation.models.bindings import live_model_spec
+
+        return cls(
+            name=name,  # type: ignore[arg-type]
+            traits=_plain_traits(getattr(agent, "traits", {}) or {}),
+            instruction=instruction,
+            model=live_model_spec(own) if own is not None else None,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "traits": dict(self.traits),
+            "instruction": self.instruction,
+            "model": dict(self.model) if self.model is not None else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AgentSpec:
+        if not isinstance(data, Mapping):
+            raise ConversationValueError(f"an agent spec must be a dict, got {type(data).__name__}")
+        unknown = set(data) - {"name", "traits", "instruction", "model"}
+        if unknown:
+            raise ConversationValueError(
+                f"agent spec has unknown field(s) {sorted(unknown)}; "
+                "allowed: name, traits, instruction, model"
+            )
+        return cls(
+            name=data.get("name"),  # type: ignore[arg-type]
+            traits=data.get("traits") or {},
+            instruction=data.get("instruction"),
+            model=data.get("model"),
+        )
+
+
+def _plain_traits(traits: Mapping[str, Any]) -> dict[str, Any]:
+    """EDSL escapes braces in traits as HTML entities; store the original text."""
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, str):
+            return value.replace("&#123;", "{").replace("&#125;", "}")
+        if isinstance(value, Mapping):
+            return {k: plain(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [plain(v) for v in value]
+        return value
+
+    return {str(k): plain(v) for k, v in dict(traits).items()}
+
+
+def roster_specs(agents: Any) -> tuple[AgentSpec, ...]:
+    """Agent specs from an EDSL ``AgentList``, a list of Agents, specs or dicts; names unique."""
+    if agents is None or isinstance(agents, str | bytes | Mapping):
+        raise ConversationValueError(
+            "agents must be a list of agents (an EDSL AgentList, Agents, or dicts with a name)"
+        )
+    try:
+        items: Iterable[Any] = list(agents)
+    except TypeError:
+        raise ConversationValueError(
+            f"agents must be a list of agents, got {type(agents).__name__}"
+        ) from None
+    specs = tuple(AgentSpec.from_agent(a) for a in items)
+    if not specs:
+        raise ConversationValueError("a room needs at least one agent; pass agents=[...]")
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.name in seen:
+            raise ConversationValueError(f"agent names must be unique; {spec.name!r} appears twice")
+        seen.add(spec.name)
+    return specs
+
+
+def planner_to_dict(planner: Any) -> dict[str, Any]:
+    """A built-in planner (or seed-000 strategy) as storable data; others are rejected."""
+    from conversation.dialogue.strategies import SpeakerStrategy
+
+    if planner is None:
+        planner = RoundRobinRoomPlanner()
+    if isinstance(planner, SpeakerStrategy):
+        planner = planner._policy
+    to_dict = getattr(planner, "to_dict", None)
+    if not callable(to_dict):
+        raise ConversationValueError(
+            f"planner {type(planner).__name__} cannot be stored with the room; use a built-in "
+            "planner such as RoundRobinRoomPlanner() or AddressedPolicy()"
+        )
+    data = to_dict()
+    planner_from_dict(data)  # proves it can be restored
+    return data
+
+
+@dataclass(frozen=True, slots=True)
+class RetrySettings:
+    """How a room retries a model call: attempts in all, and the first backoff delay (seconds)."""
+
+    max_attempts: int = 4
+    base_delay: float = 1.0
+
+    def __post_init__(self) -> None:
+        if (
+            not isinstance(self.max_attempts, int)
+            or isinstance(self.max_attempts, bool)
+            or not 1 <= self.max_attempts <= 20
+        ):
+            raise ConversationValueError(
+                f"retry max_attempts must be an integer from 1 to 20, got {self.max_attempts!r}"
+            )
+        if (
+            not isinstance(self.base_delay, int | float)
+            or isinstance(self.base_delay, bool)
+            or not math.isfinite(self.base_delay)
+            or not 0 <= self.base_delay <= 60
+        ):
+            raise ConversationValueError(
+                f"retry base_delay must be 0-60 seconds, got {self.base_delay!r}"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class RoomConfig:
+    """Everything a worker needs to run a room, as JSON-ready data."""
+
+    roster: tuple[AgentSpec, ...]
+    planner: Mapping[str, Any]
+    model: Mapping[str, Any]
+    termination: Mapping[str, Any] | None = None
+    prompt_template: str | None = None
+    context: Mapping[str, Any] | None = None
+    seed: int = 0
+    moderated: bool = False
+    max_denials: int = 3
+    retry: RetrySettings = RetrySettings()
+
+    def __post_init__(self) -> None:
+        if not self.roster:
+            raise ConversationValueError("a room needs at least one agent")
+        planner_from_dict(self.planner)
+        if self.termination is not None:
+            termination_from_dict(self.termination)
+        if self.prompt_template is not None:
+            compiled_template(self.prompt_template, ROOM_PROMPT_VARIABLES, "prompt_template")
+        context_policy_from_dict(self.context)
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
+            raise ConversationValueError(f"seed must be an integer, got {self.seed!r}")
+        if not isinstance(self.moderated, bool):
+            raise ConversationValueError(f"moderated must be True or False, got {self.moderated!r}")
+        if (
+            not isinstance(self.max_denials, int)
+            or isinstance(self.max_denials, bool)
+            or not 0 <= self.max_denials <= 20
+        ):
+            raise ConversationValueError(
+                f"max_denials must be an integer from 0 to 20, got {self.max_denials!r}"
+            )
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(spec.name for spec in self.roster)
+
+    def spec(self, name: str) -> AgentSpec:
+        for spec in self.roster:
+            if spec.name == name:
+                return spec
+        raise ConversationValueError(f"{name!r} is not on this room's roster {list(self.names)}")
+
+    def planner_object(self) -> Any:
+        return planner_from_dict(self.planner)
+
+    def termination_object(self) -> Any:
+        return termination_from_dict(self.termination) if self.termination is not None else None
+
+    def context_policy(self) -> ContextPolicy:
+        return context_policy_from_dict(self.context)
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        agents: Any,
+        planner: Any = None,
+        model: Any = None,
+        termination: Any = None,
+        prompt_template: str | None = None,
+        context: Any = None,
+        seed: int | None = None,
+        moderated: bool = False,
+        max_denials: int = 3,
+        retry: RetrySettings | Mapping[str, Any] | None = None,
+    ) -> RoomConfig:
+        """From the objects a caller passes to ``Room.create``."""
+        from conversation import models
+        from conversation.models.bindings import live_model_spec
+
+        if termination is not None and not isinstance(termination, Mapping):
+            to_dict = getattr(termination, "to_dict", None)
+            if not callable(to_dict):
+                raise ConversationValueError(
+                    "termination must be a condition from conversation.termination.conditions (combine them "
+                    "with | and &); a plain function cannot be stored with the room"
+                )
+            termination = to_dict()
+        if isinstance(context, ContextPolicy):
+            context = context.to_dict()
+        if isinstance(retry, Mapping):
+            retry = RetrySettings(**retry)
+        return cls(
+            roster=_checked_models(roster_specs(agents)),
+            planner=planner if isinstance(planner, Mapping) else planner_to_dict(planner),
+            model=live_model_spec(model if model is not None else models.default_model()),
+            termination=termination,
+            prompt_template=prompt_template,
+            context=context,
+            seed=secrets.randbelow(2**31) if seed is None else seed,
+            moderated=moderated,
+            max_denials=max_denials,
+            retry=retry or RetrySettings(),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": 1,
+            "roster": [spec.to_dict() for spec in self.roster],
+            "planner": dict(self.planner),
+            "model": dict(self.model),
+            "termination": dict(self.termination) if self.termination is not None else None,
+            "prompt_template": self.prompt_template,
+            "context": dict(self.context) if self.context is not None else None,
+            "seed": self.seed,
+            "moderated": self.moderated,
+            "max_denials": self.max_denials,
+            "retry": {"max_attempts": self.retry.max_attempts, "base_delay": self.retry.base_delay},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RoomConfig:
+        """Validate and build (cached: workers read the same stored config on every turn)."""
+        if not isinstance(data, Mapping):
+            raise ConversationValueError("a room config must be a dict")
+        try:
+            key = json.dumps(data, sort_keys=True, allow_nan=False)
+        except (TypeError, ValueError):
+            return cls._from_dict(data)
+        return _config_from_json(key)
+
+    @classmethod
+    def _from_dict(cls, data: Mapping[str, Any]) -> RoomConfig:
+        if not isinstance(data, Mapping):
+            raise ConversationValueError("a room config must be a dict")
+        version = data.get("version", 1)
+        if version != 1:
+            raise ConversationValueError(
+                f"unknown room config version {version!r}; this library reads version 1"
+            )
+        known = {
+            "version",
+            "roster",
+            "planner",
+            "model",
+            "termination",
+            "prompt_template",
+            "context",
+            "seed",
+            "moderated",
+            "max_denials",
+            "retry",
+        }
+        unknown = set(data) - known
+        if unknown:
+            raise ConversationValueError(f"room config has unknown field(s) {sorted(unknown)}")
+        roster = data.get("roster")
+        if not isinstance(roster, list):
+            raise ConversationValueError("room config 'roster' must be a list of agent specs")
+        retry = data.get("retry") or {}
+        if not isinstance(retry, Mapping):
+            raise ConversationValueError("room config 'retry' must be a dict")
+        model = data.get("model")
+        if not isinstance(model, Mapping):
+            raise ConversationValueError("room config 'model' must be a model spec dict")
+        return cls(
+            roster=roster_specs([AgentSpec.from_dict(a) for a in roster]),
+            planner=data.get("planner") or RoundRobinRoomPlanner().to_dict(),
+            model=model,
+            termination=data.get("termination"),
+            prompt_template=data.get("prompt_template"),
+            context=data.get("context"),
+            seed=data.get("seed", 0),
+            moderated=data.get("moderated", False),
+            max_denials=data.get("max_denials", 3),
+            retry=RetrySettings(**retry),
+        )
+
+
+def _checked_models(roster: tuple[AgentSpec, ...]) -> tuple[AgentSpec, ...]:
+    """Resolve each agent's own model spec once, when the room is created: an unknown service,
+    a missing SDK or a bad parameter is a configuration error naming the agent, not a failure of
+    every later turn. The spec is stored as given."""
+    from conversation import models
+
+    for spec in roster:
+        if spec.model is not None:
+            try:
+                models.resolve_model(dict(spec.model))
+            except ConversationValueError as exc:
+                raise ConversationValueError(f"model of {spec.name!r}: {exc}") from None
+    return roster
+
+
+@functools.lru_cache(maxsize=1024)
+def _config_from_json(key: str) -> RoomConfig:
+    return RoomConfig._from_dict(json.loads(key))
+
+
+__all__ = [
+    "NAME_PATTERN",
+    "ROOM_PROMPT_VARIABLES",
+    "AgentSpec",
+    "RetrySettings",
+    "RoomConfig",
+    "check_name",
+    "planner_to_dict",
+    "roster_specs",
+]

@@ -1,0 +1,191 @@
+"""What an agent is asked on its turn in a room: persona, visible transcript, hint, feedback.
+
+The prompt is a pure function of the room's config and the events *before* the turn, so a turn
+resumed after a crash is asked exactly what it was asked the first time (and EDSL's cache, keyed
+by the prompt, can answer it again for free). The transcript is structured (one JSON record per
+message) and holds only what the agent may see, inside the room's context window. The template is
+the room's own or the default, rendered in the sandbox of ``safety.SafeTemplate``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from conversation.context.window import build_context, summary_request
+from conversation.dialogue.prompts import persona
+from conversation.rooms.config import ROOM_PROMPT_VARIABLES, RoomConfig
+from conversation.rooms.log import LogView, max_turns_of
+from conversation.text.safety import SafeTemplate, compiled_template
+from conversation.text.transcript import render_lines, render_record
+
+PASS_WORDS = frozenset({"PASS", "PASS.", "[PASS]", "(PASS)"})
+
+DEFAULT_ROOM_PROMPT = """You are {{ speaker_name }}, in a group chat with {{ agent_names | join(", ") }} and the people who write there.
+The conversation so far: {{ conversation }}
+{% if max_turns %}This is turn {{ current_turn + 1 }} of {{ max_turns }} ({{ turns_left }} left, counting this one).
+{% endif %}{% if feedback %}{{ feedback }}
+{% endif %}Write your next message as {{ speaker_name }}. To hand over to someone, mention them as @name. If you have nothing to add, reply with the single word PASS."""
+
+
+PICK_PROMPT = """You coordinate a group chat: after each message you choose who speaks next.
+The conversation so far: {conversation}
+Eligible speakers (JSON): {eligible}
+Reply with exactly one of these names, or NONE if no one should speak until a person writes."""
+
+
+SUMMARY_SYSTEM = "You summarise group chats faithfully and briefly, for the people in them."
+SUMMARY_PROMPT = """Summarise the earlier part of a group chat in at most 120 words. Keep who said what, decisions, numbers and open questions; add nothing.
+The messages (JSON lines; a previous summary comes first when there is one):
+{text}"""
+
+
+def is_pass(text: str) -> bool:
+    """A reply that is only the word PASS (any case, optional punctuation) is a pass."""
+    return text.strip().upper() in PASS_WORDS
+
+
+@dataclass(frozen=True, slots=True)
+class TurnPrompt:
+    """The two prompt strings of a turn and the seqs of the events the agent was shown."""
+
+    system_prompt: str
+    user_prompt: str
+    saw: tuple[int, ...]
+
+
+def denial_feedback(denials: Sequence[Mapping[str, Any]]) -> str | None:
+    """What the agent is told after a person denied its draft(s)."""
+    if not denials:
+        return None
+    last = denials[-1]
+    reason = last.get("reason") or "no reason given"
+    return (
+        "A moderator did not allow your previous draft: "
+        f"{render_record({'draft': last.get('draft', '')})}\n"
+        f"Their reason: {render_record({'reason': reason})}\n"
+        "Write a different message, or reply PASS."
+    )
+
+
+def room_template(config: RoomConfig) -> SafeTemplate:
+    return compiled_template(
+        config.prompt_template or DEFAULT_ROOM_PROMPT, ROOM_PROMPT_VARIABLES, "prompt_template"
+    )
+
+
+def build_turn_prompt(
+    config: RoomConfig,
+    view: LogView,
+    speaker: str,
+    *,
+    feedback: str | None = None,
+    template: SafeTemplate | None = None,
+) -> TurnPrompt:
+    """The prompt of ``speaker``'s turn, from the events in ``view`` (those before the turn)."""
+    spec = config.spec(speaker)
+    system = persona(spec.name, spec.traits, spec.instruction)
+    max_turns = max_turns_of(config.termination)
+    current = view.agent_turns()
+    context = build_context(
+        speaker,
+        config.names,
+        view.events,
+        persona=system,
+        policy=config.context_policy(),
+        seqs=view.seqs,
+        current_turn=current,
+        max_turns=max_turns,
+    )
+    lines = []
+    for position in context.positions:
+        event = view.events[position]
+        record: dict[str, Any] = {"seq": view.seqs[position], "speaker": event.speaker}
+        if event.kind == "summary":
+            record["summary"] = event.content
+        elif event.kind == "system":
+            record["notice"] = event.content
+        elif event.passed:
+            record["passed"] = True
+        else:
+            record["text"] = event.content
+        if event.visible_to is not None:
+            record["private_to"] = list(event.visible_to)
+        lines.append(render_record(record))
+    opener = view.events[context.opener] if context.opener is not None else None
+    user = (
+        (template or room_template(config))
+        .render(
+            {
+                "speaker_name": speaker,
+                "conversation": render_lines(lines),
+                "agent_names": list(config.names),
+                "current_turn": current,
+                "max_turns": max_turns,
+                "turns_left": max(max_turns - current, 0) if max_turns else None,
+                "feedback": feedback,
+                "activity_opener": opener.content if opener is not None else None,
+            }
+        )
+        .strip()
+    )
+    return TurnPrompt(system, user, tuple(context.saw))
+
+
+def build_pick_prompt(
+    config: RoomConfig, view: LogView, coordinator: str, eligible: Sequence[str]
+) -> TurnPrompt:
+    """The prompt that asks the room's coordinator agent to pick the next speaker."""
+    spec = config.spec(coordinator)
+    system = persona(spec.name, spec.traits, spec.instruction)
+    context = build_context(
+        coordinator,
+        config.names,
+        view.events,
+        persona=system,
+        policy=config.context_policy(),
+        seqs=view.seqs,
+    )
+    lines = []
+    for position in context.positions:
+        event = view.events[position]
+        if event.kind in ("message", "system"):
+            lines.append(
+                render_record(
+                    {
+                        "seq": view.seqs[position],
+                        "speaker": event.speaker,
+                        "text": event.content,
+                        "passed": event.passed,
+                    }
+                )
+            )
+    user = PICK_PROMPT.format(conversation=render_lines(lines), eligible=json.dumps(list(eligible)))
+    return TurnPrompt(system, user, tuple(context.saw))
+
+
+def build_summary_prompt(config: RoomConfig, view: LogView) -> TurnPrompt | None:
+    """The prompt that summarises what fell out of the context window, or None when nothing
+    needs summarising (see ``context.summary_request``)."""
+    request = summary_request(config.names, view.events, config.context_policy())
+    if request is None:
+        return None
+    saw = tuple(view.seqs[i] for i in request.positions)
+    return TurnPrompt(SUMMARY_SYSTEM, SUMMARY_PROMPT.format(text=request.text), saw)
+
+
+__all__ = [
+    "SUMMARY_PROMPT",
+    "build_summary_prompt",
+    "PICK_PROMPT",
+    "build_pick_prompt",
+    "DEFAULT_ROOM_PROMPT",
+    "PASS_WORDS",
+    "TurnPrompt",
+    "build_turn_prompt",
+    "denial_feedback",
+    "is_pass",
+    "room_template",
+]

@@ -1,0 +1,403 @@
+"""``Room``: a conversation room that lives in the database (seeds 001-004).
+
+A room is its configuration (``RoomConfig``) plus an append-only log of events. Everything a
+``Room`` object knows it reads from the database, so any number of objects, browser tabs, threads
+and worker processes can share one room: human messages are appended with a request id (the same
+id again is the same message), and agent turns are taken under a lease with a fenced commit
+(``room_driver``). ``step()``/``run()`` drive the room from this process; a worker
+(``python -m conversation.worker``) drives every runnable room of a database the same way.
+
+Status: ``idle`` (no human message yet) -> ``running`` (a human message opened an activity) ->
+``settled`` (the planner has no next speaker) / ``terminated`` (a condition fired; its reason is
+``stop_reason`` and a system event) / ``waiting`` (a draft waits for a person) / ``paused`` /
+``stopped`` / ``failed`` (a turn failed; resume or abandon it). A new human message re-opens a
+settled, terminated or stopped room.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import storage
+from conversation.exceptions import (
+    ConversationStateError,
+    ConversationValueError,
+    RequestConflictError,
+)
+from conversation.rooms.config import RoomConfig, check_name
+from conversation.rooms.engine import Settled, TurnDriver, owner_id
+from conversation.rooms.log import OPEN_STATES
+from conversation.rooms.turn import Turn
+from conversation.sync import run_sync
+
+MAX_MESSAGE_CHARS = 20_000
+#: Statuses a human message re-opens (paused, waiting and failed rooms keep theirs).
+REOPENED_BY_A_MESSAGE = ("idle", "settled", "terminated", "stopped", "running")
+
+
+def _storage_errors(call: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run a storage call, translating its errors into the project's exception tree."""
+    try:
+        return call(*args, **kwargs)
+    except storage.RequestIdConflict as exc:
+        raise RequestConflictError(str(exc)) from exc
+    except storage.RoomNotFound as exc:
+        raise ConversationValueError(str(exc)) from exc
+    except storage.StorageValueError as exc:
+        raise ConversationValueError(str(exc)) from exc
+
+
+class Room:
+    """A durable conversation room (see the module docstring)."""
+
+    def __init__(self, db: storage.Database, room_id: int) -> None:
+        self.db = db
+        self.id = room_id
+        self._owner = owner_id("room")
+        self._driver: TurnDriver | None = None
+
+    # -- creating and opening -----------------------------------------------------------------
+
+    @classmethod
+    def create(
+        cls,
+        db: storage.Database,
+        *,
+        name: str,
+        agents: Any,
+        planner: Any = None,
+        model: Any = None,
+        termination: Any = None,
+        moderated: bool = False,
+        prompt_template: str | None = None,
+        context: Any = None,
+        seed: int | None = None,
+        max_denials: int = 3,
+        retry: Any = None,
+        experiment_id: int | None = None,
+        condition: str | None = None,
+        replicate: int | None = None,
+    ) -> Room:
+        """Store a new room (status ``idle``) and return it. Bad configuration raises
+        ``ConversationValueError`` naming the field, and nothing is stored."""
+        if not isinstance(name, str) or not name.strip() or len(name) > 200:
+            raise ConversationValueError("name must be non-empty text of at most 200 characters")
+        config = RoomConfig.build(
+            agents=agents,
+            planner=planner,
+            model=model,
+            termination=termination,
+            prompt_template=prompt_template,
+            context=context,
+            seed=seed,
+            moderated=moderated,
+            max_denials=max_denials,
+            retry=retry,
+        )
+        room_id = _storage_errors(
+            storage.create_room,
+            db,
+            name.strip(),
+            config.to_dict(),
+            experiment_id=experiment_id,
+            condition=condition,
+            replicate=replicate,
+        )
+        return cls(db, room_id)
+
+    @classmethod
+    def open(cls, db: storage.Database, room_id: int) -> Room:
+        """The stored room ``room_id``; ``ConversationValueError`` if there is none."""
+        room = cls(db, room_id)
+        room.record  # noqa: B018 - raises for an unknown id
+        return room
+
+    # -- what it is now -----------------------------------------------------------------------
+
+    @property
+    def record(self) -> storage.Room:
+        """The room's stored row (a snapshot)."""
+        return _storage_errors(storage.get_room, self.db, self.id)
+
+    @property
+    def name(self) -> str:
+        return self.record.name
+
+    @property
+    def status(self) -> str:
+        return self.record.status
+
+    @property
+    def stop_reason(self) -> str | None:
+        return self.record.stop_reason
+
+    @property
+    def config(self) -> RoomConfig:
+        return RoomConfig.from_dict(self.record.config)
+
+    def events(self, after_seq: int | None = None, limit: int | None = None) -> list[storage.Event]:
+        """The stored events after ``after_seq``, in seq order."""
+        return storage.events(self.db, self.id, after_seq=after_seq, limit=limit)
+
+    def turns(self) -> list[Turn]:
+        """Every agent turn (messages and passes, in every state), in seq order."""
+        return [Turn(self.db, e) for e in self.events() if e.kind in ("agent", "pass")]
+
+    def turn(self, event_id: int) -> Turn:
+        event = _storage_errors(storage.get_event, self.db, event_id)
+        if event.room_id != self.id:
+            raise ConversationValueError(f"event {event_id} does not belong to room {self.id}")
+        return Turn(self.db, event)
+
+    def pending(self) -> Turn | None:
+        """The open turn (running, waiting for a person, or interrupted), if any."""
+        event = storage.open_turn(self.db, self.id)
+        return Turn(self.db, event) if event is not None else None
+
+    def transcript(self) -> list[dict[str, Any]]:
+        """The finished messages, for reading: ``{seq, speaker, kind, text}``."""
+        return [
+            {"seq": e.seq, "speaker": e.speaker, "kind": e.kind, "text": e.content}
+            for e in self.events()
+            if e.kind in ("human", "system") or e.state == "done"
+        ]
+
+    def __repr__(self) -> str:
+        return f"Room(id={self.id})"
+
+    # -- people ---------------------------------------------------------------------------------
+
+    def post(
+        self,
+        content: str,
+        *,
+        speaker: str = "user",
+        request_id: str | None = None,
+        to: Sequence[str] | None = None,
+    ) -> storage.Event:
+        """Post a human message: it opens a new activity. Accepted while agents run.
+
+        ``request_id`` makes it idempotent (the same id and text again: the same event, no new
+        row; the same id with other text: ``RequestConflictError``). ``to`` makes it private to
+        those agents.
+        """
+        if not isinstance(content, str) or not content.strip():
+            raise ConversationValueError("a message must be non-empty text")
+        if len(content) > MAX_MESSAGE_CHARS:
+            raise ConversationValueError(
+                f"a message is limited to {MAX_MESSAGE_CHARS} characters (got {len(content)})"
+            )
+        check_name(speaker, "speaker")
+        config = self.config
+        if speaker in config.names:
+            raise ConversationValueError(
+                f"speaker {speaker!r} is an agent of this room; human messages need a person's "
+                "name (e.g. 'user')"
+            )
+        audience = None
+        if to is not None:
+            if isinstance(to, str):
+                to = [to]
+            if not isinstance(to, list | tuple) or not all(isinstance(n, str) for n in to):
+                raise ConversationValueError(
+                    f"to={to!r}: private messages go to a list of agent names of the room "
+                    f"{list(config.names)}"
+                )
+            audience = list(dict.fromkeys(to))
+            unknown = [n for n in audience if n not in config.names]
+            if unknown or not audience:
+                raise ConversationValueError(
+                    f"to={list(to)!r}: private messages go to agents of the room {list(config.names)}"
+                )
+        if request_id is not None and (not isinstance(request_id, str) or not request_id.strip()):
+            raise ConversationValueError("request_id must be non-empty text or None")
+        # A request sent again (a double click, a browser retry) is the same message and must
+        # change nothing: above all it must not re-open a room that was stopped or ended since.
+        resent = request_id is not None and (
+            storage.find_event(self.db, self.id, request_id) is not None
+        )
+        event = _storage_errors(
+            storage.append_message,
+            self.db,
+            self.id,
+            "human",
+            speaker,
+            content,
+            request_id=request_id,
+            visible_to=audience,
+        )
+        if not resent:
+            storage.update_room(
+                self.db,
+                self.id,
+                status="running",
+                stop_reason=None,
+                expected_status=REOPENED_BY_A_MESSAGE,
+            )
+        return event
+
+    def pause(self) -> None:
+        """Take no new turn until ``resume()`` (a turn in flight still lands)."""
+        self._move(
+            "pause", "paused", ("idle", "running", "waiting", "settled", "failed", "terminated")
+        )
+
+    def resume(self) -> None:
+        """Go on after ``pause()``; in a failed room, retry the interrupted turn."""
+        status = self.status
+        if status == "failed":
+            pending = self.pending()
+            if pending is not None and pending.state == "interrupted":
+                pending.resume()
+                return
+        self._move("resume", "running", ("paused", "failed"))
+
+    def stop(self, reason: str = "stopped by a person") -> None:
+        """Stop the room and its open turn; a new human message re-opens it."""
+        if not isinstance(reason, str) or not reason.strip():
+            raise ConversationValueError("stop needs a reason (or leave the default)")
+        self._move(
+            "stop",
+            "stopped",
+            ("idle", "running", "waiting", "settled", "failed", "terminated", "paused"),
+            stop_reason=reason,
+        )
+        pending = self.pending()
+        if pending is not None:
+            storage.update_turn_state(
+                self.db, pending.id, expected_state=tuple(OPEN_STATES), state="stopped"
+            )
+        storage.append_message(
+            self.db,
+            self.id,
+            "system",
+            "room",
+            f"Stopped: {reason}",
+            data={"event": "stopped", "reason": reason},
+        )
+
+    def _move(self, verb: str, status: str, allowed: Sequence[str], **changes: Any) -> None:
+        updated = storage.update_room(
+            self.db, self.id, status=status, expected_status=tuple(allowed), **changes
+        )
+        if updated is None:
+            raise ConversationStateError(
+                f"cannot {verb} room {self.id}: it is {self.status} "
+                f"({verb} works on a room that is {', '.join(allowed)})"
+            )
+
+    # -- agents -----------------------------------------------------------------------------------
+
+    def _turn_driver(self) -> TurnDriver:
+        if self._driver is None:
+            self._driver = TurnDriver(self.db, self._owner)
+        return self._driver
+
+    async def step_async(self) -> Turn | None:
+        """``step()`` on the caller's event loop."""
+        turns = await self._drive(1)
+        return turns[0] if turns else None
+
+    def step(self) -> Turn | None:
+        """Take one agent turn; the Turn, or None when settled, paused, waiting, stopped, failed,
+        terminated, or driven by another worker at this moment."""
+        return run_sync(self.step_async())
+
+    async def run_async(self, max_turns: int = 1_000) -> list[Turn]:
+        """``run()`` on the caller's event loop."""
+        return await self._drive(max_turns)
+
+    async def _drive(self, max_turns: int) -> list[Turn]:
+        """Take up to ``max_turns`` turns under one lease (released at the end)."""
+        driver = self._turn_driver()
+        token = storage.acquire_lease(self.db, self.id, self._owner, driver.lease_ttl)
+        if token is None:
+            return []  # another worker drives this room right now
+        loop = asyncio.get_running_loop()
+        renewed = loop.time()
+        taken: list[Turn] = []
+        refusals = 0
+        try:
+            while len(taken) < max_turns:
+                if loop.time() - renewed > driver.lease_ttl / 3:
+                    if not storage.renew_lease(
+                        self.db, self.id, self._owner, token, driver.lease_ttl
+                    ):
+                        break
+                    renewed = loop.time()
+                outcome = await driver.take_turn(self.id, token)
+                if isinstance(outcome, Settled):
+                    refusals += 1
+                    if outcome.again and refusals < 5:
+                        continue
+                    break
+                refusals = 0
+                turn = Turn(self.db, outcome)
+                taken.append(turn)
+                if turn.state != "done":
+                    break
+            else:
+                if taken:
+                    # Stopped by the count, not by the room: settle its status now (the UI shows
+                    # "settled" at once), as the next step would.
+                    driver.settle_now(self.id, token)
+        finally:
+            storage.release_lease(self.db, self.id, self._owner, token)
+        return taken
+
+    def run(self, max_turns: int = 1_000) -> list[Turn]:
+        """Take turns until the room settles, stops, pauses, waits for approval, fails or is
+        terminated (at most ``max_turns`` in this call); returns the turns taken."""
+        return run_sync(self.run_async(max_turns=max_turns))
+
+    # -- copies -----------------------------------------------------------------------------------
+
+    def fork(self, at_seq: int, name: str | None = None) -> Room:
+        """A new room with this room's config and its log up to ``at_seq`` (parent recorded), to
+        try another continuation. It starts ``idle``; post a message or ``resume`` it to go on."""
+        fork_id = _storage_errors(storage.fork_room, self.db, self.id, at_seq, name)
+        return Room(self.db, fork_id)
+
+    def export(self) -> dict[str, Any]:
+        """The room as versioned JSON data (config and log; no secrets: keys are never stored)."""
+        from conversation.rooms.transfer import export_room
+
+        return export_room(self)
+
+    @classmethod
+    def import_messages(
+        cls,
+        db: storage.Database,
+        messages: Any,
+        *,
+        agents: Any = None,
+        remove_termination_string: Any = None,
+        name: str = "imported room",
+        **room_options: Any,
+    ) -> Room:
+        """Resume a group chat from saved messages (seed 004), or restore an ``export()``."""
+        from conversation.rooms.transfer import import_room
+
+        return import_room(
+            cls,
+            db,
+            messages,
+            agents=agents,
+            remove_termination_string=remove_termination_string,
+            name=name,
+            **room_options,
+        )
+
+
+def run_rooms(rooms: Sequence[Room]) -> None:
+    """Run several rooms to their end concurrently, from synchronous code."""
+
+    async def all_rooms() -> None:
+        await asyncio.gather(*(room.run_async() for room in rooms))
+
+    run_sync(all_rooms())
+
+
+__all__ = ["Room", "run_rooms"]

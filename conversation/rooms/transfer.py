@@ -1,0 +1,473 @@
+"""Moving rooms in and out: ``export()``, seed-004 imports, and export files.
+
+Imports are untrusted input. Everything is checked before anything is written, and any failure
+leaves the database as it was:
+
+- size: at most ``MAX_IMPORT_BYTES`` of JSON, ``MAX_MESSAGES`` messages, nesting at most
+  ``MAX_DEPTH`` deep; ``NaN``/``Infinity`` are not JSON and are refused;
+- schema: a message has ``content`` and a speaker (``speaker`` or, as autogen writes it,
+  ``name``), optionally ``role``, ``seq``, ``round``, ``passed``, ``to``; any other field (an
+  ``api_key``, say) is refused by name; seqs, when given, must run 1, 2, 3... with no gap;
+- speakers: roster agents, or people with a valid name (no newline can forge a speaker);
+- versions: an export names its format and version; an unknown version is refused.
+
+A message list resumes a group chat (seed 004): the optional termination string (text, or a
+function of the text) is removed from the last message, a warning is given when the last message
+would stop the room at once, a system event records the resumption, and caps count from there.
+An ``export()`` imports back as an identical room (same config, same log).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import warnings
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import storage
+from conversation.exceptions import ConversationValueError
+from conversation.rooms.config import RoomConfig, check_name
+from conversation.rooms.log import RESUMED, log_view
+
+EXPORT_FORMAT = "conversation-room"
+EXPORT_VERSION = 1
+MAX_IMPORT_BYTES = 5_000_000
+MAX_MESSAGES = 10_000
+MAX_DEPTH = 8
+MAX_CONTENT_CHARS = 100_000
+MESSAGE_FIELDS = frozenset({"content", "speaker", "name", "role", "seq", "round", "passed", "to"})
+EVENT_FIELDS = frozenset(
+    {
+        "seq",
+        "kind",
+        "speaker",
+        "content",
+        "round",
+        "activity",
+        "state",
+        "request_id",
+        "visible_to",
+        "data",
+        "model",
+        "input_tokens",
+        "output_tokens",
+        "cost",
+        "latency",
+        "error",
+        "attempts",
+        "saw",
+    }
+)
+_SAFE_FILE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}")
+
+
+class ImportRejected(ConversationValueError):
+    """An import was refused; the message names the problem. Nothing was written."""
+
+
+class ResumeWarning(UserWarning):
+    """The imported messages would stop the room as soon as it resumes."""
+
+
+# -- parsing -------------------------------------------------------------------------------------
+
+
+def _reject_constant(token: str) -> Any:
+    raise ImportRejected(f"{token} is not valid JSON; use null or a number")
+
+
+def _depth(value: Any, level: int = 1) -> int:
+    if level > MAX_DEPTH:
+        return level
+    if isinstance(value, Mapping):
+        return max([_depth(v, level + 1) for v in value.values()], default=level)
+    if isinstance(value, list):
+        return max([_depth(v, level + 1) for v in value], default=level)
+    return level
+
+
+def _finite(value: Any, where: str) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ImportRejected(f"{where} holds {value!r}, which is not a finite number")
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            _finite(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _finite(item, f"{where}[{index}]")
+
+
+def parse_import(data: Any) -> Any:
+    """A JSON string or already-parsed data, checked for size, depth and non-finite numbers."""
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", errors="strict")
+    if isinstance(data, str):
+        if len(data.encode("utf-8")) > MAX_IMPORT_BYTES:
+            raise ImportRejected(f"the import is larger than {MAX_IMPORT_BYTES:,} bytes")
+        try:
+            data = json.loads(data, parse_constant=_reject_constant)
+        except json.JSONDecodeError as exc:
+            raise ImportRejected(f"the import is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise ImportRejected(
+                f"the import is nested more than {MAX_DEPTH} levels deep"
+            ) from None
+    else:
+        try:
+            size = len(json.dumps(data, allow_nan=True, default=str))
+        except (TypeError, ValueError, RecursionError):
+            raise ImportRejected(
+                "the import must be JSON data (lists, objects, text, numbers)"
+            ) from None
+        if size > MAX_IMPORT_BYTES:
+            raise ImportRejected(f"the import is larger than {MAX_IMPORT_BYTES:,} bytes")
+    if _depth(data) > MAX_DEPTH:
+        raise ImportRejected(f"the import is nested more than {MAX_DEPTH} levels deep")
+    _finite(data, "import")
+    return data
+
+
+# -- messages (seed 004) ---------------------------------------------------------------------------
+
+
+def _check_messages(messages: Any, roster: tuple[str, ...]) -> list[dict[str, Any]]:
+    if not isinstance(messages, list):
+        raise ImportRejected(
+            f"messages must be a list of {{'speaker', 'content'}} objects, got {type(messages).__name__}"
+        )
+    if not messages:
+        raise ImportRejected("messages is empty; there is nothing to resume")
+    if len(messages) > MAX_MESSAGES:
+        raise ImportRejected(
+            f"at most {MAX_MESSAGES} messages can be imported, got {len(messages)}"
+        )
+    checked = []
+    for index, message in enumerate(messages):
+        where = f"message {index}"
+        if not isinstance(message, Mapping):
+            raise ImportRejected(f"{where} must be an object, got {type(message).__name__}")
+        unknown = set(message) - MESSAGE_FIELDS
+        if unknown:
+            raise ImportRejected(
+                f"{where} has unknown field(s) {sorted(unknown)}; allowed: {sorted(MESSAGE_FIELDS)}"
+            )
+        speaker = message.get("speaker", message.get("name"))
+        try:
+            check_name(speaker, f"{where} speaker")
+        except ConversationValueError as exc:
+            raise ImportRejected(str(exc)) from None
+        content = message.get("content")
+        if not isinstance(content, str):
+            raise ImportRejected(f"{where} content must be text, got {type(content).__name__}")
+        if len(content) > MAX_CONTENT_CHARS:
+            raise ImportRejected(f"{where} content is longer than {MAX_CONTENT_CHARS} characters")
+        seq = message.get("seq")
+        if seq is not None and seq != index + 1:
+            raise ImportRejected(
+                f"{where} has seq {seq!r}; seqs must run 1, 2, 3... without gaps (expected {index + 1})"
+            )
+        round_ = message.get("round", 0)
+        if not isinstance(round_, int) or isinstance(round_, bool) or round_ < 0:
+            raise ImportRejected(f"{where} round must be a non-negative integer")
+        passed = message.get("passed", False)
+        if not isinstance(passed, bool):
+            raise ImportRejected(f"{where} passed must be true or false")
+        to = message.get("to")
+        if to is not None and (
+            not isinstance(to, list) or not to or any(n not in roster for n in to)
+        ):
+            raise ImportRejected(f"{where} 'to' must list agents of the roster {list(roster)}")
+        role = message.get("role")
+        if role is not None and not isinstance(role, str):
+            raise ImportRejected(f"{where} role must be text")
+        human = speaker not in roster
+        if passed and human:
+            raise ImportRejected(
+                f"{where}: only an agent can pass; {speaker!r} is not on the roster"
+            )
+        checked.append(
+            {
+                "kind": "human" if human else ("pass" if passed else "agent"),
+                "speaker": speaker,
+                "content": "" if passed else content,
+                "round": round_,
+                "visible_to": list(to) if to else None,
+            }
+        )
+    return checked
+
+
+def _remove_termination(messages: list[dict[str, Any]], remove: Any) -> None:
+    if remove is None:
+        return
+    last = messages[-1]
+    if isinstance(remove, str):
+        if not remove:
+            raise ConversationValueError("remove_termination_string must be non-empty text")
+        last["content"] = last["content"].replace(remove, "").strip()
+    elif callable(remove):
+        changed = remove(last["content"])
+        if not isinstance(changed, str):
+            raise ConversationValueError(
+                "remove_termination_string, as a function, must return the new text of the last message"
+            )
+        last["content"] = changed
+    else:
+        raise ConversationValueError(
+            "remove_termination_string must be text or a function of the last message's text"
+        )
+
+
+def import_room(
+    room_class: Any,
+    db: storage.Database,
+    messages: Any,
+    *,
+    agents: Any,
+    remove_termination_string: str | Callable[[str], str] | None,
+    name: str,
+    **room_options: Any,
+) -> Any:
+    """See ``Room.import_messages``."""
+    data = parse_import(messages)
+    if isinstance(data, Mapping):
+        return _import_export(
+            room_class, db, data, name_override=room_options.pop("name_override", None)
+        )
+    if agents is None:
+        raise ConversationValueError("agents=... is required to resume from messages (the roster)")
+    config = RoomConfig.build(agents=agents, **room_options)
+    checked = _check_messages(data, config.names)
+    _remove_termination(checked, remove_termination_string)
+    # The check reads the log as the room will (resume point included), so a cap that counts
+    # from the resume point, such as MaxTurns, does not warn about turns taken before it.
+    rows = [_Row(i + 1, m) for i, m in enumerate(checked)]
+    rows.append(_Row(len(rows) + 1, _RESUME_MARK, data={"event": RESUMED}))
+    view = log_view(config.names, rows)
+    condition = config.termination_object()
+    if condition is not None:
+        decision = condition.evaluate(view.state())
+        if decision is not None:
+            warnings.warn(
+                f"the last imported message would stop the room at once ({decision.reason}); "
+                "pass remove_termination_string to resume past it",
+                ResumeWarning,
+                stacklevel=3,
+            )
+    last = checked[-1]["speaker"]
+    records = [
+        {
+            "kind": m["kind"],
+            "speaker": m["speaker"],
+            "content": m["content"],
+            "round": m["round"],
+            "visible_to": m["visible_to"],
+        }
+        for m in checked
+    ]
+    records.append(
+        {
+            "kind": "system",
+            "speaker": "room",
+            "content": f"Resumed from {len(checked)} imported messages; the last speaker was {last}.",
+            "data": {"event": RESUMED, "messages": len(checked), "last_speaker": last},
+        }
+    )
+    room_id = _create_room(db, name, config, status="running")
+    _restore(db, room_id, records)
+    return room_class(db, room_id)
+
+
+class _Row:
+    """A checked message seen as a stored row (for the warning check, before anything is stored)."""
+
+    def __init__(
+        self, seq: int, message: Mapping[str, Any], data: Mapping[str, Any] | None = None
+    ) -> None:
+        self.seq = seq
+        self.kind = message["kind"]
+        self.speaker = message["speaker"]
+        self.content = message["content"]
+        self.round = message["round"]
+        self.state = "done" if self.kind in ("agent", "pass") else None
+        self.visible_to = message["visible_to"]
+        self.data = data
+        self.input_tokens = self.output_tokens = None
+
+
+_RESUME_MARK = {"kind": "system", "speaker": "room", "content": "", "round": 0, "visible_to": None}
+
+
+# -- export and re-import ---------------------------------------------------------------------------
+
+
+def export_room(room: Any) -> dict[str, Any]:
+    record = room.record
+    events = []
+    for e in room.events():
+        events.append(
+            {
+                "seq": e.seq,
+                "kind": e.kind,
+                "speaker": e.speaker,
+                "content": e.content,
+                "round": e.round,
+                "activity": e.activity,
+                "state": e.state,
+                "request_id": e.request_id,
+                "visible_to": e.visible_to,
+                "data": e.data,
+                "model": e.model,
+                "input_tokens": e.input_tokens,
+                "output_tokens": e.output_tokens,
+                "cost": e.cost,
+                "latency": e.latency,
+                "error": e.error,
+                "attempts": e.attempts,
+                "saw": e.saw,
+            }
+        )
+    return {
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "name": record.name,
+        "status": record.status,
+        "stop_reason": record.stop_reason,
+        "config": record.config,
+        "events": events,
+    }
+
+
+def _import_export(
+    room_class: Any, db: storage.Database, data: Mapping[str, Any], name_override: str | None
+) -> Any:
+    if data.get("format") != EXPORT_FORMAT:
+        raise ImportRejected(
+            f"an object import must be a room export (format {EXPORT_FORMAT!r}); "
+            "to resume from messages pass a list of messages"
+        )
+    version = data.get("version")
+    if version != EXPORT_VERSION:
+        raise ImportRejected(
+            f"unknown export version {version!r}; this library reads version {EXPORT_VERSION}"
+        )
+    unknown = set(data) - {"format", "version", "name", "status", "stop_reason", "config", "events"}
+    if unknown:
+        raise ImportRejected(f"the export has unknown field(s) {sorted(unknown)}")
+    try:
+        config = RoomConfig.from_dict(data.get("config") or {})
+    except ConversationValueError as exc:
+        raise ImportRejected(f"the export's config is invalid: {exc}") from None
+    events = data.get("events")
+    if not isinstance(events, list):
+        raise ImportRejected("the export's events must be a list")
+    if len(events) > MAX_MESSAGES * 2:
+        raise ImportRejected(
+            f"the export holds {len(events)} events; at most {MAX_MESSAGES * 2} can be imported"
+        )
+    status = data.get("status") or "idle"
+    if status not in storage.ROOM_STATUSES:
+        raise ImportRejected(f"the export's status {status!r} is not a room status")
+    for index, event in enumerate(events):
+        if not isinstance(event, Mapping):
+            raise ImportRejected(f"event {index} must be an object")
+        unknown = set(event) - EVENT_FIELDS
+        if unknown:
+            raise ImportRejected(f"event {index} has unknown field(s) {sorted(unknown)}")
+        if event.get("seq") != index + 1:
+            raise ImportRejected(
+                f"event {index} has seq {event.get('seq')!r}; seqs must run 1, 2, 3... without gaps"
+            )
+        if event.get("kind") not in storage.EVENT_KINDS:
+            raise ImportRejected(f"event {index} has unknown kind {event.get('kind')!r}")
+        if event.get("kind") == "human":
+            # A person's name, never an agent's: the planner takes a roster name for an agent
+            # turn, so a "human" event by Bob would forge a Bob turn.
+            try:
+                check_name(event.get("speaker"), f"event {index} speaker")
+            except ConversationValueError as exc:
+                raise ImportRejected(str(exc)) from None
+            if event["speaker"] in config.names:
+                raise ImportRejected(
+                    f"event {index} is a human message by {event['speaker']!r}, an agent of the "
+                    "roster; human messages need a person's name"
+                )
+        elif event.get("kind") == "system":
+            if not isinstance(event.get("speaker"), str) or "\n" in event["speaker"]:
+                raise ImportRejected(f"event {index} has an invalid speaker")
+        elif event.get("speaker") not in config.names:
+            raise ImportRejected(
+                f"event {index} is an agent turn by {event.get('speaker')!r}, who is not on the roster"
+            )
+        if not isinstance(event.get("content", ""), str):
+            raise ImportRejected(f"event {index} content must be text")
+    name = name_override or data.get("name") or "imported room"
+    room_id = _create_room(db, name, config, status=status)
+    _restore(db, room_id, [{k: v for k, v in e.items() if k != "seq"} for e in events])
+    if data.get("stop_reason") is not None:
+        storage.update_room(db, room_id, stop_reason=data.get("stop_reason"))
+    return room_class(db, room_id)
+
+
+def _create_room(db: storage.Database, name: str, config: RoomConfig, *, status: str) -> int:
+    """Store the imported room's row; a refusal (a secret in the config, a bad name) is an
+    ``ImportRejected`` naming the problem, with nothing written."""
+    try:
+        return storage.create_room(db, name, config.to_dict(), status=status)
+    except storage.StorageValueError as exc:
+        raise ImportRejected(f"the import could not be stored: {exc}") from None
+
+
+def _restore(db: storage.Database, room_id: int, records: list[dict[str, Any]]) -> None:
+    """Write the whole log in one transaction; on any failure the new room is removed again, so
+    the database is as it was."""
+    try:
+        storage.import_events(db, room_id, records)
+    except storage.StorageError as exc:
+        storage.delete_room(db, room_id)
+        raise ImportRejected(f"the import could not be stored: {exc}") from None
+    except BaseException:
+        storage.delete_room(db, room_id)
+        raise
+
+
+# -- export files -----------------------------------------------------------------------------------
+
+
+def safe_export_path(folder: str | Path, filename: str) -> Path:
+    """``folder / filename`` for an export file, refusing names that could leave ``folder``
+    (separators, ``..``, absolute paths, hidden files) or are not plain file names."""
+    if not isinstance(filename, str) or not _SAFE_FILE.fullmatch(filename) or ".." in filename:
+        raise ConversationValueError(
+            f"export file name {filename!r} is not allowed: use letters, digits, '_', '-' and '.', "
+            "starting with a letter or digit (no folders)"
+        )
+    base = Path(folder).resolve()
+    path = (base / filename).resolve()
+    if path.parent != base:
+        raise ConversationValueError(f"export file name {filename!r} leaves the export folder")
+    return path
+
+
+def write_export(room: Any, folder: str | Path, filename: str | None = None) -> Path:
+    """Write ``room.export()`` as JSON into ``folder`` (created if needed); return the path."""
+    path = safe_export_path(folder, filename or f"room-{room.id}.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(room.export(), ensure_ascii=False, indent=1), encoding="utf-8")
+    return path
+
+
+__all__ = [
+    "EXPORT_FORMAT",
+    "EXPORT_VERSION",
+    "ImportRejected",
+    "ResumeWarning",
+    "export_room",
+    "import_room",
+    "parse_import",
+    "safe_export_path",
+    "write_export",
+]

@@ -1,0 +1,219 @@
+"""``Turn``: one agent turn of a durable room, as its stored record says now (seed 002).
+
+A ``Turn`` is a view over one event row plus the moderation verbs. Every verb is a single
+optimistic state change in the database (``storage.update_turn_state``): two browser tabs approving
+the same draft change it once; a verb that does not fit the turn's current state raises
+``ConversationStateError`` and changes nothing. The room's status follows (a decided draft lets the
+room go on), and the worker or ``room.step()`` picks it up from there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import storage
+from conversation.exceptions import ConversationStateError, ConversationValueError
+
+MAX_REASON_CHARS = 2_000
+MAX_CONTENT_CHARS = 20_000
+
+
+class Turn:
+    """One agent turn: ``id``, ``conversation`` (the room id), ``parent``, ``inputs``, ``outputs``,
+    ``result``, ``state``, ``saw``, ``model``, ``error``, ``waiting``, ``usage``, ``request_id``."""
+
+    def __init__(self, db: storage.Database, event: storage.Event) -> None:
+        if event.kind not in ("agent", "pass"):
+            raise ConversationValueError(f"event {event.id} is a {event.kind} event, not a turn")
+        self._db = db
+        self._event = event
+
+    # -- what the record says -----------------------------------------------------------------
+
+    @property
+    def event(self) -> storage.Event:
+        return self._event
+
+    @property
+    def id(self) -> int:
+        assert self._event.id is not None
+        return self._event.id
+
+    @property
+    def conversation(self) -> int:
+        return self._event.room_id
+
+    @property
+    def seq(self) -> int:
+        return self._event.seq
+
+    @property
+    def speaker(self) -> str:
+        return self._event.speaker
+
+    @property
+    def parent(self) -> int | None:
+        return self._event.parent_event_id
+
+    @property
+    def state(self) -> str:
+        return self._event.state or "done"
+
+    @property
+    def passed(self) -> bool:
+        return self._event.kind == "pass"
+
+    @property
+    def request_id(self) -> str | None:
+        return self._event.request_id
+
+    @property
+    def saw(self) -> list[int]:
+        return list(self._event.saw or [])
+
+    @property
+    def model(self) -> str | None:
+        return self._event.model
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        return dict(self._event.error) if self._event.error else None
+
+    @property
+    def attempts(self) -> int:
+        return self._event.attempts
+
+    @property
+    def inputs(self) -> dict[str, Any]:
+        """What the turn was asked with (a copy): speaker, round, activity, what it saw, denials."""
+        data = self._event.data or {}
+        return {
+            "speaker": self.speaker,
+            "round": self._event.round,
+            "activity": self._event.activity,
+            "saw": self.saw,
+            "denials": [dict(d) for d in data.get("denials", [])],
+        }
+
+    @property
+    def result(self) -> str | None:
+        """The message, once the turn is done (``""`` for a pass); None before."""
+        return self._event.content if self.state == "done" else None
+
+    @property
+    def outputs(self) -> dict[str, Any]:
+        if self.state != "done":
+            return {}
+        outputs: dict[str, Any] = {"result": self._event.content, "passed": self.passed}
+        draft = (self._event.data or {}).get("draft")
+        if draft is not None:
+            outputs["draft"] = draft
+        return outputs
+
+    @property
+    def waiting(self) -> list[dict[str, Any]]:
+        """The approval this turn waits for (its draft), or ``[]``."""
+        if self.state != "waiting":
+            return []
+        return [{"draft": self._event.content, "speaker": self.speaker}]
+
+    @property
+    def usage(self) -> dict[str, int | float | None]:
+        return {
+            "input_tokens": self._event.input_tokens,
+            "output_tokens": self._event.output_tokens,
+            "cost": self._event.cost,
+            "latency": self._event.latency,
+        }
+
+    def refresh(self) -> Turn:
+        """Re-read the turn from the database (returns self)."""
+        self._event = storage.get_event(self._db, self.id)
+        return self
+
+    def __repr__(self) -> str:
+        return f"Turn(id={self.id}, room={self.conversation}, seq={self.seq}, {self.speaker}, {self.state})"
+
+    # -- moderation ---------------------------------------------------------------------------
+
+    def _move(
+        self,
+        verb: str,
+        expected: tuple[str, ...],
+        state: str,
+        *,
+        room_from: tuple[str, ...],
+        **changes: Any,
+    ) -> Turn:
+        updated = storage.update_turn_state(
+            self._db, self.id, expected_state=expected, state=state, **changes
+        )
+        if updated is None:
+            current = storage.get_event(self._db, self.id).state
+            raise ConversationStateError(
+                f"cannot {verb} turn {self.id} ({self.speaker}): it is {current}, "
+                f"and {verb} needs a turn that is {' or '.join(expected)}"
+            )
+        self._event = updated
+        storage.update_room(
+            self._db,
+            self.conversation,
+            status="running",
+            stop_reason=None,
+            expected_status=room_from,
+        )
+        return self
+
+    def approve(self, content: str | None = None) -> Turn:
+        """Publish the waiting draft (optionally edited first); the room goes on."""
+        changes: dict[str, Any] = {}
+        if content is not None:
+            if not isinstance(content, str) or not content.strip():
+                raise ConversationValueError("an edited message must be non-empty text")
+            if len(content) > MAX_CONTENT_CHARS:
+                raise ConversationValueError(
+                    f"an edited message is limited to {MAX_CONTENT_CHARS} characters"
+                )
+            changes = {"content": content, "data": {"draft": self._event.content, "edited": True}}
+        return self._move("approve", ("waiting",), "done", room_from=("waiting",), **changes)
+
+    def deny(self, reason: str) -> Turn:
+        """Refuse the draft: the agent is told why and tries again (or passes). After the room's
+        ``max_denials`` the turn is abandoned instead (it counts as a pass)."""
+        if not isinstance(reason, str) or not reason.strip():
+            raise ConversationValueError("deny needs a reason (the agent is told it); got none")
+        if len(reason) > MAX_REASON_CHARS:
+            raise ConversationValueError(f"a reason is limited to {MAX_REASON_CHARS} characters")
+        from conversation.rooms.config import RoomConfig
+
+        room = storage.get_room(self._db, self.conversation)
+        limit = RoomConfig.from_dict(room.config).max_denials
+        denials = list((self._event.data or {}).get("denials") or [])
+        denials.append({"draft": self._event.content, "reason": reason})
+        state = "running" if len(denials) <= limit else "abandoned"
+        return self._move(
+            "deny",
+            ("waiting",),
+            state,
+            room_from=("waiting",),
+            content="",
+            data={"denials": denials},
+        )
+
+    def stop(self) -> Turn:
+        """Stop the turn wherever it is: it ends ``stopped`` (it counts as a pass; a model reply
+        still in flight is refused by the fence on the turn's state)."""
+        return self._move("stop", ("running", "waiting"), "stopped", room_from=("waiting",))
+
+    def resume(self) -> Turn:
+        """Go on with an interrupted turn (its retry budget spent, or its process gone)."""
+        return self._move("resume", ("interrupted",), "running", room_from=("failed",), error=None)
+
+    def abandon(self) -> Turn:
+        """End a waiting or interrupted turn without going on: ``abandoned`` (counts as a pass)."""
+        return self._move(
+            "abandon", ("waiting", "interrupted"), "abandoned", room_from=("waiting", "failed")
+        )
+
+
+__all__ = ["Turn"]

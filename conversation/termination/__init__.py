@@ -1,0 +1,1 @@
+"""When a room stops: composable conditions (``|``, ``&``) over the room's state, reasons as data (pure)."""

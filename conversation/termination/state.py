@@ -1,0 +1,153 @@
+"""``RoomState``: the snapshot termination conditions read.
+
+A frozen value built by the room (or ``Conversation``) before each check:
+
+- ``roster``: the agent names, in order;
+- ``events``: the transcript (:class:`~conversation.planning.events.RoomEvent`), oldest first;
+- ``usage``: token totals so far (:class:`TokenUsage`); when omitted it is the sum of
+  ``event_usage``, an optional mapping from an event's position to the tokens its turn used;
+- ``stop_requested``: a reason when someone asked the room to stop from outside (the stop button,
+  stored with the room), else None;
+- ``resumed_at``: the position where this run resumed (an imported transcript): turn caps count
+  from there, and ``&`` remembers only what fired from there on.
+
+:meth:`RoomState.scope_start` is where memory and per-activity counts begin: the current
+activity's human message (position 0 when no human spoke), or ``resumed_at`` if later.
+Conditions are pure functions of this value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from conversation.exceptions import ConversationValueError
+from conversation.planning.events import RoomEvent, activity_start, check_roster
+
+__all__ = ["RoomState", "TokenUsage"]
+
+
+def _count(owner: str, name: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ConversationValueError(
+            f"{owner}.{name} must be a non-negative integer, got {value!r}"
+        )
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUsage:
+    """Tokens used: prompt (input) and completion (output)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        _count("TokenUsage", "prompt_tokens", self.prompt_tokens)
+        _count("TokenUsage", "completion_tokens", self.completion_tokens)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class RoomState:
+    """What a termination condition may read (see the module docstring)."""
+
+    roster: tuple[str, ...]
+    events: tuple[RoomEvent, ...]
+    usage: TokenUsage
+    event_usage: Mapping[int, TokenUsage] | None = field(compare=False, hash=False)
+    stop_requested: str | None
+    resumed_at: int
+
+    def __init__(
+        self,
+        roster: Sequence[str],
+        events: Sequence[RoomEvent] = (),
+        *,
+        usage: TokenUsage | None = None,
+        event_usage: Mapping[int, TokenUsage] | None = None,
+        stop_requested: str | None = None,
+        resumed_at: int = 0,
+    ) -> None:
+        names = check_roster(roster)
+        items = tuple(events)
+        if not all(isinstance(e, RoomEvent) for e in items):
+            raise ConversationValueError("RoomState.events must hold RoomEvent values")
+        per_event = None
+        if event_usage is not None:
+            per_event = MappingProxyType(dict(event_usage))
+            if not all(isinstance(u, TokenUsage) for u in per_event.values()):
+                raise ConversationValueError("RoomState.event_usage values must be TokenUsage")
+        if usage is None:
+            usage = sum(per_event.values(), TokenUsage()) if per_event else TokenUsage()
+        if not isinstance(usage, TokenUsage):
+            raise ConversationValueError(
+                f"RoomState.usage must be a TokenUsage, got {type(usage).__name__}"
+            )
+        if stop_requested is not None and not isinstance(stop_requested, str):
+            raise ConversationValueError("RoomState.stop_requested must be a string or None")
+        _count("RoomState", "resumed_at", resumed_at)
+        object.__setattr__(self, "roster", names)
+        object.__setattr__(self, "events", items)
+        object.__setattr__(self, "usage", usage)
+        object.__setattr__(self, "event_usage", per_event)
+        object.__setattr__(self, "stop_requested", stop_requested)
+        object.__setattr__(self, "resumed_at", resumed_at)
+
+    def prefix(self, length: int) -> RoomState:
+        """The state as it was after the first ``length`` events.
+
+        Usage is recomputed from ``event_usage`` when given; otherwise the totals are kept (only
+        the full state is then exact, which is all monotone conditions such as a budget need).
+        """
+        usage = None if self.event_usage is not None else self.usage
+        kept = (
+            None
+            if self.event_usage is None
+            else {i: u for i, u in self.event_usage.items() if i < length}
+        )
+        return RoomState(
+            self.roster,
+            self.events[:length],
+            usage=usage,
+            event_usage=kept,
+            stop_requested=self.stop_requested,
+            resumed_at=min(self.resumed_at, length),
+        )
+
+    def scope_start(self) -> int:
+        """Where per-activity counts and ``&`` memory begin (see the module docstring)."""
+        return max(activity_start(self.roster, self.events), self.resumed_at)
+
+    def agent_turns(self) -> int:
+        """Roster agents' turns (messages and passes) since ``resumed_at``."""
+        members = set(self.roster)
+        return sum(
+            1
+            for e in self.events[self.resumed_at :]
+            if e.kind == "message" and e.speaker in members
+        )
+
+    def scope_messages(self) -> list[tuple[int, RoomEvent]]:
+        """``(position, event)`` for the message events from :meth:`scope_start` on."""
+        start = self.scope_start()
+        return [(i, e) for i, e in enumerate(self.events) if i >= start and e.kind == "message"]
+
+    def agent_messages(self) -> list[RoomEvent]:
+        """Every message event by a roster agent (passes included), oldest first."""
+        members = set(self.roster)
+        return [e for e in self.events if e.kind == "message" and e.speaker in members]

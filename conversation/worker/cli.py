@@ -1,0 +1,66 @@
+"""``python -m conversation.worker``: drive every runnable room of a database from its own process.
+
+    python -m conversation.worker --db sqlite:///rooms.db --concurrency 50
+
+SIGINT and SIGTERM stop it cleanly: calls in flight are cancelled and every lease is released, so
+another worker (or this one, restarted) takes the rooms over at once instead of after a lease
+timeout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+from collections.abc import Sequence
+
+import storage
+from conversation.worker.runner import Worker
+
+log = logging.getLogger("conversation.worker")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m conversation.worker",
+        description="Drive every runnable room of a database (several workers may share one).",
+    )
+    parser.add_argument(
+        "--db", default=None, help="database URL (default: ROOMS_DATABASE_URL or the app's file)"
+    )
+    parser.add_argument(
+        "--concurrency", type=int, default=8, help="rooms driven at once (default 8)"
+    )
+    parser.add_argument(
+        "--lease-ttl", type=float, default=60.0, help="seconds a room's lease lasts"
+    )
+    parser.add_argument(
+        "--poll", type=float, default=0.5, help="seconds between looks for new work"
+    )
+    parser.add_argument("--until-idle", action="store_true", help="exit when no room is runnable")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    args = parser.parse_args(argv)
+    if args.concurrency < 1:
+        parser.error("--concurrency must be at least 1")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    db = storage.Database(args.db) if args.db else storage.Database()
+    worker = Worker(
+        db, concurrency=args.concurrency, lease_ttl=args.lease_ttl, poll_interval=args.poll
+    )
+
+    async def run() -> int:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, worker.stop)
+        return await worker.run(until_idle=args.until_idle)
+
+    turns = asyncio.run(run())
+    log.info("worker %s took %d turns", worker.owner, turns)
+    return 0
+
+
+__all__ = ["main"]

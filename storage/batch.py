@@ -1,0 +1,314 @@
+"""Many rooms per transaction: the reads and claims a worker driving hundreds of rooms needs.
+
+A worker that drives N rooms at once would otherwise pay one read transaction and one write
+transaction (with its fsync) per room per turn. These functions do the same work for a whole
+batch in one transaction each, with every item checked on its own exactly as the single-room
+functions check it:
+
+- :func:`room_logs`: the rooms and their full logs, in one read transaction;
+- :func:`claim_turns`: :func:`~storage.turns.claim_turn` for many rooms in one write
+  transaction (each claim fenced by its own lease token, refused on its own);
+- group commits are :func:`~storage.turns.commit_turns`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import bindparam, select, update
+
+from storage._tx import (
+    EVENTS,
+    INSERT_EVENT,
+    LEASES,
+    ROOM_AND_LEASE,
+    ROOMS,
+    RoomProbe,
+    event_from_row,
+    event_snapshot,
+    lock_rooms,
+    probe_columns,
+    probe_room,
+    require_in,
+    word_count,
+)
+from storage.database import Database
+from storage.errors import RoomNotFound, StorageValueError
+from storage.events import check_event_fields
+from storage.tables import Event, Room
+from storage.turns import _claim_refusal
+from storage.vocabulary import ROOM_STATUSES
+
+_ROOMS_IN = select(ROOMS).where(ROOMS.c.id.in_(bindparam("ids", expanding=True)))
+_EVENTS_IN = (
+    select(EVENTS)
+    .where(
+        EVENTS.c.room_id.in_(bindparam("ids", expanding=True)),
+        EVENTS.c.seq > bindparam("after"),
+    )
+    .order_by(EVENTS.c.room_id, EVENTS.c.seq)
+)
+
+
+def room_logs(
+    db: Database, room_ids: Sequence[int], after_seq: dict[int, int] | None = None
+) -> dict[int, tuple[Room, list[Event]]]:
+    """``{room_id: (room, events in seq order)}`` for the rooms that exist, read in one
+    transaction (a consistent snapshot across all of them).
+
+    With ``after_seq``, only the events after each room's given seq are returned (for a caller
+    that keeps the earlier ones); rooms not named there are read whole.
+    """
+    ids = sorted({int(i) for i in room_ids})
+    if not ids:
+        return {}
+    after = after_seq or {}
+    floor = min((after.get(i, 0) for i in ids), default=0)
+    with db.read_connection() as conn:
+        rooms = {
+            row.id: Room.model_construct(**row._mapping)
+            for row in conn.execute(_ROOMS_IN, {"ids": ids})
+        }
+        logs: dict[int, list[Event]] = {room_id: [] for room_id in rooms}
+        for row in conn.execute(_EVENTS_IN, {"ids": ids, "after": floor}):
+            if row.room_id in logs and row.seq > after.get(row.room_id, 0):
+                logs[row.room_id].append(event_from_row(row))
+    return {room_id: (room, logs[room_id]) for room_id, room in rooms.items()}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RoomSettlement:
+    """A status a lease holder sets on a running room, with an optional system event appended
+    first (e.g. the termination reason, kept with the event that ended the room)."""
+
+    room_id: int
+    token: int
+    status: str
+    stop_reason: str | None = None
+    notice: str | None = None
+    notice_data: dict[str, Any] | None = None
+
+
+def settle_rooms(db: Database, settlements: Sequence[RoomSettlement]) -> list[bool]:
+    """Apply many settlements in one write transaction; one bool per item, in order.
+
+    Each applies only while its room is ``running`` and ``token`` is the room's current,
+    unexpired lease (the fence of :func:`~storage.rooms.update_room` with
+    ``expected_status="running"`` and ``token``); its notice goes at the end of the log.
+    """
+    for item in settlements:
+        require_in(item.status, ROOM_STATUSES, "status")
+        if item.notice is not None:
+            check_event_fields(speaker="room", content=item.notice, data=item.notice_data)
+    if not settlements:
+        return []
+    now: datetime = db.now()
+    results: list[bool] = []
+    with db.write_connection() as conn:
+        for item in settlements:
+            try:
+                probe = probe_room(conn, item.room_id)
+            except RoomNotFound:
+                results.append(False)
+                continue
+            if probe.status != "running" or not probe.holds(item.token, now):
+                results.append(False)
+                continue
+            if item.notice is not None:
+                conn.execute(
+                    INSERT_EVENT,
+                    {
+                        "room_id": item.room_id,
+                        "seq": probe.last_seq + 1,
+                        "activity": probe.last_activity,
+                        "round": probe.last_round,
+                        "kind": "system",
+                        "speaker": "room",
+                        "content": item.notice,
+                        "words": word_count(item.notice),
+                        "state": None,
+                        "request_id": None,
+                        "parent_event_id": None,
+                        "saw": None,
+                        "model": None,
+                        "attempts": 0,
+                        "next_attempt_at": None,
+                        "visible_to": None,
+                        "data": item.notice_data,
+                        "created_at": now,
+                        "updated_at": now,
+                    },
+                )
+            conn.execute(
+                update(ROOMS)
+                .where(ROOMS.c.id == item.room_id)
+                .values(status=item.status, stop_reason=item.stop_reason, updated_at=now)
+            )
+            results.append(True)
+    return results
+
+
+def release_leases(db: Database, owner: str, leases: dict[int, int]) -> None:
+    """Release many leases of ``owner`` (``{room_id: token}``) in one write transaction; a lease
+    no longer held by ``owner`` with that token is left alone (tokens are never reused)."""
+    if not leases:
+        return
+    with db.write_connection() as conn:
+        for room_id, token in sorted(leases.items()):
+            conn.execute(
+                update(LEASES)
+                .where(
+                    LEASES.c.room_id == room_id,
+                    LEASES.c.owner == owner,
+                    LEASES.c.token == token,
+                )
+                .values(owner=None, expires_at=None)
+            )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnClaim:
+    """One claim for :func:`claim_turns` (the arguments of :func:`claim_turn`)."""
+
+    room_id: int
+    token: int
+    expected_last_seq: int
+    speaker: str
+    request_id: str
+    activity: int
+    round: int
+    saw: Sequence[int] | None = None
+    model: str | None = None
+    parent_event_id: int | None = None
+    visible_to: Sequence[str] | None = None
+    data: dict[str, Any] | None = None
+    statuses: tuple[str, ...] | None = field(default=("running",))
+
+    def validate(self) -> None:
+        if not self.request_id:
+            raise StorageValueError(
+                "request_id is required for a turn (a deterministic id per turn)"
+            )
+        check_event_fields(
+            speaker=self.speaker,
+            content="",
+            request_id=self.request_id,
+            visible_to=self.visible_to,
+            data=self.data,
+            saw=self.saw,
+        )
+
+
+def _build_probe_many() -> Any:
+    """The single-room probe of :func:`~storage._tx.probe_room` for many rooms at once (without
+    the request-id part, read separately)."""
+    return (
+        select(ROOMS.c.id, *probe_columns())
+        .select_from(ROOM_AND_LEASE)
+        .where(ROOMS.c.id.in_(bindparam("ids", expanding=True)))
+    )
+
+
+_PROBE_MANY = _build_probe_many()
+_REQUESTS_IN = select(EVENTS.c.room_id, EVENTS.c.request_id, EVENTS.c.seq).where(
+    EVENTS.c.room_id.in_(bindparam("ids", expanding=True)),
+    EVENTS.c.request_id.in_(bindparam("rids", expanding=True)),
+)
+_INSERT_RETURNING = INSERT_EVENT.returning(EVENTS.c.id, sort_by_parameter_order=True)
+
+
+def claim_turns(db: Database, claims: Sequence[TurnClaim]) -> list[Event | None]:
+    """Claim many turns in one write transaction; one result per claim, in order.
+
+    Each claim is checked exactly as :func:`~storage.turns.claim_turn` checks it (current
+    lease, room status, expected last seq, no open turn, unused request id) and refused on its own
+    (``None``); a missing room is ``None`` too. Invalid claims raise before anything is written.
+    The rooms are probed with one query and the turns inserted with one statement, whatever the
+    batch size.
+    """
+    for claim in claims:
+        claim.validate()
+    if not claims:
+        return []
+    now: datetime = db.now()
+    ids = sorted({claim.room_id for claim in claims})
+    results: list[Event | None] = [None] * len(claims)
+    with db.write_connection() as conn:
+        if not db.is_sqlite:
+            lock_rooms(conn, ids)  # server databases: serialise with other writers of these rooms
+        probes: dict[int, RoomProbe] = {}
+        for row in conn.execute(_PROBE_MANY, {"ids": ids}):
+            room_id, status, owner, token, expires_at, last, activity, round_, open_seq = row
+            probes[room_id] = RoomProbe(
+                status,
+                owner,
+                token,
+                expires_at,
+                int(last or 0),
+                activity or 0,
+                round_ or 0,
+                open_seq,
+                None,
+            )
+        rids = sorted({claim.request_id for claim in claims})
+        used = {
+            (row.room_id, row.request_id): row.seq
+            for row in conn.execute(_REQUESTS_IN, {"ids": ids, "rids": rids})
+        }
+        rows: list[dict[str, Any]] = []
+        placed: list[int] = []
+        for index, claim in enumerate(claims):
+            probe = probes.get(claim.room_id)
+            if probe is None:
+                continue
+            probe = probe._replace(request_seq=used.get((claim.room_id, claim.request_id)))
+            if _claim_refusal(
+                probe, claim.token, claim.expected_last_seq, claim.request_id, claim.statuses, now
+            ):
+                continue
+            seq = claim.expected_last_seq + 1
+            # A second claim for the same room in this batch sees this one (log moved, turn open).
+            probes[claim.room_id] = probe._replace(last_seq=seq, open_seq=seq)
+            used[(claim.room_id, claim.request_id)] = seq
+            rows.append(
+                {
+                    "room_id": claim.room_id,
+                    "seq": seq,
+                    "activity": claim.activity,
+                    "round": claim.round,
+                    "kind": "agent",
+                    "speaker": claim.speaker,
+                    "content": "",
+                    "words": 0,
+                    "state": "running",
+                    "request_id": claim.request_id,
+                    "parent_event_id": claim.parent_event_id,
+                    "saw": list(claim.saw) if claim.saw is not None else None,
+                    "model": claim.model,
+                    "attempts": 0,
+                    "next_attempt_at": None,
+                    "visible_to": list(claim.visible_to) if claim.visible_to is not None else None,
+                    "data": claim.data,
+                    "created_at": now,
+                    "updated_at": now,
+                }
+            )
+            placed.append(index)
+        if rows:
+            inserted = [row[0] for row in conn.execute(_INSERT_RETURNING, rows)]
+            for index, values, event_id in zip(placed, rows, inserted, strict=True):
+                results[index] = event_snapshot(id=event_id, **values)
+    return results
+
+
+__all__ = [
+    "RoomSettlement",
+    "TurnClaim",
+    "claim_turns",
+    "release_leases",
+    "room_logs",
+    "settle_rooms",
+]

@@ -1,0 +1,417 @@
+"""The append-only event log of a room: appending messages, reading the log, polling its end."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Collection, Sequence
+from typing import Any
+
+from sqlalchemy import bindparam
+from sqlalchemy import select as sa_select
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, func, select
+
+from storage._tx import (
+    EVENTS,
+    as_set,
+    check_json,
+    check_limit,
+    event_from_row,
+    event_snapshot,
+    get_row,
+    insert_event,
+    open_turn_clause,
+    probe_room,
+    require_in,
+    touch_room,
+    word_count,
+)
+from storage.database import Database
+from storage.errors import EventNotFound, RequestIdConflict, StorageValueError
+from storage.tables import Event
+from storage.vocabulary import EVENT_KINDS, TURN_STATES
+
+log = logging.getLogger(__name__)
+_KEEP = object()
+
+
+def check_event_fields(
+    *,
+    speaker: Any,
+    content: Any,
+    request_id: Any = None,
+    visible_to: Any = None,
+    data: Any = None,
+    saw: Any = None,
+) -> None:
+    """Validate the common event fields (raises :class:`StorageValueError`)."""
+    if not isinstance(speaker, str) or not speaker.strip():
+        raise StorageValueError(f"speaker={speaker!r} must be a non-empty string")
+    if not isinstance(content, str):
+        raise StorageValueError(f"content must be a string, not {type(content).__name__}")
+    if request_id is not None and (not isinstance(request_id, str) or not request_id):
+        raise StorageValueError(f"request_id={request_id!r} must be a non-empty string or None")
+    if visible_to is not None and (
+        not isinstance(visible_to, (list, tuple)) or not all(isinstance(v, str) for v in visible_to)
+    ):
+        raise StorageValueError(
+            f"visible_to={visible_to!r} must be a list of speaker names or None"
+        )
+    if saw is not None and (
+        not isinstance(saw, (list, tuple)) or not all(isinstance(s, int) for s in saw)
+    ):
+        raise StorageValueError(f"saw={saw!r} must be a list of seqs (integers) or None")
+    if data is not None:
+        if not isinstance(data, dict):
+            raise StorageValueError(f"data must be a dict or None, not {type(data).__name__}")
+        check_json(data, "data")
+
+
+def append_message(
+    db: Database,
+    room_id: int,
+    kind: str,
+    speaker: str,
+    content: str,
+    *,
+    request_id: str | None = None,
+    activity: int | None = None,
+    round: int | None = None,  # noqa: A002 - the column's name
+    state: str | None | object = _KEEP,
+    visible_to: Sequence[str] | None = None,
+    data: dict[str, Any] | None = None,
+    parent_event_id: int | None = None,
+    model: str | None = None,
+) -> Event:
+    """Append one event at the end of the room's log and return it (committed, durable).
+
+    Guarantees:
+    - ``seq`` is ``max(seq) + 1`` computed inside the write transaction, so concurrent appenders
+      (threads, processes, machines) get contiguous, unique seqs and never a lock error;
+    - idempotent on ``request_id``: the same id with the same ``kind``, ``speaker`` and ``content``
+      returns the existing event and writes nothing (a double click, a retried request); the same
+      id with anything different raises :class:`RequestIdConflict`;
+    - ``activity``/``round`` default from the log, inside the transaction: a ``human`` message opens
+      a new activity (last activity + 1) at round 0; any other kind continues the last event's
+      activity and round (0 and 0 in an empty room);
+    - ``state`` defaults to ``None`` for ``human``/``system`` events (which never have one) and
+      ``"done"`` for ``agent``/``pass`` events (use :func:`~storage.turns.claim_turn` for
+      turns that are still to run).
+    Raises :class:`RoomNotFound` and :class:`StorageValueError`.
+    """
+    require_in(kind, EVENT_KINDS, "kind")
+    check_event_fields(
+        speaker=speaker, content=content, request_id=request_id, visible_to=visible_to, data=data
+    )
+    if state is _KEEP:
+        state = "done" if kind in ("agent", "pass") else None
+    if kind in ("human", "system") and state is not None:
+        raise StorageValueError(f"state={state!r}: {kind} events have no turn state; pass None")
+    if state is not None:
+        require_in(state, TURN_STATES, "state")
+    now = db.now()
+    try:
+        with db.write_connection() as conn:
+            probe = probe_room(conn, room_id, request_id)
+            if probe.request_seq is not None:
+                existing = _event_at(conn, room_id, probe.request_seq)
+                return _same_or_conflict(existing, kind, speaker, content)
+            if activity is None:
+                activity = probe.last_activity + 1 if kind == "human" else probe.last_activity
+            if round is None:
+                round = 0 if kind == "human" else probe.last_round  # noqa: A001
+            values: dict[str, Any] = {
+                "room_id": room_id,
+                "seq": probe.last_seq + 1,
+                "activity": activity,
+                "round": round,
+                "kind": kind,
+                "speaker": speaker,
+                "content": content,
+                "words": word_count(content),
+                "state": state,
+                "request_id": request_id,
+                "parent_event_id": parent_event_id,
+                "model": model,
+                "visible_to": list(visible_to) if visible_to is not None else None,
+                "data": data,
+                "attempts": 0,
+                "created_at": now,
+                "updated_at": now,
+            }
+            event_id = insert_event(conn, values)
+            touch_room(conn, room_id, now)
+            return event_snapshot(id=event_id, **values)
+    except IntegrityError:
+        # Only reachable on a server database if two writers slipped past the room lock (e.g. a
+        # different isolation level): the unique constraints held, so re-read and decide.
+        if request_id is None:
+            raise
+        existing_or_none = find_event(db, room_id, request_id)
+        if existing_or_none is None:
+            raise
+        return _same_or_conflict(existing_or_none, kind, speaker, content)
+
+
+_EVENT_AT = sa_select(EVENTS).where(
+    EVENTS.c.room_id == bindparam("room_id"), EVENTS.c.seq == bindparam("seq")
+)
+
+
+def _event_at(conn: Connection, room_id: int, seq: int) -> Event:
+    return event_from_row(conn.execute(_EVENT_AT, {"room_id": room_id, "seq": seq}).one())
+
+
+IMPORT_FIELDS = frozenset(
+    {
+        "activity",
+        "round",
+        "state",
+        "request_id",
+        "visible_to",
+        "data",
+        "model",
+        "input_tokens",
+        "output_tokens",
+        "cost",
+        "latency",
+        "error",
+        "attempts",
+        "saw",
+        "parent_event_id",
+    }
+)
+"""Fields :func:`import_event` accepts besides kind, speaker and content."""
+
+
+def import_event(
+    db: Database, room_id: int, kind: str, speaker: str, content: str, **fields: Any
+) -> Event:
+    """Append one event with every recorded field restored verbatim (for imports and exports).
+
+    Like :func:`append_message` (seq = last + 1, request-id idempotency, activity/round derived
+    when missing), but a turn keeps its recorded ``state``, usage, ``error``, ``attempts`` and
+    ``saw``. ``fields`` must be among :data:`IMPORT_FIELDS` (an unknown field is refused).
+    Use :func:`import_events` to restore a whole log atomically.
+    """
+    return import_events(
+        db, room_id, [{"kind": kind, "speaker": speaker, "content": content, **fields}]
+    )[0]
+
+
+def import_events(db: Database, room_id: int, records: Sequence[dict[str, Any]]) -> list[Event]:
+    """Append many recorded events in one write transaction: all of them, or none.
+
+    Each record has ``kind``, ``speaker``, ``content`` and any of :data:`IMPORT_FIELDS`. Every
+    record is validated before anything is written (:class:`StorageValueError` names the record's
+    index and field). Seqs continue the room's log in the order given.
+    """
+    prepared = [_prepare_import(index, record) for index, record in enumerate(records)]
+    now = db.now()
+    with db.write_connection() as conn:
+        probe = probe_room(conn, room_id)
+        last_seq, last_activity, last_round = probe.last_seq, probe.last_activity, probe.last_round
+        imported: list[Event] = []
+        for values in prepared:
+            request_id = values["request_id"]
+            if request_id is not None:
+                seq = conn.execute(
+                    _SEQ_OF_REQUEST, {"room_id": room_id, "rid": request_id}
+                ).scalar()
+                if seq is not None:
+                    existing = _event_at(conn, room_id, seq)
+                    imported.append(
+                        _same_or_conflict(
+                            existing, values["kind"], values["speaker"], values["content"]
+                        )
+                    )
+                    continue
+            if values["activity"] is None:
+                human = values["kind"] == "human"
+                values["activity"] = last_activity + 1 if human else last_activity
+            if values["round"] is None:
+                values["round"] = 0 if values["kind"] == "human" else last_round
+            last_seq += 1
+            row = {
+                **values,
+                "room_id": room_id,
+                "seq": last_seq,
+                "created_at": now,
+                "updated_at": now,
+            }
+            event_id = insert_event(conn, row)
+            imported.append(event_snapshot(id=event_id, **row))
+            last_activity, last_round = values["activity"], values["round"]
+        if prepared:
+            touch_room(conn, room_id, now)
+        return imported
+
+
+_SEQ_OF_REQUEST = sa_select(EVENTS.c.seq).where(
+    EVENTS.c.room_id == bindparam("room_id"), EVENTS.c.request_id == bindparam("rid")
+)
+
+
+def _prepare_import(index: int, record: Any) -> dict[str, Any]:
+    where = f"event {index}"
+    if not isinstance(record, dict):
+        raise StorageValueError(f"{where} must be a dict, not {type(record).__name__}")
+    unknown = set(record) - IMPORT_FIELDS - {"kind", "speaker", "content"}
+    if unknown:
+        raise StorageValueError(f"{where} has unknown field(s) {sorted(unknown)}")
+    kind = record.get("kind")
+    require_in(kind, EVENT_KINDS, f"{where} kind")
+    content = record.get("content", "")
+    check_event_fields(
+        speaker=record.get("speaker"),
+        content=content,
+        request_id=record.get("request_id"),
+        visible_to=record.get("visible_to"),
+        data=record.get("data"),
+        saw=record.get("saw"),
+    )
+    state = record.get("state", "done" if kind in ("agent", "pass") else None)
+    if kind in ("human", "system") and state is not None:
+        raise StorageValueError(f"{where}: {kind} events have no turn state (got {state!r})")
+    if kind in ("agent", "pass"):
+        require_in(state, TURN_STATES, f"{where} state")
+    for name in ("input_tokens", "output_tokens", "attempts", "activity", "round"):
+        value = record.get(name)
+        if value is not None and (
+            not isinstance(value, int) or isinstance(value, bool) or value < 0
+        ):
+            raise StorageValueError(f"{where}: {name}={value!r} must be an integer >= 0")
+    for name in ("cost", "latency"):
+        value = record.get(name)
+        if value is not None and (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
+            raise StorageValueError(f"{where}: {name}={value!r} must be a finite number")
+    error = record.get("error")
+    if error is not None and (not isinstance(error, dict) or not {"type", "message"} <= set(error)):
+        raise StorageValueError(f"{where}: error must be a dict with 'type' and 'message'")
+    if error is not None:
+        check_json(error, f"{where} error")
+    model = record.get("model")
+    if model is not None and not isinstance(model, str):
+        raise StorageValueError(f"{where}: model must be a string label")
+    visible_to = record.get("visible_to")
+    saw = record.get("saw")
+    return {
+        "kind": kind,
+        "speaker": record["speaker"],
+        "content": content,
+        "words": word_count(content),
+        "state": state,
+        "activity": record.get("activity"),
+        "round": record.get("round"),
+        "request_id": record.get("request_id"),
+        "parent_event_id": record.get("parent_event_id"),
+        "visible_to": list(visible_to) if visible_to is not None else None,
+        "data": record.get("data"),
+        "model": model,
+        "input_tokens": record.get("input_tokens"),
+        "output_tokens": record.get("output_tokens"),
+        "cost": record.get("cost"),
+        "latency": record.get("latency"),
+        "error": error,
+        "attempts": record.get("attempts") or 0,
+        "saw": list(saw) if saw is not None else None,
+        "next_attempt_at": None,
+    }
+
+
+def _by_request_id(session: Session, room_id: int, request_id: str) -> Event | None:
+    return session.exec(
+        select(Event).where(Event.room_id == room_id, Event.request_id == request_id)
+    ).first()
+
+
+def _same_or_conflict(existing: Event, kind: str, speaker: str, content: str) -> Event:
+    if (existing.kind, existing.speaker, existing.content) == (kind, speaker, content):
+        return existing
+    raise RequestIdConflict(
+        f"room {existing.room_id}: request_id {existing.request_id!r} already names event seq "
+        f"{existing.seq} ({existing.kind} by {existing.speaker!r}); it was sent again with a "
+        f"different {'speaker' if existing.speaker != speaker else 'kind' if existing.kind != kind else 'content'}. "
+        "Use a new request id for a new message.",
+        room_id=existing.room_id,
+        request_id=existing.request_id or "",
+    )
+
+
+def events(
+    db: Database,
+    room_id: int,
+    *,
+    after_seq: int | None = None,
+    limit: int | None = None,
+    kinds: str | Collection[str] | None = None,
+) -> list[Event]:
+    """The room's events with ``seq > after_seq`` (all when ``None``), in seq order.
+
+    Served by the ``(room_id, seq)`` index: a page costs the same with a million stored events.
+    An unknown room gives an empty list (use :func:`~storage.rooms.get_room` to tell apart).
+    """
+    check_limit(limit)
+    query = select(Event).where(Event.room_id == room_id).order_by(col(Event.seq))
+    if after_seq is not None:
+        query = query.where(Event.seq > after_seq)
+    wanted = as_set(kinds)
+    if wanted is not None:
+        query = query.where(col(Event.kind).in_(sorted(wanted)))
+    if limit is not None:
+        query = query.limit(limit)
+    with db.read() as session:
+        return list(session.exec(query))
+
+
+def latest_seq(db: Database, room_id: int) -> int:
+    """The seq of the room's last event (0 when empty): one index probe, cheap to poll."""
+    with db.read() as session:
+        value = session.exec(select(func.max(Event.seq)).where(Event.room_id == room_id)).one()
+    return int(value or 0)
+
+
+def get_event(db: Database, event_id: int) -> Event:
+    """One event by id. Raises :class:`EventNotFound`."""
+    row: Event = get_row(db, Event, event_id, EventNotFound, "event")
+    return row
+
+
+def find_event(db: Database, room_id: int, request_id: str) -> Event | None:
+    """The room's event sent with ``request_id``, or ``None``."""
+    with db.read() as session:
+        return _by_request_id(session, room_id, request_id)
+
+
+def open_turn(db: Database, room_id: int) -> Event | None:
+    """The room's open turn (``running``, ``waiting`` or ``interrupted``), or ``None``.
+
+    :func:`~storage.turns.claim_turn` guarantees there is at most one. A worker that takes
+    over a room resumes this turn before planning a new one.
+    """
+    with db.read() as session:
+        return session.exec(
+            select(Event)
+            .where(Event.room_id == room_id, open_turn_clause())
+            .order_by(col(Event.seq))
+            .limit(1)
+        ).first()
+
+
+__all__ = [
+    "append_message",
+    "check_event_fields",
+    "events",
+    "find_event",
+    "get_event",
+    "import_event",
+    "import_events",
+    "latest_seq",
+    "open_turn",
+]

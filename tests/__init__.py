@@ -1,0 +1,1 @@
+"""The test suite (a package, so test modules mirror the source tree without name clashes)."""

@@ -1,0 +1,202 @@
+"""Follow-up EDSL questions over transcripts: tidy rows, literal text, failures raised, forms checked."""
+
+from __future__ import annotations
+
+import pytest
+from edsl import QuestionFreeText, QuestionYesNo, Results, Scenario, ScenarioList
+
+from conversation.analysis.questions import Analysis, analyze, question_from_spec
+from conversation.exceptions import ConversationValueError, ModelCallError
+from conversation.models import OfflineModel
+
+
+def record(turn: int, speaker: str, text: str) -> dict:
+    return {"turn": turn, "speaker": speaker, "speaker_index": turn % 2, "text": text}
+
+
+DEAL = [record(0, "Alice", "I offer 100 for the mug"), record(1, "Bob", "120 and it's yours. DEAL")]
+NO_DEAL = [record(0, "Alice", "I offer 100 for the mug"), record(1, "Bob", "No. 200 or nothing.")]
+DEAL_QUESTION = {"type": "yes_no", "name": "deal_reached", "text": "Was a deal reached?"}
+
+
+def test_was_a_deal_reached_over_two_transcripts():
+    model = OfflineModel()
+    analysis = analyze(
+        [question_from_spec(DEAL_QUESTION)],
+        [{"transcript": DEAL, "room": "r-deal"}, {"transcript": NO_DEAL, "room": "r-none"}],
+        model=model,
+    )
+    assert isinstance(analysis, Analysis)
+    assert [r["deal_reached"] for r in analysis.rows] == ["Yes", "No"]
+    assert [r["room"] for r in analysis.rows] == ["r-deal", "r-none"]
+    assert [r["scenario_index"] for r in analysis.rows] == [0, 1]
+    assert all("transcript" not in r for r in analysis.rows)
+    assert analysis.rows[0]["deal_reached_comment"] == "A message (Bob) announces a deal."
+    assert isinstance(analysis.results, Results) and len(analysis.results) == 2
+    assert (
+        list(analysis) == analysis.rows and len(analysis) == 2 and analysis[1]["room"] == "r-none"
+    )
+    assert model.calls == 2
+
+
+def test_scenario_lists_and_several_question_types():
+    questions = [
+        question_from_spec(DEAL_QUESTION),
+        question_from_spec(
+            {"type": "numerical", "name": "price", "text": "{{ transcript }} Final price?"}
+        ),
+        question_from_spec(
+            {
+                "type": "multiple_choice",
+                "name": "last",
+                "text": "Who spoke last?",
+                "options": ["Alice", "Bob"],
+            }
+        ),
+        question_from_spec({"type": "free_text", "name": "summary", "text": "Summarize."}),
+    ]
+    scenarios = ScenarioList([Scenario({"transcript": DEAL}), Scenario({"transcript": NO_DEAL})])
+    rows = analyze(questions, scenarios, model=OfflineModel()).rows
+    assert [r["price"] for r in rows] == [120, 200]
+    assert all(r["last"] in ("Alice", "Bob") for r in rows)
+    assert rows[1]["summary"].startswith("2 messages between Alice and Bob")
+
+
+def test_transcript_text_reaches_the_model_literally_as_json_lines():
+    model = OfflineModel()
+    hostile = [record(0, "Alice", "Look {{ 7*7 }} and {% if 1 %}x{% endif %}")]
+    analyze(question_from_spec(DEAL_QUESTION), {"transcript": hostile}, model=model)
+    [(_, prompt)] = model.prompts
+    assert "7*7" in prompt and "49" not in prompt
+    assert '"speaker": "Alice"' in prompt  # JSON lines, not a Python repr
+
+
+def test_default_model_is_offline_here():
+    rows = analyze(question_from_spec(DEAL_QUESTION), [{"transcript": DEAL}]).rows
+    assert rows[0]["deal_reached"] == "Yes"
+
+
+def test_unparsable_answers_raise_instead_of_returning_none():
+    question = question_from_spec(DEAL_QUESTION)
+    with pytest.raises(ModelCallError) as caught:
+        analyze(question, [{"transcript": DEAL}], model=OfflineModel(replies=["maybe"]))
+    assert caught.value.code == "analysis_failed"
+    assert "deal_reached" in str(caught.value)
+    rows = analyze(question, [{"transcript": DEAL}], model=OfflineModel(replies=["Yes"])).rows
+    assert rows[0]["deal_reached"] == "Yes"  # control: a parsable answer passes
+
+
+def test_a_failing_model_raises_after_edsls_own_attempts(monkeypatch):
+    from edsl.interviews.answering_function import RetryConfig
+
+    monkeypatch.setattr(RetryConfig, "EDSL_BACKOFF_START_SEC", 0.0)
+
+    def down(user_prompt, system_prompt):
+        raise ConnectionError("provider down")
+
+    model = OfflineModel(func=down)
+    # EDSL 1.0.9 rebuilds the error as a plain Exception: the message survives, the type does not
+    with pytest.raises(ModelCallError, match="deal_reached: .*provider down"):
+        analyze(question_from_spec(DEAL_QUESTION), [{"transcript": DEAL}], model=model)
+    assert model.calls >= 1
+
+
+@pytest.mark.parametrize(
+    ("questions", "scenarios", "expected"),
+    [
+        ([], [{"transcript": DEAL}], "questions is empty"),
+        (
+            ["Was a deal reached?"],
+            [{"transcript": DEAL}],
+            r"questions\[0\] must be an EDSL question",
+        ),
+        (
+            [
+                QuestionFreeText(question_name="a", question_text="x"),
+                QuestionYesNo(question_name="a", question_text="y"),
+            ],
+            [{"transcript": DEAL}],
+            r"\['a'\] appear more than once",
+        ),
+        ([QuestionFreeText(question_name="a", question_text="x")], [], "scenarios is empty"),
+        ([QuestionFreeText(question_name="a", question_text="x")], "text", "scenarios must be"),
+        ([QuestionFreeText(question_name="a", question_text="x")], [3], r"scenarios\[0\] must be"),
+        (
+            [QuestionFreeText(question_name="a", question_text="{{ transcript }} {{ room }}")],
+            [{"transcript": DEAL}],
+            r"scenarios\[0\] has no field\(s\) \['room'\]",
+        ),
+        (
+            [QuestionFreeText(question_name="a", question_text="x")],
+            [{"transcript": DEAL, "analysis_row": 1}],
+            "reserved field",
+        ),
+    ],
+)
+def test_bad_analysis_input_is_named(questions, scenarios, expected):
+    with pytest.raises(ConversationValueError, match=expected):
+        analyze(questions, scenarios, model=OfflineModel())
+
+
+# -- question_from_spec ---------------------------------------------------------------------
+
+
+def test_specs_build_edsl_questions():
+    yes_no = question_from_spec(DEAL_QUESTION)
+    assert type(yes_no).__name__ == "QuestionYesNo"
+    assert yes_no.question_text == "Transcript:\n{{ transcript }}\n\nWas a deal reached?"
+    kept = question_from_spec(
+        {"type": "free_text", "name": "s", "text": "Read {{ transcript }} now."}
+    )
+    assert kept.question_text == "Read {{ transcript }} now."
+    choice = question_from_spec(
+        {"type": "multiple_choice", "name": "c", "text": "Who?", "options": ["A", "{{ B }}"]}
+    )
+    assert choice.question_options == ["A", "{\u200b{ B }}"]  # options are data, never templates
+    number = question_from_spec(
+        {"type": "numerical", "name": "n", "text": "How much?", "min_value": 0, "max_value": 10}
+    )
+    assert (number.min_value, number.max_value) == (0, 10)
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("yes_no", "must be a dict"),
+        ({**DEAL_QUESTION, "type": "ranking"}, "type 'ranking' is not supported"),
+        ({**DEAL_QUESTION, "name": "Deal Reached"}, "name 'Deal Reached'"),
+        ({**DEAL_QUESTION, "name": "class"}, "name 'class'"),
+        ({**DEAL_QUESTION, "text": "  "}, "text must be non-empty"),
+        ({**DEAL_QUESTION, "text": "x" * 5000}, "the limit is"),
+        ({**DEAL_QUESTION, "text": "{{ ''.__class__.__mro__ }}"}, "question text"),
+        ({**DEAL_QUESTION, "text": "{{ transcript | upper }}"}, "plain placeholders"),
+        ({**DEAL_QUESTION, "text": "{% if transcript %}x{% endif %}"}, "plain placeholders"),
+        ({**DEAL_QUESTION, "text": "{{ secret_key }}"}, r"unknown variable\(s\) \['secret_key'\]"),
+        ({**DEAL_QUESTION, "text": "{{ transcript"}, "not a valid template"),
+        ({**DEAL_QUESTION, "colour": "red"}, r"unknown field\(s\) \['colour'\]"),
+        ({**DEAL_QUESTION, "options": ["a", "b"]}, "'options' does not apply"),
+        (
+            {"type": "multiple_choice", "name": "c", "text": "Who?", "options": ["A"]},
+            "2 to 30 choices",
+        ),
+        (
+            {"type": "multiple_choice", "name": "c", "text": "Who?", "options": ["A", "A"]},
+            "distinct",
+        ),
+        (
+            {"type": "multiple_choice", "name": "c", "text": "Who?", "options": ["A", 2]},
+            r"options\[1\]",
+        ),
+        (
+            {"type": "numerical", "name": "n", "text": "How much?", "min_value": 5, "max_value": 5},
+            "below max_value",
+        ),
+        (
+            {"type": "numerical", "name": "n", "text": "How much?", "min_value": True},
+            "min_value must be",
+        ),
+    ],
+)
+def test_bad_specs_name_the_field(spec, expected):
+    with pytest.raises(ConversationValueError, match=expected):
+        question_from_spec(spec)

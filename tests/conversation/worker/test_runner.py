@@ -1,0 +1,201 @@
+"""The runner: ``Worker`` (many rooms at once), ``BackgroundWorker`` (a thread), and the
+``python -m conversation.worker`` command."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import storage
+from conversation.models import OfflineModel
+from conversation.planning.policies import RoundRobinPolicy
+from conversation.rooms import RoundRobinRoomPlanner
+from conversation.rooms.room import Room
+from conversation.termination.conditions import MaxTurns
+from conversation.worker import BackgroundWorker, Worker
+from storage import Database
+from tests.support.room_common import (
+    ROOT,
+    FixedModels,
+    child_env,
+    log_problems,
+    replay_problems,
+    scripted_model,
+)
+
+AGENTS = [{"name": "Alice"}, {"name": "Bob"}, {"name": "Cara"}]
+
+
+@pytest.fixture
+def db(db_url: str) -> Iterator[Database]:
+    database = Database(db_url)
+    yield database
+    database.dispose()
+
+
+def run_worker(worker: Worker, timeout: float = 60) -> int:
+    return asyncio.run(asyncio.wait_for(worker.run(until_idle=True), timeout))
+
+
+def wait_until(check: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
+@pytest.mark.slow
+def test_one_worker_drives_many_rooms_concurrently_to_their_end(db: Database) -> None:
+    rooms_count, turns, latency = 30, 6, 0.05
+    rooms = []
+    for i in range(rooms_count):
+        room = Room.create(
+            db,
+            name=f"room {i}",
+            agents=AGENTS,
+            planner=RoundRobinPolicy(),
+            termination=MaxTurns(turns),
+            model=OfflineModel(latency=latency, seed=i),  # stored as a spec; the worker builds it
+        )
+        room.post(f"topic {i}", request_id=f"t-{i}")
+        rooms.append(room)
+    worker = Worker(db, concurrency=rooms_count, poll_interval=0.05)
+    started = time.perf_counter()
+    taken = run_worker(worker)
+    elapsed = time.perf_counter() - started
+    assert taken == rooms_count * turns
+    sequential = rooms_count * turns * latency  # 9 s one model call at a time
+    assert elapsed < sequential / 2, f"{elapsed:.2f}s: rooms were not driven concurrently"
+    for room in rooms:
+        assert (room.status, room.stop_reason) == ("terminated", f"max_turns reached ({turns})")
+        rows = room.events()
+        assert [e.kind for e in rows] == ["human"] + ["agent"] * turns + ["system"]
+        assert [e.speaker for e in rows[1:-1]] == ["Alice", "Bob", "Cara"] * 2
+        assert log_problems(rows) == [] and replay_problems(room, rows) == []
+        assert storage.get_lease(db, room.id).owner is None  # every lease released
+
+
+def test_worker_takes_only_runnable_rooms(db: Database) -> None:
+    def make(name: str) -> Room:
+        room = Room.create(db, name=name, agents=AGENTS, planner=RoundRobinRoomPlanner(1))
+        return room
+
+    idle = make("idle")
+    paused = make("paused")
+    paused.post("hi")
+    paused.pause()
+    held = make("held by another worker")
+    held.post("hi")
+    assert storage.acquire_lease(db, held.id, "someone-else", 60) is not None
+    ready = make("ready")
+    ready.post("hi")
+    model = scripted_model()
+    worker = Worker(db, concurrency=4, poll_interval=0.02)
+    worker.driver.models = FixedModels(model)
+    assert run_worker(worker) == 3
+    assert ready.status == "settled" and len(ready.events()) == 4
+    assert (idle.status, idle.events()) == ("idle", [])
+    assert (paused.status, len(paused.events())) == ("paused", 1)
+    assert (held.status, len(held.events())) == ("running", 1)
+    assert model.calls == 3
+
+
+def test_worker_stops_at_a_draft_and_goes_on_after_approval(db: Database) -> None:
+    room = Room.create(
+        db, name="moderated", agents=AGENTS[:2], planner=RoundRobinRoomPlanner(1), moderated=True
+    )
+    room.post("hi")
+    worker = Worker(db, poll_interval=0.02)
+    worker.driver.models = FixedModels(OfflineModel(replies=["draft A", "draft B"]))
+    run_worker(worker)
+    draft = room.pending()
+    assert draft is not None and (draft.state, room.status) == ("waiting", "waiting")
+    draft.approve()
+    run_worker(worker)
+    second = room.pending()
+    assert second is not None and (second.speaker, second.state) == ("Bob", "waiting")
+    second.approve("edited B")
+    run_worker(worker)
+    assert [e.content for e in room.events()] == ["hi", "draft A", "edited B"]
+    assert room.status == "settled"
+
+
+def test_worker_leaves_a_failed_room_failed(db: Database) -> None:
+    class BadRequest(Exception):
+        status_code = 400
+
+    room = Room.create(db, name="broken", agents=AGENTS, planner=RoundRobinRoomPlanner(1))
+    room.post("hi")
+    worker = Worker(db, poll_interval=0.02)
+    worker.driver.models = FixedModels(OfflineModel(fail_on={1: BadRequest("nope")}))
+    assert run_worker(worker) == 0
+    assert room.status == "failed" and room.turns()[0].state == "failed"
+    assert run_worker(worker) == 0  # a failed room is not runnable: nothing is retried
+
+
+@pytest.mark.parametrize("concurrency", [0, -1, 1.5, True])
+def test_worker_refuses_a_bad_concurrency(db: Database, concurrency: Any) -> None:
+    with pytest.raises(ValueError, match="concurrency"):
+        Worker(db, concurrency=concurrency)
+
+
+def test_background_worker_starts_drives_and_stops(db: Database) -> None:
+    background = BackgroundWorker(db, concurrency=2, poll_interval=0.05)
+    background.worker.driver.models = FixedModels(scripted_model())
+    background.start()
+    try:
+        assert background.alive
+        room = Room.create(db, name="live", agents=AGENTS, planner=RoundRobinRoomPlanner(1))
+        room.post("hello")
+        background.wake()
+        wait_until(lambda: room.status == "settled", 20, "the background worker")
+        assert [e.speaker for e in room.events()] == ["user", "Alice", "Bob", "Cara"]
+    finally:
+        background.stop(timeout=10)
+    assert not background.alive
+    later = Room.create(db, name="after stop", agents=AGENTS)
+    later.post("anyone?")
+    time.sleep(0.3)
+    assert later.status == "running" and len(later.events()) == 1  # nobody drives it now
+
+
+@pytest.mark.slow
+def test_the_worker_command_drives_rooms_until_idle(tmp_path: Path, db_url: str) -> None:
+    db = Database(db_url)
+    room = Room.create(db, name="cli", agents=AGENTS, planner=RoundRobinRoomPlanner(1))
+    room.post("hello")
+    db.dispose()
+    env = child_env(tmp_path / "cli-home", db_url)
+    done = subprocess.run(
+        [sys.executable, "-m", "conversation.worker", "--db", db_url, "--until-idle"]
+        + ["--poll", "0.05"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    db = Database(db_url)
+    try:
+        again = Room.open(db, room.id)
+        assert again.status == "settled"
+        assert [e.speaker for e in again.events()] == ["user", "Alice", "Bob", "Cara"]
+    finally:
+        db.dispose()
+    refused = subprocess.run(
+        [sys.executable, "-m", "conversation.worker", "--db", db_url, "--concurrency", "0"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode == 2 and "--concurrency must be at least 1" in refused.stderr
