@@ -7,6 +7,10 @@ Three families, so callers can tell a mistake in their own code from a failure d
 - ``ConversationStateError``: an operation that does not fit the current state (stepping a finished
   room, approving a turn that does not wait, a request id reused with different content).
 - ``ModelCallError``: a model call failed during a run; it carries the agent and the turn.
+- ``StorageUnavailableError``: the database cannot be used right now (transient).
+
+Storage raises its own small tree (``storage.errors``); ``conversation.rooms.boundary`` is the one
+place that translates it into this one.
 """
 
 from __future__ import annotations
@@ -28,6 +32,25 @@ class ConversationStateError(ConversationError):
 
 class RequestConflictError(ConversationStateError):
     """A request id was sent again with different content: it names one message or turn only."""
+
+
+class TurnAlreadyDecided(ConversationStateError):
+    """Someone else already decided this turn (two moderators acting on one draft): ``by`` says
+    who, ``verb`` what (approve, edit, deny, stop, resume, abandon)."""
+
+    def __init__(self, message: str, *, by: str, verb: str) -> None:
+        super().__init__(message)
+        self.by = by
+        self.verb = verb
+
+
+class ImportRejected(ConversationValueError):
+    """An import (an export file, a saved chat) was refused as a whole; nothing was stored."""
+
+
+class StorageUnavailableError(ConversationError):
+    """The database cannot be used right now (locked past its busy timeout, the server gone);
+    nothing was changed. Trying again later may succeed."""
 
 
 class ModelCallError(ConversationError):
@@ -62,5 +85,8 @@ __all__ = [
     "ConversationValueError",
     "ConversationStateError",
     "RequestConflictError",
+    "TurnAlreadyDecided",
+    "ImportRejected",
+    "StorageUnavailableError",
     "ModelCallError",
 ]

@@ -33,12 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection, Engine, create_engine, make_url
 from sqlmodel import Session
 
 from storage.coltypes import utcnow
 from storage.config import database_url, display_url
-from storage.errors import StorageValueError
+from storage.errors import DatabaseUnavailable, StorageValueError
 
 log = logging.getLogger(__name__)
 
@@ -113,28 +114,36 @@ class Database:
         database waits for it. Returned ORM objects stay readable after the block (no expiry).
         """
         self._after_fork_check()
-        with Session(self.write_engine, expire_on_commit=False) as session, session.begin():
+        with (
+            _unavailable_as_storage_error(self),
+            Session(self.write_engine, expire_on_commit=False) as session,
+            session.begin(),
+        ):
             yield session
 
     @contextmanager
     def write_connection(self) -> Iterator[Connection]:
         """Like :meth:`write`, as a Core connection (the repository's hot paths: less overhead)."""
         self._after_fork_check()
-        with self.write_engine.begin() as conn:
+        with _unavailable_as_storage_error(self), self.write_engine.begin() as conn:
             yield conn
 
     @contextmanager
     def read_connection(self) -> Iterator[Connection]:
         """Like :meth:`read`, as a Core connection."""
         self._after_fork_check()
-        with self.read_engine.begin() as conn:
+        with _unavailable_as_storage_error(self), self.read_engine.begin() as conn:
             yield conn
 
     @contextmanager
     def read(self) -> Iterator[Session]:
         """A read-only transaction on the read engine: one consistent snapshot, never blocked."""
         self._after_fork_check()
-        with Session(self.read_engine, expire_on_commit=False) as session, session.begin():
+        with (
+            _unavailable_as_storage_error(self),
+            Session(self.read_engine, expire_on_commit=False) as session,
+            session.begin(),
+        ):
             yield session
 
     def pragmas(self, *, engine: str = "write") -> dict[str, Any]:
@@ -168,6 +177,37 @@ class Database:
             self.write_engine.dispose(close=False)
             self.read_engine.dispose(close=False)
             self._pid = os.getpid()
+
+
+@contextmanager
+def _unavailable_as_storage_error(db: Database) -> Iterator[None]:
+    """Translate the driver's "cannot use the database now" errors (locked past the busy timeout,
+    a dropped or refused connection) into :class:`DatabaseUnavailable`; the transaction has rolled
+    back. Programming errors (bad SQL, constraint violations) pass through unchanged."""
+    try:
+        yield
+    except sa_exc.DBAPIError as exc:
+        if _is_unavailable(exc):
+            raise DatabaseUnavailable(
+                f"the database {display_url(db.url)} cannot be used right now: {exc.orig}"
+            ) from exc
+        raise
+
+
+#: SQLite's primary result codes that mean "not now" rather than "never": busy, locked, an I/O
+#: error, cannot open, lock protocol.
+_SQLITE_TRANSIENT = frozenset({5, 6, 10, 14, 15})
+
+
+def _is_unavailable(exc: sa_exc.DBAPIError) -> bool:
+    """Whether a driver error means the database cannot be used right now (by its type and code,
+    never its message)."""
+    if exc.connection_invalidated:
+        return True
+    code = getattr(exc.orig, "sqlite_errorcode", None)
+    if code is not None:
+        return (code & 0xFF) in _SQLITE_TRANSIENT
+    return isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError)
 
 
 def _prepare_sqlite_file(database: str | None) -> None:

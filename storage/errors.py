@@ -84,6 +84,13 @@ class LeaseLost(StorageError):
     """
 
 
+class DatabaseUnavailable(StorageError):
+    """The database could not be used just now: it is locked past the busy timeout, the server
+    closed the connection, or it cannot be reached. Transient: the same call may succeed later
+    (a worker backs off and tries again; nothing half-written is left, the transaction rolled
+    back)."""
+
+
 class UnsupportedDatabaseVersion(StorageError):
     """The database's schema revision is unknown to this program (written by a newer version),
     or the database has tables but no revision record. It is never modified in that case."""
@@ -93,6 +100,7 @@ __all__ = [
     "AgentProfileNotFound",
     "AnalysisNotFound",
     "ConfigContainsSecret",
+    "DatabaseUnavailable",
     "DuplicateName",
     "EventNotFound",
     "ExperimentNotFound",

@@ -7,7 +7,7 @@ import math
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from sqlalchemy import bindparam
+from sqlalchemy import bindparam, update
 from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
@@ -15,6 +15,7 @@ from sqlmodel import Session, col, func, select
 
 from storage._tx import (
     EVENTS,
+    ROOMS,
     as_set,
     check_json,
     check_limit,
@@ -84,8 +85,14 @@ def append_message(
     data: dict[str, Any] | None = None,
     parent_event_id: int | None = None,
     model: str | None = None,
+    reopen: Collection[str] = (),
 ) -> Event:
     """Append one event at the end of the room's log and return it (committed, durable).
+
+    With ``reopen`` (room statuses), a newly written event also moves the room to ``running``
+    (stop reason cleared) when its status is one of them, in the same transaction: a human
+    message and the room it re-opens are one write. An event sent again (same request id) changes
+    nothing, above all not the room's status.
 
     Guarantees:
     - ``seq`` is ``max(seq) + 1`` computed inside the write transaction, so concurrent appenders
@@ -143,6 +150,12 @@ def append_message(
             }
             event_id = insert_event(conn, values)
             touch_room(conn, room_id, now)
+            if reopen and probe.status in reopen:
+                conn.execute(
+                    update(ROOMS)
+                    .where(ROOMS.c.id == room_id)
+                    .values(status="running", stop_reason=None, updated_at=now)
+                )
             return event_snapshot(id=event_id, **values)
     except IntegrityError:
         # Only reachable on a server database if two writers slipped past the room lock (e.g. a
@@ -211,42 +224,47 @@ def import_events(db: Database, room_id: int, records: Sequence[dict[str, Any]])
     prepared = [_prepare_import(index, record) for index, record in enumerate(records)]
     now = db.now()
     with db.write_connection() as conn:
-        probe = probe_room(conn, room_id)
-        last_seq, last_activity, last_round = probe.last_seq, probe.last_activity, probe.last_round
-        imported: list[Event] = []
-        for values in prepared:
-            request_id = values["request_id"]
-            if request_id is not None:
-                seq = conn.execute(
-                    _SEQ_OF_REQUEST, {"room_id": room_id, "rid": request_id}
-                ).scalar()
-                if seq is not None:
-                    existing = _event_at(conn, room_id, seq)
-                    imported.append(
-                        _same_or_conflict(
-                            existing, values["kind"], values["speaker"], values["content"]
-                        )
+        return _insert_imported(conn, room_id, prepared, now)
+
+
+def _insert_imported(
+    conn: Connection, room_id: int, prepared: Sequence[dict[str, Any]], now: Any
+) -> list[Event]:
+    """Insert prepared import records at the end of the room's log (inside a write transaction)."""
+    probe = probe_room(conn, room_id)
+    last_seq, last_activity, last_round = probe.last_seq, probe.last_activity, probe.last_round
+    imported: list[Event] = []
+    for values in prepared:
+        request_id = values["request_id"]
+        if request_id is not None:
+            seq = conn.execute(_SEQ_OF_REQUEST, {"room_id": room_id, "rid": request_id}).scalar()
+            if seq is not None:
+                existing = _event_at(conn, room_id, seq)
+                imported.append(
+                    _same_or_conflict(
+                        existing, values["kind"], values["speaker"], values["content"]
                     )
-                    continue
-            if values["activity"] is None:
-                human = values["kind"] == "human"
-                values["activity"] = last_activity + 1 if human else last_activity
-            if values["round"] is None:
-                values["round"] = 0 if values["kind"] == "human" else last_round
-            last_seq += 1
-            row = {
-                **values,
-                "room_id": room_id,
-                "seq": last_seq,
-                "created_at": now,
-                "updated_at": now,
-            }
-            event_id = insert_event(conn, row)
-            imported.append(event_snapshot(id=event_id, **row))
-            last_activity, last_round = values["activity"], values["round"]
-        if prepared:
-            touch_room(conn, room_id, now)
-        return imported
+                )
+                continue
+        if values["activity"] is None:
+            human = values["kind"] == "human"
+            values["activity"] = last_activity + 1 if human else last_activity
+        if values["round"] is None:
+            values["round"] = 0 if values["kind"] == "human" else last_round
+        last_seq += 1
+        row = {
+            **values,
+            "room_id": room_id,
+            "seq": last_seq,
+            "created_at": now,
+            "updated_at": now,
+        }
+        event_id = insert_event(conn, row)
+        imported.append(event_snapshot(id=event_id, **row))
+        last_activity, last_round = values["activity"], values["round"]
+    if prepared:
+        touch_room(conn, room_id, now)
+    return imported
 
 
 _SEQ_OF_REQUEST = sa_select(EVENTS.c.seq).where(

@@ -63,11 +63,13 @@ from storage.library import (
 from storage.rooms import (
     count_rooms,
     create_room,
+    create_room_with_log,
     delete_room,
     fork_room,
     get_room,
     list_rooms,
     list_runnable_rooms,
+    stop_room,
     update_room,
 )
 from storage.turns import (
@@ -80,6 +82,8 @@ from storage.turns import (
 )
 
 __all__ = [
+    "create_room_with_log",
+    "stop_room",
     "RoomSettlement",
     "release_leases",
     "settle_rooms",

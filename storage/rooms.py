@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -12,6 +12,8 @@ from sqlalchemy.orm import aliased
 from sqlmodel import col, select
 
 from storage._tx import (
+    EVENTS,
+    ROOMS,
     UNSET,
     _Unset,
     add_row,
@@ -23,10 +25,15 @@ from storage._tx import (
     holds_lease,
     last_seq,
     lock_room,
+    open_turn_clause,
+    probe_room,
     require_in,
+    touch_room,
+    word_count,
 )
 from storage.database import Database
 from storage.errors import RoomNotFound, StorageValueError
+from storage.events import _insert_imported, _prepare_import, check_event_fields
 from storage.secret_guard import check_no_secrets
 from storage.tables import Event, Lease, Room
 from storage.vocabulary import ROOM_STATUSES
@@ -61,14 +68,12 @@ def create_room(
     flag). It must be strict JSON and pass the secret guard (:class:`ConfigContainsSecret`).
     ``experiment_id``/``condition``/``replicate`` place the room in an experiment's design.
     """
-    check_name(name, "name")
-    config = _check_config({} if config is None else config)
-    require_in(status, ROOM_STATUSES, "status")
-    now = db.now()
+    values = new_room_values(db, name, config, status=status)
+    now = values["created_at"]
     with db.write() as session:
         room = Room(
-            name=name,
-            config=config,
+            name=values["name"],
+            config=values["config"],
             status=status,
             experiment_id=experiment_id,
             condition=condition,
@@ -79,6 +84,96 @@ def create_room(
             updated_at=now,
         )
         return add_row(session, room)
+
+
+def new_room_values(
+    db: Database, name: str, config: dict[str, Any] | None, *, status: str = "idle"
+) -> dict[str, Any]:
+    """The checked column values of a new room (name, config through the secret guard, status,
+    timestamps): what every way of creating a room validates before it writes."""
+    check_name(name, "name")
+    require_in(status, ROOM_STATUSES, "status")
+    now = db.now()
+    return {
+        "name": name,
+        "config": _check_config({} if config is None else config),
+        "status": status,
+        "created_at": now,
+        "updated_at": now,
+    }
+
+
+def stop_room(
+    db: Database,
+    room_id: int,
+    *,
+    reason: str,
+    allowed: Collection[str],
+    notice: str,
+    notice_data: dict[str, Any] | None = None,
+) -> bool:
+    """Stop a room in one write transaction: its status becomes ``stopped`` with ``reason``, its
+    open turn (if any) ``stopped``, and a system event ``notice`` goes at the end of its log.
+    ``False`` (nothing written) when the room's status is not one of ``allowed``.
+    A model reply still in flight is then refused by the fence on the turn's state."""
+    check_event_fields(speaker="room", content=notice, data=notice_data)
+    for word in allowed:
+        require_in(word, ROOM_STATUSES, "allowed status")
+    now = db.now()
+    with db.write_connection() as conn:
+        probe = probe_room(conn, room_id)
+        if probe.status not in allowed:
+            return False
+        conn.execute(
+            update(ROOMS)
+            .where(ROOMS.c.id == room_id)
+            .values(status="stopped", stop_reason=reason, updated_at=now)
+        )
+        conn.execute(
+            update(EVENTS)
+            .where(EVENTS.c.room_id == room_id, open_turn_clause())
+            .values(state="stopped", updated_at=now)
+        )
+        conn.execute(
+            insert(EVENTS),
+            {
+                "room_id": room_id,
+                "seq": probe.last_seq + 1,
+                "activity": probe.last_activity,
+                "round": probe.last_round,
+                "kind": "system",
+                "speaker": "room",
+                "content": notice,
+                "words": word_count(notice),
+                "attempts": 0,
+                "data": notice_data,
+                "created_at": now,
+                "updated_at": now,
+            },
+        )
+        touch_room(conn, room_id, now)
+    return True
+
+
+def create_room_with_log(
+    db: Database,
+    name: str,
+    config: dict[str, Any],
+    records: Sequence[dict[str, Any]],
+    *,
+    status: str = "idle",
+    stop_reason: str | None = None,
+) -> tuple[int, list[Event]]:
+    """Store a new room and its whole recorded log in one write transaction: no other process
+    (a worker above all) can ever see the room without its log. All or nothing: every record is
+    validated first, and any failure leaves no room behind. Returns the room id and its events.
+    """
+    prepared = [_prepare_import(index, record) for index, record in enumerate(records)]
+    values = new_room_values(db, name, config, status=status)
+    values["stop_reason"] = stop_reason
+    with db.write_connection() as conn:
+        room_id = int(conn.execute(insert(ROOMS).returning(ROOMS.c.id), values).scalar_one())
+        return room_id, _insert_imported(conn, room_id, prepared, values["created_at"])
 
 
 def get_room(db: Database, room_id: int) -> Room:
@@ -279,5 +374,8 @@ __all__ = [
     "get_room",
     "list_rooms",
     "list_runnable_rooms",
+    "create_room_with_log",
+    "new_room_values",
+    "stop_room",
     "update_room",
 ]

@@ -30,6 +30,7 @@ from sqlalchemy.engine import Connection
 from storage._tx import (
     EVENTS,
     LEASES,
+    ROOMS,
     UNSET,
     UPDATE_EVENT,
     RoomProbe,
@@ -52,7 +53,7 @@ from storage.database import Database
 from storage.errors import EventNotFound, InvalidTransition, StorageValueError
 from storage.events import check_event_fields
 from storage.tables import Event
-from storage.vocabulary import TURN_STATES, TURN_TRANSITIONS
+from storage.vocabulary import ROOM_STATUSES, TURN_STATES, TURN_TRANSITIONS
 
 log = logging.getLogger(__name__)
 
@@ -163,6 +164,10 @@ class TurnCommit:
     Fields left ``UNSET`` keep their stored value; ``data`` is merged key by key into the stored
     ``data`` (``None``: no change). ``expected_states`` is where the turn must be now (default
     ``running``); the move to ``state`` must be allowed by ``TURN_TRANSITIONS``.
+
+    ``room_status`` (with ``stop_reason``) moves the turn's room in the same transaction, if the
+    commit applies and the room is still ``running``: a draft and the room's ``waiting``, a failed
+    turn and the room's ``failed`` are one write, never two that another process sees between.
     """
 
     event_id: int
@@ -180,10 +185,14 @@ class TurnCommit:
     next_attempt_at: datetime | None | _Unset = UNSET
     data: dict[str, Any] | None = None
     expected_states: tuple[str, ...] = field(default=("running",))
+    room_status: str | None = None
+    stop_reason: str | None = None
 
     def validate(self) -> None:
         """Raise :class:`StorageValueError`/:class:`InvalidTransition` for impossible values."""
         require_in(self.state, TURN_STATES, "state")
+        if self.room_status is not None:
+            require_in(self.room_status, ROOM_STATUSES, "room_status")
         if not isinstance(self.kind, _Unset):
             require_in(self.kind, ("agent", "pass"), "kind")
         if not isinstance(self.content, _Unset) and not isinstance(self.content, str):
@@ -194,29 +203,37 @@ class TurnCommit:
             check_event_fields(speaker="-", content="", data=self.data)
         check_transition(self.expected_states, self.state)
 
-    def values(self, stored_data: dict[str, Any] | None, now: datetime) -> dict[str, Any]:
-        """The column values to write."""
-        values: dict[str, Any] = {"state": self.state, "updated_at": now}
-        for name in (
-            "content",
-            "kind",
-            "model",
-            "input_tokens",
-            "output_tokens",
-            "cost",
-            "latency",
-            "error",
-            "attempts",
-            "next_attempt_at",
-        ):
+    def given(self) -> dict[str, Any]:
+        """The turn columns this commit sets (those not left ``UNSET``), ``state`` included."""
+        values: dict[str, Any] = {"state": self.state}
+        for name in _COMMIT_COLUMNS:
             value = getattr(self, name)
             if not isinstance(value, _Unset):
                 values[name] = value
+        return values
+
+    def values(self, stored_data: dict[str, Any] | None, now: datetime) -> dict[str, Any]:
+        """The column values to write."""
+        values = {**self.given(), "updated_at": now}
         if "content" in values:
             values["words"] = word_count(values["content"])
         if self.data is not None:
             values["data"] = {**(stored_data or {}), **self.data}
         return values
+
+
+_COMMIT_COLUMNS = (
+    "content",
+    "kind",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "cost",
+    "latency",
+    "error",
+    "attempts",
+    "next_attempt_at",
+)
 
 
 def _check_error(error: Any) -> None:
@@ -279,6 +296,16 @@ def commit_turns(db: Database, batch: Sequence[TurnCommit]) -> list[bool]:
             conn.execute(UPDATE_EVENT, {"b_event_id": item.event_id, **values})
             current[1] = item.state
             current[2] = values.get("data", data)
+            if item.room_status is not None:
+                conn.execute(
+                    _MOVE_RUNNING_ROOM,
+                    {
+                        "b_room_id": room_id,
+                        "status": item.room_status,
+                        "stop_reason": item.stop_reason,
+                        "updated_at": now,
+                    },
+                )
             touched.add(room_id)
             results.append(True)
         for room_id in sorted(touched):
@@ -289,6 +316,10 @@ def commit_turns(db: Database, batch: Sequence[TurnCommit]) -> list[bool]:
     return results
 
 
+#: SET columns come from the execute parameters (status, stop_reason, updated_at).
+_MOVE_RUNNING_ROOM = update(ROOMS).where(
+    ROOMS.c.id == bindparam("b_room_id"), ROOMS.c.status == "running"
+)
 _ROOMS_OF = sa_select(EVENTS.c.room_id).where(EVENTS.c.id.in_(bindparam("ids", expanding=True)))
 _FENCE_ROWS = (
     sa_select(
@@ -330,8 +361,14 @@ def update_turn_state(
     data: dict[str, Any] | None = None,
     next_attempt_at: datetime | None | _Unset = UNSET,
     token: int | None = None,
+    room_status: str | None = None,
+    room_from: Collection[str] = (),
 ) -> Event | None:
     """Move a turn between states with an optimistic check; return it, or ``None`` if refused.
+
+    With ``room_status``, the turn's room moves to it in the same transaction when its status is
+    one of ``room_from`` (a decided draft and the room going on are one write; the stop reason is
+    cleared).
 
     For moderation from the UI (no lease needed): approve (``waiting -> done``, optionally with
     edited ``content``), deny (``waiting -> running``, with the reason in ``data``, so the agent
@@ -363,6 +400,12 @@ def update_turn_state(
         values = commit.values(current.data, now)
         conn.execute(UPDATE_EVENT, {"b_event_id": event_id, **values})
         touch_room(conn, current.room_id, now)
+        if room_status is not None and room_from:
+            conn.execute(
+                update(ROOMS)
+                .where(ROOMS.c.id == current.room_id, ROOMS.c.status.in_(sorted(room_from)))
+                .values(status=room_status, stop_reason=None, updated_at=now)
+            )
         return event_snapshot(**{**current.model_dump(), **values})
 
 

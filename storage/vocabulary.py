@@ -1,55 +1,163 @@
-"""The words stored in status, kind and state columns, and the turn lifecycle.
+"""The one vocabulary of a room's life: room statuses, event kinds and turn states, with their
+named sets and the turn lifecycle.
 
-Stored as plain strings (no database CHECK constraints, so a future word needs no table rebuild on
-SQLite); every repository function validates against these sets before writing.
+They are ``StrEnum``s: stored as plain strings (no database CHECK constraints, so a future word
+needs no table rebuild on SQLite), equal to those strings, and used by name everywhere above
+(storage, engine, worker, experiments, pages: ``conversation.vocabulary`` re-exports this module,
+because storage knows nothing above it). Every repository function validates against these sets
+before writing.
 """
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Final
 
-ROOM_STATUSES: Final = frozenset(
-    {"idle", "running", "paused", "waiting", "stopped", "settled", "terminated", "failed"}
+
+class RoomStatus(StrEnum):
+    """Where a room is in its life."""
+
+    IDLE = "idle"
+    """Created, not started (a human message or ``resume`` starts it)."""
+    RUNNING = "running"
+    """A worker may drive it."""
+    PAUSED = "paused"
+    """A person paused it: no new turn until resumed (a turn in flight still lands)."""
+    WAITING = "waiting"
+    """A drafted message waits for a person's approval."""
+    STOPPED = "stopped"
+    """A person stopped it."""
+    SETTLED = "settled"
+    """The planner has no next speaker (a human message starts a new activity)."""
+    TERMINATED = "terminated"
+    """A termination condition fired (the reason is the room's ``stop_reason``)."""
+    FAILED = "failed"
+    """It cannot go on (a turn failed, or its next turn cannot be planned); the reason is stored."""
+
+
+class EventKind(StrEnum):
+    """What a log entry is."""
+
+    HUMAN = "human"
+    AGENT = "agent"
+    PASS = "pass"
+    SYSTEM = "system"
+
+
+class TurnState(StrEnum):
+    """Seed-002 turn states; only ``agent`` and ``pass`` events have one (human/system: NULL)."""
+
+    RUNNING = "running"
+    WAITING = "waiting"
+    INTERRUPTED = "interrupted"
+    DONE = "done"
+    FAILED = "failed"
+    STOPPED = "stopped"
+    ABANDONED = "abandoned"
+
+
+class ExperimentStatus(StrEnum):
+    DRAFT = "draft"
+    RUNNING = "running"
+    PAUSED = "paused"
+    STOPPED = "stopped"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class AnalysisStatus(StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    STOPPED = "stopped"
+
+
+ROOM_STATUSES: Final = frozenset(RoomStatus)
+RUNNABLE_ROOM_STATUSES: Final = frozenset({RoomStatus.RUNNING})
+"""A worker may drive a room only in these."""
+FINAL_ROOM_STATUSES: Final = frozenset(
+    {RoomStatus.STOPPED, RoomStatus.SETTLED, RoomStatus.TERMINATED, RoomStatus.FAILED}
 )
-"""idle: created, not started. running: a worker may drive it. paused: a person paused it.
-waiting: a draft waits for a person's approval. stopped: a person stopped it. settled: the planner
-has no next speaker (waiting for a human message). terminated: a termination condition fired.
-failed: it cannot go on (e.g. retries exhausted)."""
-
-EVENT_KINDS: Final = frozenset({"human", "agent", "pass", "system"})
-
-TURN_STATES: Final = frozenset(
-    {"running", "waiting", "interrupted", "done", "failed", "stopped", "abandoned"}
+"""Nothing will happen in the room without a person (an experiment's room in one is finished)."""
+OPEN_ROOM_STATUSES: Final = frozenset(ROOM_STATUSES - FINAL_ROOM_STATUSES)
+"""Idle, running, paused, waiting: the room may still take turns."""
+REOPENED_BY_A_MESSAGE: Final = frozenset(
+    {
+        RoomStatus.IDLE,
+        RoomStatus.RUNNING,
+        RoomStatus.SETTLED,
+        RoomStatus.TERMINATED,
+        RoomStatus.STOPPED,
+    }
 )
-"""Seed-002 turn states; only ``agent`` and ``pass`` events have one (human/system events: NULL)."""
+"""A human message (re)starts a room in these; paused, waiting and failed rooms keep theirs."""
 
-OPEN_TURN_STATES: Final = ("running", "waiting", "interrupted")
+EVENT_KINDS: Final = frozenset(EventKind)
+TURN_KINDS: Final = frozenset({EventKind.AGENT, EventKind.PASS})
+
+TURN_STATES: Final = frozenset(TurnState)
+OPEN_TURN_STATES: Final = (TurnState.RUNNING, TurnState.WAITING, TurnState.INTERRUPTED)
 """A turn in one of these states blocks the next claim: at most one open turn per room.
 ``interrupted`` is included (beyond running/waiting) because an interrupted turn is either resumed
-or abandoned (seed 002); letting the log move past it would orphan it."""
+or abandoned (seed 002); letting the log move past it would orphan it. A tuple (not a set): its
+order is the literal SQL of the partial index ``ix_events_open_turns``."""
+FINAL_TURN_STATES: Final = frozenset(TURN_STATES - set(OPEN_TURN_STATES))
+CONSUMED_TURN_STATES: Final = frozenset({TurnState.STOPPED, TurnState.ABANDONED, TurnState.FAILED})
+"""Final states in which the turn said nothing: it counts as a pass (the turn was consumed)."""
 
 TURN_TRANSITIONS: Final[dict[str, frozenset[str]]] = {
-    "running": frozenset({"running", "waiting", "interrupted", "done", "failed", "stopped"}),
-    "waiting": frozenset({"running", "done", "failed", "stopped", "abandoned"}),
-    "interrupted": frozenset({"running", "stopped", "abandoned", "failed"}),
-    "done": frozenset(),
-    "failed": frozenset(),
-    "stopped": frozenset(),
-    "abandoned": frozenset(),
+    TurnState.RUNNING: frozenset(
+        {
+            TurnState.RUNNING,
+            TurnState.WAITING,
+            TurnState.INTERRUPTED,
+            TurnState.DONE,
+            TurnState.FAILED,
+            TurnState.STOPPED,
+        }
+    ),
+    TurnState.WAITING: frozenset(
+        {
+            TurnState.RUNNING,
+            TurnState.DONE,
+            TurnState.FAILED,
+            TurnState.STOPPED,
+            TurnState.ABANDONED,
+        }
+    ),
+    TurnState.INTERRUPTED: frozenset(
+        {TurnState.RUNNING, TurnState.STOPPED, TurnState.ABANDONED, TurnState.FAILED}
+    ),
+    TurnState.DONE: frozenset(),
+    TurnState.FAILED: frozenset(),
+    TurnState.STOPPED: frozenset(),
+    TurnState.ABANDONED: frozenset(),
 }
 """Allowed ``from -> to`` changes. ``waiting -> running`` is a denial (the agent tries again);
 ``running -> running`` records a retry. Terminal states never change."""
 
-EXPERIMENT_STATUSES: Final = frozenset({"draft", "running", "paused", "stopped", "done", "failed"})
-
-ANALYSIS_STATUSES: Final = frozenset({"pending", "running", "done", "failed", "stopped"})
+EXPERIMENT_STATUSES: Final = frozenset(ExperimentStatus)
+ANALYSIS_STATUSES: Final = frozenset(AnalysisStatus)
 
 __all__ = [
     "ANALYSIS_STATUSES",
+    "AnalysisStatus",
+    "CONSUMED_TURN_STATES",
     "EVENT_KINDS",
     "EXPERIMENT_STATUSES",
+    "EventKind",
+    "ExperimentStatus",
+    "FINAL_ROOM_STATUSES",
+    "FINAL_TURN_STATES",
+    "OPEN_ROOM_STATUSES",
     "OPEN_TURN_STATES",
+    "REOPENED_BY_A_MESSAGE",
     "ROOM_STATUSES",
+    "RUNNABLE_ROOM_STATUSES",
+    "RoomStatus",
+    "TURN_KINDS",
     "TURN_STATES",
     "TURN_TRANSITIONS",
+    "TurnState",
 ]

@@ -1,18 +1,30 @@
-"""Driving one room's turns under a lease: claim, call the model outside any transaction, commit
-with a fence (DESIGN decision 2).
+"""The one turn engine: decide, claim, call the model outside any transaction, commit with a fence
+(DESIGN decisions 2 and 10.1).
 
-One ``take_turn`` call, for a worker holding the room's lease ``token``:
+Every path that takes turns uses it: ``Room.step`` / ``Room.run`` (one room, ``Engine.step``), the
+in-app runner and ``python -m conversation.worker`` (many rooms, the same phases batched). A step
+of a room is:
 
-1. read the committed log; if a turn is open and ``running`` (a crash, or a person denied the
-   draft), resume it with a prompt rebuilt from the events *before* it; if it waits for a person or
-   was interrupted, do nothing;
-2. otherwise check termination, then plan the next speaker from the log and claim the turn
-   (``storage.claim_turn``: one transaction; refused if the log moved or the lease is gone);
-3. call the model with no transaction open, retrying transient failures (typed, with backoff);
-   every failed try is persisted (``attempts``, ``next_attempt_at``), so a restart does not reset
-   the retry budget;
-4. commit the reply fenced by the lease token (a paused zombie's late commit is refused), as
-   ``done``, or ``waiting`` in a moderated room; then settle the room's status from the log.
+1. **plan** (``Engine.plan``, no writes): from the room's row and its log, what the room needs
+   now, as a tagged ``Plan``: ``settle`` (nothing to do: settled / terminated), ``claim`` (a new
+   turn, with its prompt), ``resume`` (its open ``running`` turn, found after a crash or a denial,
+   with a prompt rebuilt from the events *before* it), ``wait`` (nothing to do now: a draft waits
+   for a person, the room is paused, ...) or ``fail`` (it cannot go on: a turn was interrupted, or
+   the next turn cannot be planned or prompted, ``PLAN_ATTEMPTS`` times in a row);
+2. **begin** (``Engine.begin``, for a batch of held rooms): one read of every room's new log rows,
+   a plan each, then one write for every settlement and one for every claim (each fenced by its
+   room's lease token, refused on its own);
+3. **call** (``Engine.call``): the model, with no transaction open, retrying transient failures
+   with a growing backoff; every failed try is persisted (attempts, next attempt time) first, so
+   a restart does not reset the retry budget;
+4. **finish** (``Engine.finish``): one group commit of the replies, each fenced by its lease
+   token; the room's next status (``waiting`` for a draft, ``failed``) is written in the same
+   transaction as the turn.
+
+The result of a step is a tagged ``Step`` (the same tags as ``Plan``). A refused claim (the log
+moved: a human message landed) may be retried at once, ``MAX_REFUSALS`` times in a row (one
+refusal rule for every caller); after any refusal or a lost lease the room's cached log is dropped
+and read whole next time.
 
 Exactly-once holds for the transcript, not for the model call: a turn resumed after a crash asks
 the model again, with the same prompt.
@@ -27,6 +39,7 @@ import signal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 from typing import Any
 
 import storage
@@ -37,7 +50,7 @@ from conversation.models.retries import ROOM_STATUSES, backoff_delay, http_statu
 from conversation.planning.coordinator import CoordinatorPolicy, InvalidPickError, parse_pick
 from conversation.planning.planner import plan_turn
 from conversation.rooms.config import RoomConfig
-from conversation.rooms.log import OPEN_STATES, LogView, covers_seqs, log_view, turn_request_id
+from conversation.rooms.log import RoomLog, covers_seqs, turn_request_id
 from conversation.rooms.prompt import (
     TurnPrompt,
     build_pick_prompt,
@@ -47,6 +60,7 @@ from conversation.rooms.prompt import (
     is_pass,
     room_template,
 )
+from conversation.vocabulary import OPEN_TURN_STATES, RoomStatus, TurnState
 
 log = logging.getLogger(__name__)
 
@@ -54,10 +68,92 @@ log = logging.getLogger(__name__)
 FAULT_ENV = "CONVERSATION_FAULT_POINT"
 FAULT_POINTS = ("after_claim", "during_call", "after_answer", "before_commit")
 
+#: A room whose next turn cannot be planned or prompted this many times in a row is failed.
+PLAN_ATTEMPTS = 3
+#: Claims refused in a row (the log kept moving) before a caller gives the room up for now.
+MAX_REFUSALS = 3
+
 
 def _fault(point: str) -> None:
     if os.environ.get(FAULT_ENV) == point:  # a test hook: never set outside the crash tests
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+class StepKind(StrEnum):
+    """What a step of a room is (or did)."""
+
+    SETTLE = "settle"
+    """The room has nothing to do: its final status (settled / terminated) is written."""
+    CLAIM = "claim"
+    """A new turn: claimed (plan), then called and committed (step)."""
+    RESUME = "resume"
+    """The room's open running turn: called again and committed."""
+    WAIT = "wait"
+    """Nothing to do now and nothing written (a person must act, the room is not running, the
+    lease is gone, or a claim was refused: see ``Step.again``)."""
+    FAIL = "fail"
+    """The room cannot go on: it is failed, with the reason stored."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What a room needs now (see ``StepKind``); no writes were made to decide it."""
+
+    kind: StepKind
+    status: RoomStatus | None = None  # settle / fail: the status to write; wait: the room's
+    reason: str | None = None
+    write: bool = True  # settle: False when the room is already in that status
+    config: RoomConfig | None = None
+    claim: storage.TurnClaim | None = None
+    turn: storage.Event | None = None  # resume: the open turn
+    prompt: TurnPrompt | None = None
+    again: bool = False  # wait: planning again at once may take a turn
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What one step did: the tag, the room's status after it, why, and the committed turn."""
+
+    kind: StepKind
+    status: str
+    reason: str | None = None
+    turn: storage.Event | None = None
+    again: bool = False  # nothing was done, but stepping again at once may take a turn
+
+
+@dataclass(slots=True)
+class HeldRoom:
+    """The one per-room record of a caller holding a room's lease: its token, its log (kept
+    current between steps, ``None`` to read it whole), and the refusal and failure counters."""
+
+    room_id: int
+    token: int
+    log: RoomLog | None = None
+    refusals: int = 0
+    plan_failures: int = 0
+
+    def forget_log(self) -> None:
+        """Read the log whole next time (after a refusal or a lost lease it may be stale)."""
+        self.log = None
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A turn ready to be asked of its model: claimed (or found running) and its prompt."""
+
+    held: HeldRoom
+    kind: StepKind
+    config: RoomConfig
+    turn: storage.Event
+    prompt: TurnPrompt
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A model reply for a turn, and the attempts it took."""
+
+    reply: models.ModelReply
+    attempts: int
 
 
 def error_record(exc: BaseException) -> dict[str, Any]:
@@ -69,60 +165,55 @@ def error_record(exc: BaseException) -> dict[str, Any]:
     return {"type": type(exc).__name__, "code": code, "message": str(exc)[:2000]}
 
 
-@dataclass(frozen=True, slots=True)
-class Settled:
-    """What the room is after a step that took no turn: its status and why."""
-
-    status: str
-    reason: str | None = None
-    again: bool = False  # nothing was done, but planning again may take a turn
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """What a room needs now: to be ``settled`` (its status written, unless ``write`` is False
-    because it is already so), a ``claim`` of a new turn (with its ``prompt``), or the ``resume``
-    of its open running turn."""
-
-    settled: Settled | None = None
-    write: bool = True
-    config: RoomConfig | None = None
-    rows: Sequence[storage.Event] = ()
-    claim: storage.TurnClaim | None = None
-    prompt: TurnPrompt | None = None
-    resume: storage.Event | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """A model reply for a turn, and the attempts it took."""
-
-    reply: models.ModelReply
-    attempts: int
-
-
 def committed_event(turn: storage.Event, commit: storage.TurnCommit) -> storage.Event:
     """The turn as ``commit`` left it (no read back from the database)."""
-    return turn.model_copy(
-        update={
-            "state": commit.state,
-            "kind": commit.kind,
-            "content": commit.content,
-            "model": commit.model,
-            "input_tokens": commit.input_tokens,
-            "output_tokens": commit.output_tokens,
-            "cost": commit.cost,
-            "latency": commit.latency,
-            "attempts": commit.attempts,
-            "error": commit.error,
-            "next_attempt_at": None,
-            "data": {**(turn.data or {}), **(commit.data or {})},
-        }
+    update = {
+        **commit.given(),
+        "next_attempt_at": None,
+        "data": {**(turn.data or {}), **(commit.data or {})},
+    }
+    return turn.model_copy(update=update)
+
+
+def failure_reason(turn: storage.Event, record: Mapping[str, Any] | None = None) -> str:
+    """The room's stop reason when one of its turns failed."""
+    error = record or turn.error or {}
+    return (
+        f"{turn.speaker}'s turn (seq {turn.seq}) failed: "
+        f"{error.get('type', 'error')}: {error.get('message', '')}"
     )
 
 
-class TurnDriver:
-    """Takes turns of rooms for one owner (a worker or a ``Room`` object)."""
+def settlement(room_id: int, token: int, status: str, reason: str | None) -> storage.RoomSettlement:
+    """The storage settlement of a room (a terminated or failed room gets its reason as a system
+    event too, kept with the event that ended it)."""
+    notice = data = None
+    if status == RoomStatus.TERMINATED:
+        notice = f"Stopped: {reason}"
+        data = {"event": "terminated", "reason": reason}
+    elif status == RoomStatus.FAILED and reason:
+        notice = f"Failed: {reason}"
+        data = {"event": "failed", "reason": reason}
+    return storage.RoomSettlement(
+        room_id=room_id,
+        token=token,
+        status=status,
+        stop_reason=reason,
+        notice=notice,
+        notice_data=data,
+    )
+
+
+def owner_id(role: str = "room") -> str:
+    """A lease owner name unique to this process and object."""
+    import socket
+    import uuid
+
+    return f"{role}:{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class Engine:
+    """Takes turns of rooms for one lease owner (a worker, or a ``Room`` object)."""
 
     def __init__(
         self,
@@ -131,45 +222,103 @@ class TurnDriver:
         *,
         lease_ttl: float = 60.0,
         cache: Any = None,
-        model_cache: ModelCache | None = None,
+        models: ModelCache | None = None,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
-        # After a commit the caller settles the room's status: a worker steps the room again at
-        # once, ``Room.run()`` calls ``settle_now`` when it stops by count.
         self.db = db
         self.owner = owner
         self.lease_ttl = lease_ttl
         self.cache = cache
-        self.models = model_cache or ModelCache()
+        self.models = models or ModelCache()
         self._now = clock or (lambda: datetime.now(UTC))
 
-    # -- deciding what a room needs ------------------------------------------------------------
+    # -- 1. plan ----------------------------------------------------------------------------------
 
-    def decide(self, room: storage.Room, rows: list[storage.Event], token: int) -> Decision:
-        """What the room needs now, from its row and its log (no writes; see ``Decision``)."""
-        if room.status != "running":
-            return Decision(settled=Settled(room.status, room.stop_reason), write=False)
+    def plan(self, room: storage.Room, held: HeldRoom) -> Plan:
+        """What the room needs now, from its row and ``held.log`` (no writes; see ``Plan``).
+
+        An error while planning or prompting counts against the room: after ``PLAN_ATTEMPTS`` in
+        a row the plan is ``fail`` with the error as the reason (logged once), so a broken room
+        never loops and never starves the others."""
+        try:
+            plan = self._plan(room, held)
+        except Exception as exc:  # noqa: BLE001 - any error of this room's data fails this room only
+            held.plan_failures += 1
+            reason = f"its next turn cannot be planned: {type(exc).__name__}: {exc}"[:2000]
+            if held.plan_failures < PLAN_ATTEMPTS:
+                log.debug("room %s: %s (try %d)", held.room_id, reason, held.plan_failures)
+                return Plan(
+                    StepKind.WAIT, status=RoomStatus(room.status), reason=reason, again=True
+                )
+            log.warning("room %s failed: %s", held.room_id, reason)
+            return Plan(StepKind.FAIL, status=RoomStatus.FAILED, reason=reason)
+        held.plan_failures = 0
+        return plan
+
+    def _with_log(self, room: storage.Room, held: HeldRoom, new_rows: list[storage.Event]) -> Plan:
+        """Bring ``held.log`` up to date with the rows just read, then plan."""
+        try:
+            names = RoomConfig.from_dict(room.config).names
+        except Exception:  # noqa: BLE001 - a broken config is the plan's failure to report
+            names = ()
+        if held.log is None:
+            held.log = RoomLog(names, new_rows)
+        elif held.log.roster != names:  # the roster changed: the view is built again
+            held.log = RoomLog(names, [*held.log.rows, *new_rows])
+        else:
+            held.log.extend(new_rows)
+        return self.plan(room, held)
+
+    def _plan(self, room: storage.Room, held: HeldRoom) -> Plan:
+        if room.status != RoomStatus.RUNNING:
+            return Plan(StepKind.WAIT, status=RoomStatus(room.status), reason=room.stop_reason)
         config = RoomConfig.from_dict(room.config)
-        open_row = next((r for r in reversed(rows) if r.state in OPEN_STATES), None)
+        assert held.log is not None
+        rows = held.log.rows
+        open_row = next((r for r in reversed(rows) if r.state in OPEN_TURN_STATES), None)
         if open_row is not None:
-            if open_row.state == "waiting":
-                return Decision(settled=Settled("waiting", None))
-            if open_row.state == "interrupted":
-                return Decision(settled=Settled("failed", room.stop_reason))
-            return Decision(config=config, rows=rows, resume=open_row)
-        view = log_view(config.names, rows)
+            if open_row.state == TurnState.WAITING:
+                return Plan(StepKind.SETTLE, status=RoomStatus.WAITING)
+            if open_row.state == TurnState.INTERRUPTED:
+                return Plan(StepKind.FAIL, status=RoomStatus.FAILED, reason=room.stop_reason)
+            prompt = self._resumed_prompt(config, held.log, open_row)
+            return Plan(StepKind.RESUME, config=config, turn=open_row, prompt=prompt)
+        view = held.log.view()
         condition = config.termination_object()
         if condition is not None:
             decision = condition.evaluate(view.state())
             if decision is not None:
-                return Decision(settled=Settled("terminated", decision.reason))
+                return Plan(StepKind.SETTLE, status=RoomStatus.TERMINATED, reason=decision.reason)
         planner = config.planner_object()
         planned = plan_turn(planner, config.names, view.events)
         if planned is None:
-            return Decision(settled=Settled("settled", None))
-        summary = self._summary_claim(room, rows, config, view, token)
-        if summary is not None:
-            return summary
+            return Plan(StepKind.SETTLE, status=RoomStatus.SETTLED)
+        last = rows[-1] if rows else None
+        common: dict[str, Any] = {
+            "room_id": held.room_id,
+            "token": held.token,
+            "expected_last_seq": view.last_seq,
+            "request_id": turn_request_id(view.last_seq + 1),
+            "activity": last.activity if last is not None else 0,
+            "parent_event_id": last.id if last is not None else None,
+        }
+        policy = config.context_policy()
+        if policy.summarize:
+            summary = build_summary_prompt(config, view)
+            if summary is not None:
+                # The turn that summarises what fell out of the window (asked of the room's model
+                # once, stored as a summary event, replayed after).
+                request = summary_request(config.names, view.events, policy)
+                assert request is not None
+                claim = storage.TurnClaim(
+                    **common,
+                    speaker=SUMMARY_SPEAKER,
+                    round=last.round if last is not None else 0,
+                    saw=list(summary.saw),
+                    model=models.model_label(self.models.get(config.model)),
+                    data={"event": "summary", "covers_seqs": covers_seqs(view, request.covers)},
+                )
+                return Plan(StepKind.CLAIM, config=config, claim=claim, prompt=summary)
         data = None
         eligible = (
             planner.pick_needed(config.names, view.events)
@@ -187,166 +336,157 @@ class TurnDriver:
             )
         spec = config.spec(planned.speaker)
         claim = storage.TurnClaim(
-            room_id=room.id,  # type: ignore[arg-type]
-            token=token,
-            expected_last_seq=view.last_seq,
+            **common,
             speaker=planned.speaker,
-            request_id=turn_request_id(view.last_seq + 1),
-            activity=rows[-1].activity if rows else 0,
             round=planned.round,
             saw=list(prompt.saw),
             model=models.model_label(self.models.get(spec.model or config.model)),
-            parent_event_id=rows[-1].id if rows else None,
             data=data,
         )
-        return Decision(config=config, rows=rows, claim=claim, prompt=prompt)
+        return Plan(StepKind.CLAIM, config=config, claim=claim, prompt=prompt)
 
-    def _summary_claim(
-        self,
-        room: storage.Room,
-        rows: Sequence[storage.Event],
-        config: RoomConfig,
-        view: LogView,
-        token: int,
-    ) -> Decision | None:
-        """With a summarising context policy, the turn that summarises what fell out of the
-        window (asked of the room's model once, stored as a summary event, replayed after)."""
-        policy = config.context_policy()
-        if not policy.summarize:
-            return None
-        prompt = build_summary_prompt(config, view)
-        if prompt is None:
-            return None
-        request = summary_request(config.names, view.events, policy)
-        assert request is not None
-        claim = storage.TurnClaim(
-            room_id=room.id,  # type: ignore[arg-type]
-            token=token,
-            expected_last_seq=view.last_seq,
-            speaker=SUMMARY_SPEAKER,
-            request_id=turn_request_id(view.last_seq + 1),
-            activity=rows[-1].activity if rows else 0,
-            round=rows[-1].round if rows else 0,
-            saw=list(prompt.saw),
-            model=models.model_label(self.models.get(config.model)),
-            parent_event_id=rows[-1].id if rows else None,
-            data={"event": "summary", "covers_seqs": covers_seqs(view, request.covers)},
+    def _resumed_prompt(
+        self, config: RoomConfig, room_log: RoomLog, turn: storage.Event
+    ) -> TurnPrompt:
+        """A resumed turn's prompt: rebuilt from the events before it, and only those."""
+        before = room_log.view(before_seq=turn.seq)
+        data = turn.data or {}
+        if data.get("event") == "summary":
+            prompt = build_summary_prompt(config, before)
+            # Nothing to summarise any more: the turn ends as an empty pass (see commit_for).
+            return prompt if prompt is not None else TurnPrompt("", "", ())
+        if data.get("event") == "pick":
+            return build_pick_prompt(config, before, turn.speaker, data.get("eligible", []))
+        return build_turn_prompt(
+            config,
+            before,
+            turn.speaker,
+            template=room_template(config),
+            feedback=denial_feedback(data.get("denials", [])),
         )
-        return Decision(config=config, rows=rows, claim=claim, prompt=prompt)
 
-    def apply(self, room_id: int, token: int, decision: Decision) -> Settled:
-        """Write a settled decision: the room's status (and, when terminated, the system event
-        that carries the reason)."""
-        settled = decision.settled
-        assert settled is not None
-        if decision.write:
-            # One fenced transaction: the status and, when terminated, the system event that
-            # carries the reason (a worker whose lease expired writes neither).
-            storage.settle_rooms(self.db, [settlement(room_id, token, settled)])
-        return settled
+    # -- 2. begin ---------------------------------------------------------------------------------
 
-    def _set_status(self, room_id: int, token: int, status: str, reason: str | None) -> Settled:
-        storage.update_room(
+    def begin(self, held_rooms: Sequence[HeldRoom], *, claim: bool = True) -> list[Call | Step]:
+        """Plan every held room from one read of their new log rows, then write every settlement
+        in one transaction and every claim in another. One result per room, in order: a ``Call``
+        to make, or the ``Step`` that ends this step of the room. With ``claim=False`` nothing is
+        claimed (a room that would take a turn is a ``wait``): used to settle a room's status at
+        once after a caller stopped by count."""
+        if not held_rooms:
+            return []
+        logs = storage.room_logs(
             self.db,
-            room_id,
-            status=status,
-            stop_reason=reason,
-            expected_status="running",
-            token=token,
+            [h.room_id for h in held_rooms],
+            after_seq={h.room_id: h.log.last_seq for h in held_rooms if h.log is not None},
         )
-        return Settled(status, reason)
+        results: list[Call | Step | None] = [None] * len(held_rooms)
+        settling: list[tuple[int, Plan]] = []
+        claiming: list[tuple[int, Plan]] = []
+        for index, held in enumerate(held_rooms):
+            found = logs.get(held.room_id)
+            if found is None:
+                results[index] = Step(StepKind.WAIT, "deleted", "the room no longer exists")
+                continue
+            room, new_rows = found
+            plan = self._with_log(room, held, new_rows)
+            if plan.kind in (StepKind.SETTLE, StepKind.FAIL):
+                if plan.write:
+                    settling.append((index, plan))
+                else:
+                    results[index] = Step(plan.kind, str(plan.status), plan.reason)
+            elif plan.kind == StepKind.WAIT:
+                results[index] = Step(
+                    StepKind.WAIT, str(plan.status), plan.reason, again=plan.again
+                )
+            elif plan.kind == StepKind.RESUME:
+                assert plan.turn is not None and plan.config is not None and plan.prompt
+                if storage.lease_is_current(self.db, held.room_id, held.token):
+                    # Only a current lease holder may spend money on an open turn (it may be
+                    # another worker's, claimed after this one's lease ran out).
+                    results[index] = Call(held, plan.kind, plan.config, plan.turn, plan.prompt)
+                else:
+                    held.forget_log()
+                    results[index] = Step(StepKind.WAIT, "running", "lease lost")
+            elif claim:
+                claiming.append((index, plan))
+            else:
+                results[index] = Step(StepKind.WAIT, "running", "a turn is due")
+        self._settle(held_rooms, settling, results)
+        self._claim(held_rooms, claiming, results)
+        assert all(r is not None for r in results)
+        return results  # type: ignore[return-value]
 
-    # -- the single-room step ---------------------------------------------------------------------
-
-    async def take_turn(self, room_id: int, token: int) -> storage.Event | Settled:
-        """One turn of the room (see the module docstring); a committed event, or ``Settled``."""
-        room, rows = self._read(room_id)
-        decision = self.decide(room, rows, token)
-        if decision.settled is not None:
-            return self.apply(room_id, token, decision)
-        assert decision.config is not None
-        turn = decision.resume
-        if turn is not None and not storage.lease_is_current(self.db, room_id, token):
-            # Only a current lease holder may spend money on an open turn (it may be another
-            # worker's, claimed after this one's lease ran out).
-            return Settled("running", "lease lost")
-        if decision.claim is not None:
-            turn = storage.claim_turns(self.db, [decision.claim])[0]
-            if turn is None:
-                # The log moved (a human message landed) or the lease is gone: nothing written.
-                return Settled("running", "claim refused", again=True)
-            _fault("after_claim")
-        assert turn is not None
-        outcome = await self.call(
-            room_id, token, decision.config, decision.rows, turn, decision.prompt
-        )
-        if isinstance(outcome, Settled):
-            return outcome
-        _fault("before_commit")
-        commit = self.commit_for(turn, token, decision.config, outcome)
-        if not storage.commit_turns(self.db, [commit])[0]:
-            return Settled("running", "commit refused by the fence")
-        event = committed_event(turn, commit)
-        if event.state == "failed":
-            return self._set_status(room_id, token, "failed", failure_reason(event))
-        if event.state == "waiting":
-            self._set_status(room_id, token, "waiting", None)
-        return event
-
-    def settle_now(self, room_id: int, token: int) -> None:
-        """Write the room's status if it has nothing more to do (settled, terminated), so the UI
-        shows it at once instead of after another step."""
-        decision = self.decide(
-            storage.get_room(self.db, room_id), storage.events(self.db, room_id), token
-        )
-        if decision.settled is not None:
-            self.apply(room_id, token, decision)
-
-    def _read(self, room_id: int) -> tuple[storage.Room, list[storage.Event]]:
-        """The room and its log in one read (Core rows, no ORM overhead)."""
-        logs = storage.room_logs(self.db, [room_id])
-        if room_id not in logs:
-            raise storage.RoomNotFound(f"room {room_id} does not exist")
-        return logs[room_id]
-
-    # -- one model call, retried ------------------------------------------------------------------
-
-    async def call(
+    def _settle(
         self,
-        room_id: int,
-        token: int,
-        config: RoomConfig,
-        rows: Sequence[storage.Event],
-        turn: storage.Event,
-        prompt: TurnPrompt | None = None,
-        *,
-        renew: bool = True,
-    ) -> Reply | Settled:
-        """Ask the model for ``turn`` (claimed, or found running), retrying transient failures.
+        held_rooms: Sequence[HeldRoom],
+        settling: Sequence[tuple[int, Plan]],
+        results: list[Call | Step | None],
+    ) -> None:
+        if not settling:
+            return
+        applied = storage.settle_rooms(
+            self.db,
+            [
+                settlement(held_rooms[i].room_id, held_rooms[i].token, str(p.status), p.reason)
+                for i, p in settling
+            ],
+        )
+        for (index, plan), ok in zip(settling, applied, strict=True):
+            if ok:
+                results[index] = Step(plan.kind, str(plan.status), plan.reason)
+            else:  # the room moved meanwhile (a person acted) or the lease is gone
+                held_rooms[index].forget_log()
+                results[index] = Step(StepKind.WAIT, str(plan.status), "settlement refused")
+
+    def _claim(
+        self,
+        held_rooms: Sequence[HeldRoom],
+        claiming: Sequence[tuple[int, Plan]],
+        results: list[Call | Step | None],
+    ) -> None:
+        if not claiming:
+            return
+        claimed = storage.claim_turns(self.db, [p.claim for _, p in claiming])  # type: ignore[misc]
+        for (index, plan), turn in zip(claiming, claimed, strict=True):
+            held = held_rooms[index]
+            if turn is None:
+                # The log moved (plan again at once, a few times) or the lease is gone.
+                held.refusals += 1
+                held.forget_log()
+                results[index] = Step(
+                    StepKind.WAIT, "running", "claim refused", again=held.refusals <= MAX_REFUSALS
+                )
+                continue
+            held.refusals = 0
+            assert held.log is not None and plan.config is not None and plan.prompt is not None
+            held.log.extend([turn])
+            _fault("after_claim")
+            results[index] = Call(held, StepKind.CLAIM, plan.config, turn, plan.prompt)
+
+    # -- 3. call ----------------------------------------------------------------------------------
+
+    async def call(self, call: Call, *, renew: bool = True) -> Reply | Step:
+        """Ask the model for the turn, retrying transient failures.
 
         Every failed try is persisted first (attempts, next attempt time). A turn that cannot
-        succeed is written as interrupted/failed here and the room as failed (``Settled``)."""
-        if prompt is None:  # a resumed turn: rebuilt from the events before it, and only those
-            before = log_view(config.names, rows, before_seq=turn.seq)
-            data = turn.data or {}
-            if data.get("event") == "summary":
-                prompt = build_summary_prompt(config, before)
-                if prompt is None:  # nothing to summarise any more: finish it as an empty pass
-                    prompt = TurnPrompt("", "Reply with the single word PASS.", ())
-            elif data.get("event") == "pick":
-                prompt = build_pick_prompt(config, before, turn.speaker, data.get("eligible", []))
-            else:
-                prompt = build_turn_prompt(
-                    config, before, turn.speaker, feedback=denial_feedback(data.get("denials", []))
-                )
+        succeed is written as interrupted/failed here, with the room failed in the same write
+        (a ``fail`` step). With ``renew``, the lease is renewed while the call runs (a worker
+        renews its leases itself)."""
+        held, turn, config, prompt = call.held, call.turn, call.config, call.prompt
         own = config.spec(turn.speaker).model if turn.speaker in config.names else None
         model = self.models.get(own or config.model)
         attempts = turn.attempts
+        if not prompt.user_prompt:  # a resumed summary with nothing left to summarise
+            nothing = models.ModelReply(
+                "", models.model_label(model), 0, 0, 0.0, False, None, 0.0, None
+            )
+            return Reply(nothing, attempts)
         if turn.next_attempt_at is not None:
             wait = (turn.next_attempt_at - self._now()).total_seconds()
             if wait > 0:
                 await asyncio.sleep(min(wait, 60.0))
-        renewer = asyncio.ensure_future(self._keep_lease(room_id, token)) if renew else None
+        renewer = asyncio.ensure_future(self._keep_lease(held)) if renew else None
         try:
             while True:
                 try:
@@ -368,27 +508,100 @@ class TurnDriver:
                         recorded = storage.record_attempt(
                             self.db,
                             turn.id,  # type: ignore[arg-type]
-                            token,
+                            held.token,
                             error=error_record(exc),
                             next_attempt_at=self._now() + timedelta(seconds=delay),
                         )
                         if recorded is None:  # stopped by a person, or the lease is gone
-                            return Settled("running", "turn no longer ours")
+                            held.forget_log()
+                            return Step(StepKind.WAIT, "running", "turn no longer ours")
                         await asyncio.sleep(delay)
                         continue
-                    return self._fail(room_id, token, turn, exc, attempts, transient)
+                    return self._fail(held, turn, exc, attempts, transient)
         finally:
             if renewer is not None:
                 renewer.cancel()
         _fault("after_answer")
         return Reply(reply, attempts + 1)
 
-    def commit_for(
-        self, turn: storage.Event, token: int, config: RoomConfig, outcome: Reply
-    ) -> storage.TurnCommit:
-        """The fenced commit of a reply: ``done`` (``waiting`` in a moderated room), or a pass."""
-        reply = outcome.reply
-        usage: dict[str, Any] = {
+    def _fail(
+        self,
+        held: HeldRoom,
+        turn: storage.Event,
+        exc: BaseException,
+        attempts: int,
+        transient: bool,
+    ) -> Step:
+        """A turn that cannot succeed now: ``interrupted`` (transient, retry budget spent: a person
+        may resume it) or ``failed`` (the same call would fail again). The room fails with it, in
+        the same write."""
+        record = error_record(exc)
+        reason = failure_reason(turn, record)
+        applied = storage.commit_turns(
+            self.db,
+            [
+                storage.TurnCommit(
+                    event_id=turn.id,  # type: ignore[arg-type]
+                    token=held.token,
+                    state=TurnState.INTERRUPTED if transient else TurnState.FAILED,
+                    error=record,
+                    attempts=attempts,
+                    next_attempt_at=None,
+                    room_status=RoomStatus.FAILED,
+                    stop_reason=reason,
+                )
+            ],
+        )[0]
+        held.forget_log()
+        if not applied:
+            return Step(StepKind.WAIT, "running", "commit refused by the fence")
+        log.warning("room %s: %s", held.room_id, reason)
+        return Step(StepKind.FAIL, RoomStatus.FAILED, reason)
+
+    async def _keep_lease(self, held: HeldRoom) -> None:
+        """Renew the lease while a model call runs (a slow call must not lose the room)."""
+        while True:
+            await asyncio.sleep(self.lease_ttl / 3)
+            if not storage.renew_lease(
+                self.db, held.room_id, self.owner, held.token, self.lease_ttl
+            ):
+                return
+
+    # -- 4. finish --------------------------------------------------------------------------------
+
+    def finish(self, replies: Sequence[tuple[Call, Reply]]) -> list[Step]:
+        """Commit every reply in one transaction (a group commit, each fenced on its own, each
+        with its room's next status); one ``Step`` per reply, in order."""
+        if not replies:
+            return []
+        _fault("before_commit")
+        commits = [self.commit_for(call, reply) for call, reply in replies]
+        applied = storage.commit_turns(self.db, commits)
+        steps = []
+        for (call, _), commit, ok in zip(replies, commits, applied, strict=True):
+            held = call.held
+            if not ok:  # fenced out: stopped by a person, or the lease was lost
+                held.forget_log()
+                steps.append(Step(StepKind.WAIT, "running", "commit refused by the fence"))
+                continue
+            event = committed_event(call.turn, commit)
+            if held.log is not None and held.log.rows and held.log.rows[-1].id == event.id:
+                held.log.replace_last(event)
+            else:
+                held.forget_log()
+            status = commit.room_status or RoomStatus.RUNNING
+            reason = commit.stop_reason
+            kind = StepKind.FAIL if status == RoomStatus.FAILED else call.kind
+            steps.append(Step(kind, str(status), reason, turn=event))
+        return steps
+
+    def commit_for(self, call: Call, outcome: Reply) -> storage.TurnCommit:
+        """The fenced commit of a reply: ``done`` (``waiting``, with the room, in a moderated
+        room), a pass, a coordinator's pick, or a context summary."""
+        turn, reply = call.turn, outcome.reply
+        base: dict[str, Any] = {
+            "event_id": turn.id,
+            "token": call.held.token,
             "model": reply.model_name,
             "input_tokens": reply.input_tokens,
             "output_tokens": reply.output_tokens,
@@ -396,128 +609,80 @@ class TurnDriver:
             "latency": reply.latency,
             "attempts": outcome.attempts,
             "next_attempt_at": None,
+            "error": None,
         }
         data = turn.data or {}
         if data.get("event") == "summary":
+            if not reply.text.strip():  # nothing to summarise: an empty pass, not a summary
+                return storage.TurnCommit(
+                    **base, state=TurnState.DONE, kind="pass", content="", data={"empty": True}
+                )
             return storage.TurnCommit(
-                event_id=turn.id,  # type: ignore[arg-type]
-                token=token,
-                state="done",
-                kind="agent",
-                content=reply.text,
-                error=None,
-                **usage,
+                **base, state=TurnState.DONE, kind="agent", content=reply.text
             )
         if data.get("event") == "pick":
             try:
                 pick = parse_pick(reply.text, data.get("eligible", []))
             except InvalidPickError as exc:
                 # A pick outside the eligible set is an error, never silently replaced.
+                record = error_record(exc)
                 return storage.TurnCommit(
-                    event_id=turn.id,  # type: ignore[arg-type]
-                    token=token,
-                    state="failed",
+                    **{**base, "error": record},
+                    state=TurnState.FAILED,
                     content=reply.text,
-                    error=error_record(exc),
-                    **usage,
+                    room_status=RoomStatus.FAILED,
+                    stop_reason=failure_reason(turn, record),
                 )
             return storage.TurnCommit(
-                event_id=turn.id,  # type: ignore[arg-type]
-                token=token,
-                state="done",
+                **base,
+                state=TurnState.DONE,
                 kind="agent",
                 content=f"picked {pick}" if pick else "picked no one",
                 data={"pick": pick},
-                error=None,
-                **usage,
             )
         passed = is_pass(reply.text)
+        draft = call.config.moderated and not passed
         return storage.TurnCommit(
-            event_id=turn.id,  # type: ignore[arg-type]
-            token=token,
-            state="waiting" if config.moderated and not passed else "done",
+            **base,
+            state=TurnState.WAITING if draft else TurnState.DONE,
             kind="pass" if passed else "agent",
             content="" if passed else reply.text,
-            error=None,
-            **usage,
+            room_status=RoomStatus.WAITING if draft else None,
         )
 
-    def _fail(
-        self,
-        room_id: int,
-        token: int,
-        turn: storage.Event,
-        exc: BaseException,
-        attempts: int,
-        transient: bool,
-    ) -> Settled:
-        """A turn that cannot succeed now: ``interrupted`` (transient, retry budget spent: a person
-        may resume it) or ``failed`` (the same call would fail again). The room stops as failed."""
-        record = error_record(exc)
-        storage.commit_turn(
-            self.db,
-            turn.id,  # type: ignore[arg-type]
-            token,
-            state="interrupted" if transient else "failed",
-            error=record,
-            attempts=attempts,
-            next_attempt_at=None,
-        )
-        reason = failure_reason(turn, record)
-        log.warning("room %s: %s", room_id, reason)
-        return self._set_status(room_id, token, "failed", reason)
+    # -- one room ---------------------------------------------------------------------------------
 
-    async def _keep_lease(self, room_id: int, token: int) -> None:
-        """Renew the lease while a model call runs (a slow call must not lose the room)."""
-        while True:
-            await asyncio.sleep(self.lease_ttl / 3)
-            if not storage.renew_lease(self.db, room_id, self.owner, token, self.lease_ttl):
-                return
+    async def step(self, held: HeldRoom) -> Step:
+        """One step of one room: begin, call, finish (the same phases the worker batches)."""
+        [started] = self.begin([held])
+        if isinstance(started, Step):
+            return started
+        outcome = await self.call(started)
+        if isinstance(outcome, Step):
+            return outcome
+        [step] = self.finish([(started, outcome)])
+        return step
 
-
-def settlement(room_id: int, token: int, settled: Settled) -> storage.RoomSettlement:
-    """The storage settlement of a settled room (a terminated room gets its reason as an event,
-    kept with the event that ended it)."""
-    notice = data = None
-    if settled.status == "terminated":
-        notice = f"Stopped: {settled.reason}"
-        data = {"event": "terminated", "reason": settled.reason}
-    return storage.RoomSettlement(
-        room_id=room_id,
-        token=token,
-        status=settled.status,
-        stop_reason=settled.reason,
-        notice=notice,
-        notice_data=data,
-    )
-
-
-def failure_reason(turn: storage.Event, record: Mapping[str, Any] | None = None) -> str:
-    """The room's stop reason when one of its turns failed."""
-    error = record or turn.error or {}
-    return (
-        f"{turn.speaker}'s turn (seq {turn.seq}) failed: "
-        f"{error.get('type', 'error')}: {error.get('message', '')}"
-    )
-
-
-def owner_id(role: str = "room") -> str:
-    """A lease owner name unique to this process and object."""
-    import socket
-    import uuid
-
-    return f"{role}:{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    async def step_room(self, room_id: int, token: int) -> Step:
+        """``step`` for a caller that holds ``token`` and keeps no record of the room."""
+        return await self.step(HeldRoom(room_id, token))
 
 
 __all__ = [
-    "settlement",
-    "Decision",
-    "Reply",
-    "committed_event",
+    "Call",
+    "Engine",
     "FAULT_ENV",
     "FAULT_POINTS",
-    "Settled",
-    "TurnDriver",
+    "HeldRoom",
+    "MAX_REFUSALS",
+    "PLAN_ATTEMPTS",
+    "Plan",
+    "Reply",
+    "Step",
+    "StepKind",
+    "committed_event",
     "error_record",
+    "failure_reason",
     "owner_id",
+    "settlement",
 ]

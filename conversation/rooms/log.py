@@ -106,32 +106,110 @@ class LogView:
         )
 
 
-def log_view(
-    roster: Sequence[str], rows: Sequence[Any], *, before_seq: int | None = None
-) -> LogView:
-    """The view of ``rows`` (in seq order), optionally only those with ``seq < before_seq``."""
+class RoomLog:
+    """A room's rows and their :class:`LogView`, kept current as rows arrive: extending it costs
+    O(new rows), so a long room's next turn costs the same as a short room's.
+
+    Rows are folded into the view in seq order up to the first open turn (which may still become
+    a message at its place); rows after an open turn are read again on each ``view()`` (in
+    practice none or one: at most one turn is open). ``log_view`` is this class used once, so
+    every reader of a log, incremental or not, sees exactly the same view.
+    """
+
+    __slots__ = ("roster", "rows", "_events", "_seqs", "_usage", "_resumed_at", "_folded")
+
+    def __init__(self, roster: Sequence[str], rows: Sequence[Any] = ()) -> None:
+        self.roster = tuple(roster)
+        self.rows: list[Any] = []
+        self._events: list[RoomEvent] = []
+        self._seqs: list[int] = []
+        self._usage: dict[int, TokenUsage] = {}
+        self._resumed_at = 0
+        self._folded = 0  # rows[:_folded] are in the view for good
+        self.extend(rows)
+
+    @property
+    def last_seq(self) -> int:
+        return self.rows[-1].seq if self.rows else 0
+
+    def extend(self, rows: Sequence[Any]) -> None:
+        """Append rows that follow the last one (in seq order)."""
+        self.rows.extend(rows)
+        self._fold()
+
+    def replace_last(self, row: Any) -> None:
+        """The last row as it is now (a claimed turn, committed)."""
+        self.rows[-1] = row
+        self._fold()
+
+    def view(self, *, before_seq: int | None = None) -> LogView:
+        """The view of every row (or only those with ``seq < before_seq``)."""
+        if before_seq is not None:
+            return _view_of(self.roster, [r for r in self.rows if r.seq < before_seq])
+        events, seqs, usage = self._events, self._seqs, self._usage
+        resumed_at = self._resumed_at
+        tail = self.rows[self._folded :]
+        if tail:  # rows after an open turn: folded into a copy, never into the log itself
+            events, seqs, usage = list(events), list(seqs), dict(usage)
+            for row in tail:
+                resumed_at = _fold_row(row, events, seqs, usage, resumed_at)
+        # Copies (C-speed, microseconds): a view handed out never changes as the log grows.
+        return LogView(
+            self.roster, tuple(events), tuple(seqs), dict(usage), resumed_at, self.last_seq
+        )
+
+    def _fold(self) -> None:
+        rows = self.rows
+        while self._folded < len(rows):
+            row = rows[self._folded]
+            if row.kind in ("agent", "pass") and row.state in OPEN_STATES:
+                return
+            self._resumed_at = _fold_row(
+                row, self._events, self._seqs, self._usage, self._resumed_at
+            )
+            self._folded += 1
+
+
+def _fold_row(
+    row: Any,
+    events: list[RoomEvent],
+    seqs: list[int],
+    usage: dict[int, TokenUsage],
+    resumed_at: int,
+) -> int:
+    """Add one row to a view under construction; returns the (possibly moved) resume point."""
+    if row.kind == "system" and _data(row).get("event") == RESUMED:
+        return len(events)
+    event = to_room_event(row)
+    if event is None:
+        event = _summary_event(row, seqs)
+    if event is None:
+        return resumed_at
+    if row.input_tokens or row.output_tokens:
+        usage[len(events)] = TokenUsage(row.input_tokens or 0, row.output_tokens or 0)
+    events.append(event)
+    seqs.append(row.seq)
+    return resumed_at
+
+
+def _view_of(roster: Sequence[str], rows: Sequence[Any]) -> LogView:
     events: list[RoomEvent] = []
     seqs: list[int] = []
     usage: dict[int, TokenUsage] = {}
     resumed_at = 0
-    last_seq = 0
     for row in rows:
-        if before_seq is not None and row.seq >= before_seq:
-            break
-        last_seq = row.seq
-        if row.kind == "system" and _data(row).get("event") == RESUMED:
-            resumed_at = len(events)
-            continue
-        event = to_room_event(row)
-        if event is None:
-            event = _summary_event(row, seqs)
-        if event is None:
-            continue
-        if row.input_tokens or row.output_tokens:
-            usage[len(events)] = TokenUsage(row.input_tokens or 0, row.output_tokens or 0)
-        events.append(event)
-        seqs.append(row.seq)
-    return LogView(tuple(roster), tuple(events), tuple(seqs), usage, resumed_at, last_seq)
+        resumed_at = _fold_row(row, events, seqs, usage, resumed_at)
+    last = rows[-1].seq if rows else 0
+    return LogView(tuple(roster), tuple(events), tuple(seqs), usage, resumed_at, last)
+
+
+def log_view(
+    roster: Sequence[str], rows: Sequence[Any], *, before_seq: int | None = None
+) -> LogView:
+    """The view of ``rows`` (in seq order), optionally only those with ``seq < before_seq``."""
+    if before_seq is not None:
+        rows = [r for r in rows if r.seq < before_seq]
+    return _view_of(roster, rows)
 
 
 def _summary_event(row: Any, seqs: Sequence[int]) -> RoomEvent | None:
@@ -189,6 +267,7 @@ __all__ = [
     "CONSUMED_STATES",
     "OPEN_STATES",
     "LogView",
+    "RoomLog",
     "log_view",
     "max_turns_of",
     "to_room_event",

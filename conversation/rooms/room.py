@@ -17,36 +17,27 @@ settled, terminated or stopped room.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import storage
 from conversation.exceptions import (
     ConversationStateError,
     ConversationValueError,
-    RequestConflictError,
 )
+from conversation.rooms.boundary import storage_errors
 from conversation.rooms.config import RoomConfig, check_name
-from conversation.rooms.engine import Settled, TurnDriver, owner_id
-from conversation.rooms.log import OPEN_STATES
+from conversation.rooms.engine import Engine, HeldRoom, StepKind, owner_id
 from conversation.rooms.turn import Turn
 from conversation.sync import run_sync
+from conversation.vocabulary import (
+    FINAL_ROOM_STATUSES,
+    OPEN_ROOM_STATUSES,
+    REOPENED_BY_A_MESSAGE,
+    RoomStatus,
+)
 
 MAX_MESSAGE_CHARS = 20_000
-#: Statuses a human message re-opens (paused, waiting and failed rooms keep theirs).
-REOPENED_BY_A_MESSAGE = ("idle", "settled", "terminated", "stopped", "running")
-
-
-def _storage_errors(call: Any, *args: Any, **kwargs: Any) -> Any:
-    """Run a storage call, translating its errors into the project's exception tree."""
-    try:
-        return call(*args, **kwargs)
-    except storage.RequestIdConflict as exc:
-        raise RequestConflictError(str(exc)) from exc
-    except storage.RoomNotFound as exc:
-        raise ConversationValueError(str(exc)) from exc
-    except storage.StorageValueError as exc:
-        raise ConversationValueError(str(exc)) from exc
 
 
 class Room:
@@ -56,7 +47,7 @@ class Room:
         self.db = db
         self.id = room_id
         self._owner = owner_id("room")
-        self._driver: TurnDriver | None = None
+        self._engine: Engine | None = None
 
     # -- creating and opening -----------------------------------------------------------------
 
@@ -96,7 +87,7 @@ class Room:
             max_denials=max_denials,
             retry=retry,
         )
-        room_id = _storage_errors(
+        room_id = storage_errors(
             storage.create_room,
             db,
             name.strip(),
@@ -119,7 +110,7 @@ class Room:
     @property
     def record(self) -> storage.Room:
         """The room's stored row (a snapshot)."""
-        return _storage_errors(storage.get_room, self.db, self.id)
+        return storage_errors(storage.get_room, self.db, self.id)
 
     @property
     def name(self) -> str:
@@ -146,7 +137,7 @@ class Room:
         return [Turn(self.db, e) for e in self.events() if e.kind in ("agent", "pass")]
 
     def turn(self, event_id: int) -> Turn:
-        event = _storage_errors(storage.get_event, self.db, event_id)
+        event = storage_errors(storage.get_event, self.db, event_id)
         if event.room_id != self.id:
             raise ConversationValueError(f"event {event_id} does not belong to room {self.id}")
         return Turn(self.db, event)
@@ -213,12 +204,10 @@ class Room:
                 )
         if request_id is not None and (not isinstance(request_id, str) or not request_id.strip()):
             raise ConversationValueError("request_id must be non-empty text or None")
-        # A request sent again (a double click, a browser retry) is the same message and must
-        # change nothing: above all it must not re-open a room that was stopped or ended since.
-        resent = request_id is not None and (
-            storage.find_event(self.db, self.id, request_id) is not None
-        )
-        event = _storage_errors(
+        # One write: the message and the room it re-opens. A request sent again (a double click, a
+        # browser retry) is the same message and changes nothing: above all it does not re-open a
+        # room that was stopped or ended since.
+        return storage_errors(
             storage.append_message,
             self.db,
             self.id,
@@ -227,21 +216,16 @@ class Room:
             content,
             request_id=request_id,
             visible_to=audience,
+            reopen=REOPENED_BY_A_MESSAGE,
         )
-        if not resent:
-            storage.update_room(
-                self.db,
-                self.id,
-                status="running",
-                stop_reason=None,
-                expected_status=REOPENED_BY_A_MESSAGE,
-            )
-        return event
 
     def pause(self) -> None:
         """Take no new turn until ``resume()`` (a turn in flight still lands)."""
         self._move(
-            "pause", "paused", ("idle", "running", "waiting", "settled", "failed", "terminated")
+            "pause",
+            RoomStatus.PAUSED,
+            OPEN_ROOM_STATUSES - {RoomStatus.PAUSED}
+            | {RoomStatus.SETTLED, RoomStatus.FAILED, RoomStatus.TERMINATED},
         )
 
     def resume(self) -> None:
@@ -252,48 +236,44 @@ class Room:
             if pending is not None and pending.state == "interrupted":
                 pending.resume()
                 return
-        self._move("resume", "running", ("paused", "failed"))
+        self._move("resume", RoomStatus.RUNNING, (RoomStatus.PAUSED, RoomStatus.FAILED))
 
     def stop(self, reason: str = "stopped by a person") -> None:
-        """Stop the room and its open turn; a new human message re-opens it."""
+        """Stop the room and its open turn (one write, with a notice in the log); a new human
+        message re-opens it."""
         if not isinstance(reason, str) or not reason.strip():
             raise ConversationValueError("stop needs a reason (or leave the default)")
-        self._move(
-            "stop",
-            "stopped",
-            ("idle", "running", "waiting", "settled", "failed", "terminated", "paused"),
-            stop_reason=reason,
-        )
-        pending = self.pending()
-        if pending is not None:
-            storage.update_turn_state(
-                self.db, pending.id, expected_state=tuple(OPEN_STATES), state="stopped"
-            )
-        storage.append_message(
+        allowed = OPEN_ROOM_STATUSES | FINAL_ROOM_STATUSES - {RoomStatus.STOPPED}
+        if not storage_errors(
+            storage.stop_room,
             self.db,
             self.id,
-            "system",
-            "room",
-            f"Stopped: {reason}",
-            data={"event": "stopped", "reason": reason},
-        )
+            reason=reason,
+            allowed=allowed,
+            notice=f"Stopped: {reason}",
+            notice_data={"event": "stopped", "reason": reason},
+        ):
+            raise ConversationStateError(
+                f"cannot stop room {self.id}: it is {self.status} (stop works on a room that is "
+                f"{', '.join(sorted(allowed))})"
+            )
 
-    def _move(self, verb: str, status: str, allowed: Sequence[str], **changes: Any) -> None:
+    def _move(self, verb: str, status: str, allowed: Collection[str], **changes: Any) -> None:
         updated = storage.update_room(
             self.db, self.id, status=status, expected_status=tuple(allowed), **changes
         )
         if updated is None:
             raise ConversationStateError(
                 f"cannot {verb} room {self.id}: it is {self.status} "
-                f"({verb} works on a room that is {', '.join(allowed)})"
+                f"({verb} works on a room that is {', '.join(sorted(allowed))})"
             )
 
     # -- agents -----------------------------------------------------------------------------------
 
-    def _turn_driver(self) -> TurnDriver:
-        if self._driver is None:
-            self._driver = TurnDriver(self.db, self._owner)
-        return self._driver
+    def _turn_engine(self) -> Engine:
+        if self._engine is None:
+            self._engine = Engine(self.db, self._owner)
+        return self._engine
 
     async def step_async(self) -> Turn | None:
         """``step()`` on the caller's event loop."""
@@ -310,39 +290,40 @@ class Room:
         return await self._drive(max_turns)
 
     async def _drive(self, max_turns: int) -> list[Turn]:
-        """Take up to ``max_turns`` turns under one lease (released at the end)."""
-        driver = self._turn_driver()
-        token = storage.acquire_lease(self.db, self.id, self._owner, driver.lease_ttl)
+        """Take up to ``max_turns`` turns under one lease (released at the end), one engine step
+        at a time; the room's log is kept between steps, so a step costs the same at turn 800 as
+        at turn 50."""
+        engine = self._turn_engine()
+        token = storage.acquire_lease(self.db, self.id, self._owner, engine.lease_ttl)
         if token is None:
             return []  # another worker drives this room right now
         loop = asyncio.get_running_loop()
         renewed = loop.time()
+        held = HeldRoom(self.id, token)
         taken: list[Turn] = []
-        refusals = 0
         try:
             while len(taken) < max_turns:
-                if loop.time() - renewed > driver.lease_ttl / 3:
+                if loop.time() - renewed > engine.lease_ttl / 3:
                     if not storage.renew_lease(
-                        self.db, self.id, self._owner, token, driver.lease_ttl
+                        self.db, self.id, self._owner, token, engine.lease_ttl
                     ):
                         break
                     renewed = loop.time()
-                outcome = await driver.take_turn(self.id, token)
-                if isinstance(outcome, Settled):
-                    refusals += 1
-                    if outcome.again and refusals < 5:
-                        continue
+                step = await engine.step(held)
+                if step.turn is None:
+                    if step.again:
+                        continue  # bounded: the engine's refusal and failure counters
                     break
-                refusals = 0
-                turn = Turn(self.db, outcome)
-                taken.append(turn)
-                if turn.state != "done":
+                taken.append(Turn(self.db, step.turn))
+                if step.kind != StepKind.CLAIM and step.kind != StepKind.RESUME:
+                    break
+                if step.turn.state != "done":
                     break
             else:
                 if taken:
                     # Stopped by the count, not by the room: settle its status now (the UI shows
                     # "settled" at once), as the next step would.
-                    driver.settle_now(self.id, token)
+                    engine.begin([held], claim=False)
         finally:
             storage.release_lease(self.db, self.id, self._owner, token)
         return taken
@@ -357,7 +338,7 @@ class Room:
     def fork(self, at_seq: int, name: str | None = None) -> Room:
         """A new room with this room's config and its log up to ``at_seq`` (parent recorded), to
         try another continuation. It starts ``idle``; post a message or ``resume`` it to go on."""
-        fork_id = _storage_errors(storage.fork_room, self.db, self.id, at_seq, name)
+        fork_id = storage_errors(storage.fork_room, self.db, self.id, at_seq, name)
         return Room(self.db, fork_id)
 
     def export(self) -> dict[str, Any]:

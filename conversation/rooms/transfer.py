@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import storage
-from conversation.exceptions import ConversationValueError
+from conversation.exceptions import ConversationValueError, ImportRejected
 from conversation.rooms.config import RoomConfig, check_name
 from conversation.rooms.log import RESUMED, log_view
 
@@ -62,10 +62,6 @@ EVENT_FIELDS = frozenset(
     }
 )
 _SAFE_FILE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}")
-
-
-class ImportRejected(ConversationValueError):
-    """An import was refused; the message names the problem. Nothing was written."""
 
 
 class ResumeWarning(UserWarning):
@@ -276,8 +272,7 @@ def import_room(
             "data": {"event": RESUMED, "messages": len(checked), "last_speaker": last},
         }
     )
-    room_id = _create_room(db, name, config, status="running")
-    _restore(db, room_id, records)
+    room_id = _store(db, name, config, records, status="running")
     return room_class(db, room_id)
 
 
@@ -405,33 +400,30 @@ def _import_export(
         if not isinstance(event.get("content", ""), str):
             raise ImportRejected(f"event {index} content must be text")
     name = name_override or data.get("name") or "imported room"
-    room_id = _create_room(db, name, config, status=status)
-    _restore(db, room_id, [{k: v for k, v in e.items() if k != "seq"} for e in events])
-    if data.get("stop_reason") is not None:
-        storage.update_room(db, room_id, stop_reason=data.get("stop_reason"))
+    records = [{k: v for k, v in e.items() if k != "seq"} for e in events]
+    room_id = _store(db, name, config, records, status=status, stop_reason=data.get("stop_reason"))
     return room_class(db, room_id)
 
 
-def _create_room(db: storage.Database, name: str, config: RoomConfig, *, status: str) -> int:
-    """Store the imported room's row; a refusal (a secret in the config, a bad name) is an
-    ``ImportRejected`` naming the problem, with nothing written."""
+def _store(
+    db: storage.Database,
+    name: str,
+    config: RoomConfig,
+    records: list[dict[str, Any]],
+    *,
+    status: str,
+    stop_reason: str | None = None,
+) -> int:
+    """Store the imported room and its whole log in one transaction (no worker can ever see the
+    room half-imported); a refusal (a secret in the config, a bad record) is an ``ImportRejected``
+    naming the problem, with nothing written."""
     try:
-        return storage.create_room(db, name, config.to_dict(), status=status)
-    except storage.StorageValueError as exc:
-        raise ImportRejected(f"the import could not be stored: {exc}") from None
-
-
-def _restore(db: storage.Database, room_id: int, records: list[dict[str, Any]]) -> None:
-    """Write the whole log in one transaction; on any failure the new room is removed again, so
-    the database is as it was."""
-    try:
-        storage.import_events(db, room_id, records)
+        room_id, _ = storage.create_room_with_log(
+            db, name, config.to_dict(), records, status=status, stop_reason=stop_reason
+        )
     except storage.StorageError as exc:
-        storage.delete_room(db, room_id)
         raise ImportRejected(f"the import could not be stored: {exc}") from None
-    except BaseException:
-        storage.delete_room(db, room_id)
-        raise
+    return room_id
 
 
 # -- export files -----------------------------------------------------------------------------------

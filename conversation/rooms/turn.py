@@ -9,10 +9,17 @@ room go on), and the worker or ``room.step()`` picks it up from there.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import storage
-from conversation.exceptions import ConversationStateError, ConversationValueError
+from conversation.exceptions import (
+    ConversationStateError,
+    ConversationValueError,
+    TurnAlreadyDecided,
+)
+from conversation.rooms.config import RoomConfig, check_name
+from conversation.vocabulary import RoomStatus, TurnState
 
 MAX_REASON_CHARS = 2_000
 MAX_CONTENT_CHARS = 20_000
@@ -143,30 +150,34 @@ class Turn:
         state: str,
         *,
         room_from: tuple[str, ...],
+        by: str,
+        data: dict[str, Any] | None = None,
         **changes: Any,
     ) -> Turn:
+        """One write: the turn's move, who did it and when, and the room going on."""
+        check_name(by, "by")
+        decision = {"verb": verb, "by": by, "at": datetime.now(UTC).isoformat(timespec="seconds")}
+        decisions = [*((self._event.data or {}).get("decisions") or []), decision]
         updated = storage.update_turn_state(
-            self._db, self.id, expected_state=expected, state=state, **changes
+            self._db,
+            self.id,
+            expected_state=expected,
+            state=state,
+            data={**(data or {}), "decisions": decisions},
+            room_status=RoomStatus.RUNNING,
+            room_from=room_from,
+            **changes,
         )
         if updated is None:
-            current = storage.get_event(self._db, self.id).state
-            raise ConversationStateError(
-                f"cannot {verb} turn {self.id} ({self.speaker}): it is {current}, "
-                f"and {verb} needs a turn that is {' or '.join(expected)}"
-            )
+            raise _refusal(verb, storage.get_event(self._db, self.id), expected)
         self._event = updated
-        storage.update_room(
-            self._db,
-            self.conversation,
-            status="running",
-            stop_reason=None,
-            expected_status=room_from,
-        )
         return self
 
-    def approve(self, content: str | None = None) -> Turn:
-        """Publish the waiting draft (optionally edited first); the room goes on."""
+    def approve(self, content: str | None = None, *, by: str = "user") -> Turn:
+        """Publish the waiting draft (optionally edited first: the original draft is kept in
+        ``data.draft``); the room goes on. ``by`` is who approved (recorded)."""
         changes: dict[str, Any] = {}
+        data: dict[str, Any] | None = None
         if content is not None:
             if not isinstance(content, str) or not content.strip():
                 raise ConversationValueError("an edited message must be non-empty text")
@@ -174,46 +185,102 @@ class Turn:
                 raise ConversationValueError(
                     f"an edited message is limited to {MAX_CONTENT_CHARS} characters"
                 )
-            changes = {"content": content, "data": {"draft": self._event.content, "edited": True}}
-        return self._move("approve", ("waiting",), "done", room_from=("waiting",), **changes)
+            changes = {"content": content}
+            data = {"draft": self._event.content, "edited": True, "edited_by": by}
+        verb = "edit" if content is not None else "approve"
+        return self._move(
+            verb,
+            (TurnState.WAITING,),
+            TurnState.DONE,
+            room_from=_WAITING,
+            by=by,
+            data=data,
+            **changes,
+        )
 
-    def deny(self, reason: str) -> Turn:
+    def deny(self, reason: str, *, by: str = "user") -> Turn:
         """Refuse the draft: the agent is told why and tries again (or passes). After the room's
         ``max_denials`` the turn is abandoned instead (it counts as a pass)."""
         if not isinstance(reason, str) or not reason.strip():
             raise ConversationValueError("deny needs a reason (the agent is told it); got none")
         if len(reason) > MAX_REASON_CHARS:
             raise ConversationValueError(f"a reason is limited to {MAX_REASON_CHARS} characters")
-        from conversation.rooms.config import RoomConfig
-
         room = storage.get_room(self._db, self.conversation)
         limit = RoomConfig.from_dict(room.config).max_denials
         denials = list((self._event.data or {}).get("denials") or [])
-        denials.append({"draft": self._event.content, "reason": reason})
-        state = "running" if len(denials) <= limit else "abandoned"
+        denials.append({"draft": self._event.content, "reason": reason, "by": by})
+        state = TurnState.RUNNING if len(denials) <= limit else TurnState.ABANDONED
         return self._move(
             "deny",
-            ("waiting",),
+            (TurnState.WAITING,),
             state,
-            room_from=("waiting",),
+            room_from=_WAITING,
+            by=by,
             content="",
             data={"denials": denials},
         )
 
-    def stop(self) -> Turn:
+    def stop(self, *, by: str = "user") -> Turn:
         """Stop the turn wherever it is: it ends ``stopped`` (it counts as a pass; a model reply
         still in flight is refused by the fence on the turn's state)."""
-        return self._move("stop", ("running", "waiting"), "stopped", room_from=("waiting",))
+        return self._move(
+            "stop",
+            (TurnState.RUNNING, TurnState.WAITING),
+            TurnState.STOPPED,
+            room_from=_WAITING,
+            by=by,
+        )
 
-    def resume(self) -> Turn:
+    def resume(self, *, by: str = "user") -> Turn:
         """Go on with an interrupted turn (its retry budget spent, or its process gone)."""
-        return self._move("resume", ("interrupted",), "running", room_from=("failed",), error=None)
+        return self._move(
+            "resume",
+            (TurnState.INTERRUPTED,),
+            TurnState.RUNNING,
+            room_from=(RoomStatus.FAILED,),
+            by=by,
+            error=None,
+        )
 
-    def abandon(self) -> Turn:
+    def abandon(self, *, by: str = "user") -> Turn:
         """End a waiting or interrupted turn without going on: ``abandoned`` (counts as a pass)."""
         return self._move(
-            "abandon", ("waiting", "interrupted"), "abandoned", room_from=("waiting", "failed")
+            "abandon",
+            (TurnState.WAITING, TurnState.INTERRUPTED),
+            TurnState.ABANDONED,
+            room_from=(RoomStatus.WAITING, RoomStatus.FAILED),
+            by=by,
         )
+
+
+_WAITING = (RoomStatus.WAITING,)
+_PAST = {
+    "approve": "approved",
+    "edit": "edited and approved",
+    "deny": "denied",
+    "stop": "stopped",
+    "resume": "resumed",
+    "abandon": "abandoned",
+}
+
+
+def _refusal(verb: str, current: storage.Event, expected: tuple[str, ...]) -> Exception:
+    """Why a moderation verb did not apply: someone else decided first (``TurnAlreadyDecided``,
+    naming who and what), or the turn is simply not in a state the verb works on."""
+    decisions = (current.data or {}).get("decisions") or []
+    if decisions:
+        last = decisions[-1]
+        return TurnAlreadyDecided(
+            f"cannot {verb} turn {current.id} ({current.speaker}): it was already "
+            f"{_PAST.get(last.get('verb'), last.get('verb'))} by {last.get('by')} at "
+            f"{last.get('at')}; it is {current.state} now",
+            by=str(last.get("by")),
+            verb=str(last.get("verb")),
+        )
+    return ConversationStateError(
+        f"cannot {verb} turn {current.id} ({current.speaker}): it is {current.state}, "
+        f"and {verb} needs a turn that is {' or '.join(expected)}"
+    )
 
 
 __all__ = ["Turn"]

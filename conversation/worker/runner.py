@@ -2,10 +2,10 @@
 
 ``Worker.run()`` is one asyncio loop: it lists rooms whose status is ``running`` and whose lease is
 free or expired, takes the lease of up to ``concurrency`` of them, and drives each room's turns
-(``room_driver.TurnDriver``) until it settles, waits for a person, pauses, stops, fails or
-terminates; then it releases the lease and picks another. Several workers (threads, processes,
-machines) on one database never run the same turn: the lease decides who drives a room, and every
-commit is fenced by the lease token.
+with the one turn engine (``conversation.rooms.engine``) until it settles, waits for a person,
+pauses, stops, fails or terminates; then it releases the lease and picks another. Several workers
+(threads, processes, machines) on one database never run the same turn: the lease decides who
+drives a room, and every commit is fenced by the lease token.
 
 The web app runs one ``BackgroundWorker`` (a thread with its own loop) per server process; the
 same code runs headless (``conversation.worker.cli``).
@@ -14,21 +14,17 @@ same code runs headless (``conversation.worker.cli``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 import storage
-from conversation.experiments.runs import finish_experiments
+from conversation.experiments.runs import catch_up
 from conversation.models.bindings import ModelCache
-from conversation.rooms.engine import (
-    Settled,
-    TurnDriver,
-    committed_event,
-    failure_reason,
-    owner_id,
-    settlement,
-)
+from conversation.rooms.engine import Call, Engine, HeldRoom, Reply, Step, owner_id
+from conversation.vocabulary import RoomStatus
 
 log = logging.getLogger(__name__)
 
@@ -39,10 +35,12 @@ EXPERIMENT_CHECK_SECONDS = 5.0
 class Worker:
     """Drives runnable rooms of ``db``, at most ``concurrency`` at a time.
 
-    Work is batched across rooms: one read transaction plans every room that is due, one write
-    transaction claims all their turns, model calls run concurrently, and the replies that have
-    arrived are committed together (a group commit, each fenced on its own). With hundreds of
-    rooms this is what keeps the database from being the bottleneck.
+    Work is batched across rooms with the engine's own phases (``Engine.begin`` / ``call`` /
+    ``finish``): one read plans every room that is due, one write claims all their turns, model
+    calls run concurrently, and the replies that have arrived are committed together (a group
+    commit, each fenced on its own). With hundreds of rooms this is what keeps the database from
+    being the bottleneck. A database that is locked past its busy timeout or a dropped connection
+    is waited out (growing backoff), never fatal; a room that cannot be planned fails alone.
     """
 
     def __init__(
@@ -61,22 +59,13 @@ class Worker:
         self.concurrency = concurrency
         self.poll_interval = poll_interval
         self.owner = owner or owner_id("worker")
-        self.driver = TurnDriver(
-            db,
-            self.owner,
-            lease_ttl=lease_ttl,
-            cache=cache,
-            model_cache=ModelCache(),
-        )
+        self.engine = Engine(db, self.owner, lease_ttl=lease_ttl, cache=cache, models=ModelCache())
         self.turns_taken = 0
-        self._tokens: dict[int, int] = {}  # rooms whose lease we hold -> token
-        self._due: set[int] = set()  # rooms to plan next
-        self._calls: dict[int, asyncio.Task[Any]] = {}  # rooms with a model call in flight
-        self._refusals: dict[int, int] = {}
-        self._rows: dict[int, list[storage.Event]] = {}  # the logs of held rooms, kept current
+        self._held: dict[int, _Held] = {}  # rooms whose lease we hold
         self._releasing: dict[int, int] = {}
         self._renewed = 0.0
-        self._experiments_checked = 0.0
+        self._experiments_checked = -EXPERIMENT_CHECK_SECONDS
+        self._backoff = 0.0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
         self._wake: asyncio.Event | None = None
@@ -107,208 +96,169 @@ class Worker:
         self._renewed = self._loop.time()
         try:
             while not self._stopping.is_set():
-                started = self._acquire_rooms()
-                self._plan_due()
-                if until_idle and not self._tokens and started == 0:
+                try:
+                    started = self._acquire_rooms()
+                    self._begin_due()
+                    self._backoff = 0.0
+                except storage.DatabaseUnavailable as exc:
+                    await self._wait_for_database(exc)
+                    continue
+                if until_idle and not self._held and started == 0:
                     break
                 self._wake.clear()
                 waiter = asyncio.ensure_future(self._wake.wait())
-                pending = [waiter, *self._calls.values()]
-                timeout = 0 if self._due else self.poll_interval
-                await asyncio.wait(pending, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+                calls = [h.task for h in self._held.values() if h.task is not None]
+                due = any(h.due for h in self._held.values())
+                await asyncio.wait(
+                    [waiter, *calls],
+                    timeout=0 if due else self.poll_interval,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
                 waiter.cancel()
-                self._commit_replies()
-                self._renew_leases()
-                self._finish_experiments()
-            self._finish_experiments(force=True)
+                try:
+                    self._finish_replies()
+                    self._renew_leases()
+                    self._flush_releases()
+                    self._look_after_experiments()
+                except storage.DatabaseUnavailable as exc:
+                    await self._wait_for_database(exc)
+            self._look_after_experiments(force=True)
         finally:
-            for task in self._calls.values():
+            tasks = [h.task for h in self._held.values() if h.task is not None]
+            for task in tasks:
                 task.cancel()
-            if self._calls:
-                await asyncio.gather(*self._calls.values(), return_exceptions=True)
-            self._calls.clear()
-            for room_id in list(self._tokens):
+            if tasks:
+                await asyncio.gather(*tasks, return_exceptions=True)
+            for room_id in list(self._held):
                 self._release(room_id)
             self._flush_releases()
         return self.turns_taken
 
+    async def _wait_for_database(self, exc: Exception) -> None:
+        """Back off while the database cannot be used (locked, restarting, unreachable); the
+        cached logs are dropped, since a write may or may not have landed."""
+        self._backoff = min(max(self._backoff * 2, self.poll_interval), 30.0)
+        log.warning("database unavailable, retrying in %.1f s: %s", self._backoff, exc)
+        for held in self._held.values():
+            held.record.forget_log()
+            held.due = held.task is None
+        assert self._stopping is not None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), timeout=self._backoff)
+
     def _acquire_rooms(self) -> int:
-        free = self.concurrency - len(self._tokens)
+        free = self.concurrency - len(self._held)
         if free <= 0:
             return 0
         started = 0
-        for room_id in storage.list_runnable_rooms(self.db, limit=free + len(self._tokens)):
+        for room_id in storage.list_runnable_rooms(self.db, limit=free + len(self._held)):
             if started >= free:
                 break
-            if room_id in self._tokens:
+            if room_id in self._held:
                 continue
-            token = storage.acquire_lease(self.db, room_id, self.owner, self.driver.lease_ttl)
+            token = storage.acquire_lease(self.db, room_id, self.owner, self.engine.lease_ttl)
             if token is None:
                 continue  # another worker took it first
-            self._tokens[room_id] = token
-            self._due.add(room_id)
+            self._held[room_id] = _Held(HeldRoom(room_id, token))
             started += 1
         return started
 
-    def _plan_due(self) -> None:
-        """Plan every due room from one read, then claim all their turns in one write and settle
-        the finished rooms in another."""
-        if not self._due:
+    def _begin_due(self) -> None:
+        """One engine ``begin`` for every due room: plans, settlements and claims, batched."""
+        due = [h for h in self._held.values() if h.due and h.task is None]
+        if not due:
             return
-        due, self._due = sorted(self._due), set()
-        known = {rid: self._rows[rid][-1].seq for rid in due if self._rows.get(rid)}
-        logs = storage.room_logs(self.db, due, after_seq=known)
-        claims: list[tuple[int, Any]] = []
-        settlements: list[storage.RoomSettlement] = []
-        for room_id in due:
-            token = self._tokens.get(room_id)
-            if token is None:
-                continue
-            if room_id not in logs:
-                self._release(room_id)
-                continue
-            room, new_rows = logs[room_id]
-            rows = self._rows.setdefault(room_id, [])
-            rows.extend(new_rows)
-            try:
-                decision = self.driver.decide(room, list(rows), token)
-            except Exception:
-                log.exception("room %s: cannot plan its next turn", room_id)
-                self._release(room_id)
-                continue
-            if decision.settled is not None:
-                if decision.write:
-                    settlements.append(settlement(room_id, token, decision.settled))
-                self._release(room_id)
-            elif decision.resume is not None:
-                if storage.lease_is_current(self.db, room_id, token):
-                    self._start_call(room_id, decision, decision.resume)
-                else:
-                    self._release(room_id)
+        for held in due:
+            held.due = False
+        results = self.engine.begin([h.record for h in due])
+        for held, result in zip(due, results, strict=True):
+            if isinstance(result, Call):
+                held.task = asyncio.ensure_future(self._call(result))
+            elif result.again:
+                held.due = True
             else:
-                claims.append((room_id, decision))
-        if settlements:
-            storage.settle_rooms(self.db, settlements)
-        self._flush_releases()
-        if not claims:
-            return
-        claimed = storage.claim_turns(self.db, [decision.claim for _, decision in claims])
-        for (room_id, decision), turn in zip(claims, claimed, strict=True):
-            if turn is None:
-                # The log moved (plan again) or the lease is gone (give the room up).
-                self._refusals[room_id] = self._refusals.get(room_id, 0) + 1
-                if self._refusals[room_id] > 3:
-                    self._release(room_id)
-                else:
-                    self._due.add(room_id)
-                continue
-            self._refusals.pop(room_id, None)
-            self._rows[room_id].append(turn)
-            self._start_call(room_id, decision, turn)
-        self._flush_releases()
+                self._release(held.record.room_id)
 
-    def _start_call(self, room_id: int, decision: Any, turn: storage.Event) -> None:
-        token = self._tokens[room_id]
+    async def _call(self, call: Call) -> tuple[Call, Reply | Step]:
+        return call, await self.engine.call(call, renew=False)
 
-        async def call() -> tuple[Any, storage.Event, Any]:
-            outcome = await self.driver.call(
-                room_id, token, decision.config, decision.rows, turn, decision.prompt, renew=False
-            )
-            return decision, turn, outcome
-
-        self._calls[room_id] = asyncio.ensure_future(call())
-
-    def _commit_replies(self) -> None:
+    def _finish_replies(self) -> None:
         """Commit every reply that has arrived, in one transaction (a group commit)."""
-        batch: list[tuple[int, storage.Event, storage.TurnCommit]] = []
-        for room_id, task in list(self._calls.items()):
-            if not task.done():
+        arrived: list[tuple[Call, Reply]] = []
+        for room_id, held in list(self._held.items()):
+            task = held.task
+            if task is None or not task.done():
                 continue
-            del self._calls[room_id]
+            held.task = None
             if task.cancelled():
                 self._release(room_id)
                 continue
             error = task.exception()
             if error is not None:
+                if isinstance(error, storage.DatabaseUnavailable):
+                    held.record.forget_log()
+                    held.due = True  # the turn is still open: resumed on the next plan
+                    continue
                 log.error("room %s: turn failed unexpectedly", room_id, exc_info=error)
                 self._release(room_id)
                 continue
-            decision, turn, outcome = task.result()
-            if isinstance(outcome, Settled):
+            call, outcome = task.result()
+            if isinstance(outcome, Step):
                 if outcome.again:
-                    self._due.add(room_id)
+                    held.due = True
                 else:
                     self._release(room_id)
                 continue
-            token = self._tokens[room_id]
-            batch.append(
-                (room_id, turn, self.driver.commit_for(turn, token, decision.config, outcome))
-            )
-        if not batch:
+            arrived.append((call, outcome))
+        if not arrived:
             return
-        results = storage.commit_turns(self.db, [commit for _, _, commit in batch])
-        waiting: list[storage.RoomSettlement] = []
-        for (room_id, turn, commit), ok in zip(batch, results, strict=True):
-            if not ok:
-                self._release(room_id)  # fenced out: stopped by a person, or the lease was lost
-                continue
-            self.turns_taken += 1
-            rows = self._rows.get(room_id)
-            if rows and rows[-1].id == turn.id:
-                rows[-1] = committed_event(turn, commit)
-            else:
-                self._rows.pop(room_id, None)  # unexpected shape: read it whole next time
-            if commit.state == "waiting":
-                waiting.append(settlement(room_id, self._tokens[room_id], Settled("waiting")))
+        for (call, _), step in zip(arrived, self.engine.finish(arrived), strict=True):
+            room_id = call.held.room_id
+            if step.turn is not None:
+                self.turns_taken += 1
+            if step.turn is not None and step.status == RoomStatus.RUNNING:
+                self._held[room_id].due = True
+            else:  # waiting for a person, failed, or fenced out: give the room up
                 self._release(room_id)
-            elif commit.state == "failed":
-                reason = failure_reason(committed_event(turn, commit))
-                waiting.append(
-                    settlement(room_id, self._tokens[room_id], Settled("failed", reason))
-                )
-                self._release(room_id)
-            else:
-                self._due.add(room_id)
-        if waiting:
-            storage.settle_rooms(self.db, waiting)
-        self._flush_releases()
 
     def _renew_leases(self) -> None:
-        """Renew every held lease once a third of its time is gone."""
+        """Renew every held lease once a third of its time is gone; a room whose lease is lost
+        is dropped at once, with its cached log and its call in flight."""
         loop = self._loop
         assert loop is not None
-        if loop.time() - self._renewed < self.driver.lease_ttl / 3:
+        if loop.time() - self._renewed < self.engine.lease_ttl / 3:
             return
         self._renewed = loop.time()
-        for room_id, token in list(self._tokens.items()):
-            if not storage.renew_lease(self.db, room_id, self.owner, token, self.driver.lease_ttl):
-                task = self._calls.pop(room_id, None)
-                if task is not None:
-                    task.cancel()
-                self._tokens.pop(room_id, None)
-                self._due.discard(room_id)
+        for room_id, held in list(self._held.items()):
+            if not storage.renew_lease(
+                self.db, room_id, self.owner, held.record.token, self.engine.lease_ttl
+            ):
+                if held.task is not None:
+                    held.task.cancel()
+                del self._held[room_id]
 
-    def _finish_experiments(self, *, force: bool = False) -> None:
-        """Every few seconds, mark experiments whose rooms all finished as done (so a headless
-        worker completes them without anyone opening the app)."""
+    def _look_after_experiments(self, *, force: bool = False) -> None:
+        """Every few seconds: create the rooms of running experiments that a crash left out, and
+        mark experiments whose rooms all finished as done (so a headless worker completes an
+        experiment without anyone opening the app)."""
         loop = self._loop
         assert loop is not None
         if not force and loop.time() - self._experiments_checked < EXPERIMENT_CHECK_SECONDS:
             return
         self._experiments_checked = loop.time()
         try:
-            finish_experiments(self.db)
+            if catch_up(self.db):  # also marks finished experiments done
+                self.wake()
+        except storage.DatabaseUnavailable:
+            raise
         except Exception:  # bookkeeping must never stop the rooms
             log.exception("experiment bookkeeping failed")
 
     def _release(self, room_id: int) -> None:
         """Give the room up (its lease is released with the next flush)."""
-        token = self._tokens.pop(room_id, None)
-        self._due.discard(room_id)
-        self._refusals.pop(room_id, None)
-        self._rows.pop(room_id, None)
-        if token is not None:
-            self._releasing[room_id] = token
+        held = self._held.pop(room_id, None)
+        if held is not None:
+            self._releasing[room_id] = held.record.token
 
     def _flush_releases(self) -> None:
         if not self._releasing:
@@ -318,6 +268,16 @@ class Worker:
             storage.release_leases(self.db, self.owner, releasing)
         except Exception:  # the database may be gone at shutdown; the leases simply expire
             log.debug("leases not released: %s", sorted(releasing), exc_info=True)
+
+
+@dataclass(slots=True)
+class _Held:
+    """A held room in the worker: the engine's record, whether it is due to be planned, and its
+    model call in flight."""
+
+    record: HeldRoom
+    due: bool = True
+    task: asyncio.Task[tuple[Call, Reply | Step]] | None = None
 
 
 class BackgroundWorker:

@@ -21,7 +21,7 @@ import pytest
 import storage
 from conversation.models import OfflineModel
 from conversation.rooms import RoundRobinRoomPlanner
-from conversation.rooms.engine import TurnDriver
+from conversation.rooms.engine import Engine
 from conversation.rooms.room import Room
 from conversation.termination.conditions import TextMention
 from storage import Database
@@ -114,10 +114,10 @@ def test_a_lease_holder_paused_past_its_lease_cannot_commit(
     result = json.loads(out.strip().splitlines()[-1])
     rows = storage.events(db, room.id)
     if scenario == "not_paused":  # control: the same child commits when nobody pauses it
-        assert (result["outcome"], result["content"]) == ("Event", "ZOMBIE REPLY")
+        assert (result["kind"], result["content"]) == ("claim", "ZOMBIE REPLY")
         assert rows[1].content == "ZOMBIE REPLY" and rows[1].state == "done"
     else:
-        assert (result["outcome"], result["reason"]) == ("Settled", "commit refused by the fence")
+        assert (result["kind"], result["reason"]) == ("wait", "commit refused by the fence")
         assert snapshot(db, room.id) == before  # the late commit changed nothing
         assert all("ZOMBIE" not in e.content for e in rows)
         if scenario == "expired_only":
@@ -278,8 +278,8 @@ def test_a_stale_lease_holder_does_not_call_the_model_for_another_workers_turn(
         )
         assert claimed is not None
         model = OfflineModel(replies=["zombie words"])
-        zombie = TurnDriver(db, "zombie", model_cache=FixedModels(model))
-        outcome = asyncio.run(zombie.take_turn(room.id, stale))
+        zombie = Engine(db, "zombie", models=FixedModels(model))
+        outcome = asyncio.run(zombie.step_room(room.id, stale))
         assert storage.get_event(db, claimed.id).state == "running"  # the fence held...
         assert model.calls == 0, f"the zombie called the model ({outcome!r})"  # ...but it paid
     finally:
@@ -295,8 +295,8 @@ def test_a_stale_lease_holder_writes_no_termination_notice(db_url: str) -> None:
         storage.append_message(db, room.id, "agent", "Alice", "DEAL at 10")
         stale, _ = stale_and_current(db, room.id, clock)
         before = snapshot(db, room.id)
-        zombie = TurnDriver(db, "zombie", model_cache=FixedModels(OfflineModel(replies=["x"])))
-        asyncio.run(zombie.take_turn(room.id, stale))
+        zombie = Engine(db, "zombie", models=FixedModels(OfflineModel(replies=["x"])))
+        asyncio.run(zombie.step_room(room.id, stale))
         assert room.status == "running"  # the fenced status update was refused...
         assert snapshot(db, room.id) == before  # ...and so must be the notice
     finally:
@@ -312,8 +312,8 @@ def test_a_current_lease_holder_does_terminate_the_room(db_url: str) -> None:
         storage.append_message(db, room.id, "agent", "Alice", "DEAL at 10")
         token = storage.acquire_lease(db, room.id, "worker", 60)
         assert token is not None
-        driver = TurnDriver(db, "worker", model_cache=FixedModels(OfflineModel(replies=["x"])))
-        asyncio.run(driver.take_turn(room.id, token))
+        driver = Engine(db, "worker", models=FixedModels(OfflineModel(replies=["x"])))
+        asyncio.run(driver.step_room(room.id, token))
         assert (room.status, room.stop_reason) == ("terminated", "'DEAL' mentioned by Alice")
         assert room.events()[-1].content == "Stopped: 'DEAL' mentioned by Alice"
     finally:

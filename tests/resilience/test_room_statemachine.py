@@ -31,7 +31,7 @@ import storage
 from conversation.exceptions import RequestConflictError
 from conversation.models import OfflineModel
 from conversation.rooms import RoundRobinRoomPlanner
-from conversation.rooms.engine import TurnDriver
+from conversation.rooms.engine import Engine
 from conversation.rooms.log import OPEN_STATES
 from conversation.rooms.room import Room
 from conversation.text.transcript import parse_transcript
@@ -133,8 +133,8 @@ class RoomMachine(RuleBasedStateMachine):
                 return
             calling = asyncio.Event()
             hanging = SlowCallModel(self.model, hold=3600, on_call=calling.set)
-            driver = TurnDriver(self.db, "doomed", model_cache=FixedModels(hanging))
-            task = asyncio.ensure_future(driver.take_turn(self.room_id, token))
+            driver = Engine(self.db, "doomed", models=FixedModels(hanging))
+            task = asyncio.ensure_future(driver.step_room(self.room_id, token))
             waiter = asyncio.ensure_future(calling.wait())
             await asyncio.wait([task, waiter], return_when=asyncio.FIRST_COMPLETED)
             for pending in (task, waiter):

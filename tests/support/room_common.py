@@ -1,6 +1,6 @@
 """Helpers shared by the durable-room tests and their child processes (``tests/support/room_*.py``).
 
-- ``FixedModels`` / ``drive_with``: let a ``Room`` (or a ``TurnDriver``) answer with one given model
+- ``FixedModels`` / ``drive_with``: let a ``Room`` (or an ``Engine``) answer with one given model
   object. A room stores a model *spec*, and a scripted ``OfflineModel`` loses its script when it is
   rebuilt from the spec, so tests that script replies or record prompts install the model this way.
 - ``scripted_reply``: a deterministic reply computed from the prompts only, with @-mentions, so a
@@ -50,9 +50,9 @@ class FixedModels(ModelCache):
 
 def drive_with(room: Room, model: Any, *, lease_ttl: float = 60.0) -> Room:
     """Make ``room.step()``/``run()`` call ``model`` (the room's own driver, with its settings)."""
-    driver = room._turn_driver()
-    driver.models = FixedModels(model)
-    driver.lease_ttl = lease_ttl
+    engine = room._turn_engine()
+    engine.models = FixedModels(model)
+    engine.lease_ttl = lease_ttl
     return room
 
 

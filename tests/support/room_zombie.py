@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import storage  # noqa: E402
 from conversation.models import OfflineModel  # noqa: E402
-from conversation.rooms.engine import TurnDriver  # noqa: E402
+from conversation.rooms.engine import Engine  # noqa: E402
 from storage import Database  # noqa: E402
 from tests.support.room_common import FixedModels, SlowCallModel, warm_up  # noqa: E402
 
@@ -40,19 +40,19 @@ def main() -> int:
         hold=args.hold,
         on_call=lambda: marker.write_text("calling"),
     )
-    driver = TurnDriver(db, OWNER, lease_ttl=args.lease_ttl, model_cache=FixedModels(model))
+    engine = Engine(db, OWNER, lease_ttl=args.lease_ttl, models=FixedModels(model))
     token = storage.acquire_lease(db, args.room, OWNER, args.lease_ttl)
     if token is None:
         print(json.dumps({"token": None}), flush=True)
         return 1
-    outcome = asyncio.run(driver.take_turn(args.room, token))
+    step = asyncio.run(engine.step_room(args.room, token))
     print(
         json.dumps(
             {
                 "token": token,
-                "outcome": type(outcome).__name__,
-                "reason": getattr(outcome, "reason", None),
-                "content": getattr(outcome, "content", None),
+                "kind": str(step.kind),
+                "reason": step.reason,
+                "content": step.turn.content if step.turn is not None else None,
             }
         ),
         flush=True,

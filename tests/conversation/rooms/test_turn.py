@@ -109,7 +109,7 @@ def test_deny_tells_the_agent_why_and_asks_again(db: Database) -> None:
     assert "please mention the budget" in user and "first draft" in user
     assert "please mention the budget" not in model.prompts[0][1]
     assert again.inputs["denials"] == [
-        {"draft": "first draft", "reason": "please mention the budget"}
+        {"draft": "first draft", "reason": "please mention the budget", "by": "user"}
     ]
     again.approve()
     assert [e.seq for e in room.events()] == [1, 2]  # no row per attempt

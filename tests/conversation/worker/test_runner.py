@@ -98,7 +98,7 @@ def test_worker_takes_only_runnable_rooms(db: Database) -> None:
     ready.post("hi")
     model = scripted_model()
     worker = Worker(db, concurrency=4, poll_interval=0.02)
-    worker.driver.models = FixedModels(model)
+    worker.engine.models = FixedModels(model)
     assert run_worker(worker) == 3
     assert ready.status == "settled" and len(ready.events()) == 4
     assert (idle.status, idle.events()) == ("idle", [])
@@ -113,7 +113,7 @@ def test_worker_stops_at_a_draft_and_goes_on_after_approval(db: Database) -> Non
     )
     room.post("hi")
     worker = Worker(db, poll_interval=0.02)
-    worker.driver.models = FixedModels(OfflineModel(replies=["draft A", "draft B"]))
+    worker.engine.models = FixedModels(OfflineModel(replies=["draft A", "draft B"]))
     run_worker(worker)
     draft = room.pending()
     assert draft is not None and (draft.state, room.status) == ("waiting", "waiting")
@@ -134,7 +134,7 @@ def test_worker_leaves_a_failed_room_failed(db: Database) -> None:
     room = Room.create(db, name="broken", agents=AGENTS, planner=RoundRobinRoomPlanner(1))
     room.post("hi")
     worker = Worker(db, poll_interval=0.02)
-    worker.driver.models = FixedModels(OfflineModel(fail_on={1: BadRequest("nope")}))
+    worker.engine.models = FixedModels(OfflineModel(fail_on={1: BadRequest("nope")}))
     assert run_worker(worker) == 0
     assert room.status == "failed" and room.turns()[0].state == "failed"
     assert run_worker(worker) == 0  # a failed room is not runnable: nothing is retried
@@ -148,7 +148,7 @@ def test_worker_refuses_a_bad_concurrency(db: Database, concurrency: Any) -> Non
 
 def test_background_worker_starts_drives_and_stops(db: Database) -> None:
     background = BackgroundWorker(db, concurrency=2, poll_interval=0.05)
-    background.worker.driver.models = FixedModels(scripted_model())
+    background.worker.engine.models = FixedModels(scripted_model())
     background.start()
     try:
         assert background.alive

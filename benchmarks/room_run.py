@@ -1,0 +1,70 @@
+"""``Room.run`` per-turn cost as the room grows: O(1) in the room's length.
+
+One durable room (a real SQLite file, the default context policy, round robin between two agents,
+an instant offline model that does no work of its own) runs 1,000 turns in one ``run()`` call.
+Each turn's wall time is the time between two calls of the model; the figures are the medians of turns 40-60
+and 790-810, their ratio (target <= 1.5) and the absolute cost at turn 800 (target <= 3 ms).
+
+Run: ``python benchmarks/room_run.py [--turns 1000]`` (no key needed; a temporary HOME).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ["HOME"] = tempfile.mkdtemp(prefix="bench-home-")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from edsl import Agent, AgentList  # noqa: E402
+
+from conversation import MaxTurns, OfflineModel, Room, RoundRobinPolicy  # noqa: E402
+from storage import Database  # noqa: E402
+
+STAMPS: list[float] = []
+
+
+def instant_reply(user_prompt: str, system_prompt: str) -> str:
+    """Answers at once; the time between two calls is one turn of engine work."""
+    STAMPS.append(time.perf_counter())
+    return "I see your point; go on."
+
+
+def turn_times(db: Database, turns: int) -> list[float]:
+    agents = AgentList([Agent(name="Alice", traits={"role": "a"}), Agent(name="Bob", traits={})])
+    room = Room.create(
+        db,
+        name="long room",
+        agents=agents,
+        planner=RoundRobinPolicy(),
+        termination=MaxTurns(turns),
+        model=OfflineModel(func=instant_reply),
+    )
+    room.post("Talk for a long time.", request_id="start")
+    STAMPS.clear()
+    room.run(max_turns=turns)
+    return [b - a for a, b in zip(STAMPS, STAMPS[1:], strict=False)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=1000)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="bench-room-run-"))
+    db = Database(f"sqlite:///{folder / 'rooms.db'}")
+    times = turn_times(db, args.turns)
+    early = statistics.median(times[40:60]) * 1000
+    late = statistics.median(times[790:810]) * 1000
+    print(f"Room.run, {len(times)} turns, instant model, SQLite file")
+    print(f"  per turn at turn 50:  {early:.2f} ms")
+    print(f"  per turn at turn 800: {late:.2f} ms  (target <= 3 ms)")
+    print(f"  ratio 800/50:         {late / early:.2f}  (target <= 1.5)")
+
+
+if __name__ == "__main__":
+    main()
