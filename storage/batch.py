@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, select, update
+from sqlalchemy.engine import Connection
 
 from storage._tx import (
     EVENTS,
@@ -39,7 +40,7 @@ from storage.database import Database
 from storage.errors import RoomNotFound, StorageValueError
 from storage.events import check_event_fields
 from storage.tables import Event, Room
-from storage.turns import _claim_refusal
+from storage.turns import TurnCommit, _claim_refusal, commit_on
 from storage.vocabulary import ROOM_STATUSES
 
 _ROOMS_IN = select(ROOMS).where(ROOMS.c.id.in_(bindparam("ids", expanding=True)))
@@ -99,55 +100,64 @@ def settle_rooms(db: Database, settlements: Sequence[RoomSettlement]) -> list[bo
     unexpired lease (the fence of :func:`~storage.rooms.update_room` with
     ``expected_status="running"`` and ``token``); its notice goes at the end of the log.
     """
+    _check_settlements(settlements)
+    if not settlements:
+        return []
+    now: datetime = db.now()
+    with db.write_connection() as conn:
+        return settle_on(conn, settlements, now)
+
+
+def _check_settlements(settlements: Sequence[RoomSettlement]) -> None:
     for item in settlements:
         require_in(item.status, ROOM_STATUSES, "status")
         if item.notice is not None:
             check_event_fields(speaker="room", content=item.notice, data=item.notice_data)
-    if not settlements:
-        return []
-    now: datetime = db.now()
+
+
+def settle_on(conn: Connection, settlements: Sequence[RoomSettlement], now: datetime) -> list[bool]:
+    """:func:`settle_rooms` inside the caller's write transaction (items already checked)."""
     results: list[bool] = []
-    with db.write_connection() as conn:
-        for item in settlements:
-            try:
-                probe = probe_room(conn, item.room_id)
-            except RoomNotFound:
-                results.append(False)
-                continue
-            if probe.status != "running" or not probe.holds(item.token, now):
-                results.append(False)
-                continue
-            if item.notice is not None:
-                conn.execute(
-                    INSERT_EVENT,
-                    {
-                        "room_id": item.room_id,
-                        "seq": probe.last_seq + 1,
-                        "activity": probe.last_activity,
-                        "round": probe.last_round,
-                        "kind": "system",
-                        "speaker": "room",
-                        "content": item.notice,
-                        "words": word_count(item.notice),
-                        "state": None,
-                        "request_id": None,
-                        "parent_event_id": None,
-                        "saw": None,
-                        "model": None,
-                        "attempts": 0,
-                        "next_attempt_at": None,
-                        "visible_to": None,
-                        "data": item.notice_data,
-                        "created_at": now,
-                        "updated_at": now,
-                    },
-                )
+    for item in settlements:
+        try:
+            probe = probe_room(conn, item.room_id)
+        except RoomNotFound:
+            results.append(False)
+            continue
+        if probe.status != "running" or not probe.holds(item.token, now):
+            results.append(False)
+            continue
+        if item.notice is not None:
             conn.execute(
-                update(ROOMS)
-                .where(ROOMS.c.id == item.room_id)
-                .values(status=item.status, stop_reason=item.stop_reason, updated_at=now)
+                INSERT_EVENT,
+                {
+                    "room_id": item.room_id,
+                    "seq": probe.last_seq + 1,
+                    "activity": probe.last_activity,
+                    "round": probe.last_round,
+                    "kind": "system",
+                    "speaker": "room",
+                    "content": item.notice,
+                    "words": word_count(item.notice),
+                    "state": None,
+                    "request_id": None,
+                    "parent_event_id": None,
+                    "saw": None,
+                    "model": None,
+                    "attempts": 0,
+                    "next_attempt_at": None,
+                    "visible_to": None,
+                    "data": item.notice_data,
+                    "created_at": now,
+                    "updated_at": now,
+                },
             )
-            results.append(True)
+        conn.execute(
+            update(ROOMS)
+            .where(ROOMS.c.id == item.room_id)
+            .values(status=item.status, stop_reason=item.stop_reason, updated_at=now)
+        )
+        results.append(True)
     return results
 
 
@@ -234,78 +244,120 @@ def claim_turns(db: Database, claims: Sequence[TurnClaim]) -> list[Event | None]
     if not claims:
         return []
     now: datetime = db.now()
+    with db.write_connection() as conn:
+        return claim_on(conn, claims, now, lock=not db.is_sqlite)
+
+
+def claim_on(
+    conn: Connection, claims: Sequence[TurnClaim], now: datetime, *, lock: bool
+) -> list[Event | None]:
+    """:func:`claim_turns` inside the caller's write transaction (claims already validated).
+    ``lock``: take the rooms' row locks first (server databases)."""
     ids = sorted({claim.room_id for claim in claims})
     results: list[Event | None] = [None] * len(claims)
-    with db.write_connection() as conn:
-        if not db.is_sqlite:
-            lock_rooms(conn, ids)  # server databases: serialise with other writers of these rooms
-        probes: dict[int, RoomProbe] = {}
-        for row in conn.execute(_PROBE_MANY, {"ids": ids}):
-            room_id, status, owner, token, expires_at, last, activity, round_, open_seq = row
-            probes[room_id] = RoomProbe(
-                status,
-                owner,
-                token,
-                expires_at,
-                int(last or 0),
-                activity or 0,
-                round_ or 0,
-                open_seq,
-                None,
-            )
-        rids = sorted({claim.request_id for claim in claims})
-        used = {
-            (row.room_id, row.request_id): row.seq
-            for row in conn.execute(_REQUESTS_IN, {"ids": ids, "rids": rids})
-        }
-        rows: list[dict[str, Any]] = []
-        placed: list[int] = []
-        for index, claim in enumerate(claims):
-            probe = probes.get(claim.room_id)
-            if probe is None:
-                continue
-            probe = probe._replace(request_seq=used.get((claim.room_id, claim.request_id)))
-            if _claim_refusal(
-                probe, claim.token, claim.expected_last_seq, claim.request_id, claim.statuses, now
-            ):
-                continue
-            seq = claim.expected_last_seq + 1
-            # A second claim for the same room in this batch sees this one (log moved, turn open).
-            probes[claim.room_id] = probe._replace(last_seq=seq, open_seq=seq)
-            used[(claim.room_id, claim.request_id)] = seq
-            rows.append(
-                {
-                    "room_id": claim.room_id,
-                    "seq": seq,
-                    "activity": claim.activity,
-                    "round": claim.round,
-                    "kind": "agent",
-                    "speaker": claim.speaker,
-                    "content": "",
-                    "words": 0,
-                    "state": "running",
-                    "request_id": claim.request_id,
-                    "parent_event_id": claim.parent_event_id,
-                    "saw": list(claim.saw) if claim.saw is not None else None,
-                    "model": claim.model,
-                    "attempts": 0,
-                    "next_attempt_at": None,
-                    "visible_to": list(claim.visible_to) if claim.visible_to is not None else None,
-                    "data": claim.data,
-                    "created_at": now,
-                    "updated_at": now,
-                }
-            )
-            placed.append(index)
-        if rows:
-            inserted = [row[0] for row in conn.execute(_INSERT_RETURNING, rows)]
-            for index, values, event_id in zip(placed, rows, inserted, strict=True):
-                results[index] = event_snapshot(id=event_id, **values)
+    if lock:
+        lock_rooms(conn, ids)  # server databases: serialise with other writers of these rooms
+    probes: dict[int, RoomProbe] = {}
+    for row in conn.execute(_PROBE_MANY, {"ids": ids}):
+        room_id, status, owner, token, expires_at, last, activity, round_, open_seq = row
+        probes[room_id] = RoomProbe(
+            status,
+            owner,
+            token,
+            expires_at,
+            int(last or 0),
+            activity or 0,
+            round_ or 0,
+            open_seq,
+            None,
+        )
+    rids = sorted({claim.request_id for claim in claims})
+    used = {
+        (row.room_id, row.request_id): row.seq
+        for row in conn.execute(_REQUESTS_IN, {"ids": ids, "rids": rids})
+    }
+    rows: list[dict[str, Any]] = []
+    placed: list[int] = []
+    for index, claim in enumerate(claims):
+        probe = probes.get(claim.room_id)
+        if probe is None:
+            continue
+        probe = probe._replace(request_seq=used.get((claim.room_id, claim.request_id)))
+        if _claim_refusal(
+            probe, claim.token, claim.expected_last_seq, claim.request_id, claim.statuses, now
+        ):
+            continue
+        seq = claim.expected_last_seq + 1
+        # A second claim for the same room in this batch sees this one (log moved, turn open).
+        probes[claim.room_id] = probe._replace(last_seq=seq, open_seq=seq)
+        used[(claim.room_id, claim.request_id)] = seq
+        rows.append(
+            {
+                "room_id": claim.room_id,
+                "seq": seq,
+                "activity": claim.activity,
+                "round": claim.round,
+                "kind": "agent",
+                "speaker": claim.speaker,
+                "content": "",
+                "words": 0,
+                "state": "running",
+                "request_id": claim.request_id,
+                "parent_event_id": claim.parent_event_id,
+                "saw": list(claim.saw) if claim.saw is not None else None,
+                "model": claim.model,
+                "attempts": 0,
+                "next_attempt_at": None,
+                "visible_to": list(claim.visible_to) if claim.visible_to is not None else None,
+                "data": claim.data,
+                "created_at": now,
+                "updated_at": now,
+            }
+        )
+        placed.append(index)
+    if rows:
+        inserted = [row[0] for row in conn.execute(_INSERT_RETURNING, rows)]
+        for index, values, event_id in zip(placed, rows, inserted, strict=True):
+            results[index] = event_snapshot(id=event_id, **values)
     return results
+    return results
+
+
+def apply_turns(
+    db: Database,
+    *,
+    commits: Sequence[TurnCommit] = (),
+    settlements: Sequence[RoomSettlement] = (),
+    claims: Sequence[TurnClaim] = (),
+) -> tuple[list[bool], list[bool], list[Event | None]]:
+    """Commit turns, then settle rooms, then claim turns, all in ONE write transaction (one
+    fsync): a worker commits a reply and claims the same room's next turn (or writes that it is
+    finished) together. Each item is fenced and refused on its own exactly as in
+    :func:`~storage.turns.commit_turns`, :func:`settle_rooms` and :func:`claim_turns`; a claim or
+    settlement that follows a refused commit is refused by the same fences (the turn is not done,
+    the room is not running, or the lease is gone). Invalid items raise before anything is written.
+    """
+    for commit in commits:
+        commit.validate()
+    _check_settlements(settlements)
+    for claim in claims:
+        claim.validate()
+    if not (commits or settlements or claims):
+        return [], [], []
+    now: datetime = db.now()
+    lock = not db.is_sqlite
+    with db.write_connection() as conn:
+        committed = commit_on(conn, commits, now, lock=lock) if commits else []
+        settled = settle_on(conn, settlements, now) if settlements else []
+        claimed = claim_on(conn, claims, now, lock=lock) if claims else []
+    return committed, settled, claimed
 
 
 __all__ = [
     "RoomSettlement",
+    "apply_turns",
+    "claim_on",
+    "settle_on",
     "TurnClaim",
     "claim_turns",
     "release_leases",

@@ -25,6 +25,7 @@ from storage.analysis import (
 from storage.batch import (
     RoomSettlement,
     TurnClaim,
+    apply_turns,
     claim_turns,
     release_leases,
     room_logs,
@@ -82,6 +83,7 @@ from storage.turns import (
 )
 
 __all__ = [
+    "apply_turns",
     "create_room_with_log",
     "stop_room",
     "RoomSettlement",

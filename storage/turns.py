@@ -272,47 +272,56 @@ def commit_turns(db: Database, batch: Sequence[TurnCommit]) -> list[bool]:
     if not batch:
         return []
     now = db.now()
-    ids = sorted({item.event_id for item in batch})
     with db.write_connection() as conn:
-        if not db.is_sqlite:
-            # Lock the rooms first (in id order), then read the turns: on a server database a
-            # state read before the lock could be stale by the time we write.
-            lock_rooms(conn, conn.execute(_ROOMS_OF, {"ids": ids}).scalars())
-        stored = {row[0]: list(row[1:]) for row in conn.execute(_FENCE_ROWS, {"ids": ids})}
-        touched: set[int] = set()
-        results = []
-        for item in batch:
-            current = stored.get(item.event_id)
-            if current is None:
-                results.append(False)
-                continue
-            room_id, state, data, owner, token, expires_at = current
-            if not lease_ok(owner, token, expires_at, item.token, now) or (
-                state not in item.expected_states
-            ):
-                results.append(False)
-                continue
-            values = item.values(data, now)
-            conn.execute(UPDATE_EVENT, {"b_event_id": item.event_id, **values})
-            current[1] = item.state
-            current[2] = values.get("data", data)
-            if item.room_status is not None:
-                conn.execute(
-                    _MOVE_RUNNING_ROOM,
-                    {
-                        "b_room_id": room_id,
-                        "status": item.room_status,
-                        "stop_reason": item.stop_reason,
-                        "updated_at": now,
-                    },
-                )
-            touched.add(room_id)
-            results.append(True)
-        for room_id in sorted(touched):
-            touch_room(conn, room_id, now)
+        results = commit_on(conn, batch, now, lock=not db.is_sqlite)
     refused = results.count(False)
     if refused:
         log.debug("commit_turns: %d of %d results refused by the fence", refused, len(batch))
+    return results
+
+
+def commit_on(
+    conn: Connection, batch: Sequence[TurnCommit], now: datetime, *, lock: bool
+) -> list[bool]:
+    """:func:`commit_turns` inside the caller's write transaction (items already validated).
+    ``lock``: take the rooms' row locks first (server databases)."""
+    ids = sorted({item.event_id for item in batch})
+    if lock:
+        # Lock the rooms first (in id order), then read the turns: on a server database a
+        # state read before the lock could be stale by the time we write.
+        lock_rooms(conn, conn.execute(_ROOMS_OF, {"ids": ids}).scalars())
+    stored = {row[0]: list(row[1:]) for row in conn.execute(_FENCE_ROWS, {"ids": ids})}
+    touched: set[int] = set()
+    results = []
+    for item in batch:
+        current = stored.get(item.event_id)
+        if current is None:
+            results.append(False)
+            continue
+        room_id, state, data, owner, token, expires_at = current
+        if not lease_ok(owner, token, expires_at, item.token, now) or (
+            state not in item.expected_states
+        ):
+            results.append(False)
+            continue
+        values = item.values(data, now)
+        conn.execute(UPDATE_EVENT, {"b_event_id": item.event_id, **values})
+        current[1] = item.state
+        current[2] = values.get("data", data)
+        if item.room_status is not None:
+            conn.execute(
+                _MOVE_RUNNING_ROOM,
+                {
+                    "b_room_id": room_id,
+                    "status": item.room_status,
+                    "stop_reason": item.stop_reason,
+                    "updated_at": now,
+                },
+            )
+        touched.add(room_id)
+        results.append(True)
+    for room_id in sorted(touched):
+        touch_room(conn, room_id, now)
     return results
 
 
@@ -453,6 +462,7 @@ def record_attempt(
 
 __all__ = [
     "TurnCommit",
+    "commit_on",
     "check_transition",
     "claim_turn",
     "commit_turn",

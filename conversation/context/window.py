@@ -28,7 +28,6 @@ deterministic and monotone in the text length, which is what a bound needs.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -62,12 +61,17 @@ _SHOWN_KINDS = ("message", "system")
 
 def estimate_tokens(text: str) -> int:
     """Approximate token count: ``ceil(len(text) / CHARS_PER_TOKEN)``."""
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
+    return -(-len(text) // CHARS_PER_TOKEN)  # integer ceiling: called for every event, every turn
 
 
 def event_tokens(event: RoomEvent) -> int:
     """Approximate tokens an event takes in a prompt (speaker, content and framing)."""
-    return estimate_tokens(event.speaker) + estimate_tokens(event.content) + EVENT_OVERHEAD_TOKENS
+    # estimate_tokens inlined: this runs for every event of every prompt.
+    return (
+        -(-len(event.speaker) // CHARS_PER_TOKEN)
+        - (-len(event.content) // CHARS_PER_TOKEN)
+        + EVENT_OVERHEAD_TOKENS
+    )
 
 
 def visible_positions(agent: str, events: Sequence[RoomEvent]) -> list[int]:
@@ -226,6 +230,8 @@ def _window(
     budget: int | None,
 ) -> list[int]:
     """The newest contiguous run of ``candidates`` within the count and token limits."""
+    if policy.max_messages is None and budget is None:
+        return list(candidates)  # no limits: everything visible (no per-event cost to weigh)
     chosen: list[int] = []
     used = 0
     for position in reversed(candidates):
@@ -296,7 +302,7 @@ def build_context(
         return (position, 0)
 
     shown = set(chosen) | {p for p in (opener, summary_at) if p is not None}
-    positions = tuple(sorted(shown, key=order))
+    positions = tuple(sorted(shown, key=order) if summary is not None else sorted(shown))
     omitted = tuple(
         i
         for i in visible

@@ -129,12 +129,15 @@ class HeldRoom:
     room_id: int
     token: int
     log: RoomLog | None = None
+    room: storage.Room | None = None  # the room's row as last read
+    pending: Call | None = None  # the next turn, claimed together with the last commit
     refusals: int = 0
     plan_failures: int = 0
 
     def forget_log(self) -> None:
         """Read the log whole next time (after a refusal or a lost lease it may be stale)."""
         self.log = None
+        self.pending = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,6 +392,7 @@ class Engine:
                 results[index] = Step(StepKind.WAIT, "deleted", "the room no longer exists")
                 continue
             room, new_rows = found
+            held.room = room
             plan = self._with_log(room, held, new_rows)
             if plan.kind in (StepKind.SETTLE, StepKind.FAIL):
                 if plan.write:
@@ -569,30 +573,83 @@ class Engine:
 
     # -- 4. finish --------------------------------------------------------------------------------
 
-    def finish(self, replies: Sequence[tuple[Call, Reply]]) -> list[Step]:
+    def finish(
+        self, replies: Sequence[tuple[Call, Reply]], *, claim_next: bool = True
+    ) -> list[Step]:
         """Commit every reply in one transaction (a group commit, each fenced on its own, each
-        with its room's next status); one ``Step`` per reply, in order."""
+        with its room's next status); one ``Step`` per reply, in order.
+
+        In the same transaction, each room that goes on gets what its next plan needs, planned
+        from the log as this commit leaves it: the claim of its next turn (kept as
+        ``held.pending``, so the next step calls the model at once) or its settlement (settled,
+        terminated). One write per turn instead of two; a human message that landed meanwhile
+        makes that claim refused by its expected last seq, and the next step plans again. With
+        ``claim_next=False`` (the caller takes no more turns now) only settlements follow."""
         if not replies:
             return []
         _fault("before_commit")
         commits = [self.commit_for(call, reply) for call, reply in replies]
-        applied = storage.commit_turns(self.db, commits)
+        events = [
+            committed_event(call.turn, commit)
+            for (call, _), commit in zip(replies, commits, strict=True)
+        ]
+        follow: list[tuple[int, Plan]] = []
+        for index, ((call, _), commit, event) in enumerate(
+            zip(replies, commits, events, strict=True)
+        ):
+            held = call.held
+            if held.log is None or not held.log.rows or held.log.rows[-1].id != event.id:
+                held.forget_log()
+                continue
+            held.log.replace_last(event)  # undone (forgotten) below if the commit is refused
+            if commit.room_status is None and held.room is not None:
+                upcoming = self.plan(held.room, held)
+                wanted = (StepKind.SETTLE, StepKind.FAIL, StepKind.CLAIM)[: 3 if claim_next else 2]
+                if upcoming.kind in wanted and upcoming.write:
+                    follow.append((index, upcoming))
+        claims = [(i, p) for i, p in follow if p.kind == StepKind.CLAIM]
+        settles = [(i, p) for i, p in follow if p.kind != StepKind.CLAIM]
+        applied, settled, claimed = storage.apply_turns(
+            self.db,
+            commits=commits,
+            settlements=[
+                settlement(
+                    replies[i][0].held.room_id, replies[i][0].held.token, str(p.status), p.reason
+                )
+                for i, p in settles
+            ],
+            claims=[p.claim for _, p in claims],  # type: ignore[misc]
+        )
+        after: dict[int, tuple[Plan | None, bool | storage.Event | None]] = {}
+        for (index, settling), ok in zip(settles, settled, strict=True):
+            after[index] = (settling, ok)
+        for (index, claiming), turn in zip(claims, claimed, strict=True):
+            after[index] = (claiming, turn)
         steps = []
-        for (call, _), commit, ok in zip(replies, commits, applied, strict=True):
+        for index, ((call, _), commit, event, ok) in enumerate(
+            zip(replies, commits, events, applied, strict=True)
+        ):
             held = call.held
             if not ok:  # fenced out: stopped by a person, or the lease was lost
                 held.forget_log()
                 steps.append(Step(StepKind.WAIT, "running", "commit refused by the fence"))
                 continue
-            event = committed_event(call.turn, commit)
-            if held.log is not None and held.log.rows and held.log.rows[-1].id == event.id:
-                held.log.replace_last(event)
-            else:
-                held.forget_log()
-            status = commit.room_status or RoomStatus.RUNNING
+            status: str = commit.room_status or RoomStatus.RUNNING
             reason = commit.stop_reason
+            plan, outcome = after.get(index, (None, None))
+            if plan is not None and plan.kind == StepKind.CLAIM:
+                if isinstance(outcome, storage.Event) and held.log is not None:
+                    held.log.extend([outcome])
+                    assert plan.config is not None and plan.prompt is not None
+                    held.pending = Call(held, StepKind.CLAIM, plan.config, outcome, plan.prompt)
+                    _fault("after_claim")
+                else:  # refused (the log moved): plan again from a fresh read
+                    held.forget_log()
+            elif plan is not None and outcome:
+                status, reason = str(plan.status), plan.reason
+                held.forget_log()  # its notice was appended: read it with the log next time
             kind = StepKind.FAIL if status == RoomStatus.FAILED else call.kind
-            steps.append(Step(kind, str(status), reason, turn=event))
+            steps.append(Step(kind, status, reason, turn=event))
         return steps
 
     def commit_for(self, call: Call, outcome: Reply) -> storage.TurnCommit:
@@ -652,15 +709,21 @@ class Engine:
 
     # -- one room ---------------------------------------------------------------------------------
 
-    async def step(self, held: HeldRoom) -> Step:
-        """One step of one room: begin, call, finish (the same phases the worker batches)."""
-        [started] = self.begin([held])
+    async def step(self, held: HeldRoom, *, claim_next: bool = False) -> Step:
+        """One step of one room: begin (or the turn claimed with the last commit), call, finish
+        (the same phases the worker batches). ``claim_next``: the caller will step again, so the
+        next turn may be claimed with this one's commit."""
+        started: Call | Step
+        if held.pending is not None:
+            started, held.pending = held.pending, None
+        else:
+            [started] = self.begin([held])
         if isinstance(started, Step):
             return started
         outcome = await self.call(started)
         if isinstance(outcome, Step):
             return outcome
-        [step] = self.finish([(started, outcome)])
+        [step] = self.finish([(started, outcome)], claim_next=claim_next)
         return step
 
     async def step_room(self, room_id: int, token: int) -> Step:

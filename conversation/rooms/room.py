@@ -309,7 +309,7 @@ class Room:
                     ):
                         break
                     renewed = loop.time()
-                step = await engine.step(held)
+                step = await engine.step(held, claim_next=len(taken) + 1 < max_turns)
                 if step.turn is None:
                     if step.again:
                         continue  # bounded: the engine's refusal and failure counters
@@ -320,7 +320,7 @@ class Room:
                 if step.turn.state != "done":
                     break
             else:
-                if taken:
+                if taken and held.pending is None:
                     # Stopped by the count, not by the room: settle its status now (the UI shows
                     # "settled" at once), as the next step would.
                     engine.begin([held], claim=False)

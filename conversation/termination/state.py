@@ -93,7 +93,15 @@ class RoomState:
             if not all(isinstance(u, TokenUsage) for u in per_event.values()):
                 raise ConversationValueError("RoomState.event_usage values must be TokenUsage")
         if usage is None:
-            usage = sum(per_event.values(), TokenUsage()) if per_event else TokenUsage()
+            # Plain integer sums (a long room's state is built once per turn: no object per event).
+            usage = (
+                TokenUsage(
+                    sum(u.prompt_tokens for u in per_event.values()),
+                    sum(u.completion_tokens for u in per_event.values()),
+                )
+                if per_event
+                else TokenUsage()
+            )
         if not isinstance(usage, TokenUsage):
             raise ConversationValueError(
                 f"RoomState.usage must be a TokenUsage, got {type(usage).__name__}"
