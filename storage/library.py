@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete
+from sqlalchemy import delete, insert, update
+from sqlalchemy import select as sa_select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
@@ -28,8 +30,11 @@ from storage.errors import (
     StorageValueError,
 )
 from storage.secret_guard import check_no_secrets
-from storage.tables import AgentProfile, Experiment
+from storage.tables import AgentProfile, Experiment, Room
 from storage.vocabulary import EXPERIMENT_STATUSES
+
+EXPERIMENTS = Experiment.__table__  # type: ignore[attr-defined]
+ROOMS = Room.__table__  # type: ignore[attr-defined]
 
 AGENT_NAME_MAX = 100
 
@@ -49,22 +54,141 @@ def _json_object(value: Any, field: str, *, optional: bool = False) -> Any:
 # --- experiments -------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExperimentRoom:
+    """One planned room of an experiment, known by its ``(condition, replicate)``: its name, its
+    config, and the opening message that starts it (posted by ``speaker`` with ``request_id``)."""
+
+    name: str
+    config: dict[str, Any]
+    condition: str
+    replicate: int
+    opening: str
+    speaker: str
+    request_id: str
+
+
 def create_experiment(
-    db: Database, name: str, config: dict[str, Any] | None = None, *, status: str = "draft"
+    db: Database,
+    name: str,
+    config: dict[str, Any] | None = None,
+    *,
+    status: str = "draft",
+    rooms: Sequence[ExperimentRoom] = (),
 ) -> int:
     """Store an experiment design (template x variations x replicates) and return its id.
 
-    ``config`` is strict, secret-free JSON (:class:`ConfigContainsSecret`).
+    ``config`` is strict, secret-free JSON (:class:`ConfigContainsSecret`). ``rooms`` are created
+    and started in the same transaction: a refused design (any room's config, name or opening)
+    leaves no experiment row and no room behind.
     """
     check_name(name, "name")
     config = _json_object({} if config is None else config, "config")
     require_in(status, EXPERIMENT_STATUSES, "status")
+    checked = [_checked_room(db, room) for room in rooms]
     now = db.now()
     with db.write() as session:
         experiment = Experiment(
             name=name, config=config, status=status, created_at=now, updated_at=now
         )
-        return add_row(session, experiment)
+        experiment_id = add_row(session, experiment)
+        _insert_rooms(session.connection(), experiment_id, checked, now)
+        return experiment_id
+
+
+def add_experiment_rooms(db: Database, experiment_id: int, rooms: Sequence[ExperimentRoom]) -> int:
+    """Create the experiment's planned rooms that do not exist yet, each with its opening, in one
+    write transaction, and post the opening of any existing room that never got one (an ``idle``
+    room left by a crash of an older version). Idempotent and safe to run from several processes
+    at once: the experiment's row is locked first, so a room is never created twice. Returns how
+    many rooms were created."""
+    checked = [_checked_room(db, room) for room in rooms]
+    now = db.now()
+    with db.write_connection() as conn:
+        locked = conn.execute(
+            sa_select(EXPERIMENTS.c.id).where(EXPERIMENTS.c.id == experiment_id).with_for_update()
+        ).scalar()
+        if locked is None:
+            raise ExperimentNotFound(f"experiment {experiment_id} does not exist")
+        existing = {
+            (row.condition, row.replicate): (row.id, row.status)
+            for row in conn.execute(
+                sa_select(ROOMS.c.id, ROOMS.c.condition, ROOMS.c.replicate, ROOMS.c.status).where(
+                    ROOMS.c.experiment_id == experiment_id
+                )
+            )
+        }
+        missing = [r for r in checked if (r[0].condition, r[0].replicate) not in existing]
+        for room, _ in checked:
+            found = existing.get((room.condition, room.replicate))
+            if found is not None and found[1] == "idle":
+                _post_opening(conn, found[0], room, now)
+        _insert_rooms(conn, experiment_id, missing, now)
+        conn.execute(
+            update(EXPERIMENTS).where(EXPERIMENTS.c.id == experiment_id).values(updated_at=now)
+        )
+        return len(missing)
+
+
+def _checked_room(db: Database, room: ExperimentRoom) -> tuple[ExperimentRoom, dict[str, Any]]:
+    from storage.events import check_event_fields
+    from storage.rooms import new_room_values
+
+    values = new_room_values(db, room.name, room.config, status="running")
+    check_event_fields(speaker=room.speaker, content=room.opening, request_id=room.request_id)
+    if not room.opening.strip():
+        raise StorageValueError(f"room {room.name!r}: the opening message is empty")
+    return room, values
+
+
+def _insert_rooms(
+    conn: Any, experiment_id: int, rooms: Sequence[tuple[ExperimentRoom, dict[str, Any]]], now: Any
+) -> None:
+    for room, values in rooms:
+        room_id = conn.execute(
+            insert(ROOMS).returning(ROOMS.c.id),
+            {
+                **values,
+                "experiment_id": experiment_id,
+                "condition": room.condition,
+                "replicate": room.replicate,
+            },
+        ).scalar_one()
+        _post_opening(conn, room_id, room, now, set_running=False)
+
+
+def _post_opening(
+    conn: Any, room_id: int, room: ExperimentRoom, now: Any, *, set_running: bool = True
+) -> None:
+    """The room's opening message (it opens activity 1), and the room running."""
+    from storage._tx import insert_event, word_count
+
+    insert_event(
+        conn,
+        {
+            "room_id": room_id,
+            "seq": 1,
+            "activity": 1,
+            "round": 0,
+            "kind": "human",
+            "speaker": room.speaker,
+            "content": room.opening,
+            "words": word_count(room.opening),
+            "state": None,
+            "request_id": room.request_id,
+            "parent_event_id": None,
+            "model": None,
+            "visible_to": None,
+            "data": None,
+            "attempts": 0,
+            "created_at": now,
+            "updated_at": now,
+        },
+    )
+    if set_running:
+        conn.execute(
+            update(ROOMS).where(ROOMS.c.id == room_id).values(status="running", updated_at=now)
+        )
 
 
 def get_experiment(db: Database, experiment_id: int) -> Experiment:

@@ -50,6 +50,8 @@ from storage.leases import (
     require_lease,
 )
 from storage.library import (
+    ExperimentRoom,
+    add_experiment_rooms,
     create_agent_profile,
     create_experiment,
     delete_agent_profile,
@@ -83,6 +85,8 @@ from storage.turns import (
 )
 
 __all__ = [
+    "ExperimentRoom",
+    "add_experiment_rooms",
     "apply_turns",
     "create_room_with_log",
     "stop_room",

@@ -10,11 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from conversation.exceptions import ConversationValueError
 from conversation.experiments.design import (
     FINISHED,
     planned_rooms,
     room_agents,
 )
+from conversation.rooms.boundary import translated
+from conversation.rooms.config import RoomConfig
 from storage import repository as repo
 
 
@@ -38,40 +41,42 @@ def template_from_room(db: Any, room_id: int) -> dict[str, Any]:
 
 
 def create(db: Any, name: str, config: Mapping[str, Any], *, speaker: str = "user") -> int:
-    """Store the experiment (status ``running``) and create and start its rooms."""
-    planned_rooms(config)  # validates before anything is written
+    """Store the experiment (status ``running``) with all its rooms, started, in one transaction.
+
+    The design is validated whole first (every condition's room config is built, as
+    ``Room.create`` would): a refused design raises ``ConversationValueError`` naming the
+    condition and the field, and leaves no experiment row and no room behind."""
     if not (config.get("template") or {}).get("opening", "").strip():
-        raise ValueError("The template needs an opening message: it starts every room.")
-    experiment_id = repo.create_experiment(db, name, dict(config), status="running")
-    materialize(db, experiment_id, speaker=speaker)
-    return experiment_id
+        raise ConversationValueError(
+            "template.opening: the template needs an opening message; it starts every room"
+        )
+    rooms = planned_experiment_rooms(name, config, speaker=speaker)
+    with translated():
+        return repo.create_experiment(db, name, dict(config), status="running", rooms=rooms)
 
 
 def materialize(db: Any, experiment_id: int, *, speaker: str = "user") -> int:
-    """Create the experiment's missing rooms and post each room's opening message once.
+    """Create the experiment's missing rooms, each with its opening message posted once.
 
-    Idempotent: a room is known by its (condition, replicate); the opening is posted with a
-    request id derived from the design, and never again once it is in the log (so a finished room
-    is not re-opened). Returns how many rooms were created now.
-    """
-    from conversation.rooms.room import Room
+    Idempotent and safe from several processes at once (the app and any number of workers): a
+    room is known by its (condition, replicate), created in one transaction with its opening, and
+    never twice. Returns how many rooms were created now."""
+    with translated():
+        experiment = repo.get_experiment(db, experiment_id)
+        rooms = planned_experiment_rooms(experiment.name, experiment.config, speaker=speaker)
+        return repo.add_experiment_rooms(db, experiment_id, rooms)
 
-    experiment = repo.get_experiment(db, experiment_id)
-    config = experiment.config
+
+def planned_experiment_rooms(
+    name: str, config: Mapping[str, Any], *, speaker: str
+) -> list[repo.ExperimentRoom]:
+    """Every planned room of a design with its validated room config (nothing is written)."""
     template = config["template"]
-    found = repo.list_rooms(db, experiment_id=experiment_id, limit=None)
-    existing = {(r.condition, r.replicate): r.id for r in found}
-    # A room leaves "idle" only when a message is posted: any other status means its opening
-    # is in the log already, so only new and idle rooms need a look at the log.
-    started = {r.id for r in found if r.status != "idle"}
-    created = 0
+    rooms = []
     for planned in planned_rooms(config):
         c = planned.condition
-        room_id = existing.get((c.label, planned.replicate))
-        if room_id is None:
-            room_id = Room.create(
-                db,
-                name=f"{experiment.name} | {c.label} | #{planned.replicate}",
+        try:
+            room_config = RoomConfig.build(
                 agents=room_agents(template, c),
                 planner=c.planner or template["planner"],
                 termination=c.termination or template.get("termination"),
@@ -79,18 +84,22 @@ def materialize(db: Any, experiment_id: int, *, speaker: str = "user") -> int:
                 moderated=bool(template.get("moderated")),
                 prompt_template=c.prompt_template or template.get("prompt_template"),
                 context=template.get("context"),
-                experiment_id=experiment_id,
+            )
+        except ConversationValueError as exc:
+            raise ConversationValueError(f"condition {c.label!r}: {exc}") from None
+        rooms.append(
+            repo.ExperimentRoom(
+                name=f"{name} | {c.label} | #{planned.replicate}",
+                config=room_config.to_dict(),
                 condition=c.label,
                 replicate=planned.replicate,
-            ).id
-            created += 1
-        if room_id in started:
-            continue
-        request_id = f"experiment-{experiment_id}-{planned.request_id}-opening"
-        if repo.find_event(db, room_id, request_id) is None:
-            opening = c.opening or template["opening"]
-            Room(db, room_id).post(opening, speaker=speaker, request_id=request_id)
-    return created
+                opening=c.opening or template["opening"],
+                speaker=speaker,
+                # Derived from the design: the same opening whichever process posts it.
+                request_id=f"experiment-{planned.request_id}-opening",
+            )
+        )
+    return rooms
 
 
 def catch_up(db: Any, *, speaker: str = "user") -> int:
@@ -185,6 +194,7 @@ __all__ = [
     "finish_experiments",
     "mark_done_if_finished",
     "materialize",
+    "planned_experiment_rooms",
     "progress",
     "stop",
     "template_from_room",

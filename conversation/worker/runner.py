@@ -97,14 +97,14 @@ class Worker:
         try:
             while not self._stopping.is_set():
                 try:
-                    started = self._acquire_rooms()
+                    self._acquire_rooms()
+                    if until_idle and not self._held:
+                        break  # nothing held and nothing runnable left
                     self._begin_due()
                     self._backoff = 0.0
                 except storage.DatabaseUnavailable as exc:
                     await self._wait_for_database(exc)
                     continue
-                if until_idle and not self._held and started == 0:
-                    break
                 self._wake.clear()
                 waiter = asyncio.ensure_future(self._wake.wait())
                 calls = [h.task for h in self._held.values() if h.task is not None]
@@ -138,7 +138,7 @@ class Worker:
         """Back off while the database cannot be used (locked, restarting, unreachable); the
         cached logs are dropped, since a write may or may not have landed."""
         self._backoff = min(max(self._backoff * 2, self.poll_interval), 30.0)
-        log.warning("database unavailable, retrying in %.1f s: %s", self._backoff, exc)
+        log.warning("database unavailable, retrying in %.2f s: %s", self._backoff, exc)
         for held in self._held.values():
             held.record.forget_log()
             held.due = held.task is None

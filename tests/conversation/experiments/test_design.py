@@ -4,10 +4,12 @@ marked done by the worker itself (no one needs to open the app)."""
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 
 from conversation import experiments as ex
+from conversation.exceptions import ConversationValueError
 from conversation.worker import Worker
 from storage import Database
 from storage import repository as repo
@@ -62,3 +64,36 @@ def test_an_unfinished_experiment_is_not_marked_done(db: Database) -> None:
     experiment_id = ex.create(db, "waiting", config)
     assert ex.finish_experiments(db) == 0
     assert repo.get_experiment(db, experiment_id).status == "running"
+
+
+def test_a_design_with_one_bad_condition_writes_nothing(db: Database) -> None:
+    good = ex.Condition("good", {})
+    bad = ex.Condition("bad", {}, planner={"kind": "round_robin", "max_rounds": -3})
+    config = ex.design(TEMPLATE, [good, bad], 2)
+    with pytest.raises(ConversationValueError, match="condition 'bad'"):
+        ex.create(db, "half", config)
+    assert repo.list_experiments(db, limit=None) == []
+    assert repo.count_rooms(db) == 0
+
+
+def test_materialize_from_many_threads_creates_each_room_once(db: Database) -> None:
+    config = ex.design(TEMPLATE, [ex.Condition("only", {})], 5)
+    experiment_id = repo.create_experiment(db, "racing", config, status="running")
+    created: list[int] = []
+    errors: list[BaseException] = []
+
+    def go() -> None:
+        try:
+            created.append(ex.materialize(Database(db.url), experiment_id))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=go) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == [] and sorted(created) == [0, 0, 0, 5]
+    rooms = repo.list_rooms(db, experiment_id=experiment_id, limit=None)
+    assert len(rooms) == 5
+    assert all(len(repo.events(db, r.id)) == 1 for r in rooms)
