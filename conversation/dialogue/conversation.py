@@ -18,6 +18,7 @@ Guarantees:
 from __future__ import annotations
 
 import copy
+import operator
 import logging
 import sys
 from collections.abc import Callable
@@ -260,7 +261,9 @@ class Conversation:
         statements = self.agent_statements
         memo = self._memo
         known = len(memo)
-        if known > len(statements) or (known and memo[-1] is not statements[known - 1]):
+        # Identity of every remembered statement (C-speed): a replaced earlier statement, not only
+        # the last one, makes the history be rebuilt.
+        if known > len(statements) or any(map(operator.is_not, memo, statements)):
             memo, self._lines, self._events = [], [], []
             self._memo = memo
             known = 0

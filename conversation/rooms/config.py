@@ -130,9 +130,9 @@ class AgentSpec:
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
-            "traits": dict(self.traits),
+            "traits": _plain(self.traits),
             "instruction": self.instruction,
-            "model": dict(self.model) if self.model is not None else None,
+            "model": _plain(self.model),
         }
 
     @classmethod
@@ -341,11 +341,11 @@ class RoomConfig:
         return {
             "version": 1,
             "roster": [spec.to_dict() for spec in self.roster],
-            "planner": dict(self.planner),
-            "model": dict(self.model),
-            "termination": dict(self.termination) if self.termination is not None else None,
+            "planner": _plain(self.planner),
+            "model": _plain(self.model),
+            "termination": _plain(self.termination),
             "prompt_template": self.prompt_template,
-            "context": dict(self.context) if self.context is not None else None,
+            "context": _plain(self.context),
             "seed": self.seed,
             "moderated": self.moderated,
             "max_denials": self.max_denials,
@@ -428,7 +428,72 @@ def _checked_models(roster: tuple[AgentSpec, ...]) -> tuple[AgentSpec, ...]:
 
 @functools.lru_cache(maxsize=1024)
 def _config_from_json(key: str) -> RoomConfig:
-    return RoomConfig._from_dict(json.loads(key))
+    """The validated config of a stored JSON document, shared by every caller that reads it:
+    so its dicts and lists are read-only (a caller that changed one would change it for all)."""
+    config = RoomConfig._from_dict(json.loads(key))
+    for name in ("planner", "model", "termination", "context"):
+        object.__setattr__(config, name, _frozen(getattr(config, name)))
+    for spec in config.roster:
+        object.__setattr__(spec, "traits", _frozen(spec.traits))
+        object.__setattr__(spec, "model", _frozen(spec.model))
+    return config
+
+
+class _FrozenDict(dict[str, Any]):
+    """A dict that refuses changes (still a dict: ``json.dumps``, ``dict(...)``, isinstance)."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            "this part of a room config is shared and read-only; copy it first (dict(...))"
+        )
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    update = pop = popitem = clear = setdefault = _refuse  # type: ignore[assignment]
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> dict[str, Any]:
+        import copy
+
+        return {k: copy.deepcopy(v, memo) for k, v in self.items()}
+
+    def __reduce__(self) -> Any:
+        return (dict, (dict(self),))
+
+
+class _FrozenList(list[Any]):
+    """A list that refuses changes (still a list for ``json.dumps`` and isinstance checks)."""
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(
+            "this part of a room config is shared and read-only; copy it first (list(...))"
+        )
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse  # type: ignore[assignment]
+    append = extend = insert = remove = pop = clear = sort = reverse = _refuse  # type: ignore[assignment]
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        import copy
+
+        return [copy.deepcopy(v, memo) for v in self]
+
+    def __reduce__(self) -> Any:
+        return (list, (list(self),))
+
+
+def _plain(value: Any) -> Any:
+    """A deep copy as plain dicts and lists (what ``to_dict`` hands out: the caller's own)."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple) and not isinstance(value, str):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return _FrozenDict({k: _frozen(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return _FrozenList(_frozen(v) for v in value)
+    return value
 
 
 __all__ = [

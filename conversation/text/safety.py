@@ -36,7 +36,13 @@ _OPENER = re.compile(r"\{(?=[{%#])")
 MAX_TEMPLATE_CHARS = 20_000
 MAX_OUTPUT_CHARS = 20_000
 MAX_RENDER_SECONDS = 0.5
+"""CPU seconds of the rendering thread (``time.thread_time``), not wall-clock time: a loaded
+machine (other processes, other threads holding the GIL) must never make a template fail."""
 MAX_RANGE = 1_000
+#: The only variables a template may loop over (lists of bounded size). Any other variable is
+#: text: looping over its characters does no prompt any good and, nested, would cost millions of
+#: steps with no output to notice it by.
+LOOPABLE_VARIABLES = frozenset({"agent_names"})
 MAX_LOOP_DEPTH = 2
 _MAX_POWER_RESULT_BITS = 256
 _BANNED_NODES = (
@@ -117,6 +123,23 @@ def compiled_template(source: str, allowed: tuple[str, ...], field: str) -> Safe
     return SafeTemplate(source, allowed=allowed, field=field)
 
 
+def _bounded_iterable(node: nodes.Node) -> bool:
+    """Whether a loop's iterable is known to be small: a list variable, a literal, a range()."""
+    if isinstance(node, nodes.Name):
+        return node.name in LOOPABLE_VARIABLES
+    if isinstance(node, nodes.List | nodes.Tuple):
+        return True
+    if isinstance(node, nodes.Call):
+        return isinstance(node.node, nodes.Name) and node.node.name == "range"
+    if isinstance(node, nodes.Filter):  # e.g. agent_names | reverse, | sort
+        return (
+            node.name in ("reverse", "sort", "unique")
+            and node.node is not None
+            and (_bounded_iterable(node.node))
+        )
+    return False
+
+
 class SafeTemplate:
     """A user-written template, checked once and rendered safely many times.
 
@@ -160,6 +183,14 @@ class SafeTemplate:
                 "use plain {{ variables }}, {% if %} and simple {% for %} loops"
             )
 
+        for loop in tree.find_all(nodes.For):
+            if not _bounded_iterable(loop.iter):
+                raise ConversationValueError(
+                    f"{self.field} loops over something other than a list: a {{% for %}} loop may "
+                    f"go over {', '.join(sorted(LOOPABLE_VARIABLES))}, a range(...) or a literal "
+                    "list"
+                )
+
         def depth(node: nodes.Node, level: int) -> None:
             for child in node.iter_child_nodes():
                 inner = level + 1 if isinstance(child, nodes.For) else level
@@ -178,7 +209,7 @@ class SafeTemplate:
         # may legitimately be shown, a few times at most.
         data_chars = sum(len(v) for v in context.values() if isinstance(v, str))
         budget = MAX_OUTPUT_CHARS + 4 * data_chars
-        deadline = time.monotonic() + MAX_RENDER_SECONDS
+        deadline = time.thread_time() + MAX_RENDER_SECONDS
         pieces: list[str] = []
         size = 0
         try:
@@ -188,9 +219,10 @@ class SafeTemplate:
                     raise ConversationValueError(
                         f"{self.field} produced more than {budget} characters; shorten it"
                     )
-                if time.monotonic() > deadline:
+                if time.thread_time() > deadline:
                     raise ConversationValueError(
-                        f"{self.field} took longer than {MAX_RENDER_SECONDS} s to render; simplify it"
+                        f"{self.field} needed more than {MAX_RENDER_SECONDS} s of computing to "
+                        "render; simplify it"
                     )
                 pieces.append(chunk)
         except SecurityError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import asyncio
 import time
 
@@ -578,3 +579,17 @@ def test_models_module_is_the_only_path_to_the_model(monkeypatch: pytest.MonkeyP
     c = Conversation(agents("Alice"), max_turns=1, default_model=scripted("real"))
     c.converse()
     assert c.agent_statements[0].text == "patched"
+
+
+def test_an_edited_earlier_statement_reaches_the_next_prompt() -> None:
+    """The conversation keeps its rendered history between turns; replacing an earlier statement
+    (not only the last one) must show in the next turn's prompt."""
+    model = scripted("first", "second", "third")
+    c = Conversation(agents("Alice", "Bob"), max_turns=3, default_model=model)
+    c.converse()  # three turns; the history is cached
+    c.max_turns = 4
+    edited = dataclasses.replace(c.agent_statements[0], text="an edited opening")
+    c.agent_statements[0] = edited
+    c.converse()
+    last_prompt = model.prompts[-1][1]
+    assert "an edited opening" in last_prompt and '"first"' not in last_prompt
