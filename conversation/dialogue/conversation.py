@@ -18,8 +18,8 @@ Guarantees:
 from __future__ import annotations
 
 import copy
-import operator
 import logging
+import operator
 import sys
 from collections.abc import Callable
 from typing import Any
