@@ -216,9 +216,14 @@ class Worker:
             room_id = call.held.room_id
             if step.turn is not None:
                 self.turns_taken += 1
+            held = self._held[room_id]
             if step.turn is not None and step.status == RoomStatus.RUNNING:
-                self._held[room_id].due = True
-            else:  # waiting for a person, failed, or fenced out: give the room up
+                pending, held.record.pending = held.record.pending, None
+                if pending is not None:  # claimed with this commit: ask the model at once
+                    held.task = asyncio.ensure_future(self._call(pending))
+                else:
+                    held.due = True
+            else:  # waiting for a person, failed, finished, or fenced out: give the room up
                 self._release(room_id)
 
     def _renew_leases(self) -> None:
