@@ -35,18 +35,17 @@ class ConversationList:
     def __init__(self, conversations: Any = None) -> None:
         if conversations is None:
             conversations = []
-        if isinstance(conversations, Conversation | str | bytes | dict):
-            raise ConversationValueError(
-                "conversations must be a list of Conversation objects, "
-                f"got a single {type(conversations).__name__}; wrap it in a list"
+        if not isinstance(conversations, list | tuple):
+            what = (
+                "a single Conversation"
+                if isinstance(conversations, Conversation)
+                else (f"a {type(conversations).__name__}")
             )
-        try:
-            items = list(conversations)
-        except TypeError:
             raise ConversationValueError(
-                f"conversations must be a list of Conversation objects, "
-                f"got {type(conversations).__name__}"
-            ) from None
+                f"conversations must be a list of Conversation objects, got {what}; "
+                "pass [conversation, ...]"
+            )
+        items = list(conversations)
         for i, item in enumerate(items):
             if not isinstance(item, Conversation):
                 raise ConversationValueError(

@@ -356,9 +356,17 @@ class Room:
         agents: Any = None,
         remove_termination_string: Any = None,
         name: str = "imported room",
+        strict: bool = False,
         **room_options: Any,
     ) -> Room:
-        """Resume a group chat from saved messages (seed 004), or restore an ``export()``."""
+        """Resume a group chat from saved messages (seed 004), or restore an ``export()``.
+
+        Messages are ``{"speaker" or "name", "content"}`` (plus optional ``role``, ``to``,
+        ``passed``, ``round``). A first message without a name (a system or manager message, as
+        AutoGen saves them) is imported as a system message. A speaker who is not on the roster
+        is imported as a person by default; with ``strict=True`` it is refused (unless the
+        message has ``role: "user"``). The room and its whole log are written in one transaction.
+        """
         from conversation.rooms.transfer import import_room
 
         return import_room(
@@ -368,6 +376,7 @@ class Room:
             agents=agents,
             remove_termination_string=remove_termination_string,
             name=name,
+            strict=strict,
             **room_options,
         )
 

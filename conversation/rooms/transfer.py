@@ -129,7 +129,16 @@ def parse_import(data: Any) -> Any:
 # -- messages (seed 004) ---------------------------------------------------------------------------
 
 
-def _check_messages(messages: Any, roster: tuple[str, ...]) -> list[dict[str, Any]]:
+#: The speaker name of an imported message that names no one (a system or manager message).
+SYSTEM_SPEAKER = "system"
+
+
+def _check_messages(
+    messages: Any, roster: tuple[str, ...], *, strict: bool = False
+) -> list[dict[str, Any]]:
+    """The messages as log records. A first message without a name (AutoGen's system or manager
+    message) becomes a system message; a speaker not on the roster is a person, unless
+    ``strict``, where it is refused (only roster agents, and messages with ``role: "user"``)."""
     if not isinstance(messages, list):
         raise ImportRejected(
             f"messages must be a list of {{'speaker', 'content'}} objects, got {type(messages).__name__}"
@@ -151,6 +160,9 @@ def _check_messages(messages: Any, roster: tuple[str, ...]) -> list[dict[str, An
                 f"{where} has unknown field(s) {sorted(unknown)}; allowed: {sorted(MESSAGE_FIELDS)}"
             )
         speaker = message.get("speaker", message.get("name"))
+        unnamed = index == 0 and speaker is None
+        if unnamed:
+            speaker = SYSTEM_SPEAKER
         try:
             check_name(speaker, f"{where} speaker")
         except ConversationValueError as exc:
@@ -180,13 +192,20 @@ def _check_messages(messages: Any, roster: tuple[str, ...]) -> list[dict[str, An
         if role is not None and not isinstance(role, str):
             raise ImportRejected(f"{where} role must be text")
         human = speaker not in roster
-        if passed and human:
+        if passed and (human or unnamed):
             raise ImportRejected(
                 f"{where}: only an agent can pass; {speaker!r} is not on the roster"
             )
+        if strict and human and not unnamed and role != "user":
+            raise ImportRejected(
+                f"{where} is by {speaker!r}, who is not on the roster {list(roster)}; in strict "
+                "mode every speaker must be an agent of the room (or the message must have "
+                "role 'user'); pass strict=False to import unknown speakers as people"
+            )
+        kind = "system" if unnamed else "human" if human else ("pass" if passed else "agent")
         checked.append(
             {
-                "kind": "human" if human else ("pass" if passed else "agent"),
+                "kind": kind,
                 "speaker": speaker,
                 "content": "" if passed else content,
                 "round": round_,
@@ -225,6 +244,7 @@ def import_room(
     agents: Any,
     remove_termination_string: str | Callable[[str], str] | None,
     name: str,
+    strict: bool = False,
     **room_options: Any,
 ) -> Any:
     """See ``Room.import_messages``."""
@@ -236,7 +256,7 @@ def import_room(
     if agents is None:
         raise ConversationValueError("agents=... is required to resume from messages (the roster)")
     config = RoomConfig.build(agents=agents, **room_options)
-    checked = _check_messages(data, config.names)
+    checked = _check_messages(data, config.names, strict=strict)
     _remove_termination(checked, remove_termination_string)
     # The check reads the log as the room will (resume point included), so a cap that counts
     # from the resume point, such as MaxTurns, does not warn about turns taken before it.

@@ -58,8 +58,10 @@ class Tracker:
     ("items", "fragment"),
     [
         ([1, 2], "conversations[0] is a int"),
-        ("abc", "single str"),
+        ("abc", "got a str"),
         (42, "list of Conversation"),
+        ((c for c in ()), "got a generator"),
+        ({"a": 1}, "got a dict"),
     ],
 )
 def test_only_conversations_are_accepted(items: object, fragment: str) -> None:

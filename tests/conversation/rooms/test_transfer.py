@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+import storage
 from conversation.exceptions import ConversationValueError
 from conversation.models import OfflineModel
 from conversation.planning.policies import RoundRobinPolicy
@@ -417,3 +418,40 @@ def test_api_keys_never_reach_the_database_or_an_export(
         assert secret.encode() not in data
         for text in exports + files:
             assert secret not in text
+
+
+def test_a_first_message_without_a_name_imports_as_a_system_message(db: Database) -> None:
+    """AutoGen saves a group chat with the manager's or system's message first, unnamed."""
+    saved = [
+        {"role": "system", "content": "You are a team solving a task."},
+        {"name": "Alice", "role": "assistant", "content": "I will start."},
+        {"name": "user", "role": "user", "content": "Go on."},
+    ]
+    room = resume(db, saved)
+    first = room.events()[0]
+    assert (first.kind, first.speaker, first.content) == (
+        "system",
+        "system",
+        "You are a team solving a task.",
+    )
+    assert [e.kind for e in room.events()[1:3]] == ["agent", "human"]
+
+
+def test_a_later_message_without_a_name_is_still_refused(db: Database) -> None:
+    with pytest.raises(ImportRejected, match="message 1 speaker"):
+        resume(db, [{"name": "Alice", "content": "a"}, {"content": "who said this?"}])
+
+
+def test_strict_mode_refuses_speakers_who_are_not_on_the_roster(db: Database) -> None:
+    saved = [{"name": "Alice", "content": "a"}, {"name": "Mallory", "content": "b"}]
+    with pytest.raises(ImportRejected, match="'Mallory', who is not on the roster"):
+        resume(db, saved, strict=True)
+    assert storage.count_rooms(db) == 0
+    room = resume(db, saved)  # the documented default: an unknown speaker is a person
+    assert [e.kind for e in room.events()[:2]] == ["agent", "human"]
+
+
+def test_strict_mode_accepts_people_marked_as_users(db: Database) -> None:
+    saved = [{"name": "Alice", "content": "a"}, {"name": "dana", "role": "user", "content": "b"}]
+    room = resume(db, saved, strict=True)
+    assert [e.kind for e in room.events()[:2]] == ["agent", "human"]
