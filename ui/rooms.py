@@ -32,7 +32,7 @@ PLANNER_LABELS = {
 
 def planner_dict(kind: str, **settings: Any) -> dict[str, Any]:
     """A stored planner from the form (validated by ``planner_from_dict``)."""
-    from conversation.planning.policies import planner_from_dict
+    from conversation.planning.registry import planner_from_dict
     from conversation.rooms.config import planner_to_dict
 
     allowed = {

@@ -15,6 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from conversation.planning.registry import planner_turn_bound
+from conversation.termination.conditions import termination_turn_bound
+
 DESIGN_VERSION = 1
 MAX_ROOMS = 500
 MAX_REPLICATES = 50
@@ -148,7 +151,7 @@ def with_planner_setting(
     """Cross the conditions with several values of one planner setting (e.g. ``max_rounds``)."""
     if not values:
         return list(conditions)
-    from conversation.planning.policies import planner_from_dict
+    from conversation.planning.registry import planner_from_dict
     from conversation.rooms.config import planner_to_dict
 
     out = []
@@ -197,39 +200,20 @@ def turns_per_room(
     planner: Mapping[str, Any] | None = None,
     termination: Mapping[str, Any] | None = None,
 ) -> int | None:
-    """An upper bound on agent turns per room (one model call each), or None when unbounded."""
+    """An upper bound on agent turns per room (one model call each), or None when unbounded:
+    what the planner and the stop rules say about themselves."""
     bounds: list[int] = []
     stop = termination or template.get("termination")
     if stop:
-        bound = _termination_bound(stop)
+        bound = termination_turn_bound(stop)
         if bound is not None:
             bounds.append(bound)
-    chosen = planner or template.get("planner") or {}
-    roster_size = len(template.get("agents") or [])
-    kind = chosen.get("kind")
-    if kind == "round_robin_room":
-        bounds.append(
-            min(chosen.get("max_messages", 20) - 1, chosen.get("max_rounds", 3) * roster_size)
-        )
-    elif kind in {"addressed", "free", "coordinator"} and chosen.get("max_messages"):
-        bounds.append(int(chosen["max_messages"]) - 1)
+    chosen = planner or template.get("planner")
+    if chosen:
+        bound = planner_turn_bound(chosen, len(template.get("agents") or []))
+        if bound is not None:
+            bounds.append(bound)
     return min(bounds) if bounds else None
-
-
-def _termination_bound(stop: Mapping[str, Any]) -> int | None:
-    kind = stop.get("kind")
-    if kind == "max_turns":
-        return int(stop["max_turns"])
-    if kind == "max_messages":
-        return int(stop["max_messages"]) - 1
-    if kind == "any":
-        found = [b for b in (_termination_bound(p) for p in stop.get("parts", [])) if b is not None]
-        return min(found) if found else None
-    if kind == "all":
-        bounds = [_termination_bound(p) for p in stop.get("parts", [])]
-        known = [b for b in bounds if b is not None]
-        return max(known) if known and len(known) == len(bounds) else None
-    return None
 
 
 def estimate_calls(template: Mapping[str, Any], rooms: Sequence[PlannedRoom]) -> int | None:

@@ -72,7 +72,16 @@ class PolicyBase:
 
     __slots__ = ()
     kind: ClassVar[str]
+    #: What people call it (forms, tables, chart axes).
+    label: ClassVar[str]
+    #: The settings a form may set (dataclass fields), besides ``transitions``.
+    settings: ClassVar[tuple[str, ...]] = ()
     transitions: TransitionRules | None
+
+    def turn_bound(self, roster_size: int) -> int | None:
+        """At most how many agent turns one activity can take (None: no bound of its own)."""
+        cap = getattr(self, "max_messages", None)
+        return cap - 1 if isinstance(cap, int) else None
 
     def _check_transitions(self) -> None:
         if self.transitions is not None and not isinstance(self.transitions, TransitionRules):

@@ -64,6 +64,8 @@ class CoordinatorPolicy(PolicyBase):
     max_messages: int | None = 20
     transitions: TransitionRules | None = None
     kind = "coordinator"
+    label = "A coordinator picks who speaks"
+    settings = ("coordinator", "max_messages")
 
     def __post_init__(self) -> None:
         if self.coordinator is not None and (

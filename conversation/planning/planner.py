@@ -113,6 +113,12 @@ class RoundRobinRoomPlanner:
     transitions: TransitionRules | None = None
 
     kind = "round_robin_room"
+    label = "Rounds with @-mention hand-offs (seed 001)"
+    settings = ("max_rounds", "max_messages")
+
+    def turn_bound(self, roster_size: int) -> int | None:
+        """At most how many agent turns one activity can take (the human message counts)."""
+        return min(self.max_messages - 1, self.max_rounds * roster_size)
 
     def __post_init__(self) -> None:
         check_positive_int("RoundRobinRoomPlanner", "max_rounds", self.max_rounds)

@@ -30,9 +30,8 @@ message and passes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import KW_ONLY, dataclass
-from typing import Any
 
 from conversation.exceptions import ConversationValueError
 from conversation.planning.base import (
@@ -45,7 +44,6 @@ from conversation.planning.base import (
 from conversation.planning.coordinator import CoordinatorPolicy, InvalidPickError, parse_pick
 from conversation.planning.events import RoomEvent, agent_turns, last_message
 from conversation.planning.mentions import mentioned_roster
-from conversation.planning.planner import RoomTurnPlannerProtocol, RoundRobinRoomPlanner
 from conversation.planning.transitions import TransitionRules
 
 __all__ = [
@@ -54,12 +52,10 @@ __all__ = [
     "FocalSpeakerPolicy",
     "FreePolicy",
     "InvalidPickError",
-    "PLANNER_KINDS",
     "RandomInclusivePolicy",
     "RandomPolicy",
     "RoundRobinPolicy",
     "parse_pick",
-    "planner_from_dict",
 ]
 
 
@@ -96,6 +92,8 @@ class RoundRobinPolicy(_HistoryPolicy):
     _: KW_ONLY
     transitions: TransitionRules | None = None
     kind = "round_robin"
+    label = "Round robin"
+    settings = ()
 
     def __post_init__(self) -> None:
         self._check_transitions()
@@ -121,6 +119,8 @@ class FocalSpeakerPolicy(_HistoryPolicy):
     focal_speaker: str | None = None
     transitions: TransitionRules | None = None
     kind = "focal"
+    label = "Focal speaker (every other turn)"
+    settings = ("focal_speaker",)
 
     def __post_init__(self) -> None:
         index = 0 if self.focal_speaker_index is None else self.focal_speaker_index
@@ -199,6 +199,8 @@ class RandomPolicy(_HistoryPolicy):
     _: KW_ONLY
     transitions: TransitionRules | None = None
     kind = "random"
+    label = "Random speaker (seeded)"
+    settings = ("seed",)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seed", check_seed("RandomPolicy", self.seed))
@@ -225,6 +227,8 @@ class RandomInclusivePolicy(_HistoryPolicy):
     _: KW_ONLY
     transitions: TransitionRules | None = None
     kind = "random_inclusive"
+    label = "Random, everyone before repeats (seeded)"
+    settings = ("seed",)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seed", check_seed("RandomInclusivePolicy", self.seed))
@@ -284,6 +288,8 @@ class AddressedPolicy(_QueuePolicy):
     _: KW_ONLY
     transitions: TransitionRules | None = None
     kind = "addressed"
+    label = "Only the @-mentioned answer"
+    settings = ("max_messages",)
 
     def __post_init__(self) -> None:
         self._check_cap("max_messages", self.max_messages)
@@ -301,6 +307,8 @@ class FreePolicy(_QueuePolicy):
     _: KW_ONLY
     transitions: TransitionRules | None = None
     kind = "free"
+    label = "Open floor (everyone may answer)"
+    settings = ("max_messages",)
 
     def __post_init__(self) -> None:
         self._check_cap("max_messages", self.max_messages)
@@ -308,34 +316,3 @@ class FreePolicy(_QueuePolicy):
 
     def _invited(self, roster: Sequence[str], event: RoomEvent) -> list[str]:
         return list(roster)
-
-
-PLANNER_KINDS: dict[str, Any] = {
-    cls.kind: cls
-    for cls in (
-        RoundRobinRoomPlanner,
-        RoundRobinPolicy,
-        FocalSpeakerPolicy,
-        RandomPolicy,
-        RandomInclusivePolicy,
-        AddressedPolicy,
-        FreePolicy,
-        CoordinatorPolicy,
-    )
-}
-
-
-def planner_from_dict(data: Mapping[str, Any]) -> RoomTurnPlannerProtocol:
-    """Restore any built-in planner from its ``to_dict()``; unknown kinds are rejected."""
-    if not isinstance(data, Mapping):
-        raise ConversationValueError(
-            f"a planner dict must be a mapping with a 'kind', got {type(data).__name__}"
-        )
-    kind = data.get("kind")
-    cls = PLANNER_KINDS.get(kind) if isinstance(kind, str) else None
-    if cls is None:
-        raise ConversationValueError(
-            f"unknown planner kind {kind!r}; use one of {', '.join(sorted(PLANNER_KINDS))}"
-        )
-    planner: RoomTurnPlannerProtocol = cls.from_dict(data)
-    return planner

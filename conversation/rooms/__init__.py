@@ -36,15 +36,14 @@ from conversation.planning.planner import (
     plan_turn,
 )
 from conversation.planning.policies import (
-    PLANNER_KINDS,
     AddressedPolicy,
     FocalSpeakerPolicy,
     FreePolicy,
     RandomInclusivePolicy,
     RandomPolicy,
     RoundRobinPolicy,
-    planner_from_dict,
 )
+from conversation.planning.registry import PLANNER_KINDS, planner_from_dict
 from conversation.planning.transitions import TransitionRules
 
 __all__ = [

@@ -22,7 +22,7 @@ from typing import Any
 from conversation.context.window import ContextPolicy, context_policy_from_dict
 from conversation.exceptions import ConversationValueError
 from conversation.planning.planner import RoundRobinRoomPlanner
-from conversation.planning.policies import planner_from_dict
+from conversation.planning.registry import planner_from_dict
 from conversation.termination.conditions import termination_from_dict
 from conversation.text.safety import compiled_template
 

@@ -54,6 +54,16 @@ class TerminationCondition(ABC):
     monotone: ClassVar[bool] = False
     #: True when stopping means "ask a person" rather than "done".
     escalates: ClassVar[bool] = False
+    #: What people call it (forms, tables).
+    label: ClassVar[str] = ""
+
+    def describe(self) -> str:
+        """The condition in words, for people ("after 20 agent turns")."""
+        return self.label or self.kind
+
+    def turn_bound(self) -> int | None:
+        """At most how many agent turns a room can take before this fires (None: no bound)."""
+        return None
 
     @abstractmethod
     def check(self, state: RoomState) -> str | None:
@@ -128,6 +138,10 @@ class _Composite(TerminationCondition):
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "parts": [p.to_dict() for p in self.parts]}
 
+    def describe(self) -> str:
+        joiner = " or " if self.kind == "any" else " and "
+        return joiner.join(p.describe() for p in self.parts)
+
     @classmethod
     def from_parts(
         cls,
@@ -146,6 +160,11 @@ class AnyOf(_Composite):
     """``a | b``: stops when any part stops now (first part's reason)."""
 
     kind = "any"
+    label = "any of these"
+
+    def turn_bound(self) -> int | None:
+        found = [b for b in (p.turn_bound() for p in self.parts) if b is not None]
+        return min(found) if found else None
 
     def check(self, state: RoomState) -> str | None:
         decision = self.evaluate(state)
@@ -167,7 +186,13 @@ class AllOf(_Composite):
     """``a & b``: stops once every part has fired since ``state.scope_start()``."""
 
     kind = "all"
+    label = "all of these"
     monotone = True
+
+    def turn_bound(self) -> int | None:
+        bounds = [p.turn_bound() for p in self.parts]
+        known = [b for b in bounds if b is not None]
+        return max(known) if known and len(known) == len(bounds) else None
 
     def fired_parts(self, state: RoomState) -> list[int | None]:
         """For each part, the prefix length at which it first fired in scope (None: not yet)."""

@@ -63,7 +63,9 @@ __all__ = [
     "TextMention",
     "TokenBudget",
     "TokenUsage",
+    "describe_termination",
     "termination_from_dict",
+    "termination_turn_bound",
 ]
 
 
@@ -73,7 +75,14 @@ class MaxTurns(SettingsCondition):
 
     max_turns: int
     kind = "max_turns"
+    label = "Agent turns"
     monotone = True
+
+    def describe(self) -> str:
+        return f"after {self.max_turns} agent turns"
+
+    def turn_bound(self) -> int | None:
+        return self.max_turns
 
     def __post_init__(self) -> None:
         check_limit("MaxTurns", "max_turns", self.max_turns, 0)
@@ -90,7 +99,14 @@ class MaxMessages(SettingsCondition):
 
     max_messages: int
     kind = "max_messages"
+    label = "Messages per activity"
     monotone = True
+
+    def describe(self) -> str:
+        return f"after {self.max_messages} messages in an activity"
+
+    def turn_bound(self) -> int | None:
+        return self.max_messages - 1  # the human message that opened the activity counts
 
     def __post_init__(self) -> None:
         check_limit("MaxMessages", "max_messages", self.max_messages, 1)
@@ -109,6 +125,10 @@ class TextMention(SettingsCondition):
     sources: tuple[str, ...] | None = None
     case_sensitive: bool = True
     kind = "text_mention"
+    label = "A word or phrase is said"
+
+    def describe(self) -> str:
+        return f"when someone says {self.text!r}"
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str) or not self.text:
@@ -139,7 +159,20 @@ class TokenBudget(SettingsCondition):
     max_completion_tokens: int | None = None
     max_total_tokens: int | None = None
     kind = "token_budget"
+    label = "Token budget"
     monotone = True
+
+    def describe(self) -> str:
+        parts = [
+            f"{limit} {name} tokens"
+            for name, limit in (
+                ("prompt", self.max_prompt_tokens),
+                ("completion", self.max_completion_tokens),
+                ("total", self.max_total_tokens),
+            )
+            if limit is not None
+        ]
+        return "after " + " or ".join(parts)
 
     def __post_init__(self) -> None:
         limits = (self.max_prompt_tokens, self.max_completion_tokens, self.max_total_tokens)
@@ -172,6 +205,7 @@ class External(TerminationCondition):
     """
 
     kind = "external"
+    label = "Stopped from outside"
 
     def __init__(self, reason: str | None = None) -> None:
         self._reason: str | None = None
@@ -255,6 +289,22 @@ _KINDS: dict[str, type[TerminationCondition]] = {
         Convergence,
     )
 }
+
+
+def describe_termination(data: Mapping[str, Any] | None) -> str:
+    """A stored termination condition in words (unknown kinds by name, never an error: a page
+    may show a room written by a newer version)."""
+    if not data:
+        return "none (the planner's caps end each activity)"
+    try:
+        return termination_from_dict(data).describe()
+    except ConversationValueError:
+        return str(data.get("kind", "unknown"))
+
+
+def termination_turn_bound(data: Mapping[str, Any] | None) -> int | None:
+    """At most how many agent turns a stored termination condition allows (None: unbounded)."""
+    return termination_from_dict(data).turn_bound() if data else None
 
 
 def termination_from_dict(data: Mapping[str, Any]) -> TerminationCondition:

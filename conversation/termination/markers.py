@@ -53,6 +53,7 @@ class AllAgreed(SettingsCondition):
     agents: tuple[str, ...] | None = None
     case_sensitive: bool = True
     kind = "all_agreed"
+    label = "Everyone agrees"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "markers", names_tuple("AllAgreed", "markers", self.markers))
@@ -81,6 +82,7 @@ class Supervisor(SettingsCondition):
     signal: str = "TERMINATE"
     case_sensitive: bool = True
     kind = "supervisor"
+    label = "A supervisor signals"
 
     def __post_init__(self) -> None:
         object.__setattr__(
@@ -116,6 +118,7 @@ class ContestedEscalation(SettingsCondition):
     markers: tuple[str, ...] = ("DISAGREE",)
     case_sensitive: bool = True
     kind = "contested_escalation"
+    label = "A disputed point escalates"
     escalates = True
 
     def __post_init__(self) -> None:
@@ -161,6 +164,7 @@ class Convergence(SettingsCondition):
     window: int = 3
     threshold: float = 0.9
     kind = "convergence"
+    label = "The replies repeat"
 
     def __post_init__(self) -> None:
         check_limit("Convergence", "window", self.window, 2)

@@ -199,7 +199,7 @@ def test_experiment_design_limits() -> None:
 
 
 def test_templates_are_valid() -> None:
-    from conversation.planning.policies import planner_from_dict
+    from conversation.planning.registry import planner_from_dict
     from conversation.termination.conditions import termination_from_dict
 
     assert set(TEMPLATES) == {"car_buying", "mug_negotiation", "planner_coder_reviewer"}

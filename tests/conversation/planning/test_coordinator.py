@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from conversation.exceptions import ConversationValueError
 from conversation.planning.coordinator import CoordinatorPolicy, InvalidPickError, parse_pick
 from conversation.planning.events import RoomEvent
-from conversation.planning.policies import planner_from_dict
+from conversation.planning.registry import planner_from_dict
 from conversation.planning.transitions import TransitionRules
 
 E = RoomEvent

@@ -18,7 +18,6 @@ from conversation.planning.planner import (
     RoundRobinRoomPlanner,
 )
 from conversation.planning.policies import (
-    PLANNER_KINDS,
     AddressedPolicy,
     CoordinatorPolicy,
     FocalSpeakerPolicy,
@@ -26,8 +25,8 @@ from conversation.planning.policies import (
     RandomInclusivePolicy,
     RandomPolicy,
     RoundRobinPolicy,
-    planner_from_dict,
 )
+from conversation.planning.registry import PLANNER_KINDS, planner_from_dict
 from conversation.planning.transitions import TransitionRules
 
 E = RoomEvent
