@@ -64,6 +64,7 @@ from conversation.rooms.room import Room, run_rooms
 from conversation.rooms.turn import Turn
 from conversation.termination.conditions import (
     AllAgreed,
+    AllSpoken,
     ContestedEscalation,
     Convergence,
     External,
@@ -113,6 +114,7 @@ __all__ = [
     "plan_turn",
     "planner_from_dict",
     "AllAgreed",
+    "AllSpoken",
     "ContestedEscalation",
     "Convergence",
     "External",

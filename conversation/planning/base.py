@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any, ClassVar
 
 from conversation.exceptions import ConversationValueError
 from conversation.planning.events import RoomEvent, check_roster, opener_index
 from conversation.planning.planner import PlannedTurn, check_positive_int, cycle_round
-from conversation.planning.transitions import TransitionRules, transitions_from_dict
+from conversation.planning.transitions import (
+    TransitionRules,
+    effective_rules,
+    transitions_from_dict,
+)
 
 __all__ = [
     "PolicyBase",
@@ -107,7 +111,9 @@ class PolicyBase:
             return None
         if self.transitions is not None:
             self.transitions.check(names)
-        speaker = self._choose(names, transcript)
+        rules = effective_rules(self.transitions, names, transcript)
+        planner = self if rules is self.transitions else replace(self, transitions=rules)  # type: ignore[type-var]
+        speaker = planner._choose(names, transcript)
         if speaker is None:
             return None
         return PlannedTurn(speaker, cycle_round(names, transcript))

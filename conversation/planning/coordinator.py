@@ -33,7 +33,7 @@ from conversation.planning.base import PolicyBase, activity_messages
 from conversation.planning.events import RoomEvent, check_roster, last_message
 from conversation.planning.mentions import mentioned_roster
 from conversation.planning.planner import cycle_round
-from conversation.planning.transitions import TransitionRules
+from conversation.planning.transitions import TransitionRules, effective_rules
 
 __all__ = ["CoordinatorPolicy", "InvalidPickError", "Picker", "parse_pick"]
 
@@ -88,8 +88,9 @@ class CoordinatorPolicy(PolicyBase):
         previous = last_message(transcript)
         prior = None if previous is None else previous.speaker
         candidates = [name for name in roster if name != self.coordinator]
-        if self.transitions is not None:
-            candidates = self.transitions.filter(prior, candidates)
+        rules = effective_rules(self.transitions, roster, transcript)
+        if rules is not None:
+            candidates = rules.filter(prior, candidates)
         return tuple(candidates)
 
     @staticmethod

@@ -28,13 +28,17 @@ room can stamp it; :func:`plan_turn` does the same for any planner.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from conversation.exceptions import ConversationValueError
 from conversation.planning.events import RoomEvent, activity_start, check_roster, opener_index
 from conversation.planning.mentions import mentioned_roster
-from conversation.planning.transitions import TransitionRules, transitions_from_dict
+from conversation.planning.transitions import (
+    TransitionRules,
+    effective_rules,
+    transitions_from_dict,
+)
 
 __all__ = [
     "PlannedTurn",
@@ -59,10 +63,12 @@ class RoomTurnPlannerProtocol(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class PlannedTurn:
-    """The next turn: who speaks, and the round its event belongs to."""
+    """The next turn: who speaks, the round its event belongs to, and (when the planner knows it)
+    whom the speaker should address (e.g. the focal agent's next counterpart)."""
 
     speaker: str
     round: int
+    addressee: str | None = None
 
 
 def check_positive_int(owner: str, name: str, value: Any, *, allow_none: bool = False) -> None:
@@ -151,6 +157,12 @@ class RoundRobinRoomPlanner:
         activity = [e for e in transcript[start:] if e.kind == "message"]
         if len(activity) >= self.max_messages:
             return None
+        rules = effective_rules(self.transitions, names, transcript)
+        if rules is not self.transitions:
+            return replace(self, transitions=rules)._plan_in(names, activity)
+        return self._plan_in(names, activity)
+
+    def _plan_in(self, names: tuple[str, ...], activity: list[RoomEvent]) -> PlannedTurn | None:
         previous = activity[-1].speaker
         # New turns go into the highest round present until it is complete; a later round only
         # exists if the round before admitted someone, so scanning forward always terminates.

@@ -31,7 +31,7 @@ message and passes.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import KW_ONLY, dataclass
+from dataclasses import KW_ONLY, dataclass, replace
 
 from conversation.exceptions import ConversationValueError
 from conversation.planning.base import (
@@ -44,7 +44,8 @@ from conversation.planning.base import (
 from conversation.planning.coordinator import CoordinatorPolicy, InvalidPickError, parse_pick
 from conversation.planning.events import RoomEvent, agent_turns, last_message
 from conversation.planning.mentions import mentioned_roster
-from conversation.planning.transitions import TransitionRules
+from conversation.planning.planner import PlannedTurn
+from conversation.planning.transitions import TransitionRules, effective_rules
 
 __all__ = [
     "AddressedPolicy",
@@ -155,6 +156,24 @@ class FocalSpeakerPolicy(_HistoryPolicy):
                 f"use 0..{len(roster) - 1}"
             )
         return roster[index]
+
+    def plan_turn(
+        self, roster: Sequence[str], transcript: Sequence[RoomEvent]
+    ) -> PlannedTurn | None:
+        """The next turn; when it is the focal agent's, also whom it addresses: the agent the
+        policy lets speak right after it."""
+        planned = super(FocalSpeakerPolicy, self).plan_turn(roster, transcript)
+        if planned is None:
+            return None
+        names = tuple(roster)
+        focal = self.focal_name(names)
+        if planned.speaker != focal or len(names) < 2:
+            return planned
+        rules = effective_rules(self.transitions, names, transcript)
+        policy = self if rules is self.transitions else replace(self, transitions=rules)
+        after = policy.choose(names, [*agent_turns(names, transcript), focal], focal)
+        addressee = after if after is not None and after != focal else None
+        return PlannedTurn(planned.speaker, planned.round, addressee)
 
     def choose(
         self, roster: Sequence[str], history: Sequence[str], previous: str | None = None

@@ -45,6 +45,7 @@ ROOM_PROMPT_VARIABLES = (
     "turns_left",
     "feedback",
     "activity_opener",
+    "addressee",
 )
 
 

@@ -335,8 +335,14 @@ class Engine:
             data = {"event": "pick", "eligible": list(eligible)}
         else:
             prompt = build_turn_prompt(
-                config, view, planned.speaker, template=room_template(config)
+                config,
+                view,
+                planned.speaker,
+                template=room_template(config),
+                addressee=planned.addressee,
             )
+            if planned.addressee is not None:
+                data = {"addressee": planned.addressee}
         spec = config.spec(planned.speaker)
         claim = storage.TurnClaim(
             **common,
@@ -366,6 +372,7 @@ class Engine:
             turn.speaker,
             template=room_template(config),
             feedback=denial_feedback(data.get("denials", [])),
+            addressee=data.get("addressee"),
         )
 
     # -- 2. begin ---------------------------------------------------------------------------------

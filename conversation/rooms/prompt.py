@@ -29,6 +29,7 @@ DEFAULT_ROOM_PROMPT = """You are {{ speaker_name }}, in a group chat with {{ age
 The conversation so far: {{ conversation }}
 {% if max_turns %}This is turn {{ current_turn + 1 }} of {{ max_turns }} ({{ turns_left }} left, counting this one).
 {% endif %}{% if feedback %}{{ feedback }}
+{% endif %}{% if addressee %}Address your message to {{ addressee }}.
 {% endif %}Write your next message as {{ speaker_name }}. To hand over to someone, mention them as @name. If you have nothing to add, reply with the single word PASS."""
 
 
@@ -104,8 +105,10 @@ def build_turn_prompt(
     *,
     feedback: str | None = None,
     template: SafeTemplate | None = None,
+    addressee: str | None = None,
 ) -> TurnPrompt:
-    """The prompt of ``speaker``'s turn, from the events in ``view`` (those before the turn)."""
+    """The prompt of ``speaker``'s turn, from the events in ``view`` (those before the turn);
+    ``addressee``: whom the planner wants the speaker to address (the focal policy's next)."""
     spec = config.spec(speaker)
     system = persona(spec.name, spec.traits, spec.instruction)
     max_turns = max_turns_of(config.termination)
@@ -134,6 +137,7 @@ def build_turn_prompt(
                 "turns_left": max(max_turns - current, 0) if max_turns else None,
                 "feedback": feedback,
                 "activity_opener": opener.content if opener is not None else None,
+                "addressee": addressee,
             }
         )
         .strip()

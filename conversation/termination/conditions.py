@@ -43,11 +43,18 @@ from conversation.termination.base import (
     check_limit,
     names_tuple,
 )
-from conversation.termination.markers import AllAgreed, ContestedEscalation, Convergence, Supervisor
+from conversation.termination.markers import (
+    AllAgreed,
+    AllSpoken,
+    ContestedEscalation,
+    Convergence,
+    Supervisor,
+)
 from conversation.termination.state import RoomState, TokenUsage
 
 __all__ = [
     "AllAgreed",
+    "AllSpoken",
     "AllOf",
     "AnyOf",
     "ContestedEscalation",
@@ -284,6 +291,7 @@ _KINDS: dict[str, type[TerminationCondition]] = {
         TokenBudget,
         External,
         AllAgreed,
+        AllSpoken,
         Supervisor,
         ContestedEscalation,
         Convergence,

@@ -25,6 +25,7 @@ from difflib import SequenceMatcher
 from itertools import combinations
 
 from conversation.exceptions import ConversationValueError
+from conversation.planning.transitions import TransitionRules, retired_agents
 from conversation.termination.base import SettingsCondition, check_limit, names_tuple
 from conversation.termination.state import RoomState
 
@@ -72,6 +73,37 @@ class AllAgreed(SettingsCondition):
         if all(name in latest and pattern.search(latest[name]) for name in agents):
             return f"all agreed ({', '.join(agents)})"
         return None
+
+
+@dataclass(frozen=True)
+class AllSpoken(SettingsCondition):
+    """Stop once every roster agent has spoken in scope or retired (said ``retire_on``, or took
+    ``retire_after`` turns: the planner's retirement rules, see ``TransitionRules``)."""
+
+    retire_on: str | None = None
+    retire_after: int | None = None
+    kind = "all_spoken"
+    label = "Every role has spoken (or retired)"
+
+    def __post_init__(self) -> None:
+        TransitionRules(retire_on=self.retire_on, retire_after=self.retire_after)  # validates
+
+    def describe(self) -> str:
+        return "when every agent has spoken or retired"
+
+    def check(self, state: RoomState) -> str | None:
+        if not state.roster:
+            return None
+        spoken = {e.speaker for _, e in state.scope_messages() if not e.passed}
+        retired = retired_agents(
+            state.roster, state.events, retire_on=self.retire_on, retire_after=self.retire_after
+        )
+        missing = [n for n in state.roster if n not in spoken and n not in retired]
+        if missing:
+            return None
+        if retired:
+            return f"every agent has spoken or retired ({', '.join(sorted(retired))} retired)"
+        return "every agent has spoken"
 
 
 @dataclass(frozen=True)

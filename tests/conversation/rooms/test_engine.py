@@ -273,3 +273,23 @@ def test_the_worker_waits_out_a_locked_database(
     turns = asyncio.run(asyncio.wait_for(worker.run(until_idle=True), timeout=30))
     assert failures == [] and turns == 2  # both agents answered the opening
     assert storage.get_room(db, room.id).status == RoomStatus.SETTLED
+
+
+def test_the_focal_agent_is_asked_to_address_its_next_counterpart(db: Database) -> None:
+    from conversation import FocalSpeakerPolicy
+
+    model = OfflineModel(replies=["to bob", "hi", "to cara", "hey"])
+    room = Room.create(
+        db,
+        name="focal",
+        agents=AgentList([Agent(name=n) for n in ("Alice", "Bob", "Cara")]),
+        planner=FocalSpeakerPolicy(focal_speaker="Alice"),
+        model=model,
+    )
+    room.post("auction starts")
+    room.run(max_turns=3)
+    prompts = [user for _, user in model.prompts]
+    assert "Address your message to Bob." in prompts[0]
+    assert "Address your message to" not in prompts[1]
+    assert "Address your message to Cara." in prompts[2]
+    assert room.turns()[0].event.data["addressee"] == "Bob"
