@@ -276,6 +276,21 @@ def check_json(value: Any, field: str) -> None:
         ) from None
 
 
+def json_object(value: Any, field: str, *, optional: bool = False) -> Any:
+    """A strict, secret-free JSON object (a dict) for a JSON column, or StorageValueError."""
+    from storage.secret_guard import check_no_secrets
+
+    if value is None and optional:
+        return None
+    if not isinstance(value, dict):
+        raise StorageValueError(
+            f"{field} must be a dict (a JSON object), not {type(value).__name__}"
+        )
+    check_json(value, field)
+    check_no_secrets(value, field=field)
+    return value
+
+
 def check_name(name: Any, field: str, *, max_length: int = 200) -> str:
     """A display name: a non-empty string without control characters, at most ``max_length``."""
     if not isinstance(name, str) or not name.strip():

@@ -7,7 +7,8 @@ they live in small modules by concept:
 - :mod:`storage.events`: the append-only log (append, read, poll);
 - :mod:`storage.turns`: claim, fenced commit, group commit, moderation, retries;
 - :mod:`storage.leases`: per-room leases with fencing tokens;
-- :mod:`storage.library`: experiments and agent profiles;
+- :mod:`storage.experiments`: experiment designs and their rooms;
+- :mod:`storage.profiles`: the agent library;
 - :mod:`storage.analysis`: analyses and their answers.
 """
 
@@ -41,6 +42,15 @@ from storage.events import (
     latest_seq,
     open_turn,
 )
+from storage.experiments import (
+    ExperimentRoom,
+    add_experiment_rooms,
+    create_experiment,
+    delete_experiment,
+    get_experiment,
+    list_experiments,
+    update_experiment,
+)
 from storage.leases import (
     acquire_lease,
     get_lease,
@@ -49,19 +59,12 @@ from storage.leases import (
     renew_lease,
     require_lease,
 )
-from storage.library import (
-    ExperimentRoom,
-    add_experiment_rooms,
+from storage.profiles import (
     create_agent_profile,
-    create_experiment,
     delete_agent_profile,
-    delete_experiment,
     get_agent_profile,
-    get_experiment,
     list_agent_profiles,
-    list_experiments,
     update_agent_profile,
-    update_experiment,
 )
 from storage.rooms import (
     count_rooms,

@@ -1,4 +1,4 @@
-"""Experiments and the agent library (agent profiles): create, read, list, update, delete."""
+"""Experiments: designs stored whole with their rooms, read, listed, updated, deleted."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from typing import Any
 
 from sqlalchemy import delete, insert, update
 from sqlalchemy import select as sa_select
-from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
 from storage._tx import (
@@ -16,39 +15,22 @@ from storage._tx import (
     _Unset,
     add_row,
     as_set,
-    check_json,
     check_limit,
     check_name,
     get_row,
+    json_object,
     require_in,
 )
 from storage.database import Database
 from storage.errors import (
-    AgentProfileNotFound,
-    DuplicateName,
     ExperimentNotFound,
     StorageValueError,
 )
-from storage.secret_guard import check_no_secrets
-from storage.tables import AgentProfile, Experiment, Room
+from storage.tables import Experiment, Room
 from storage.vocabulary import EXPERIMENT_STATUSES
 
 EXPERIMENTS = Experiment.__table__  # type: ignore[attr-defined]
 ROOMS = Room.__table__  # type: ignore[attr-defined]
-
-AGENT_NAME_MAX = 100
-
-
-def _json_object(value: Any, field: str, *, optional: bool = False) -> Any:
-    if value is None and optional:
-        return None
-    if not isinstance(value, dict):
-        raise StorageValueError(
-            f"{field} must be a dict (a JSON object), not {type(value).__name__}"
-        )
-    check_json(value, field)
-    check_no_secrets(value, field=field)
-    return value
 
 
 # --- experiments -------------------------------------------------------------------------------
@@ -83,7 +65,7 @@ def create_experiment(
     leaves no experiment row and no room behind.
     """
     check_name(name, "name")
-    config = _json_object({} if config is None else config, "config")
+    config = json_object({} if config is None else config, "config")
     require_in(status, EXPERIMENT_STATUSES, "status")
     checked = [_checked_room(db, room) for room in rooms]
     now = db.now()
@@ -229,7 +211,7 @@ def update_experiment(
     if not isinstance(name, _Unset):
         check_name(name, "name")
     if not isinstance(config, _Unset):
-        _json_object(config, "config")
+        json_object(config, "config")
     if not isinstance(status, _Unset):
         require_in(status, EXPERIMENT_STATUSES, "status")
     expected = as_set(expected_status)
@@ -258,127 +240,12 @@ def delete_experiment(db: Database, experiment_id: int) -> bool:
         return bool(result.rowcount)
 
 
-# --- agent profiles ----------------------------------------------------------------------------
-
-
-def _check_profile(name: str | _Unset, traits: Any, instruction: Any, model: Any) -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    if not isinstance(name, _Unset):
-        values["name"] = check_name(name, "name", max_length=AGENT_NAME_MAX)
-    if not isinstance(traits, _Unset):
-        traits = _json_object(traits, "traits")
-        bad = [key for key in traits if not isinstance(key, str) or not key.strip()]
-        if bad:
-            raise StorageValueError(f"traits keys must be non-empty strings; got {bad!r}")
-        values["traits"] = traits
-    if not isinstance(instruction, _Unset):
-        if not isinstance(instruction, str):
-            raise StorageValueError(
-                f"instruction must be a string, not {type(instruction).__name__}"
-            )
-        values["instruction"] = instruction
-    if not isinstance(model, _Unset):
-        values["model"] = _json_object(model, "model", optional=True)
-    return values
-
-
-def create_agent_profile(
-    db: Database,
-    name: str,
-    *,
-    traits: dict[str, Any] | None = None,
-    instruction: str = "",
-    model: dict[str, Any] | None = None,
-) -> int:
-    """Add an agent to the library; return its id.
-
-    ``name`` is unique (:class:`DuplicateName`), at most 100 characters, no control characters.
-    ``traits`` and ``model`` (a model spec) are strict, secret-free JSON objects.
-    """
-    values = _check_profile(name, {} if traits is None else traits, instruction, model)
-    now = db.now()
-    try:
-        with db.write() as session:
-            if session.exec(select(AgentProfile.id).where(AgentProfile.name == name)).first():
-                raise _duplicate(name)
-            profile = AgentProfile(**values, created_at=now, updated_at=now)
-            return add_row(session, profile)
-    except IntegrityError:
-        raise _duplicate(name) from None
-
-
-def _duplicate(name: str) -> DuplicateName:
-    return DuplicateName(
-        f"an agent named {name!r} already exists; agent names must be unique (rename one)"
-    )
-
-
-def get_agent_profile(db: Database, id_or_name: int | str) -> AgentProfile:
-    """One agent profile by id or by name. Raises :class:`AgentProfileNotFound`."""
-    query = select(AgentProfile)
-    if isinstance(id_or_name, str):
-        query = query.where(AgentProfile.name == id_or_name)
-    else:
-        query = query.where(AgentProfile.id == id_or_name)
-    with db.read() as session:
-        profile = session.exec(query).first()
-    if profile is None:
-        raise AgentProfileNotFound(f"no agent profile {id_or_name!r}")
-    return profile
-
-
-def list_agent_profiles(db: Database) -> list[AgentProfile]:
-    """Every agent profile, by name."""
-    with db.read() as session:
-        return list(session.exec(select(AgentProfile).order_by(col(AgentProfile.name))))
-
-
-def update_agent_profile(
-    db: Database,
-    profile_id: int,
-    *,
-    name: str | _Unset = UNSET,
-    traits: dict[str, Any] | _Unset = UNSET,
-    instruction: str | _Unset = UNSET,
-    model: dict[str, Any] | None | _Unset = UNSET,
-) -> AgentProfile:
-    """Change the given fields and return the profile (same checks as on create)."""
-    values = _check_profile(name, traits, instruction, model)
-    try:
-        with db.write() as session:
-            profile = session.get(AgentProfile, profile_id)
-            if profile is None:
-                raise AgentProfileNotFound(f"no agent profile {profile_id!r}")
-            if "name" in values and values["name"] != profile.name:
-                taken = session.exec(
-                    select(AgentProfile.id).where(AgentProfile.name == values["name"])
-                ).first()
-                if taken is not None:
-                    raise _duplicate(values["name"])
-            for key, value in values.items():
-                setattr(profile, key, value)
-            profile.updated_at = db.now()
-            return profile
-    except IntegrityError:
-        raise _duplicate(str(values.get("name"))) from None
-
-
-def delete_agent_profile(db: Database, profile_id: int) -> bool:
-    """Delete a profile from the library (rooms keep their own copy of agent specs)."""
-    with db.write() as session:
-        result = session.exec(delete(AgentProfile).where(col(AgentProfile.id) == profile_id))
-        return bool(result.rowcount)
-
-
 __all__ = [
-    "create_agent_profile",
+    "ExperimentRoom",
+    "add_experiment_rooms",
     "create_experiment",
-    "delete_agent_profile",
     "delete_experiment",
-    "get_agent_profile",
     "get_experiment",
-    "list_agent_profiles",
     "list_experiments",
-    "update_agent_profile",
     "update_experiment",
 ]
