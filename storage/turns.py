@@ -173,6 +173,7 @@ class TurnCommit:
     event_id: int
     token: int
     state: str = "done"
+    speaker: str | _Unset = UNSET
     content: str | _Unset = UNSET
     kind: str | _Unset = UNSET
     model: str | None | _Unset = UNSET
@@ -195,6 +196,8 @@ class TurnCommit:
             require_in(self.room_status, ROOM_STATUSES, "room_status")
         if not isinstance(self.kind, _Unset):
             require_in(self.kind, ("agent", "pass"), "kind")
+        if not isinstance(self.speaker, _Unset):
+            check_event_fields(speaker=self.speaker, content="")
         if not isinstance(self.content, _Unset) and not isinstance(self.content, str):
             raise StorageValueError(f"content must be a string, not {type(self.content).__name__}")
         if not isinstance(self.error, (_Unset, type(None))):
@@ -223,6 +226,7 @@ class TurnCommit:
 
 
 _COMMIT_COLUMNS = (
+    "speaker",
     "content",
     "kind",
     "model",
@@ -366,6 +370,7 @@ def update_turn_state(
     expected_state: str | Collection[str],
     state: str,
     content: str | _Unset = UNSET,
+    speaker: str | _Unset = UNSET,
     error: dict[str, Any] | None | _Unset = UNSET,
     data: dict[str, Any] | None = None,
     next_attempt_at: datetime | None | _Unset = UNSET,
@@ -393,6 +398,7 @@ def update_turn_state(
         token=token if token is not None else -1,
         state=state,
         content=content,
+        speaker=speaker,
         error=error,
         data=data,
         next_attempt_at=next_attempt_at,

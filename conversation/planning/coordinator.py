@@ -16,6 +16,12 @@ How a turn is decided, as a pure function of ``(roster, transcript)``:
    replay reads the stored pick and never asks again. With neither, the planner waits (``None``)
    for a person's pick event.
 
+**Coordinator-after** (``after=True``): instead of naming a speaker first, every eligible agent
+drafts a candidate message and the coordinator picks one of the drafts (the coordinator agent's
+model, or a person when the coordinator is not a roster agent). The chosen draft becomes the
+chosen agent's message; the others are kept with it as audited candidates (stored, shown, exported,
+never shown to agents). :meth:`CoordinatorPolicy.candidates_needed` says when such a turn is due.
+
 Activities and caps work as for the other reactive policies: only the current activity's messages
 count towards ``max_messages`` (default 20, ``None`` for no cap); pick events count for nothing.
 A policy with a ``picker`` callable cannot be serialized.
@@ -63,9 +69,10 @@ class CoordinatorPolicy(PolicyBase):
     picker: Picker | None = field(default=None, compare=False)
     max_messages: int | None = 20
     transitions: TransitionRules | None = None
+    after: bool = False
     kind = "coordinator"
     label = "A coordinator picks who speaks"
-    settings = ("coordinator", "max_messages")
+    settings = ("coordinator", "max_messages", "after")
 
     def __post_init__(self) -> None:
         if self.coordinator is not None and (
@@ -82,6 +89,34 @@ class CoordinatorPolicy(PolicyBase):
             )
         self._check_cap("max_messages", self.max_messages)
         self._check_transitions()
+        if not isinstance(self.after, bool):
+            raise ConversationValueError(
+                f"CoordinatorPolicy.after must be True or False, got {self.after!r}"
+            )
+        if self.after and self.picker is not None:
+            raise ConversationValueError(
+                "CoordinatorPolicy(after=True) picks among drafted candidates; it takes no picker "
+                "callable"
+            )
+
+    def candidates_needed(
+        self, roster: Sequence[str], transcript: Sequence[RoomEvent]
+    ) -> tuple[str, ...] | None:
+        """With ``after=True``: the agents who draft candidates for the next turn (the eligible,
+        within the caps), or None when no turn is due."""
+        if not self.after:
+            return None
+        names = check_roster(roster)
+        if self.transitions is not None:
+            self.transitions.check(names)
+        activity = activity_messages(names, transcript)
+        if not activity or (self.max_messages is not None and len(activity) >= self.max_messages):
+            return None
+        pick = self.pending_pick(transcript)
+        if pick is not None and pick.passed:  # the coordinator chose no draft: settled
+            return None
+        eligible = self.eligible(names, transcript)
+        return eligible or None
 
     def eligible(self, roster: Sequence[str], transcript: Sequence[RoomEvent]) -> tuple[str, ...]:
         """Who may be picked now, in roster order."""
@@ -108,6 +143,11 @@ class CoordinatorPolicy(PolicyBase):
         activity = activity_messages(roster, transcript)
         if self.max_messages is not None and len(activity) >= self.max_messages:
             return None
+        if self.after:
+            # Who speaks is decided after the drafts (see candidates_needed): the first eligible
+            # stands for the turn being due.
+            candidates = self.candidates_needed(roster, transcript)
+            return candidates[0] if candidates else None
         eligible = self.eligible(roster, transcript)
         pick = self.pending_pick(transcript)
         if pick is not None:
@@ -138,7 +178,7 @@ class CoordinatorPolicy(PolicyBase):
         self, roster: Sequence[str], transcript: Sequence[RoomEvent]
     ) -> tuple[str, ...] | None:
         """The eligible names when the next step is the coordinator agent's pick; else None."""
-        if self.picker is not None or self.coordinator is None:
+        if self.picker is not None or self.coordinator is None or self.after:
             return None
         if self.pending_pick(transcript) is not None:
             return None

@@ -50,9 +50,10 @@ from conversation.models.retries import ROOM_STATUSES, backoff_delay, http_statu
 from conversation.planning.coordinator import CoordinatorPolicy, InvalidPickError, parse_pick
 from conversation.planning.planner import plan_turn
 from conversation.rooms.config import RoomConfig
-from conversation.rooms.log import RoomLog, covers_seqs, turn_request_id
+from conversation.rooms.log import LogView, RoomLog, covers_seqs, turn_request_id
 from conversation.rooms.prompt import (
     TurnPrompt,
+    build_candidates_prompt,
     build_pick_prompt,
     build_summary_prompt,
     build_turn_prompt,
@@ -72,6 +73,9 @@ FAULT_POINTS = ("after_claim", "during_call", "after_answer", "before_commit")
 PLAN_ATTEMPTS = 3
 #: Claims refused in a row (the log kept moving) before a caller gives the room up for now.
 MAX_REFUSALS = 3
+#: The speaker of a coordinator-after turn while its drafts are written, when the coordinator is
+#: a person (the row then takes the chosen agent's name).
+COORDINATOR_SPEAKER = "coordinator"
 
 
 def _fault(point: str) -> None:
@@ -108,6 +112,17 @@ class Plan:
     turn: storage.Event | None = None  # resume: the open turn
     prompt: TurnPrompt | None = None
     again: bool = False  # wait: planning again at once may take a turn
+    drafting: Drafting | None = None  # claim / resume of a coordinator-after turn
+
+
+@dataclass(frozen=True, slots=True)
+class Drafting:
+    """A coordinator-after turn: every eligible agent's draft prompt, and who picks among the
+    drafts (a roster agent, asked with the ``view`` it reads; None: a person picks)."""
+
+    prompts: tuple[tuple[str, TurnPrompt], ...]
+    coordinator: str | None
+    view: LogView
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,14 +164,19 @@ class Call:
     config: RoomConfig
     turn: storage.Event
     prompt: TurnPrompt
+    drafting: Drafting | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """A model reply for a turn, and the attempts it took."""
+    """A model reply for a turn, and the attempts it took; for a coordinator-after turn, every
+    drafted candidate, who was picked, and whether the pick is made (or waits for a person)."""
 
     reply: models.ModelReply
     attempts: int
+    candidates: tuple[dict[str, Any], ...] = ()
+    picked: str | None = None
+    decided: bool = True
 
 
 def error_record(exc: BaseException) -> dict[str, Any]:
@@ -284,6 +304,19 @@ class Engine:
                 return Plan(StepKind.SETTLE, status=RoomStatus.WAITING)
             if open_row.state == TurnState.INTERRUPTED:
                 return Plan(StepKind.FAIL, status=RoomStatus.FAILED, reason=room.stop_reason)
+            data = open_row.data or {}
+            if data.get("event") == "candidates":
+                planner = config.planner_object()
+                assert isinstance(planner, CoordinatorPolicy)
+                before = held.log.view(before_seq=open_row.seq)
+                drafting = self._drafting(config, before, planner, data.get("eligible", []))
+                return Plan(
+                    StepKind.RESUME,
+                    config=config,
+                    turn=open_row,
+                    prompt=drafting.prompts[0][1],
+                    drafting=drafting,
+                )
             prompt = self._resumed_prompt(config, held.log, open_row)
             return Plan(StepKind.RESUME, config=config, turn=open_row, prompt=prompt)
         view = held.log.view()
@@ -322,6 +355,25 @@ class Engine:
                     data={"event": "summary", "covers_seqs": covers_seqs(view, request.covers)},
                 )
                 return Plan(StepKind.CLAIM, config=config, claim=claim, prompt=summary)
+        if isinstance(planner, CoordinatorPolicy):
+            drafters = planner.candidates_needed(config.names, view.events)
+            if drafters:
+                drafting = self._drafting(config, view, planner, drafters)
+                claim = storage.TurnClaim(
+                    **common,
+                    speaker=planner.coordinator or COORDINATOR_SPEAKER,
+                    round=planned.round,
+                    saw=sorted({s for _, p in drafting.prompts for s in p.saw}),
+                    model=models.model_label(self.models.get(config.model)),
+                    data={"event": "candidates", "eligible": list(drafters)},
+                )
+                return Plan(
+                    StepKind.CLAIM,
+                    config=config,
+                    claim=claim,
+                    prompt=drafting.prompts[0][1],
+                    drafting=drafting,
+                )
         data = None
         eligible = (
             planner.pick_needed(config.names, view.events)
@@ -353,6 +405,16 @@ class Engine:
             data=data,
         )
         return Plan(StepKind.CLAIM, config=config, claim=claim, prompt=prompt)
+
+    def _drafting(
+        self, config: RoomConfig, view: LogView, planner: CoordinatorPolicy, drafters: Sequence[str]
+    ) -> Drafting:
+        template = room_template(config)
+        prompts = tuple(
+            (name, build_turn_prompt(config, view, name, template=template)) for name in drafters
+        )
+        coordinator = planner.coordinator if planner.coordinator in config.names else None
+        return Drafting(prompts, coordinator, view)
 
     def _resumed_prompt(
         self, config: RoomConfig, room_log: RoomLog, turn: storage.Event
@@ -415,7 +477,9 @@ class Engine:
                 if storage.lease_is_current(self.db, held.room_id, held.token):
                     # Only a current lease holder may spend money on an open turn (it may be
                     # another worker's, claimed after this one's lease ran out).
-                    results[index] = Call(held, plan.kind, plan.config, plan.turn, plan.prompt)
+                    results[index] = Call(
+                        held, plan.kind, plan.config, plan.turn, plan.prompt, plan.drafting
+                    )
                 else:
                     held.forget_log()
                     results[index] = Step(StepKind.WAIT, "running", "lease lost")
@@ -473,7 +537,9 @@ class Engine:
             assert held.log is not None and plan.config is not None and plan.prompt is not None
             held.log.extend([turn])
             _fault("after_claim")
-            results[index] = Call(held, StepKind.CLAIM, plan.config, turn, plan.prompt)
+            results[index] = Call(
+                held, StepKind.CLAIM, plan.config, turn, plan.prompt, plan.drafting
+            )
 
     # -- 3. call ----------------------------------------------------------------------------------
 
@@ -502,6 +568,10 @@ class Engine:
             while True:
                 try:
                     _fault("during_call")
+                    if call.drafting is not None:
+                        drafted = await self._draft_and_pick(call.config, call.drafting)
+                        reply = drafted.reply
+                        break
                     reply = await models.ask(
                         model,
                         user_prompt=prompt.user_prompt,
@@ -533,7 +603,54 @@ class Engine:
             if renewer is not None:
                 renewer.cancel()
         _fault("after_answer")
+        if call.drafting is not None:
+            return Reply(reply, attempts + 1, drafted.candidates, drafted.picked, drafted.decided)
         return Reply(reply, attempts + 1)
+
+    async def _draft_and_pick(self, config: RoomConfig, drafting: Drafting) -> Reply:
+        """A coordinator-after turn: every eligible agent drafts (concurrently, each with its own
+        model), then the coordinator agent's model picks one draft; with no coordinator agent
+        the pick is left to a person (``decided=False``). The reply is the chosen draft, with the
+        usage of every call added up."""
+
+        async def draft(name: str, prompt: TurnPrompt) -> models.ModelReply:
+            own = config.spec(name).model
+            return await models.ask(
+                self.models.get(own or config.model),
+                user_prompt=prompt.user_prompt,
+                system_prompt=prompt.system_prompt,
+                cache=self.cache,
+            )
+
+        replies = await asyncio.gather(*(draft(n, p) for n, p in drafting.prompts))
+        candidates: tuple[dict[str, Any], ...] = tuple(
+            {"speaker": name, "text": reply.text, "passed": is_pass(reply.text)}
+            for (name, _), reply in zip(drafting.prompts, replies, strict=True)
+        )
+        offered = [c for c in candidates if not c["passed"]]
+        calls = list(replies)
+        picked: str | None = None
+        decided = drafting.coordinator is not None and bool(offered)
+        if drafting.coordinator is not None and offered:
+            prompt = build_candidates_prompt(config, drafting.view, drafting.coordinator, offered)
+            answer = await draft(drafting.coordinator, prompt)
+            calls.append(answer)
+            picked = parse_pick(answer.text, [c["speaker"] for c in offered])
+        chosen = next((c for c in offered if c["speaker"] == picked), None)
+        total = models.ModelReply(
+            chosen["text"] if chosen is not None else "",
+            replies[[n for n, _ in drafting.prompts].index(picked)].model_name
+            if picked is not None
+            else calls[-1].model_name,
+            sum(r.input_tokens or 0 for r in calls),
+            sum(r.output_tokens or 0 for r in calls),
+            sum(r.cost or 0.0 for r in calls),
+            all(r.cache_used for r in calls),
+            None,
+            max(r.latency for r in calls),
+            None,
+        )
+        return Reply(total, 0, candidates, picked, decided)
 
     def _fail(
         self,
@@ -648,7 +765,9 @@ class Engine:
                 if isinstance(outcome, storage.Event) and held.log is not None:
                     held.log.extend([outcome])
                     assert plan.config is not None and plan.prompt is not None
-                    held.pending = Call(held, StepKind.CLAIM, plan.config, outcome, plan.prompt)
+                    held.pending = Call(
+                        held, StepKind.CLAIM, plan.config, outcome, plan.prompt, plan.drafting
+                    )
                     _fault("after_claim")
                 else:  # refused (the log moved): plan again from a fresh read
                     held.forget_log()
@@ -676,6 +795,8 @@ class Engine:
             "error": None,
         }
         data = turn.data or {}
+        if data.get("event") == "candidates":
+            return self._candidates_commit(call, outcome, base)
         if data.get("event") == "summary":
             if not reply.text.strip():  # nothing to summarise: an empty pass, not a summary
                 return storage.TurnCommit(
@@ -712,6 +833,36 @@ class Engine:
             kind="pass" if passed else "agent",
             content="" if passed else reply.text,
             room_status=RoomStatus.WAITING if draft else None,
+        )
+
+    @staticmethod
+    def _candidates_commit(call: Call, outcome: Reply, base: dict[str, Any]) -> storage.TurnCommit:
+        """A coordinator-after turn: the chosen draft as its agent's message, every candidate
+        kept with it (never shown to agents); or, for a person to pick, the turn waits."""
+        candidates = [{**c, "chosen": c["speaker"] == outcome.picked} for c in outcome.candidates]
+        if not outcome.decided and any(not c["passed"] for c in candidates):
+            return storage.TurnCommit(
+                **base,
+                state=TurnState.WAITING,
+                content="",
+                data={"candidates": candidates},
+                room_status=RoomStatus.WAITING,
+            )
+        picked_by = call.drafting.coordinator if call.drafting is not None else None
+        if outcome.picked is None:  # no one: the activity settles (a pass by the coordinator)
+            return storage.TurnCommit(
+                **base,
+                state=TurnState.DONE,
+                content="",
+                data={"candidates": candidates, "picked": None, "picked_by": picked_by},
+            )
+        return storage.TurnCommit(
+            **base,
+            state=TurnState.DONE,
+            kind="agent",
+            speaker=outcome.picked,
+            content=outcome.reply.text,
+            data={"candidates": candidates, "picked": outcome.picked, "picked_by": picked_by},
         )
 
     # -- one room ---------------------------------------------------------------------------------

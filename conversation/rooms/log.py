@@ -49,6 +49,10 @@ def to_room_event(row: Any) -> RoomEvent | None:
             return None
         if _data(row).get("event") == "summary":
             return None  # a context summary: placed by ``log_view``, which knows the positions
+        if _data(row).get("event") == "candidates" and _data(row).get("picked") is None:
+            # A coordinator-after turn where no draft was chosen: "no one", as a pick event (the
+            # activity settles); the drafts themselves are never shown to agents.
+            return RoomEvent(row.speaker, "", round_, True, kind="pick")
         if _data(row).get("event") == "pick":
             # A coordinator's pick, asked of its model as a turn: bookkeeping, never a message.
             if row.state != "done":

@@ -39,6 +39,13 @@ Eligible speakers (JSON): {eligible}
 Reply with exactly one of these names, or NONE if no one should speak until a person writes."""
 
 
+CANDIDATES_PROMPT = """You coordinate a group chat. Each of these members drafted the next message; choose the one that should be sent.
+The conversation so far: {conversation}
+The drafts (JSON, one per line):
+{drafts}
+Reply with exactly the speaker name of the draft to send, or NONE if none should be sent."""
+
+
 SUMMARY_SYSTEM = "You summarise group chats faithfully and briefly, for the people in them."
 SUMMARY_PROMPT = """Summarise the earlier part of a group chat in at most 120 words. Keep who said what, decisions, numbers and open questions; add nothing.
 The messages (JSON lines; a previous summary comes first when there is one):
@@ -145,10 +152,10 @@ def build_turn_prompt(
     return TurnPrompt(system, user, tuple(context.saw))
 
 
-def build_pick_prompt(
-    config: RoomConfig, view: LogView, coordinator: str, eligible: Sequence[str]
-) -> TurnPrompt:
-    """The prompt that asks the room's coordinator agent to pick the next speaker."""
+def _coordinator_view(
+    config: RoomConfig, view: LogView, coordinator: str
+) -> tuple[str, str, tuple[int, ...]]:
+    """What a coordinator agent reads: its persona, the conversation as it may see it, the seqs."""
     spec = config.spec(coordinator)
     system = persona(spec.name, spec.traits, spec.instruction)
     context = build_context(
@@ -173,8 +180,30 @@ def build_pick_prompt(
                     }
                 )
             )
-    user = PICK_PROMPT.format(conversation=render_lines(lines), eligible=json.dumps(list(eligible)))
-    return TurnPrompt(system, user, tuple(context.saw))
+    return system, render_lines(lines), tuple(context.saw)
+
+
+def build_pick_prompt(
+    config: RoomConfig, view: LogView, coordinator: str, eligible: Sequence[str]
+) -> TurnPrompt:
+    """The prompt that asks the room's coordinator agent to pick the next speaker."""
+    system, conversation, saw = _coordinator_view(config, view, coordinator)
+    user = PICK_PROMPT.format(conversation=conversation, eligible=json.dumps(list(eligible)))
+    return TurnPrompt(system, user, saw)
+
+
+def build_candidates_prompt(
+    config: RoomConfig, view: LogView, coordinator: str, candidates: Sequence[Mapping[str, Any]]
+) -> TurnPrompt:
+    """The prompt that asks the coordinator agent to pick one of the drafted candidates."""
+    system, conversation, saw = _coordinator_view(config, view, coordinator)
+    drafts = render_lines(
+        [render_record({"speaker": c["speaker"], "text": c["text"]}) for c in candidates],
+        header=False,
+    )
+    return TurnPrompt(
+        system, CANDIDATES_PROMPT.format(conversation=conversation, drafts=drafts), saw
+    )
 
 
 def build_summary_prompt(config: RoomConfig, view: LogView) -> TurnPrompt | None:
@@ -188,6 +217,8 @@ def build_summary_prompt(config: RoomConfig, view: LogView) -> TurnPrompt | None
 
 
 __all__ = [
+    "CANDIDATES_PROMPT",
+    "build_candidates_prompt",
     "SUMMARY_PROMPT",
     "build_summary_prompt",
     "PICK_PROMPT",

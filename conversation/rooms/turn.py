@@ -187,6 +187,11 @@ class Turn:
                 )
             changes = {"content": content}
             data = {"draft": self._event.content, "edited": True, "edited_by": by}
+        if (self._event.data or {}).get("event") == "candidates":
+            raise ConversationStateError(
+                f"turn {self.id} waits for a coordinator's pick among drafted candidates; "
+                "use pick(speaker) instead of approve"
+            )
         verb = "edit" if content is not None else "approve"
         return self._move(
             verb,
@@ -219,6 +224,36 @@ class Turn:
             content="",
             data={"denials": denials},
         )
+
+    def pick(self, speaker: str, *, by: str = "user") -> Turn:
+        """Choose one of a coordinator-after turn's drafted candidates (a person coordinates):
+        it becomes ``speaker``'s message; the other drafts stay with it as candidates."""
+        candidates = self.candidates
+        chosen = next(
+            (c for c in candidates if c.get("speaker") == speaker and not c.get("passed")), None
+        )
+        if chosen is None:
+            offered = [c.get("speaker") for c in candidates if not c.get("passed")]
+            raise ConversationValueError(
+                f"{speaker!r} drafted no candidate for turn {self.id}; pick one of {offered}"
+            )
+        marked = [{**c, "chosen": c.get("speaker") == speaker} for c in candidates]
+        return self._move(
+            "pick",
+            (TurnState.WAITING,),
+            TurnState.DONE,
+            room_from=_WAITING,
+            by=by,
+            data={"candidates": marked, "picked": speaker, "picked_by": by},
+            speaker=speaker,
+            content=str(chosen.get("text", "")),
+        )
+
+    @property
+    def candidates(self) -> list[dict[str, Any]]:
+        """The drafts of a coordinator-after turn (``speaker``, ``text``, ``passed``,
+        ``chosen``), or ``[]``: audited, never shown to agents."""
+        return [dict(c) for c in (self._event.data or {}).get("candidates") or []]
 
     def stop(self, *, by: str = "user") -> Turn:
         """Stop the turn wherever it is: it ends ``stopped`` (it counts as a pass; a model reply
@@ -255,6 +290,7 @@ class Turn:
 
 _WAITING = (RoomStatus.WAITING,)
 _PAST = {
+    "pick": "picked",
     "approve": "approved",
     "edit": "edited and approved",
     "deny": "denied",

@@ -22,6 +22,7 @@ VALUES = {
     "turns_left": 7,
     "feedback": None,
     "activity_opener": "hi",
+    "addressee": None,
 }
 
 
