@@ -17,6 +17,7 @@ database URL (``st.cache_resource``); the runner never calls ``st.*`` and is sto
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import os
@@ -127,9 +128,14 @@ def _stop_runner(runner) -> None:  # type: ignore[no-untyped-def]
 def _runner(url: str):  # type: ignore[no-untyped-def]
     from conversation.worker import BackgroundWorker
 
-    return BackgroundWorker(
+    runner = BackgroundWorker(
         _database(url), concurrency=RUNNER_CONCURRENCY, poll_interval=RUNNER_POLL_SECONDS
     ).start()
+    # On SIGTERM Streamlit stops its server and the process exits normally: release the rooms'
+    # leases then, so a restarted server (or a worker) takes them over at once, not after the
+    # lease timeout.
+    atexit.register(_stop_runner, runner)
+    return runner
 
 
 def ensure_runner():  # type: ignore[no-untyped-def]

@@ -1,0 +1,46 @@
+"""The app's in-process runner and restarts: a server stopped with SIGTERM releases the leases
+of the rooms its runner drives, so the next server (or a worker) takes them over at once."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from conversation import OfflineModel, Room
+from storage import repository as repo
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_server_stopped_with_sigterm_releases_its_runners_leases(fresh_server, browser) -> None:  # type: ignore[no-untyped-def]
+    fresh_server.folder.mkdir(parents=True, exist_ok=True)
+    db = fresh_server.database()
+    room = Room.create(
+        db,
+        name="slow room",
+        agents=[{"name": "Alice"}, {"name": "Bob"}],
+        model=OfflineModel(latency=3.0),
+        planner={"kind": "round_robin", "transitions": None},
+        termination={"kind": "max_turns", "max_turns": 40},
+    )
+    room.post("talk slowly")
+    fresh_server.start()
+    page = browser.new_page()
+    try:
+        page.goto(f"{fresh_server.url}/room?room={room.id}")  # the first visit starts the runner
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            lease = repo.get_lease(db, room.id)
+            if lease is not None and lease.owner and lease.owner.startswith("worker:"):
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail(f"the runner never took the room:\n{fresh_server.log()}")
+    finally:
+        page.close()
+    fresh_server.stop()  # SIGTERM, as systemd or a container runtime sends it
+    lease = repo.get_lease(db, room.id)
+    assert lease is not None and lease.owner is None, (lease, fresh_server.log())
+    assert repo.get_room(db, room.id).status == "running"  # its turn resumes elsewhere
+    db.dispose()
