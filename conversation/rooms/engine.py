@@ -61,7 +61,7 @@ from conversation.rooms.prompt import (
     is_pass,
     room_template,
 )
-from conversation.vocabulary import OPEN_TURN_STATES, RoomStatus, TurnState
+from conversation.vocabulary import RoomStatus, TurnState
 
 log = logging.getLogger(__name__)
 
@@ -298,7 +298,7 @@ class Engine:
         config = RoomConfig.from_dict(room.config)
         assert held.log is not None
         rows = held.log.rows
-        open_row = next((r for r in reversed(rows) if r.state in OPEN_TURN_STATES), None)
+        open_row = held.log.open_turn
         if open_row is not None:
             if open_row.state == TurnState.WAITING:
                 return Plan(StepKind.SETTLE, status=RoomStatus.WAITING)

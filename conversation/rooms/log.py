@@ -26,10 +26,28 @@ from typing import Any
 
 from conversation.planning.events import RoomEvent
 from conversation.termination.state import RoomState, TokenUsage
+from conversation.text.transcript import render_record
 
 OPEN_STATES = frozenset({"running", "waiting", "interrupted"})
 CONSUMED_STATES = frozenset({"stopped", "abandoned", "failed"})
 RESUMED = "resumed"
+
+
+def event_line(seq: int, event: RoomEvent) -> str:
+    """One event as its transcript record: a pure function of the seq and the event, the same for
+    every viewer (only which events are shown differs)."""
+    record: dict[str, Any] = {"seq": seq, "speaker": event.speaker}
+    if event.kind == "summary":
+        record["summary"] = event.content
+    elif event.kind == "system":
+        record["notice"] = event.content
+    elif event.passed:
+        record["passed"] = True
+    else:
+        record["text"] = event.content
+    if event.visible_to is not None:
+        record["private_to"] = list(event.visible_to)
+    return render_record(record)
 
 
 def _data(row: Any) -> Mapping[str, Any]:
@@ -90,8 +108,23 @@ class LogView:
     usage: Mapping[int, TokenUsage]
     resumed_at: int
     last_seq: int
+    #: Kept by a RoomLog (empty / None otherwise): each event's transcript line, the usage
+    #: total, and the agent turns since the resume point; derived once per event, not per turn.
+    lines: tuple[str, ...] = ()
+    usage_total: TokenUsage | None = None
+    turns: int | None = None
 
     def state(self, stop_requested: str | None = None) -> RoomState:
+        if self.usage_total is not None:  # kept by a RoomLog: its own checked copies
+            return RoomState.of_checked(
+                self.roster,
+                self.events,
+                usage=self.usage_total,
+                event_usage=self.usage,
+                resumed_at=self.resumed_at,
+                turns=self.turns,
+                stop_requested=stop_requested,
+            )
         return RoomState(
             self.roster,
             self.events,
@@ -102,6 +135,8 @@ class LogView:
 
     def agent_turns(self) -> int:
         """Roster agents' turns since the resume point (the turns-left counter)."""
+        if self.turns is not None:
+            return self.turns
         members = set(self.roster)
         return sum(
             1
@@ -120,7 +155,19 @@ class RoomLog:
     every reader of a log, incremental or not, sees exactly the same view.
     """
 
-    __slots__ = ("roster", "rows", "_events", "_seqs", "_usage", "_resumed_at", "_folded")
+    __slots__ = (
+        "roster",
+        "rows",
+        "_events",
+        "_seqs",
+        "_usage",
+        "_resumed_at",
+        "_folded",
+        "_lines",
+        "_tokens",
+        "_members",
+        "_turns",
+    )
 
     def __init__(self, roster: Sequence[str], rows: Sequence[Any] = ()) -> None:
         self.roster = tuple(roster)
@@ -130,7 +177,17 @@ class RoomLog:
         self._usage: dict[int, TokenUsage] = {}
         self._resumed_at = 0
         self._folded = 0  # rows[:_folded] are in the view for good
+        self._lines: list[str] = []
+        self._tokens = [0, 0]  # prompt, completion totals of the folded rows
+        self._members = frozenset(self.roster)
+        self._turns = 0  # roster agents' messages since the resume point
         self.extend(rows)
+
+    @property
+    def open_turn(self) -> Any | None:
+        """The room's open turn (running, waiting, interrupted), if any: the first row not
+        folded (O(1); at most one turn is open)."""
+        return self.rows[self._folded] if self._folded < len(self.rows) else None
 
     @property
     def last_seq(self) -> int:
@@ -150,16 +207,20 @@ class RoomLog:
         """The view of every row (or only those with ``seq < before_seq``)."""
         if before_seq is not None:
             return _view_of(self.roster, [r for r in self.rows if r.seq < before_seq])
-        events, seqs, usage = self._events, self._seqs, self._usage
-        resumed_at = self._resumed_at
         tail = self.rows[self._folded :]
-        if tail:  # rows after an open turn: folded into a copy, never into the log itself
-            events, seqs, usage = list(events), list(seqs), dict(usage)
-            for row in tail:
-                resumed_at = _fold_row(row, events, seqs, usage, resumed_at)
+        if tail:  # rows after an open turn: a one-off view (rare: at most a row or two)
+            return _view_of(self.roster, self.rows)
         # Copies (C-speed, microseconds): a view handed out never changes as the log grows.
         return LogView(
-            self.roster, tuple(events), tuple(seqs), dict(usage), resumed_at, self.last_seq
+            self.roster,
+            tuple(self._events),
+            tuple(self._seqs),
+            dict(self._usage),
+            self._resumed_at,
+            self.last_seq,
+            lines=tuple(self._lines),
+            usage_total=TokenUsage(*self._tokens),
+            turns=self._turns,
         )
 
     def _fold(self) -> None:
@@ -168,9 +229,19 @@ class RoomLog:
             row = rows[self._folded]
             if row.kind in ("agent", "pass") and row.state in OPEN_STATES:
                 return
+            known, resumed = len(self._events), self._resumed_at
             self._resumed_at = _fold_row(
                 row, self._events, self._seqs, self._usage, self._resumed_at
             )
+            if self._resumed_at != resumed:
+                self._turns = 0  # counted again from the new resume point
+            if len(self._events) > known:
+                event = self._events[-1]
+                if event.kind == "message" and event.speaker in self._members:
+                    self._turns += 1
+                self._lines.append(event_line(self._seqs[-1], self._events[-1]))
+                self._tokens[0] += row.input_tokens or 0
+                self._tokens[1] += row.output_tokens or 0
             self._folded += 1
 
 

@@ -9,7 +9,6 @@ the room's own or the default, rendered in the sandbox of ``safety.SafeTemplate`
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -17,9 +16,8 @@ from typing import Any
 
 from conversation.context.window import build_context, summary_request
 from conversation.dialogue.prompts import persona
-from conversation.planning.events import RoomEvent
 from conversation.rooms.config import ROOM_PROMPT_VARIABLES, RoomConfig
-from conversation.rooms.log import LogView, max_turns_of
+from conversation.rooms.log import LogView, event_line, max_turns_of
 from conversation.text.safety import SafeTemplate, compiled_template
 from conversation.text.transcript import render_lines, render_record
 
@@ -86,25 +84,6 @@ def room_template(config: RoomConfig) -> SafeTemplate:
     )
 
 
-@functools.lru_cache(maxsize=32_768)
-def event_line(seq: int, event: RoomEvent) -> str:
-    """One event as its transcript record (a pure function of the seq and the event, the same for
-    every viewer: only which events are shown differs). Cached: a long room renders each message
-    once, not once per turn."""
-    record: dict[str, Any] = {"seq": seq, "speaker": event.speaker}
-    if event.kind == "summary":
-        record["summary"] = event.content
-    elif event.kind == "system":
-        record["notice"] = event.content
-    elif event.passed:
-        record["passed"] = True
-    else:
-        record["text"] = event.content
-    if event.visible_to is not None:
-        record["private_to"] = list(event.visible_to)
-    return render_record(record)
-
-
 def build_turn_prompt(
     config: RoomConfig,
     view: LogView,
@@ -130,7 +109,11 @@ def build_turn_prompt(
         current_turn=current,
         max_turns=max_turns,
     )
-    lines = [event_line(view.seqs[p], view.events[p]) for p in context.positions]
+    # Each event's line is rendered once per room by its RoomLog (view.lines), not once per turn.
+    if view.lines:
+        lines = [view.lines[p] for p in context.positions]
+    else:
+        lines = [event_line(view.seqs[p], view.events[p]) for p in context.positions]
     opener = view.events[context.opener] if context.opener is not None else None
     user = (
         (template or room_template(config))

@@ -72,6 +72,9 @@ class RoomState:
     event_usage: Mapping[int, TokenUsage] | None = field(compare=False, hash=False)
     stop_requested: str | None
     resumed_at: int
+    #: The agent-turn count when the caller already knows it (a RoomLog keeps it): the same
+    #: number ``agent_turns()`` would count, without a scan of the transcript.
+    turns: int | None = field(compare=False, hash=False)
 
     def __init__(
         self,
@@ -82,6 +85,7 @@ class RoomState:
         event_usage: Mapping[int, TokenUsage] | None = None,
         stop_requested: str | None = None,
         resumed_at: int = 0,
+        turns: int | None = None,
     ) -> None:
         names = check_roster(roster)
         items = tuple(events)
@@ -115,6 +119,34 @@ class RoomState:
         object.__setattr__(self, "event_usage", per_event)
         object.__setattr__(self, "stop_requested", stop_requested)
         object.__setattr__(self, "resumed_at", resumed_at)
+        object.__setattr__(self, "turns", turns)
+
+    @classmethod
+    def of_checked(
+        cls,
+        roster: tuple[str, ...],
+        events: tuple[RoomEvent, ...],
+        *,
+        usage: TokenUsage,
+        event_usage: Mapping[int, TokenUsage],
+        resumed_at: int,
+        turns: int | None,
+        stop_requested: str | None = None,
+    ) -> RoomState:
+        """A state from values already checked and owned by the caller (a room's log view, built
+        once per turn): no per-event validation or copying, so it costs O(1), not O(events)."""
+        state = object.__new__(cls)
+        for name, value in (
+            ("roster", roster),
+            ("events", events),
+            ("usage", usage),
+            ("event_usage", MappingProxyType(event_usage)),
+            ("stop_requested", stop_requested),
+            ("resumed_at", resumed_at),
+            ("turns", turns),
+        ):
+            object.__setattr__(state, name, value)
+        return state
 
     def prefix(self, length: int) -> RoomState:
         """The state as it was after the first ``length`` events.
@@ -143,6 +175,8 @@ class RoomState:
 
     def agent_turns(self) -> int:
         """Roster agents' turns (messages and passes) since ``resumed_at``."""
+        if self.turns is not None:
+            return self.turns
         members = set(self.roster)
         return sum(
             1
