@@ -15,12 +15,13 @@ worker processes do not need it).
 from __future__ import annotations
 
 from storage import repository
-from storage.config import data_dir, database_url, display_url
+from storage.config import data_dir, database_url, display_url, normalize_url
 from storage.database import Database
 from storage.errors import (
     AgentProfileNotFound,
     AnalysisNotFound,
     ConfigContainsSecret,
+    DatabaseUnavailable,
     DuplicateName,
     EventNotFound,
     ExperimentNotFound,
@@ -58,6 +59,7 @@ __all__ = [
     "AnalysisNotFound",
     "ConfigContainsSecret",
     "Database",
+    "DatabaseUnavailable",
     "DuplicateName",
     "Event",
     "EventNotFound",
@@ -77,6 +79,7 @@ __all__ = [
     "data_dir",
     "database_url",
     "display_url",
+    "normalize_url",
     "repository",
     *_repository_all,
 ]
