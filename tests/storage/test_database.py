@@ -46,7 +46,9 @@ def test_pragmas_are_set_on_every_connection(db: Database, engine: str) -> None:
             conn.close()
 
 
-@pytest.mark.sqlite_only(reason="PRAGMAs are SQLite's; on PostgreSQL pragmas() is {} (test_postgres)")
+@pytest.mark.sqlite_only(
+    reason="PRAGMAs are SQLite's; on PostgreSQL pragmas() is {} (test_postgres)"
+)
 def test_pragmas_helper_reports_both_engines(db: Database) -> None:
     assert db.pragmas(engine="write") == EXPECTED | {"query_only": 0}
     assert db.pragmas(engine="read") == EXPECTED | {"query_only": 1}
