@@ -30,8 +30,10 @@ from storage._tx import (
     ROOM_AND_LEASE,
     ROOMS,
     RoomProbe,
+    by_dialect,
     event_from_row,
     event_snapshot,
+    in_list,
     lock_rooms,
     probe_columns,
     require_in,
@@ -44,14 +46,15 @@ from storage.tables import Event, Room
 from storage.turns import _claim_refusal
 from storage.vocabulary import ROOM_STATUSES
 
-_ROOMS_IN = select(ROOMS).where(ROOMS.c.id.in_(bindparam("ids", expanding=True)))
-_EVENTS_IN = (
-    select(EVENTS)
-    .where(
-        EVENTS.c.room_id.in_(bindparam("ids", expanding=True)),
-        EVENTS.c.seq > bindparam("after"),
+_ROOMS_IN = by_dialect(
+    lambda server: select(ROOMS).where(in_list(ROOMS.c.id, "ids", server=server))
+)
+_EVENTS_IN = by_dialect(
+    lambda server: (
+        select(EVENTS)
+        .where(in_list(EVENTS.c.room_id, "ids", server=server), EVENTS.c.seq > bindparam("after"))
+        .order_by(EVENTS.c.room_id, EVENTS.c.seq)
     )
-    .order_by(EVENTS.c.room_id, EVENTS.c.seq)
 )
 
 
@@ -72,10 +75,10 @@ def room_logs(
     with db.read_connection() as conn:
         rooms = {
             row.id: Room.model_construct(**row._mapping)
-            for row in conn.execute(_ROOMS_IN, {"ids": ids})
+            for row in conn.execute(_ROOMS_IN(conn), {"ids": ids})
         }
         logs: dict[int, list[Event]] = {room_id: [] for room_id in rooms}
-        for row in conn.execute(_EVENTS_IN, {"ids": ids, "after": floor}):
+        for row in conn.execute(_EVENTS_IN(conn), {"ids": ids, "after": floor}):
             if row.room_id in logs and row.seq > after.get(row.room_id, 0):
                 logs[row.room_id].append(event_from_row(row))
     return {room_id: (room, logs[room_id]) for room_id, room in rooms.items()}
@@ -229,23 +232,23 @@ class TurnClaim:
         )
 
 
-def _build_probe_many() -> Any:
+def _build_probe_many(server: bool) -> Any:
     """The single-room probe of :func:`~storage._tx.probe_room` for many rooms at once (without
     the request-id part, read separately)."""
     return (
         select(ROOMS.c.id, *probe_columns())
         .select_from(ROOM_AND_LEASE)
-        .where(ROOMS.c.id.in_(bindparam("ids", expanding=True)))
+        .where(in_list(ROOMS.c.id, "ids", server=server))
     )
 
 
-_PROBE_MANY = _build_probe_many()
+_PROBE_MANY = by_dialect(_build_probe_many)
 
 
 def _probe_many(conn: Connection, ids: Sequence[int]) -> dict[int, RoomProbe]:
     """``{room_id: probe}`` of the rooms that exist (the request-id part left empty)."""
     probes: dict[int, RoomProbe] = {}
-    for row in conn.execute(_PROBE_MANY, {"ids": list(ids)}):
+    for row in conn.execute(_PROBE_MANY(conn), {"ids": list(ids)}):
         room_id, status, owner, token, expires_at, last, activity, round_, open_seq = row
         probes[room_id] = RoomProbe(
             status,
@@ -261,9 +264,11 @@ def _probe_many(conn: Connection, ids: Sequence[int]) -> dict[int, RoomProbe]:
     return probes
 
 
-_REQUESTS_IN = select(EVENTS.c.room_id, EVENTS.c.request_id, EVENTS.c.seq).where(
-    EVENTS.c.room_id.in_(bindparam("ids", expanding=True)),
-    EVENTS.c.request_id.in_(bindparam("rids", expanding=True)),
+_REQUESTS_IN = by_dialect(
+    lambda server: select(EVENTS.c.room_id, EVENTS.c.request_id, EVENTS.c.seq).where(
+        in_list(EVENTS.c.room_id, "ids", server=server),
+        in_list(EVENTS.c.request_id, "rids", server=server),
+    )
 )
 _INSERT_RETURNING = INSERT_EVENT.returning(EVENTS.c.id, sort_by_parameter_order=True)
 #: The columns :func:`claim_turns` writes, in the order of its rows.
@@ -356,7 +361,7 @@ def claim_turns(db: Database, claims: Sequence[TurnClaim]) -> list[Event | None]
         rids = sorted({claim.request_id for claim in claims})
         used = {
             (row.room_id, row.request_id): row.seq
-            for row in conn.execute(_REQUESTS_IN, {"ids": ids, "rids": rids})
+            for row in conn.execute(_REQUESTS_IN(conn), {"ids": ids, "rids": rids})
         }
         rows: list[dict[str, Any]] = []
         placed: list[int] = []

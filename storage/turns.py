@@ -36,10 +36,12 @@ from storage._tx import (
     RoomProbe,
     _Unset,
     as_set,
+    by_dialect,
     check_json,
     event_from_row,
     event_snapshot,
     holds_lease,
+    in_list,
     insert_event,
     lease_ok,
     lock_room,
@@ -261,8 +263,8 @@ def commit_turns(db: Database, batch: Sequence[TurnCommit]) -> list[bool]:
         if not db.is_sqlite:
             # Lock the rooms first (in id order), then read the turns: on a server database a
             # state read before the lock could be stale by the time we write.
-            lock_rooms(conn, conn.execute(_ROOMS_OF, {"ids": ids}).scalars())
-        stored = {row[0]: list(row[1:]) for row in conn.execute(_FENCE_ROWS, {"ids": ids})}
+            lock_rooms(conn, conn.execute(_ROOMS_OF(conn), {"ids": ids}).scalars())
+        stored = {row[0]: list(row[1:]) for row in conn.execute(_FENCE_ROWS(conn), {"ids": ids})}
         touched: set[int] = set()
         results = []
         # Consecutive updates that set the same columns go out as one executemany: on
@@ -293,31 +295,37 @@ def commit_turns(db: Database, batch: Sequence[TurnCommit]) -> list[bool]:
         for run in runs:
             conn.execute(UPDATE_EVENT, run)
         if touched:
-            conn.execute(_TOUCH_ROOMS, {"ids": sorted(touched), "now": now})
+            conn.execute(_TOUCH_ROOMS(conn), {"ids": sorted(touched), "now": now})
     refused = results.count(False)
     if refused:
         log.debug("commit_turns: %d of %d results refused by the fence", refused, len(batch))
     return results
 
 
-_TOUCH_ROOMS = (
-    update(ROOMS)
-    .where(ROOMS.c.id.in_(bindparam("ids", expanding=True)))
-    .values(updated_at=bindparam("now"))
-)
-_ROOMS_OF = sa_select(EVENTS.c.room_id).where(EVENTS.c.id.in_(bindparam("ids", expanding=True)))
-_FENCE_ROWS = (
-    sa_select(
-        EVENTS.c.id,
-        EVENTS.c.room_id,
-        EVENTS.c.state,
-        EVENTS.c.data,
-        LEASES.c.owner,
-        LEASES.c.token,
-        LEASES.c.expires_at,
+_TOUCH_ROOMS = by_dialect(
+    lambda server: (
+        update(ROOMS)
+        .where(in_list(ROOMS.c.id, "ids", server=server))
+        .values(updated_at=bindparam("now"))
     )
-    .select_from(EVENTS.outerjoin(LEASES, LEASES.c.room_id == EVENTS.c.room_id))
-    .where(EVENTS.c.id.in_(bindparam("ids", expanding=True)))
+)
+_ROOMS_OF = by_dialect(
+    lambda server: sa_select(EVENTS.c.room_id).where(in_list(EVENTS.c.id, "ids", server=server))
+)
+_FENCE_ROWS = by_dialect(
+    lambda server: (
+        sa_select(
+            EVENTS.c.id,
+            EVENTS.c.room_id,
+            EVENTS.c.state,
+            EVENTS.c.data,
+            LEASES.c.owner,
+            LEASES.c.token,
+            LEASES.c.expires_at,
+        )
+        .select_from(EVENTS.outerjoin(LEASES, LEASES.c.room_id == EVENTS.c.room_id))
+        .where(in_list(EVENTS.c.id, "ids", server=server))
+    )
 )
 
 
@@ -384,7 +392,7 @@ def update_turn_state(
 
 def _locked_turn(conn: Connection, event_id: int) -> Event:
     """Lock the event's room, then read the event (so the state read is the latest committed)."""
-    room_id = conn.execute(_ROOMS_OF, {"ids": [event_id]}).scalar()
+    room_id = conn.execute(_ROOMS_OF(conn), {"ids": [event_id]}).scalar()
     if room_id is None:
         raise EventNotFound(f"event {event_id} does not exist")
     lock_room(conn, room_id)
