@@ -47,7 +47,8 @@ def pg_app(chromium_path: str) -> Iterator[PostgresAppServer]:
         pytest.skip(reason)
     url = server.create()  # blank: the app's own Database() builds the schema on start
     folder = Path(tempfile.mkdtemp(prefix="rooms-browser-pg-"))
-    app = PostgresAppServer(folder, database_url=url).start()
+    app = PostgresAppServer(folder, database_url=url)
+    app.start()
     yield app
     app.stop()
     server.drop(url)
@@ -67,9 +68,10 @@ def test_a_room_from_a_template_talks_and_answers_on_postgres(pg_app, browser) -
         wait_count(page, "stChatMessage", 3)  # the opening and at least two agents' replies
 
         (room,) = repo.list_rooms(db)
-        assert room.name.startswith("Planner")
-        assert until(lambda: repo.get_room(db, room.id).status != "running")  # first activity over
-        before = len(repo.events(db, room.id))
+        assert room.name.startswith("Planner") and room.id is not None
+        room_id = room.id
+        assert until(lambda: repo.get_room(db, room_id).status != "running")  # first activity over
+        before = len(repo.events(db, room_id))
 
         post(page, "Please add a password reset link.")
         wait_text(page, "Please add a password reset link.")
@@ -77,7 +79,7 @@ def test_a_room_from_a_template_talks_and_answers_on_postgres(pg_app, browser) -
         assert shown >= before + 2
 
         def answered() -> bool:
-            rows = repo.events(db, room.id)
+            rows = repo.events(db, room_id)
             asked = next(r.seq for r in rows if r.content == "Please add a password reset link.")
             return any(r.kind == "agent" and r.seq > asked and r.content for r in rows)
 

@@ -128,7 +128,7 @@ class PostgresServer:
             with engine.begin() as conn:
                 conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS amcheck")
             engine.dispose()
-            self._template = sa.make_url(url).database
+            self._template = str(sa.make_url(url).database)
         return self._template
 
     def module_database(self, module: str) -> str:
