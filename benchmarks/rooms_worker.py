@@ -267,7 +267,10 @@ def main() -> int:
                 print(run.line(), flush=True)
                 if args.statements:
                     kinds = {k: v for k, v in run.counts.items() if k.startswith("sql ")}
-                    print("    by kind per turn:", {k[4:]: round(v / run.turns, 2) for k, v in kinds.items()})
+                    print(
+                        "    by kind per turn:",
+                        {k[4:]: round(v / run.turns, 2) for k, v in kinds.items()},
+                    )
                 failed |= run.lost > 0 or run.doubled > 0
                 key = (run.backend, workers)
                 if key not in best or run.wall < best[key].wall:

@@ -51,7 +51,7 @@ def in_list(column: Any, name: str, *, server: bool) -> Any:
     SQLite: an expanding ``IN`` (one placeholder per value). Server databases: ``column =
     ANY(:name)`` with one array parameter, so the statement's text is the same for any number
     of ids; with an ``IN`` list of 200 ids psycopg parses a new text each time and the server
-    plans it again (measured: most of a worker's database time on PostgreSQL).
+    plans it again (measured: about half of a worker's statement time on PostgreSQL).
     """
     if server:
         return column == any_(bindparam(name, type_=ARRAY(column.type)))

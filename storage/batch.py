@@ -300,8 +300,8 @@ def _build_recordset_insert() -> Any:
 
     A multi-row ``VALUES`` insert has one placeholder per value, so its text changes with the
     batch size: with 200 claims the driver parses ~3,800 placeholders per batch and the server
-    plans a new statement each time, which measured ~30 ms per batch, most of a worker's
-    database time. This statement's text never changes (parsed and prepared once). JSON ``null``
+    plans a new statement each time: ~30 ms per batch measured here, 40% of a worker's
+    statement time. This statement's text never changes (parsed and prepared once). JSON ``null``
     becomes SQL NULL, as :func:`~storage.coltypes.JSONDoc` stores ``None``.
     """
     dialect = postgresql.dialect()

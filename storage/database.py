@@ -240,10 +240,11 @@ def _create_engine(url: str, *, write: bool, busy_ms: int, echo: bool) -> Engine
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
         options: dict[str, Any] = {}
-        if not write and parsed.get_backend_name() == "postgresql":
-            options["postgresql_readonly"] = True
         connect_args: dict[str, Any] = {}
-        if "connect_timeout" not in parsed.query:
+        postgres = parsed.get_backend_name() == "postgresql"
+        if not write and postgres:
+            options["postgresql_readonly"] = True
+        if postgres and "connect_timeout" not in parsed.query:
             # libpq waits forever for a host that drops packets; fail in seconds instead.
             connect_args["connect_timeout"] = CONNECT_TIMEOUT_SECONDS
         try:
