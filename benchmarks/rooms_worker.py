@@ -9,7 +9,9 @@ until every room has finished. Printed per run:
 - lost and doubled turns, from the stored logs (both must be 0): a room short of its turns, two
   turns with one request id, a gap or a repeat in a room's seqs, a room not terminated;
 - per turn, summed over the workers: SQL statements (SQLAlchemy ``before_cursor_execute``),
-  transactions (``commit``), pool checkouts (each one is a liveness ping with ``pool_pre_ping``).
+  transactions (``commit``), pool checkouts (each one is a liveness ping with ``pool_pre_ping``),
+  and the time spent inside statements (driver, round trip and server; less sensitive to other
+  load on the machine than the wall time).
 
 Run: ``python benchmarks/rooms_worker.py [--db sqlite | --db postgresql://USER@HOST:PORT/DB]
 [--workers 1,2,4] [--rooms 200] [--turns 10] [--latency 0.1]``. Several ``--db`` compare backends
@@ -62,6 +64,12 @@ def child(args: argparse.Namespace) -> int:
     def _statement(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
         counts["statements"] += 1
         counts["sql " + statement.lstrip().split(None, 1)[0].upper()] += 1
+        conn.info["started"] = time.perf_counter()
+
+    @event.listens_for(Engine, "after_cursor_execute")
+    def _executed(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+        # Time the worker's one thread spends in statements (driver, round trip, server).
+        counts["statement_us"] += int((time.perf_counter() - conn.info["started"]) * 1e6)
 
     @event.listens_for(Engine, "commit")
     def _commit(conn):  # type: ignore[no-untyped-def]
@@ -111,7 +119,8 @@ class Run:
             f"{self.wall / self.ideal:4.2f} x ideal   turns {self.turns:>5}  lost {self.lost}  "
             f"doubled {self.doubled}   per turn: {self.counts['statements'] / per:4.2f} statements, "
             f"{self.counts['transactions'] / per:4.2f} transactions, "
-            f"{self.counts['checkouts'] / per:4.2f} checkouts"
+            f"{self.counts['checkouts'] / per:4.2f} checkouts, "
+            f"{self.counts['statement_us'] / per / 1000:5.3f} ms in statements"
         )
 
 
