@@ -15,11 +15,12 @@ worker processes do not need it).
 from __future__ import annotations
 
 from storage import repository
-from storage.config import data_dir, database_url, display_url
+from storage.config import data_dir, database_url, display_url, normalize_url
 from storage.database import Database
 from storage.errors import (
     AgentProfileNotFound,
     AnalysisNotFound,
+    CannotOpenDatabase,
     ConfigContainsSecret,
     DatabaseUnavailable,
     DuplicateName,
@@ -57,6 +58,7 @@ __all__ = [
     "Analysis",
     "AnalysisAnswer",
     "AnalysisNotFound",
+    "CannotOpenDatabase",
     "ConfigContainsSecret",
     "DatabaseUnavailable",
     "Database",
@@ -79,6 +81,7 @@ __all__ = [
     "data_dir",
     "database_url",
     "display_url",
+    "normalize_url",
     "repository",
     *_repository_all,
 ]

@@ -13,7 +13,7 @@ from collections.abc import Collection, Iterable
 from datetime import datetime
 from typing import Any, Final, NamedTuple
 
-from sqlalchemy import bindparam, func, insert, select, text, update
+from sqlalchemy import ARRAY, any_, bindparam, func, insert, select, text, update
 from sqlalchemy.engine import Connection
 
 from storage.errors import RoomNotFound, StorageValueError
@@ -33,6 +33,34 @@ class _Unset(enum.Enum):
 
 UNSET: Final = _Unset.UNSET
 """Marks a keyword argument that was not given (``None`` is a real value: "set to NULL")."""
+
+
+class ByDialect(NamedTuple):
+    """One statement built twice: for SQLite and for server databases (see :func:`in_list`)."""
+
+    sqlite: Any
+    server: Any
+
+    def __call__(self, conn: Connection) -> Any:
+        return self.sqlite if conn.dialect.name == "sqlite" else self.server
+
+
+def in_list(column: Any, name: str, *, server: bool) -> Any:
+    """``column IN (:name...)`` for a list parameter ``name``.
+
+    SQLite: an expanding ``IN`` (one placeholder per value). Server databases: ``column =
+    ANY(:name)`` with one array parameter, so the statement's text is the same for any number
+    of ids; with an ``IN`` list of 200 ids psycopg parses a new text each time and the server
+    plans it again (measured: about half of a worker's statement time on PostgreSQL).
+    """
+    if server:
+        return column == any_(bindparam(name, type_=ARRAY(column.type)))
+    return column.in_(bindparam(name, expanding=True))
+
+
+def by_dialect(build: Any) -> ByDialect:
+    """``build(server)`` for both kinds of database (``server`` is passed to :func:`in_list`)."""
+    return ByDialect(build(False), build(True))
 
 
 def open_turn_clause(alias: str | None = None) -> Any:
@@ -112,6 +140,14 @@ def _build_probe() -> Any:
 
 
 _PROBE = _build_probe()
+_LOCK_ROOMS = by_dialect(
+    lambda server: (
+        select(ROOMS.c.id)
+        .where(in_list(ROOMS.c.id, "ids", server=server))
+        .order_by(ROOMS.c.id)
+        .with_for_update()
+    )
+)
 _LOCK_ROOM = select(ROOMS.c.status).where(ROOMS.c.id == bindparam("room_id")).with_for_update()
 _TOUCH_ROOM = (
     update(ROOMS).where(ROOMS.c.id == bindparam("room_id")).values(updated_at=bindparam("now"))
@@ -177,8 +213,7 @@ def lock_rooms(conn: Connection, room_ids: Iterable[int]) -> set[int]:
     ids = sorted(set(room_ids))
     if not ids:
         return set()
-    query = select(ROOMS.c.id).where(ROOMS.c.id.in_(ids)).order_by(ROOMS.c.id).with_for_update()
-    return set(conn.execute(query).scalars())
+    return set(conn.execute(_LOCK_ROOMS(conn), {"ids": ids}).scalars())
 
 
 def holds_lease(conn: Connection, room_id: int, token: int, now: datetime) -> bool:

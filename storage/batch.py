@@ -13,12 +13,14 @@ functions check it:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, select, text, update
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
 
 from storage._tx import (
@@ -28,29 +30,31 @@ from storage._tx import (
     ROOM_AND_LEASE,
     ROOMS,
     RoomProbe,
+    by_dialect,
     event_from_row,
     event_snapshot,
+    in_list,
     lock_rooms,
     probe_columns,
-    probe_room,
     require_in,
     word_count,
 )
 from storage.database import Database
-from storage.errors import RoomNotFound, StorageValueError
+from storage.errors import StorageValueError
 from storage.events import check_event_fields
 from storage.tables import Event, Room
 from storage.turns import TurnCommit, _claim_refusal, commit_on
 from storage.vocabulary import ROOM_STATUSES
 
-_ROOMS_IN = select(ROOMS).where(ROOMS.c.id.in_(bindparam("ids", expanding=True)))
-_EVENTS_IN = (
-    select(EVENTS)
-    .where(
-        EVENTS.c.room_id.in_(bindparam("ids", expanding=True)),
-        EVENTS.c.seq > bindparam("after"),
+_ROOMS_IN = by_dialect(
+    lambda server: select(ROOMS).where(in_list(ROOMS.c.id, "ids", server=server))
+)
+_EVENTS_IN = by_dialect(
+    lambda server: (
+        select(EVENTS)
+        .where(in_list(EVENTS.c.room_id, "ids", server=server), EVENTS.c.seq > bindparam("after"))
+        .order_by(EVENTS.c.room_id, EVENTS.c.seq)
     )
-    .order_by(EVENTS.c.room_id, EVENTS.c.seq)
 )
 
 
@@ -71,10 +75,10 @@ def room_logs(
     with db.read_connection() as conn:
         rooms = {
             row.id: Room.model_construct(**row._mapping)
-            for row in conn.execute(_ROOMS_IN, {"ids": ids})
+            for row in conn.execute(_ROOMS_IN(conn), {"ids": ids})
         }
         logs: dict[int, list[Event]] = {room_id: [] for room_id in rooms}
-        for row in conn.execute(_EVENTS_IN, {"ids": ids, "after": floor}):
+        for row in conn.execute(_EVENTS_IN(conn), {"ids": ids, "after": floor}):
             if row.room_id in logs and row.seq > after.get(row.room_id, 0):
                 logs[row.room_id].append(event_from_row(row))
     return {room_id: (room, logs[room_id]) for room_id, room in rooms.items()}
@@ -105,7 +109,7 @@ def settle_rooms(db: Database, settlements: Sequence[RoomSettlement]) -> list[bo
         return []
     now: datetime = db.now()
     with db.write_connection() as conn:
-        return settle_on(conn, settlements, now)
+        return settle_on(conn, settlements, now, lock=not db.is_sqlite)
 
 
 def _check_settlements(settlements: Sequence[RoomSettlement]) -> None:
@@ -115,24 +119,33 @@ def _check_settlements(settlements: Sequence[RoomSettlement]) -> None:
             check_event_fields(speaker="room", content=item.notice, data=item.notice_data)
 
 
-def settle_on(conn: Connection, settlements: Sequence[RoomSettlement], now: datetime) -> list[bool]:
-    """:func:`settle_rooms` inside the caller's write transaction (items already checked)."""
+def settle_on(
+    conn: Connection, settlements: Sequence[RoomSettlement], now: datetime, *, lock: bool
+) -> list[bool]:
+    """:func:`settle_rooms` inside the caller's write transaction (items already checked).
+    ``lock``: take the rooms' row locks first (server databases)."""
     results: list[bool] = []
+    notices: list[dict[str, Any]] = []
+    statuses: list[dict[str, Any]] = []
+    # All rooms probed by one query (and, on a server database, locked by one before it),
+    # then the writes sent as two executemany calls: a few round trips per batch, not three
+    # per room. Items for the same room see each other, as if applied one after another.
+    ids = sorted({item.room_id for item in settlements})
+    if lock:
+        lock_rooms(conn, ids)
+    probes = _probe_many(conn, ids)
     for item in settlements:
-        try:
-            probe = probe_room(conn, item.room_id)
-        except RoomNotFound:
+        probe = probes.get(item.room_id)
+        if probe is None or probe.status != "running" or not probe.holds(item.token, now):
             results.append(False)
             continue
-        if probe.status != "running" or not probe.holds(item.token, now):
-            results.append(False)
-            continue
+        seq = probe.last_seq
         if item.notice is not None:
-            conn.execute(
-                INSERT_EVENT,
+            seq += 1
+            notices.append(
                 {
                     "room_id": item.room_id,
-                    "seq": probe.last_seq + 1,
+                    "seq": seq,
                     "activity": probe.last_activity,
                     "round": probe.last_round,
                     "kind": "system",
@@ -150,15 +163,34 @@ def settle_on(conn: Connection, settlements: Sequence[RoomSettlement], now: date
                     "data": item.notice_data,
                     "created_at": now,
                     "updated_at": now,
-                },
+                }
             )
-        conn.execute(
-            update(ROOMS)
-            .where(ROOMS.c.id == item.room_id)
-            .values(status=item.status, stop_reason=item.stop_reason, updated_at=now)
+        statuses.append(
+            {
+                "b_room_id": item.room_id,
+                "status": item.status,
+                "stop_reason": item.stop_reason,
+                "updated_at": now,
+            }
         )
+        probes[item.room_id] = probe._replace(status=item.status, last_seq=seq)
         results.append(True)
+    if notices:
+        conn.execute(INSERT_EVENT, notices)
+    if statuses:
+        conn.execute(_SETTLE_ROOM, statuses)
     return results
+
+
+_SETTLE_ROOM = (
+    update(ROOMS)
+    .where(ROOMS.c.id == bindparam("b_room_id"))
+    .values(
+        status=bindparam("status"),
+        stop_reason=bindparam("stop_reason"),
+        updated_at=bindparam("updated_at"),
+    )
+)
 
 
 def release_leases(db: Database, owner: str, leases: dict[int, int]) -> None:
@@ -212,22 +244,110 @@ class TurnClaim:
         )
 
 
-def _build_probe_many() -> Any:
+def _build_probe_many(server: bool) -> Any:
     """The single-room probe of :func:`~storage._tx.probe_room` for many rooms at once (without
     the request-id part, read separately)."""
     return (
         select(ROOMS.c.id, *probe_columns())
         .select_from(ROOM_AND_LEASE)
-        .where(ROOMS.c.id.in_(bindparam("ids", expanding=True)))
+        .where(in_list(ROOMS.c.id, "ids", server=server))
     )
 
 
-_PROBE_MANY = _build_probe_many()
-_REQUESTS_IN = select(EVENTS.c.room_id, EVENTS.c.request_id, EVENTS.c.seq).where(
-    EVENTS.c.room_id.in_(bindparam("ids", expanding=True)),
-    EVENTS.c.request_id.in_(bindparam("rids", expanding=True)),
+_PROBE_MANY = by_dialect(_build_probe_many)
+
+
+def _probe_many(conn: Connection, ids: Sequence[int]) -> dict[int, RoomProbe]:
+    """``{room_id: probe}`` of the rooms that exist (the request-id part left empty)."""
+    probes: dict[int, RoomProbe] = {}
+    for row in conn.execute(_PROBE_MANY(conn), {"ids": list(ids)}):
+        room_id, status, owner, token, expires_at, last, activity, round_, open_seq = row
+        probes[room_id] = RoomProbe(
+            status,
+            owner,
+            token,
+            expires_at,
+            int(last or 0),
+            activity or 0,
+            round_ or 0,
+            open_seq,
+            None,
+        )
+    return probes
+
+
+_REQUESTS_IN = by_dialect(
+    lambda server: select(EVENTS.c.room_id, EVENTS.c.request_id, EVENTS.c.seq).where(
+        in_list(EVENTS.c.room_id, "ids", server=server),
+        in_list(EVENTS.c.request_id, "rids", server=server),
+    )
 )
 _INSERT_RETURNING = INSERT_EVENT.returning(EVENTS.c.id, sort_by_parameter_order=True)
+#: The columns :func:`claim_turns` writes, in the order of its rows.
+_TURN_COLUMNS = (
+    "room_id",
+    "seq",
+    "activity",
+    "round",
+    "kind",
+    "speaker",
+    "content",
+    "words",
+    "state",
+    "request_id",
+    "parent_event_id",
+    "saw",
+    "model",
+    "attempts",
+    "next_attempt_at",
+    "visible_to",
+    "data",
+    "created_at",
+    "updated_at",
+)
+
+
+def _build_recordset_insert() -> Any:
+    """PostgreSQL: insert a batch of turns from one JSON parameter (``json_to_recordset``).
+
+    A multi-row ``VALUES`` insert has one placeholder per value, so its text changes with the
+    batch size: with 200 claims the driver parses ~3,800 placeholders per batch and the server
+    plans a new statement each time: ~30 ms per batch measured here, 40% of a worker's
+    statement time. This statement's text never changes (parsed and prepared once). JSON ``null``
+    becomes SQL NULL, as :func:`~storage.coltypes.JSONDoc` stores ``None``.
+    """
+    dialect = postgresql.dialect()
+    names = ", ".join(_TURN_COLUMNS)
+    typed = ", ".join(f"{n} {EVENTS.c[n].type.compile(dialect=dialect)}" for n in _TURN_COLUMNS)
+    return text(
+        f"INSERT INTO events ({names}) SELECT {names} "
+        f"FROM json_to_recordset(CAST(:rows AS JSON)) AS r({typed}) "
+        "RETURNING id, room_id, seq"
+    )
+
+
+_INSERT_RECORDSET = _build_recordset_insert()
+
+
+def _insert_turns(conn: Connection, rows: list[dict[str, Any]]) -> list[int]:
+    """Insert claimed turns; their new ids, in the order of ``rows``."""
+    if conn.dialect.name != "postgresql":
+        return [row[0] for row in conn.execute(_INSERT_RETURNING, rows)]
+    payload = json.dumps(
+        [{name: row[name] for name in _TURN_COLUMNS} for row in rows],
+        default=_iso,
+        allow_nan=False,
+    )
+    # RETURNING after INSERT ... SELECT has no guaranteed order: match rows by (room, seq),
+    # which the events table keeps unique.
+    ids = {(r.room_id, r.seq): r.id for r in conn.execute(_INSERT_RECORDSET, {"rows": payload})}
+    return [ids[(row["room_id"], row["seq"])] for row in rows]
+
+
+def _iso(value: Any) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
 
 
 def claim_turns(db: Database, claims: Sequence[TurnClaim]) -> list[Event | None]:
@@ -257,24 +377,11 @@ def claim_on(
     results: list[Event | None] = [None] * len(claims)
     if lock:
         lock_rooms(conn, ids)  # server databases: serialise with other writers of these rooms
-    probes: dict[int, RoomProbe] = {}
-    for row in conn.execute(_PROBE_MANY, {"ids": ids}):
-        room_id, status, owner, token, expires_at, last, activity, round_, open_seq = row
-        probes[room_id] = RoomProbe(
-            status,
-            owner,
-            token,
-            expires_at,
-            int(last or 0),
-            activity or 0,
-            round_ or 0,
-            open_seq,
-            None,
-        )
+    probes = _probe_many(conn, ids)
     rids = sorted({claim.request_id for claim in claims})
     used = {
         (row.room_id, row.request_id): row.seq
-        for row in conn.execute(_REQUESTS_IN, {"ids": ids, "rids": rids})
+        for row in conn.execute(_REQUESTS_IN(conn), {"ids": ids, "rids": rids})
     }
     rows: list[dict[str, Any]] = []
     placed: list[int] = []
@@ -316,10 +423,9 @@ def claim_on(
         )
         placed.append(index)
     if rows:
-        inserted = [row[0] for row in conn.execute(_INSERT_RETURNING, rows)]
+        inserted = _insert_turns(conn, rows)
         for index, values, event_id in zip(placed, rows, inserted, strict=True):
             results[index] = event_snapshot(id=event_id, **values)
-    return results
     return results
 
 
@@ -348,7 +454,7 @@ def apply_turns(
     lock = not db.is_sqlite
     with db.write_connection() as conn:
         committed = commit_on(conn, commits, now, lock=lock) if commits else []
-        settled = settle_on(conn, settlements, now) if settlements else []
+        settled = settle_on(conn, settlements, now, lock=lock) if settlements else []
         claimed = claim_on(conn, claims, now, lock=lock) if claims else []
     return committed, settled, claimed
 

@@ -17,6 +17,12 @@ max + 1) never fails with "database is locked" halfway, it waits for ``busy_time
 On PostgreSQL both engines use plain transactions (READ COMMITTED; the read engine is read-only)
 and write functions lock the room's row with ``SELECT ... FOR UPDATE`` (see :mod:`storage._tx`).
 
+PostgreSQL is reached through psycopg 3 (``postgresql://`` URLs are normalised to
+``postgresql+psycopg://``, see :func:`storage.config.normalize_url`). Opening checks the server
+once, before migrating: an unreachable server, a refused login, a missing database or a missing
+driver raise :class:`~storage.errors.CannotOpenDatabase`, naming the URL (password masked) and the
+fix, instead of a driver traceback from deep inside a migration.
+
 Processes: a ``Database`` belongs to the process that opened it; after ``fork`` the child's first
 session drops the inherited pooled connections (never closing the parent's) and opens its own.
 Prefer opening a new ``Database`` in each process.
@@ -35,15 +41,18 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.engine import Connection, Engine, create_engine, make_url
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.pool import NullPool
 from sqlmodel import Session
 
 from storage.coltypes import utcnow
-from storage.config import database_url, display_url
-from storage.errors import DatabaseUnavailable, StorageValueError
+from storage.config import database_url, display_url, normalize_url
+from storage.errors import CannotOpenDatabase, DatabaseUnavailable, StorageValueError
 
 log = logging.getLogger(__name__)
 
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
+CONNECT_TIMEOUT_SECONDS = 10
 SQLITE_PRAGMAS = ("journal_mode", "busy_timeout", "foreign_keys", "synchronous")
 
 
@@ -71,7 +80,7 @@ class Database:
         clock: Callable[[], datetime] = utcnow,
         echo: bool = False,
     ) -> None:
-        self.url = url or database_url()
+        self.url = normalize_url(url) if url else database_url()
         parsed = make_url(self.url)
         self.dialect = parsed.get_backend_name()
         self.clock = clock
@@ -86,6 +95,12 @@ class Database:
         self.write_engine = _create_engine(self.url, write=True, busy_ms=busy_timeout_ms, echo=echo)
         self.read_engine = _create_engine(self.url, write=False, busy_ms=busy_timeout_ms, echo=echo)
         self._pid = os.getpid()
+        if not self.is_sqlite:
+            try:
+                _check_server(self.url, self.read_engine)
+            except BaseException:
+                self.dispose()
+                raise
         from storage import migrate  # local import: migrate needs this module's Database type
 
         try:
@@ -219,13 +234,74 @@ def _prepare_sqlite_file(database: str | None) -> None:
     Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
 
 
+def _check_server(url: str, engine: Engine) -> None:
+    """Connect once; translate "cannot connect" into :class:`CannotOpenDatabase` with the fix.
+
+    The driver's message is the only place that says *why* a connection failed (psycopg gives no
+    SQLSTATE for a failed connection), so the cause is told apart by what works instead: when the
+    same server's ``postgres`` maintenance database accepts the login, the named database is
+    missing; otherwise the server is down, unreachable or refuses the login.
+    """
+    shown = display_url(url)
+    try:
+        with engine.connect():
+            return
+    except DBAPIError as exc:
+        reason = str(exc.orig).strip().splitlines()[0] if exc.orig is not None else str(exc)
+    parsed = make_url(url)
+    name = parsed.database or ""
+    if name and name != "postgres" and _server_accepts(parsed.set(database="postgres")):
+        raise CannotOpenDatabase(
+            f"database {name!r} does not exist on the server of {shown}; create it first "
+            f"(createdb -h {parsed.host or 'localhost'} -p {parsed.port or 5432} "
+            f"-U {parsed.username or 'postgres'} {name}) or fix the name in ROOMS_DATABASE_URL",
+            url=shown,
+        ) from None
+    raise CannotOpenDatabase(
+        f"cannot connect to {shown}: {reason}. Check that PostgreSQL is running and listening "
+        "on that host and port (pg_isready -h HOST -p PORT), and that the user and password in "
+        "ROOMS_DATABASE_URL (or --db) are right",
+        url=shown,
+    ) from None
+
+
+def _server_accepts(url: Any) -> bool:
+    probe = create_engine(url, poolclass=NullPool, connect_args={"connect_timeout": 5})
+    try:
+        with probe.connect():
+            return True
+    except DBAPIError:
+        return False
+    finally:
+        probe.dispose()
+
+
 def _create_engine(url: str, *, write: bool, busy_ms: int, echo: bool) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
         options: dict[str, Any] = {}
-        if not write and parsed.get_backend_name() == "postgresql":
+        connect_args: dict[str, Any] = {}
+        postgres = parsed.get_backend_name() == "postgresql"
+        if not write and postgres:
             options["postgresql_readonly"] = True
-        return create_engine(url, echo=echo, pool_pre_ping=True, execution_options=options)
+        if postgres and "connect_timeout" not in parsed.query:
+            # libpq waits forever for a host that drops packets; fail in seconds instead.
+            connect_args["connect_timeout"] = CONNECT_TIMEOUT_SECONDS
+        try:
+            return create_engine(
+                url,
+                echo=echo,
+                pool_pre_ping=True,
+                execution_options=options,
+                connect_args=connect_args,
+            )
+        except ModuleNotFoundError as exc:
+            raise CannotOpenDatabase(
+                f"the driver module {exc.name!r} for {display_url(url)} is not installed; write "
+                "the URL as postgresql://... to use psycopg 3 and install it with "
+                "python -m pip install -r requirements.txt (or 'psycopg[binary]')",
+                url=display_url(url),
+            ) from None
 
     # pysqlite's own timeout is the same busy handler; keep both in step.
     engine = create_engine(url, echo=echo, connect_args={"timeout": busy_ms / 1000})

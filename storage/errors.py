@@ -23,6 +23,17 @@ class StorageValueError(StorageError, ValueError):
     """Invalid input: names the field, the value and the fix. Nothing was written."""
 
 
+class CannotOpenDatabase(StorageValueError):
+    """The configured database cannot be opened: the server is unreachable, refuses the login,
+    the named database does not exist, or its driver is not installed. Raised when a
+    :class:`~storage.database.Database` is constructed; the message names the URL (password
+    masked) and the fix. ``url`` is that masked URL."""
+
+    def __init__(self, message: str, *, url: str) -> None:
+        super().__init__(message)
+        self.url = url
+
+
 class ConfigContainsSecret(StorageValueError):
     """A JSON document about to be stored contains something that looks like a secret.
 
@@ -100,6 +111,7 @@ __all__ = [
     "AgentProfileNotFound",
     "AnalysisNotFound",
     "ConfigContainsSecret",
+    "CannotOpenDatabase",
     "DatabaseUnavailable",
     "DuplicateName",
     "EventNotFound",

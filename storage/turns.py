@@ -36,10 +36,12 @@ from storage._tx import (
     RoomProbe,
     _Unset,
     as_set,
+    by_dialect,
     check_json,
     event_from_row,
     event_snapshot,
     holds_lease,
+    in_list,
     insert_event,
     lease_ok,
     lock_room,
@@ -293,10 +295,15 @@ def commit_on(
     if lock:
         # Lock the rooms first (in id order), then read the turns: on a server database a
         # state read before the lock could be stale by the time we write.
-        lock_rooms(conn, conn.execute(_ROOMS_OF, {"ids": ids}).scalars())
-    stored = {row[0]: list(row[1:]) for row in conn.execute(_FENCE_ROWS, {"ids": ids})}
+        lock_rooms(conn, conn.execute(_ROOMS_OF(conn), {"ids": ids}).scalars())
+    stored = {row[0]: list(row[1:]) for row in conn.execute(_FENCE_ROWS(conn), {"ids": ids})}
     touched: set[int] = set()
     results = []
+    # Consecutive updates that set the same columns go out as one executemany: on PostgreSQL
+    # psycopg pipelines it (one round trip for the batch instead of one per turn); order is
+    # kept, so two items for one event apply in the order given.
+    runs: list[list[dict[str, Any]]] = []
+    moves: list[dict[str, Any]] = []
     for item in batch:
         current = stored.get(item.event_id)
         if current is None:
@@ -309,23 +316,30 @@ def commit_on(
             results.append(False)
             continue
         values = item.values(data, now)
-        conn.execute(UPDATE_EVENT, {"b_event_id": item.event_id, **values})
+        params = {"b_event_id": item.event_id, **values}
+        if runs and runs[-1][0].keys() == params.keys():
+            runs[-1].append(params)
+        else:
+            runs.append([params])
         current[1] = item.state
         current[2] = values.get("data", data)
         if item.room_status is not None:
-            conn.execute(
-                _MOVE_RUNNING_ROOM,
+            moves.append(
                 {
                     "b_room_id": room_id,
                     "status": item.room_status,
                     "stop_reason": item.stop_reason,
                     "updated_at": now,
-                },
+                }
             )
         touched.add(room_id)
         results.append(True)
-    for room_id in sorted(touched):
-        touch_room(conn, room_id, now)
+    for run in runs:
+        conn.execute(UPDATE_EVENT, run)
+    if moves:
+        conn.execute(_MOVE_RUNNING_ROOM, moves)
+    if touched:
+        conn.execute(_TOUCH_ROOMS(conn), {"ids": sorted(touched), "now": now})
     return results
 
 
@@ -333,19 +347,30 @@ def commit_on(
 _MOVE_RUNNING_ROOM = update(ROOMS).where(
     ROOMS.c.id == bindparam("b_room_id"), ROOMS.c.status == "running"
 )
-_ROOMS_OF = sa_select(EVENTS.c.room_id).where(EVENTS.c.id.in_(bindparam("ids", expanding=True)))
-_FENCE_ROWS = (
-    sa_select(
-        EVENTS.c.id,
-        EVENTS.c.room_id,
-        EVENTS.c.state,
-        EVENTS.c.data,
-        LEASES.c.owner,
-        LEASES.c.token,
-        LEASES.c.expires_at,
+_TOUCH_ROOMS = by_dialect(
+    lambda server: (
+        update(ROOMS)
+        .where(in_list(ROOMS.c.id, "ids", server=server))
+        .values(updated_at=bindparam("now"))
     )
-    .select_from(EVENTS.outerjoin(LEASES, LEASES.c.room_id == EVENTS.c.room_id))
-    .where(EVENTS.c.id.in_(bindparam("ids", expanding=True)))
+)
+_ROOMS_OF = by_dialect(
+    lambda server: sa_select(EVENTS.c.room_id).where(in_list(EVENTS.c.id, "ids", server=server))
+)
+_FENCE_ROWS = by_dialect(
+    lambda server: (
+        sa_select(
+            EVENTS.c.id,
+            EVENTS.c.room_id,
+            EVENTS.c.state,
+            EVENTS.c.data,
+            LEASES.c.owner,
+            LEASES.c.token,
+            LEASES.c.expires_at,
+        )
+        .select_from(EVENTS.outerjoin(LEASES, LEASES.c.room_id == EVENTS.c.room_id))
+        .where(in_list(EVENTS.c.id, "ids", server=server))
+    )
 )
 
 
@@ -426,7 +451,7 @@ def update_turn_state(
 
 def _locked_turn(conn: Connection, event_id: int) -> Event:
     """Lock the event's room, then read the event (so the state read is the latest committed)."""
-    room_id = conn.execute(_ROOMS_OF, {"ids": [event_id]}).scalar()
+    room_id = conn.execute(_ROOMS_OF(conn), {"ids": [event_id]}).scalar()
     if room_id is None:
         raise EventNotFound(f"event {event_id} does not exist")
     lock_room(conn, room_id)

@@ -1,6 +1,13 @@
 """Hermetic test set-up: a temporary HOME (EDSL writes under the user's data directory), no
 provider keys, no remote inference, and a temporary database per test.
 
+Backends: ``db_url`` (and ``blank_db_url``) is a SQLite file. When ``ROOMS_TEST_DATABASE`` names a
+PostgreSQL server (``postgresql://postgres@127.0.0.1:5432/postgres``), every test of the folders in
+:data:`tests.support.databases.BOTH_BACKENDS` that uses a database runs twice, ``[sqlite]`` and
+``[postgresql]`` (a ``backend`` parameter); a test marked ``sqlite_only(reason=...)`` is skipped on
+PostgreSQL with its reason. Without the setting everything runs on SQLite; with ``CI`` set the
+setting is required (a CI run must never pass by leaving PostgreSQL out).
+
 The environment is fixed at import time, before any test module imports edsl, because EDSL reads
 its configuration and its ``.env`` file when first imported.
 """
@@ -10,6 +17,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -51,6 +59,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from tests.support import databases  # noqa: E402 - after the environment is fixed
+
 
 @pytest.fixture(autouse=True)
 def _hermetic(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -63,7 +73,84 @@ def _hermetic(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("ROOMS_DATABASE_URL", raising=False)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    if os.environ.get("CI") and databases.configured_server_url() is None:
+        raise pytest.UsageError(
+            f"CI is set but {databases.TEST_DATABASE_ENV} is not: the database tests must also run "
+            f"on PostgreSQL in CI. Set {databases.TEST_DATABASE_ENV}=postgresql://postgres@127.0.0.1"
+            ":PORT/postgres (.ci/run starts such a server)"
+        )
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    url = databases.configured_server_url()
+    if url is None:
+        return (
+            f"database backends: sqlite (set {databases.TEST_DATABASE_ENV}=postgresql://USER@HOST:"
+            "PORT/postgres to also run the database tests on PostgreSQL)"
+        )
+    from storage.config import display_url
+
+    return f"database backends: sqlite, postgresql ({display_url(url)})"
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    databases.close_server()
+
+
+def _runs_on_both(path: Path) -> bool:
+    try:
+        relative = path.resolve().relative_to(ROOT / "tests").as_posix()
+    except ValueError:  # a test file outside tests/
+        return False
+    return any(relative.startswith(folder + "/") for folder in databases.BOTH_BACKENDS)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" not in metafunc.fixturenames:
+        return
+    if databases.configured_server_url() is None or not _runs_on_both(metafunc.definition.path):
+        return
+    metafunc.parametrize("backend", databases.BACKENDS, indirect=True)
+
+
 @pytest.fixture
-def db_url(tmp_path: Path) -> str:
-    """A fresh SQLite file for the test (a real file: threads and processes see the same data)."""
-    return f"sqlite:///{tmp_path / 'rooms.db'}"
+def backend(request: pytest.FixtureRequest) -> str:
+    """``"sqlite"``, or ``"postgresql"`` in the second run of a test (see the module docstring)."""
+    name: str = getattr(request, "param", "sqlite")
+    if name == "postgresql":
+        marker = request.node.get_closest_marker("sqlite_only")
+        if marker is not None:
+            reason = marker.kwargs.get("reason") or (marker.args[0] if marker.args else "")
+            if not reason:
+                pytest.fail("sqlite_only needs a reason: @pytest.mark.sqlite_only(reason='...')")
+            pytest.skip(f"SQLite only: {reason}")
+    return name
+
+
+@pytest.fixture
+def db_url(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """An empty database for the test, at the newest schema once opened.
+
+    SQLite: a fresh file (a real file: threads and processes see the same data). PostgreSQL: the
+    module's database on the test server, truncated (``tests.support.databases``).
+    """
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path / 'rooms.db'}"
+    server = databases.server()
+    assert server is not None
+    return server.module_database(request.module.__name__)
+
+
+@pytest.fixture
+def blank_db_url(backend: str, tmp_path: Path) -> Iterator[str]:
+    """A database with no tables at all (for migration tests): a new file, or a new PostgreSQL
+    database dropped after the test."""
+    if backend == "sqlite":
+        yield f"sqlite:///{tmp_path / 'blank.db'}"
+        return
+    server = databases.server()
+    assert server is not None
+    url = server.create()
+    yield url
+    server.drop(url)

@@ -30,7 +30,6 @@ from tests.support.room_common import (
     ROOT,
     FixedModels,
     child_env,
-    db_path,
     drive_with,
     integrity,
     log_problems,
@@ -130,7 +129,7 @@ def test_a_lease_holder_paused_past_its_lease_cannot_commit(
         assert [e.seq for e in final] == list(range(1, len(final) + 1))
         assert [e.speaker for e in final] == ["user", "Alice", "Bob", "Cara"]
     db.dispose()
-    assert integrity(db_path(db_url)) == "ok"
+    assert integrity(db_url) == "ok"
 
 
 # -- four worker processes and a person ------------------------------------------------------------------
@@ -202,7 +201,7 @@ def test_four_worker_processes_and_a_posting_person_share_one_room(
     after_last = [e for e in rows if e.seq > humans[-1].seq]
     assert [e.speaker for e in after_last][:3] == ["Alice", "Bob", "Cara"]  # the last activity ran
     db.dispose()
-    assert integrity(db_path(db_url)) == "ok"
+    assert integrity(db_url) == "ok"
 
 
 def test_room_objects_in_threads_never_take_the_same_turn(db: Database) -> None:

@@ -29,7 +29,6 @@ from storage import Database
 from tests.support.room_common import (
     ROOT,
     child_env,
-    db_path,
     drive_with,
     integrity,
     log_problems,
@@ -144,7 +143,7 @@ def test_a_turn_killed_at_any_point_is_resumed_once_with_the_same_prompt(
         assert resumed.status == "settled"
     finally:
         db.dispose()
-    assert integrity(db_path(db_url)) == "ok"
+    assert integrity(db_url) == "ok"
 
 
 def test_a_child_without_a_fault_point_finishes_its_turns(tmp_path: Path, db_url: str) -> None:
@@ -192,4 +191,4 @@ def test_the_retry_budget_survives_a_crash(tmp_path: Path, db_url: str) -> None:
         assert again.status == "failed"
     finally:
         db.dispose()
-    assert integrity(db_path(db_url)) == "ok"
+    assert integrity(db_url) == "ok"

@@ -9,8 +9,11 @@
 
 Invariants after every rule: contiguous seqs, unique request ids, at most one open turn (and only a
 crashed one may be open), every human message exactly once and in order, every agent turn the
-planner's replay; every turn's prompt shows exactly the events before it. SQLite's integrity check
-at the end of each run.
+planner's replay; every turn's prompt shows exactly the events before it. The database's
+integrity check at the end of each run.
+
+Runs once per backend (``[sqlite]``, and ``[postgresql]`` when ``ROOMS_TEST_DATABASE`` names a
+server): each example gets its own SQLite file or its own PostgreSQL database.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
 import storage
 from conversation.exceptions import RequestConflictError
@@ -36,6 +39,7 @@ from conversation.rooms.log import OPEN_STATES
 from conversation.rooms.room import Room
 from conversation.text.transcript import parse_transcript
 from storage import Database
+from tests.support import databases
 from tests.support.clocks import OffsetClock as Clock
 from tests.support.room_common import (
     FixedModels,
@@ -63,10 +67,17 @@ def reply_or_pass(user_prompt: str, system_prompt: str) -> str:
 
 
 class RoomMachine(RuleBasedStateMachine):
+    #: Set by the test before a run: where each example's database lives.
+    backend = "sqlite"
+
     def __init__(self) -> None:
         super().__init__()
         self.folder = Path(tempfile.mkdtemp(prefix="room-machine-"))
-        self.url = f"sqlite:///{self.folder / 'rooms.db'}"
+        self.server = databases.server() if self.backend == "postgresql" else None
+        if self.server is not None:
+            self.url = self.server.create(template=self.server.template())
+        else:
+            self.url = f"sqlite:///{self.folder / 'rooms.db'}"
         self.clock = Clock()
         self.db = Database(self.url, clock=self.clock)
         self.room_id = Room.create(
@@ -168,15 +179,22 @@ class RoomMachine(RuleBasedStateMachine):
     def teardown(self) -> None:
         try:
             self.db.dispose()
-            assert integrity(self.folder / "rooms.db") == "ok"
+            assert integrity(self.url) == "ok"
         finally:
             shutil.rmtree(self.folder, ignore_errors=True)
+            if self.server is not None:
+                self.server.drop(self.url)
 
 
-RoomMachine.TestCase.settings = settings(
+MACHINE_SETTINGS = settings(
     max_examples=40,
     stateful_step_count=25,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
-test_room_state_machine = pytest.mark.slow(RoomMachine.TestCase)
+
+
+@pytest.mark.slow
+def test_room_state_machine(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(RoomMachine, "backend", backend)
+    run_state_machine_as_test(RoomMachine, settings=MACHINE_SETTINGS)

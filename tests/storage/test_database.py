@@ -25,6 +25,7 @@ def db(db_url: str):
 EXPECTED = {"journal_mode": "wal", "busy_timeout": 10_000, "foreign_keys": 1, "synchronous": 2}
 
 
+@pytest.mark.sqlite_only(reason="PRAGMAs are SQLite's connection settings")
 @pytest.mark.parametrize("engine", ["write", "read"])
 def test_pragmas_are_set_on_every_connection(db: Database, engine: str) -> None:
     chosen = db.write_engine if engine == "write" else db.read_engine
@@ -45,6 +46,9 @@ def test_pragmas_are_set_on_every_connection(db: Database, engine: str) -> None:
             conn.close()
 
 
+@pytest.mark.sqlite_only(
+    reason="PRAGMAs are SQLite's; on PostgreSQL pragmas() is {} (test_postgres)"
+)
 def test_pragmas_helper_reports_both_engines(db: Database) -> None:
     assert db.pragmas(engine="write") == EXPECTED | {"query_only": 0}
     assert db.pragmas(engine="read") == EXPECTED | {"query_only": 1}
@@ -60,6 +64,7 @@ def test_read_engine_refuses_writes(db: Database) -> None:
     assert storage.get_room(db, room_id).name == "r"
 
 
+@pytest.mark.sqlite_only(reason="BEGIN IMMEDIATE is SQLite's write lock; PostgreSQL locks rows")
 def test_write_sessions_begin_immediate(db: Database) -> None:
     statements: list[str] = []
 
@@ -76,6 +81,7 @@ def test_write_sessions_begin_immediate(db: Database) -> None:
     assert statements[0] == "BEGIN IMMEDIATE"
 
 
+@pytest.mark.sqlite_only(reason="SQLite's deferred-transaction lock upgrade, through sqlite3")
 def test_deferred_read_then_write_fails_but_immediate_waits(db_url: str, tmp_path: Path) -> None:
     """Negative control: the failure mode BEGIN IMMEDIATE exists to prevent is real here."""
     db = Database(db_url)
@@ -183,6 +189,7 @@ def test_sqlite_file_folder_is_created(tmp_path: Path) -> None:
     assert (tmp_path / "a" / "b" / "rooms.db").exists()
 
 
+@pytest.mark.sqlite_only(reason="a BEGIN IMMEDIATE holder of the SQLite file, through sqlite3")
 def test_opening_a_current_database_does_not_wait_for_writers(db_url: str) -> None:
     Database(db_url).dispose()
     holder = sqlite3.connect(db_url.removeprefix("sqlite:///"), isolation_level=None)

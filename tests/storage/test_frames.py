@@ -172,6 +172,8 @@ def _statements(db: Database, action: Callable[[], Any]) -> list[tuple[str, Any]
 
 
 def _full_scans_of_events(db: Database, statements: list[tuple[str, Any]]) -> list[str]:
+    if not db.is_sqlite:
+        return _postgres_scans_of_events(db, statements)
     scans = []
     path = db.url.removeprefix("sqlite:///")
     raw = sqlite3.connect(path)
@@ -184,6 +186,27 @@ def _full_scans_of_events(db: Database, statements: list[tuple[str, Any]]) -> li
             if detail.startswith("SCAN") and ("events" in detail or detail.startswith("SCAN e_")):
                 scans.append(f"{detail}  <-  {statement[:80]}")
     raw.close()
+    return scans
+
+
+def _postgres_scans_of_events(db: Database, statements: list[tuple[str, Any]]) -> list[str]:
+    # PostgreSQL's planner picks a sequential scan for a table this small whatever the indexes
+    # are; with seq scans priced out it still uses one only where no index can serve the query.
+    scans = []
+    raw = db.write_engine.raw_connection()
+    try:
+        cursor = raw.cursor()
+        cursor.execute("SET enable_seqscan = off")
+        for statement, parameters in statements:
+            if statement.lstrip().upper().startswith("INSERT"):
+                continue
+            cursor.execute("EXPLAIN " + statement, parameters)
+            for (line,) in cursor.fetchall():
+                if "Seq Scan on events" in line:
+                    scans.append(f"{line.strip()}  <-  {statement[:80]}")
+        raw.rollback()
+    finally:
+        raw.close()
     return scans
 
 
@@ -231,6 +254,19 @@ def test_scan_detection_works() -> None:
 
 def _bulk_load(db: Database, rooms: int, per_room: int) -> list[int]:
     room_ids = [storage.create_room(db, f"bulk {i}") for i in range(rooms)]
+    if not db.is_sqlite:
+        with db.write_connection() as conn:
+            conn.exec_driver_sql(
+                "INSERT INTO events (room_id, seq, activity, round, kind, speaker, content, words,"
+                " state, attempts, created_at, updated_at, input_tokens, output_tokens, cost)"
+                " SELECT r, s, 1, 0, CASE WHEN s %% 2 = 1 THEN 'agent' ELSE 'human' END,"
+                " CASE WHEN s %% 2 = 1 THEN 'Alice' ELSE 'user' END, 'some words here', 3,"
+                " CASE WHEN s %% 2 = 1 THEN 'done' END, 0, now(), now(), 5, 7, 0.001"
+                " FROM unnest(%(rooms)s::int[]) AS r, generate_series(1, %(per_room)s) AS s",
+                {"rooms": room_ids, "per_room": per_room},
+            )
+            conn.exec_driver_sql("ANALYZE events")
+        return room_ids
     path = db.url.removeprefix("sqlite:///")
     raw = sqlite3.connect(path)
     now = "2025-01-01 00:00:00.000000"

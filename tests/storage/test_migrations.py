@@ -46,15 +46,15 @@ def test_revisions_are_linear_and_numbered() -> None:
     assert migrate.head_revision() == "0002"
 
 
-def test_blank_database_built_from_migrations_matches_the_models(db_url: str) -> None:
-    with Database(db_url) as db:
+def test_blank_database_built_from_migrations_matches_the_models(blank_db_url: str) -> None:
+    with Database(blank_db_url) as db:
         assert _diffs(db.write_engine) == []
         assert migrate.database_revision(db) == migrate.head_revision()
 
 
-def test_comparison_detects_a_drift(db_url: str) -> None:
+def test_comparison_detects_a_drift(blank_db_url: str) -> None:
     """Negative control: the comparison above would notice a missing index or column."""
-    with Database(db_url) as db:
+    with Database(blank_db_url) as db:
         drifted = sa.MetaData()
         for table in metadata.sorted_tables:
             table.to_metadata(drifted)
@@ -64,9 +64,9 @@ def test_comparison_detects_a_drift(db_url: str) -> None:
         assert {"add_column", "add_index"} <= kinds
 
 
-def test_older_database_is_upgraded_on_open_and_keeps_its_data(db_url: str) -> None:
-    _build_at(db_url, "0001")
-    engine = sa.create_engine(db_url)
+def test_older_database_is_upgraded_on_open_and_keeps_its_data(blank_db_url: str) -> None:
+    _build_at(blank_db_url, "0001")
+    engine = sa.create_engine(blank_db_url)
     with engine.begin() as conn:
         assert "analyses" not in sa.inspect(conn).get_table_names()
         conn.execute(
@@ -76,8 +76,8 @@ def test_older_database_is_upgraded_on_open_and_keeps_its_data(db_url: str) -> N
             )
         )
     engine.dispose()
-    assert _revision(db_url) == "0001"
-    with Database(db_url) as db:
+    assert _revision(blank_db_url) == "0001"
+    with Database(blank_db_url) as db:
         assert migrate.database_revision(db) == "0002"
         assert _diffs(db.write_engine) == []
         (room,) = storage.list_rooms(db)
@@ -87,38 +87,38 @@ def test_older_database_is_upgraded_on_open_and_keeps_its_data(db_url: str) -> N
         storage.record_answer(db, analysis, room.id, "yes")
 
 
-def test_upgrade_false_refuses_an_older_database(db_url: str) -> None:
-    _build_at(db_url, "0001")
+def test_upgrade_false_refuses_an_older_database(blank_db_url: str) -> None:
+    _build_at(blank_db_url, "0001")
     with pytest.raises(UnsupportedDatabaseVersion, match="upgrade=True"):
-        Database(db_url, upgrade=False)
-    assert _revision(db_url) == "0001"
+        Database(blank_db_url, upgrade=False)
+    assert _revision(blank_db_url) == "0001"
 
 
-def test_newer_unknown_revision_is_refused_and_left_untouched(db_url: str) -> None:
-    Database(db_url).dispose()
-    engine = sa.create_engine(db_url)
+def test_newer_unknown_revision_is_refused_and_left_untouched(blank_db_url: str) -> None:
+    Database(blank_db_url).dispose()
+    engine = sa.create_engine(blank_db_url)
     with engine.begin() as conn:
         conn.execute(sa.text("UPDATE alembic_version SET version_num = '0099'"))
     engine.dispose()
     with pytest.raises(UnsupportedDatabaseVersion, match="newer version") as caught:
-        Database(db_url)
+        Database(blank_db_url)
     assert "'0099'" in str(caught.value) and "'0002'" in str(caught.value)
-    assert _revision(db_url) == "0099"
+    assert _revision(blank_db_url) == "0099"
 
 
-def test_tables_without_a_revision_are_refused(db_url: str) -> None:
-    engine = sa.create_engine(db_url)
+def test_tables_without_a_revision_are_refused(blank_db_url: str) -> None:
+    engine = sa.create_engine(blank_db_url)
     with engine.begin() as conn:
         conn.execute(sa.text("CREATE TABLE rooms (id INTEGER PRIMARY KEY)"))
     engine.dispose()
     with pytest.raises(UnsupportedDatabaseVersion, match="no schema revision"):
-        Database(db_url)
-    assert _revision(db_url) is None
+        Database(blank_db_url)
+    assert _revision(blank_db_url) is None
 
 
-def test_downgrade_to_base_and_back(db_url: str) -> None:
-    Database(db_url).dispose()
-    engine = sa.create_engine(db_url)
+def test_downgrade_to_base_and_back(blank_db_url: str) -> None:
+    Database(blank_db_url).dispose()
+    engine = sa.create_engine(blank_db_url)
     with engine.begin() as conn:
         config = migrate.alembic_config()
         config.attributes["connection"] = conn
@@ -126,16 +126,16 @@ def test_downgrade_to_base_and_back(db_url: str) -> None:
     with engine.connect() as conn:
         assert set(sa.inspect(conn).get_table_names()) <= {"alembic_version"}
     engine.dispose()
-    with Database(db_url) as db:
+    with Database(blank_db_url) as db:
         assert _diffs(db.write_engine) == []
 
 
-def test_concurrent_openers_of_a_blank_database_all_succeed(db_url: str) -> None:
+def test_concurrent_openers_of_a_blank_database_all_succeed(blank_db_url: str) -> None:
     errors: list[BaseException] = []
 
     def opener() -> None:
         try:
-            Database(db_url).dispose()
+            Database(blank_db_url).dispose()
         except BaseException as exc:  # noqa: BLE001 - reported below
             errors.append(exc)
 
@@ -145,7 +145,7 @@ def test_concurrent_openers_of_a_blank_database_all_succeed(db_url: str) -> None
     for thread in threads:
         thread.join(30)
     assert errors == []
-    assert _revision(db_url) == migrate.head_revision()
+    assert _revision(blank_db_url) == migrate.head_revision()
 
 
 def test_migrations_work_from_any_working_directory(

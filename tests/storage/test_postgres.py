@@ -1,16 +1,19 @@
-"""The same storage code on PostgreSQL (DESIGN section 6).
+"""PostgreSQL specifics (DESIGN section 6): the driver, URL forms, connection errors, the schema.
 
-Skipped unless ``ROOMS_TEST_POSTGRES_URL`` names a reachable server where the user may create
-databases, e.g. ``postgresql+psycopg://postgres@127.0.0.1:5432/postgres``. Each test gets a
-fresh, uniquely named database that is dropped afterwards.
+The rest of the storage, room, worker and resilience tests run on PostgreSQL too, through the
+``backend`` parameter of ``tests/conftest.py``. The tests here that need a server use the one
+``ROOMS_TEST_DATABASE`` names (``postgresql://postgres@127.0.0.1:5432/postgres``) and are skipped
+without it, except in CI (``CI`` set) where a missing server is a failure. Each gets a fresh
+database that is dropped afterwards.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 import threading
 import traceback
-import uuid
+from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
@@ -18,40 +21,100 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 import storage
-from storage import Database, RequestIdConflict, frames, migrate
+from storage import CannotOpenDatabase, Database, RequestIdConflict, frames, migrate
+from storage.config import normalize_url
 from storage.tables import metadata
-
-SERVER_URL = os.environ.get("ROOMS_TEST_POSTGRES_URL", "")
-
-
-def _server() -> sa.Engine:
-    if not SERVER_URL:
-        pytest.skip("set ROOMS_TEST_POSTGRES_URL to run the PostgreSQL tests")
-    engine = sa.create_engine(SERVER_URL, isolation_level="AUTOCOMMIT")
-    try:
-        with engine.connect():
-            pass
-    except Exception as exc:  # noqa: BLE001 - any connection failure means "no server here"
-        pytest.skip(f"PostgreSQL at ROOMS_TEST_POSTGRES_URL is not reachable: {exc}")
-    return engine
+from tests.support import databases
 
 
 @pytest.fixture
-def pg_url():
-    server = _server()
-    name = f"rooms_test_{uuid.uuid4().hex[:12]}"
-    with server.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    yield sa.make_url(SERVER_URL).set(database=name).render_as_string(hide_password=False)
-    with server.connect() as conn:
-        conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    server.dispose()
+def server() -> databases.PostgresServer:
+    found = databases.server()
+    if found is None:
+        reason = f"set {databases.TEST_DATABASE_ENV} to run the PostgreSQL tests"
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason} (CI is set, so they must run)", pytrace=False)
+        pytest.skip(reason)
+    return found
 
 
 @pytest.fixture
-def db(pg_url: str):
+def pg_url(server: databases.PostgresServer) -> Iterator[str]:
+    url = server.create()
+    yield url
+    server.drop(url)
+
+
+@pytest.fixture
+def db(pg_url: str) -> Iterator[Database]:
     with Database(pg_url) as database:
         yield database
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # nothing listens there once the socket is closed
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("postgresql://u@h:5432/d", "postgresql+psycopg://u@h:5432/d"),
+        ("postgres://u:pw@h/d", "postgresql+psycopg://u:pw@h/d"),
+        ("postgresql+psycopg://u@h/d", "postgresql+psycopg://u@h/d"),
+        ("postgresql+psycopg2://u@h/d", "postgresql+psycopg2://u@h/d"),
+        ("sqlite:///x/rooms.db", "sqlite:///x/rooms.db"),
+        ("  postgresql://u@h/d\n", "postgresql+psycopg://u@h/d"),
+    ],
+)
+def test_postgres_urls_are_normalised_to_psycopg_3(given: str, expected: str) -> None:
+    assert normalize_url(given) == expected
+
+
+def test_a_url_that_is_not_one_is_refused_with_its_password_masked() -> None:
+    with pytest.raises(storage.StorageValueError, match="is not a URL") as caught:
+        normalize_url("postgresql://u:hunter2@h:port/d")
+    assert "hunter2" not in str(caught.value)
+
+
+def test_the_environment_setting_is_normalised(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ROOMS_DATABASE_URL", "postgresql://u@h/d")
+    assert storage.database_url() == "postgresql+psycopg://u@h/d"
+
+
+def test_an_unreachable_server_names_the_url_without_password_and_the_fix() -> None:
+    url = f"postgresql://alice:hunter2@127.0.0.1:{_closed_port()}/rooms"
+    with pytest.raises(CannotOpenDatabase) as caught:
+        Database(url)
+    message = str(caught.value)
+    assert "hunter2" not in message and "alice:***@127.0.0.1" in message
+    assert "cannot connect" in message and "pg_isready" in message
+    assert caught.value.url == storage.display_url(normalize_url(url))
+    assert isinstance(caught.value, ValueError)  # a configuration error
+
+
+def test_a_missing_database_names_it_and_how_to_create_it(
+    server: databases.PostgresServer,
+) -> None:
+    url = server.url_of("rooms_test_does_not_exist")
+    with pytest.raises(CannotOpenDatabase, match="'rooms_test_does_not_exist' does not exist") as e:
+        Database(url)
+    assert "createdb -h 127.0.0.1" in str(e.value) and "rooms_test_does_not_exist" in str(e.value)
+
+
+def test_a_missing_driver_says_how_to_install_one(server: databases.PostgresServer) -> None:
+    url = sa.make_url(server.url).set(drivername="postgresql+pg8000").render_as_string(False)
+    with pytest.raises(CannotOpenDatabase, match="not installed.*postgresql://"):
+        Database(url)
+
+
+def test_the_bare_postgresql_scheme_opens_a_database(pg_url: str) -> None:
+    bare = sa.make_url(pg_url).set(drivername="postgresql").render_as_string(hide_password=False)
+    assert bare.startswith("postgresql://")
+    with Database(bare) as db:
+        assert db.url == pg_url and db.write_engine.dialect.driver == "psycopg"
+        assert storage.create_room(db, "bare url") == 1
 
 
 def test_blank_postgres_database_matches_the_models(db: Database) -> None:

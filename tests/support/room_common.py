@@ -16,7 +16,6 @@ import hashlib
 import json
 import os
 import re
-import sqlite3
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,6 +31,7 @@ from conversation.models.bindings import ModelCache  # noqa: E402
 from conversation.planning.planner import plan_turn  # noqa: E402
 from conversation.rooms.log import OPEN_STATES, log_view  # noqa: E402
 from conversation.rooms.room import Room  # noqa: E402
+from tests.support import databases  # noqa: E402
 
 ROSTER = ("Alice", "Bob", "Cara")
 _SPEAKER = re.compile(r"You are ([A-Za-z0-9_.\-]+)\.")
@@ -160,20 +160,19 @@ def transcript_of(rows: list[Any]) -> list[tuple[str, str, str, int, str | None]
     return [(r.kind, r.speaker, r.content, r.round, r.state) for r in rows]
 
 
-def integrity(path: str | Path) -> str:
-    with sqlite3.connect(path) as conn:
-        return conn.execute("PRAGMA integrity_check").fetchone()[0]
+def integrity(target: str | Path) -> str:
+    """``"ok"`` for a sound database: a SQLite file path, or any database URL (PostgreSQL is
+    checked with amcheck); see :func:`tests.support.databases.integrity`."""
+    return databases.integrity(target)
 
 
-def row_counts(path: str | Path) -> dict[str, int]:
-    with sqlite3.connect(path) as conn:
-        return {
-            table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]  # noqa: S608
-            for table in ("rooms", "events", "leases")
-        }
+def row_counts(target: str | Path) -> dict[str, int]:
+    """Rows in ``rooms``, ``events`` and ``leases``: a SQLite file path or any database URL."""
+    return databases.row_counts(target)
 
 
 def db_path(url: str) -> Path:
+    """The file of a SQLite URL (SQLite only: the checks above take URLs for either backend)."""
     return Path(url.removeprefix("sqlite:///"))
 
 

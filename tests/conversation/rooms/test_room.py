@@ -23,7 +23,6 @@ from conversation.termination.conditions import MaxTurns, TextMention
 from conversation.text.transcript import parse_transcript
 from storage import Database
 from tests.support.room_common import (
-    db_path,
     drive_with,
     log_problems,
     replay_problems,
@@ -108,12 +107,12 @@ class NoDict:
 def test_bad_configuration_names_the_field_and_stores_nothing(
     db: Database, options: dict[str, Any], named: str
 ) -> None:
-    before = row_counts(db_path(db.url))
+    before = row_counts(db.url)
     kwargs: dict[str, Any] = {"name": "bad room", "agents": AGENTS, **options}
     with pytest.raises(ConversationValueError) as caught:
         Room.create(db, **kwargs)
     assert named in str(caught.value)
-    assert row_counts(db_path(db.url)) == before == {"rooms": 0, "events": 0, "leases": 0}
+    assert row_counts(db.url) == before == {"rooms": 0, "events": 0, "leases": 0}
 
 
 # -- post -----------------------------------------------------------------------------------------

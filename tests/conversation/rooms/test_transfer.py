@@ -4,7 +4,6 @@ names, and API keys that never reach the database or an export."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -26,8 +25,8 @@ from conversation.rooms.transfer import (
 )
 from conversation.termination.conditions import MaxTurns, TextMention
 from storage import Database
+from tests.support.databases import stored_bytes
 from tests.support.room_common import (
-    db_path,
     drive_with,
     log_problems,
     replay_problems,
@@ -111,10 +110,10 @@ def test_remove_termination_string_as_a_function(db: Database) -> None:
     ],
 )
 def test_bad_remove_termination_string_is_refused(db: Database, remove: Any, message: str) -> None:
-    before = row_counts(db_path(db.url))
+    before = row_counts(db.url)
     with pytest.raises(ConversationValueError, match=message):
         resume(db, remove_termination_string=remove)
-    assert row_counts(db_path(db.url)) == before
+    assert row_counts(db.url) == before
 
 
 def test_a_warning_when_the_last_message_would_stop_the_room_at_once(db: Database) -> None:
@@ -209,14 +208,14 @@ def test_hostile_message_imports_are_rejected_and_change_nothing(
     db: Database, case: str, messages: Any, named: str
 ) -> None:
     existing = resume(db)  # the database is not empty: nothing of it may change either
-    before = row_counts(db_path(db.url))
+    before = row_counts(db.url)
     agents: list[dict[str, Any]] = list(AGENTS)
     if case == "a secret in the roster":
         agents = [{"name": "Alice", "traits": {"api_key": "abc123"}}]
     with pytest.raises(ImportRejected) as caught:
         Room.import_messages(db, messages, agents=agents)
     assert named in str(caught.value)
-    assert row_counts(db_path(db.url)) == before
+    assert row_counts(db.url) == before
     assert logged(Room.open(db, existing.id)) == logged(existing)
 
 
@@ -276,11 +275,11 @@ def test_hostile_exports_are_rejected_and_change_nothing(
     data = json.loads(json.dumps(exported))
     Room.import_messages(db, json.loads(json.dumps(exported)))  # the unchanged export imports
     change(data)
-    before = row_counts(db_path(db.url))
+    before = row_counts(db.url)
     with pytest.raises(ImportRejected) as caught:
         Room.import_messages(db, data)
     assert named in str(caught.value)
-    assert row_counts(db_path(db.url)) == before
+    assert row_counts(db.url) == before
 
 
 # -- export and re-import ---------------------------------------------------------------------------
@@ -370,19 +369,6 @@ def test_write_export_writes_inside_the_folder(db: Database, tmp_path: Path) -> 
 
 OPENAI_SENTINEL = "SENTINEL-openai-key-5f1d2c9a"
 PARROT_SENTINEL = "SENTINEL-parrot-key-83b0e7d4"
-
-
-def stored_bytes(url: str) -> bytes:
-    """Every byte of the database (after a checkpoint, WAL and all)."""
-    path = db_path(url)
-    with sqlite3.connect(path) as conn:
-        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    blobs = [path.read_bytes()]
-    for suffix in ("-wal", "-shm", "-journal"):
-        extra = Path(str(path) + suffix)
-        if extra.exists():
-            blobs.append(extra.read_bytes())
-    return b"".join(blobs)
 
 
 def test_api_keys_never_reach_the_database_or_an_export(
