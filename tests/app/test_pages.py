@@ -46,7 +46,8 @@ def mug_room(db: Database, **changes: object) -> Room:
 
 def shown(markdown: str) -> str:
     """What the browser shows for a Markdown value the app escaped (``ui.widgets.escape_markdown``)."""
-    return re.sub(r"\\(.)", r"\1", markdown.replace("&#58;", ":")).replace("  \n", "\n")
+    literal = re.sub(r"\\(.)", r"\1", markdown.replace("&#58;", ":").replace("\u2060", ""))
+    return literal.replace("  \n", "\n")
 
 
 def texts(at: AppTest) -> list[str]:
