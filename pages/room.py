@@ -288,21 +288,23 @@ with right:
     private = st.multiselect(
         "Send privately to (optional)", roster, key=f"private-{room_id}", placeholder="everyone"
     )
-    chat_key = f"chat-{room_id}"
+
+# The chat box is pinned to the bottom of the window (``st.bottom``); the refusal of a message
+# over the limit is drawn right above it, and the callback puts the text back into the box
+# before the page runs.
+chat_key = f"chat-{room_id}"
+restarts = status == "stopped"  # (a settled or ended room: a message starts a new activity)
+slot = f"post-{room_id}"
+drawn_request_id = request_id(slot)  # made with the box: a repeated submit is one message
+with st.bottom:
     refused = st.session_state.pop(f"_refused:{room_id}", None)
     if refused:
         st.error(refused, icon=":material/block:")
-    restarts = status in ("stopped", "terminated")
     if restarts:
         st.caption(
-            "This room has "
-            + ("been stopped" if status == "stopped" else "ended")
-            + ". Sending a message restarts it: the agents answer the new message."
+            "This room has been stopped. Sending a message restarts it: the agents answer the "
+            "new message."
         )
-    slot = f"post-{room_id}"
-    drawn_request_id = request_id(slot)  # made with the box: a repeated submit is one message
-    # Inline (in this column), so a refusal is shown right above the box. A message over the
-    # limit is put back into the box by the callback, before the page runs.
     message = st.chat_input(
         f"Message the room as {human_name()}" + (" (restarts the room)" if restarts else ""),
         key=chat_key,

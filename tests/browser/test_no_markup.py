@@ -210,7 +210,8 @@ def test_a_long_message_is_refused_next_to_the_box_and_stays_in_it(app_server, d
     held = len(room.events())
     pasted = "y" * 100_000
     post(page, pasted)
-    wait_text(page, f"a message is limited to {MAX_MESSAGE_CHARS:,} characters")
+    # A 100 KB paste takes the browser a while to send and redraw on a loaded machine.
+    wait_text(page, f"a message is limited to {MAX_MESSAGE_CHARS:,} characters", timeout=60_000)
     idle(page)
     box = page.get_by_test_id("stChatInputTextArea")
     assert len(box.input_value()) == len(pasted)  # the text is still in the box
