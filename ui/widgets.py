@@ -25,6 +25,8 @@ AGENT_AVATARS = (
 )
 HUMAN_AVATAR = ":material/person:"
 SYSTEM_AVATAR = ":material/settings:"
+WORD_JOINER = "\u2060"
+_AUTOLINK = re.compile(r":/|(?i:www)\.|[^\s]@")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~<$&=])")
 
 
@@ -36,10 +38,14 @@ def escape_markdown(text: Any) -> str:
     links, emphasis, LaTeX, ``:color[...]`` directives and raw HTML, but Streamlit expands
     ``:material/icon:`` shortcodes before the Markdown parser sees the backslashes, so a colon
     becomes the character reference ``&#58;`` (the ``&`` of the user's own text is escaped).
+    GitHub-flavoured Markdown also turns bare ``http://...``, ``www.`` and ``a@b.c`` into links
+    after decoding (escapes do not help), so an invisible WORD JOINER (U+2060) goes between
+    ``://``'s colon and slashes, after ``www`` and before ``@``.
     Never use it for select-box or multiselect options, placeholders or dataframe cells: those
     are plain text already and would show the backslashes.
     """
-    escaped = _MD_SPECIAL.sub(r"\\\1", str(text)).replace(":", "&#58;")
+    unlinked = _AUTOLINK.sub(lambda m: m.group(0)[:-1] + WORD_JOINER + m.group(0)[-1], str(text))
+    escaped = _MD_SPECIAL.sub(r"\\\1", unlinked).replace(":", "&#58;")
     return escaped.replace("\n", "  \n")
 
 
