@@ -85,7 +85,10 @@ def _seed(db, port: int) -> dict[str, object]:  # type: ignore[no-untyped-def]
     experiment_id = repo.create_experiment(db, text["exp"], config, status="done")
     ex.materialize(db, experiment_id)
     (member,) = repo.list_rooms(db, experiment_id=experiment_id)
-    Room.open(db, member.id).stop(reason=text["reason"])
+    # Charted (termination reasons): Plotly reads <a href>, <b> and <br> in labels.
+    text["charted"] = f'<a href="http://127.0.0.1:{port}/plotly">p</a><b>b</b>'
+
+    Room.open(db, member.id).stop(reason=text["charted"])
     analysis = repo.create_analysis(
         db, text["question"], {"type": "free_text", "name": "answer", "text": text["question"]},
         experiment_id=experiment_id, status="done",
@@ -106,7 +109,7 @@ def wait_literal(page, text: str) -> None:  # type: ignore[no-untyped-def]
 
 
 def _no_markup_elements(page, port: int) -> None:  # type: ignore[no-untyped-def]
-    for selector in (f"img[src*='127.0.0.1:{port}']", f"a[href*='127.0.0.1:{port}']"):
+    for selector in (f"img[src*='127.0.0.1:{port}']", f"a[*|href*='127.0.0.1:{port}']"):
         where = page.evaluate(
             """s => [...document.querySelectorAll(s)].map(e =>
                  (e.closest('[data-testid]')?.dataset.testid || '?') + ': ' + e.outerHTML)""",
@@ -159,6 +162,7 @@ def test_no_page_draws_user_or_model_text_as_markup(app_server, db, page, trap) 
     _tabs(page, ["Transcript", "Compare", "Analysis", "Export", "Charts"])
     page.get_by_test_id("stPlotlyChart").nth(6).wait_for(state="attached")  # the analysis
     idle(page)
+    _no_markup_elements(page, port)
     open_page(page, app_server, "/results")
     page.get_by_test_id("stPlotlyChart").first.wait_for()
     idle(page)
