@@ -65,7 +65,7 @@ def _seed(db, port: int) -> dict[str, object]:  # type: ignore[no-untyped-def]
     """Rooms, agents, an experiment and an analysis, every text field hostile."""
     text = {k: hostile(port, k) for k in ("room", "trait", "said", "reply", "reason", "exp",
                                           "cond", "answer", "question", "instr")}  # fmt: skip
-    repo.create_agent_profile(
+    agent_id = repo.create_agent_profile(
         db,
         f"![a](http://127.0.0.1:{port}/agent.png)",
         traits={"role": text["trait"]},
@@ -94,7 +94,7 @@ def _seed(db, port: int) -> dict[str, object]:  # type: ignore[no-untyped-def]
         experiment_id=experiment_id, status="done",
     )  # fmt: skip
     repo.record_answer(db, analysis, member.id, text["answer"])
-    return {"room": room.id, "experiment": experiment_id, "text": text}
+    return {"room": room.id, "experiment": experiment_id, "text": text, "agent": agent_id}
 
 
 def wait_literal(page, text: str) -> None:  # type: ignore[no-untyped-def]
@@ -124,9 +124,17 @@ def _tabs(page, names: list[str]) -> None:  # type: ignore[no-untyped-def]
         page.wait_for_timeout(400)
 
 
-def test_no_page_draws_user_or_model_text_as_markup(app_server, db, page, trap) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture
+def seeded(db, trap) -> Iterator[dict[str, object]]:  # type: ignore[no-untyped-def]
+    made = _seed(db, trap[0])
+    yield made
+    # The server is shared: leave its agent library as other tests expect it (rooms are told
+    # apart by name).
+    repo.delete_agent_profile(db, int(made["agent"]))  # type: ignore[call-overload]
+
+
+def test_no_page_draws_user_or_model_text_as_markup(app_server, page, trap, seeded) -> None:  # type: ignore[no-untyped-def]
     port, hits = trap
-    seeded = _seed(db, port)
     text = seeded["text"]
     assert isinstance(text, dict)
     hits.clear()
