@@ -9,7 +9,7 @@ from storage import repository as repo
 from ui import library
 from ui.bootstrap import database, page_setup
 from ui.templates import TEMPLATES
-from ui.widgets import field_error, model_picker, spec_label
+from ui.widgets import escape_markdown, field_error, model_picker, spec_label
 
 page_setup()
 
@@ -26,7 +26,7 @@ profiles = repo.list_agent_profiles(db)
 by_name = {p.name: p for p in profiles}
 notice = st.session_state.pop("agents_notice", None)
 if notice:
-    st.success(notice)
+    st.success(escape_markdown(notice))
 
 left, right = st.columns([2, 3], gap="large")
 
@@ -53,7 +53,9 @@ with left:
             "Template", list(TEMPLATES), format_func=lambda k: TEMPLATES[k].title, key="agents-tpl"
         )
         st.caption(
-            "Adds: " + ", ".join(TEMPLATES[tkey].roster) + " (names already used are skipped)"
+            "Adds: "
+            + escape_markdown(", ".join(TEMPLATES[tkey].roster))
+            + " (names already used are skipped)"
         )
         if st.button("Add to the library", key="agents-from-tpl"):
             added = library.add_missing(
@@ -90,7 +92,7 @@ with left:
                         model=dict(draft.model) if draft.model else None,
                     )
             except (library.LibraryError, StorageValueError) as exc:
-                st.error(f"Import rejected: {exc}", icon=":material/block:")
+                st.error("Import rejected: " + escape_markdown(exc), icon=":material/block:")
             else:
                 st.session_state["agents_notice"] = f"Imported {len(drafts)} agent(s)."
                 st.rerun()
@@ -118,7 +120,7 @@ with right:
     slot = str(current.id) if current else "new"
     problems = st.session_state.get(f"agent-problems-{slot}", {})
 
-    st.subheader("New agent" if current is None else f"Edit {current.name}")
+    st.subheader("New agent" if current is None else f"Edit {escape_markdown(current.name)}")
     name = st.text_input(
         "Name",
         value=current.name if current else "",

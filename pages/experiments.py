@@ -7,9 +7,19 @@ import streamlit as st
 from storage import frames
 from storage import repository as repo
 from ui import experiments as ex
-from ui.bootstrap import database, human_name, once, page_setup, request_id, wake_runner
+from ui import widgets
+from ui.bootstrap import (
+    database,
+    human_name,
+    model_summary,
+    once,
+    page_setup,
+    request_id,
+    wake_runner,
+)
+from ui.params import parse_id
 from ui.templates import TEMPLATES
-from ui.widgets import model_choices, offline_spec, spec_for_choice, spec_label
+from ui.widgets import escape_markdown, model_choices, offline_spec, spec_for_choice, spec_label
 
 page_setup()
 db = database()
@@ -18,23 +28,26 @@ PROGRESS_SECONDS = 1.0
 st.title("Experiments")
 
 
-def _experiment_param() -> int | None:
-    raw = st.query_params.get("experiment")
-    return int(raw) if raw is not None and raw.isdigit() else None
-
-
 if ex.catch_up(db, speaker=human_name()):  # resumes experiments a restart cut short
     wake_runner()
 all_experiments = repo.list_experiments(db, limit=None)
-labels = {e.id: f"#{e.id} {e.name} ({e.status})" for e in all_experiments}
-current = _experiment_param()
+# No status in the labels: the picker is drawn once per page run, so a status in it would go
+# stale while the progress panel below follows the rooms (issue 10).
+labels = {e.id: f"#{e.id} {e.name}" for e in all_experiments}
+linked = parse_id(st.query_params.get("experiment"), "experiment")
+if linked.problem:
+    st.warning(linked.problem)
+current = linked.value
+if current is not None and current not in labels:
+    st.error(f"There is no experiment {current}. Pick another one or design a new one.")
+    current = None
 options = [None, *labels]
-picked = st.selectbox(
+picked = widgets.synced_selectbox(
     "Experiment",
     options,
-    index=options.index(current) if current in options else 0,
+    current,
     format_func=lambda e: "+ New experiment" if e is None else labels[e],
-    key=f"exp-pick-{current}",
+    key="exp-pick",
 )
 if picked != current:
     if picked is None:
@@ -60,7 +73,8 @@ if current is None:
         )
         template = ex.template_from_room_template(TEMPLATES[tkey])
         suggested = dict(TEMPLATES[tkey].conditions)
-        st.caption(TEMPLATES[tkey].description)
+        st.caption(escape_markdown(TEMPLATES[tkey].description))
+        origin = f"tpl-{tkey}"
     else:
         choices = {int(r.id or 0): f"#{r.id} {r.name}" for r in repo.list_rooms(db, limit=200)}
         if not choices:
@@ -68,17 +82,28 @@ if current is None:
             st.stop()
         rid = st.selectbox("Room", list(choices), format_func=lambda r: choices[r], key="exp-room")
         template = ex.template_from_room(db, int(rid))
-    if (template.get("model") or {}).get("service") == "offline":
-        template["model"] = offline_spec(f"exp-offline-{source}", template["model"])
+        origin = f"room-{rid}"
+    # Widgets whose value comes from the template are keyed by it (``origin``): Streamlit keeps a
+    # keyed widget's value when its default changes, so one key for every template would carry
+    # the previous template's opening into the new rooms (issue 10).
+    model = template.get("model")
+    if (model or {}).get("service") == "offline" or (model is None and model_summary()[1]):
+        # The pace control applies to every room the offline stand-in answers, including a
+        # template on the app's default model when that default is the offline model.
+        template["model"] = offline_spec(
+            f"exp-offline-{origin}", model or {"service": "offline", "model": "offline"}
+        )
     template["opening"] = st.text_area(
-        "Opening message of every room", value=template["opening"], key=f"exp-opening-{source}"
+        "Opening message of every room", value=template["opening"], key=f"exp-opening-{origin}"
     )
     roster = [a["name"] for a in template["agents"]]
 
     st.markdown("**Conditions**")
     conditions: list[ex.Condition]
     use_suggested = bool(suggested) and st.checkbox(
-        f"Use the template's conditions ({', '.join(suggested)})", value=True, key="exp-suggested"
+        "Use the template's conditions (" + escape_markdown(", ".join(suggested)) + ")",
+        value=True,
+        key="exp-suggested",
     )
     if use_suggested:
         conditions = [ex.Condition(label, traits) for label, traits in suggested.items()]
@@ -86,11 +111,15 @@ if current is None:
         factors = []
         for i in range(2):
             c1, c2, c3 = st.columns([1, 1, 2])
-            agent = c1.selectbox(f"Vary agent {i + 1}", roster, key=f"exp-f{i}-agent")
+            agent = c1.selectbox(f"Vary agent {i + 1}", roster, key=f"exp-f{i}-agent-{origin}")
             known = next(a for a in template["agents"] if a["name"] == agent).get("traits") or {}
-            trait = c2.selectbox("trait", sorted(known) or ["role"], key=f"exp-f{i}-trait-{agent}")
+            trait = c2.selectbox(
+                "trait", sorted(known) or ["role"], key=f"exp-f{i}-trait-{origin}-{agent}"
+            )
             values = c3.text_area(
-                "values (one per line; empty: not varied)", key=f"exp-f{i}-values", height=80
+                "values (one per line; empty: not varied)",
+                key=f"exp-f{i}-values-{origin}",
+                height=80,
             )
             factors.append((agent, trait, [v for v in values.splitlines() if v.strip()]))
         conditions = ex.crossed_conditions(factors)
@@ -104,7 +133,7 @@ if current is None:
         for choice in models:
             spec, problem = spec_for_choice(choice)
             if spec is None:
-                st.error(f"{choice}: {problem}")
+                st.error(escape_markdown(f"{choice}: {problem}"))
             else:
                 specs.append((spec_label(spec), spec))
         conditions = ex.with_models(conditions, specs)
@@ -144,7 +173,7 @@ if current is None:
     try:
         plan = ex.plan(conditions, int(replicates))
     except ValueError as exc:
-        st.error(str(exc))
+        st.error(escape_markdown(exc))
         st.stop()
     calls = ex.estimate_calls(template, plan)
     m1, m2, m3 = st.columns(3)
@@ -174,7 +203,7 @@ if current is None:
                 ),
             )
         except ValueError as exc:
-            st.error(f"Not created: {exc}")
+            st.error("Not created: " + escape_markdown(exc))
         else:
             wake_runner()
             st.query_params["experiment"] = str(made)
@@ -186,7 +215,7 @@ assert current is not None  # the design form above ends with st.stop()
 experiment_id = current
 experiment = repo.get_experiment(db, experiment_id)
 
-st.subheader(experiment.name)
+st.subheader(escape_markdown(experiment.name))
 c1, c2 = st.columns([1, 3])
 if c1.button("Stop", key="exp-stop", disabled=experiment.status != "running"):
     ex.stop(db, experiment_id)
@@ -204,25 +233,35 @@ def progress_panel() -> None:
     status = repo.get_experiment(db, experiment_id).status
     if status == "running" and ex.mark_done_if_finished(db, experiment_id, now):
         st.rerun()
+    if status != experiment.status:  # finished (or stopped) elsewhere: redraw the whole page
+        st.rerun()
     st.progress(now.fraction, text=f"{now.finished} of {now.planned} rooms finished ({status})")
     k1, k2, k3, k4 = st.columns(4)
     k1.metric("Rooms created", f"{now.created} / {now.planned}")
     k2.metric("Running", now.running)
     k3.metric("Messages", now.messages)
     k4.metric("Cost", f"${now.cost:.4f}")
-    st.caption(" · ".join(f"{k}: {v}" for k, v in sorted(now.by_status.items())))
+    st.caption(escape_markdown(" · ".join(f"{k}: {v}" for k, v in sorted(now.by_status.items()))))
     table = frames.rooms_summary(db, experiment_id=experiment_id, limit=None)
     if not table.empty:
-        st.dataframe(
-            table[
-                ["room_id", "condition", "replicate", "status", "stop_reason", "messages", "cost"]
-            ],
+        shown = table[
+            ["room_id", "condition", "replicate", "status", "stop_reason", "messages", "cost"]
+        ].reset_index(drop=True)
+        picked = st.dataframe(
+            shown,
             hide_index=True,
             width="stretch",
+            on_select="rerun",
+            selection_mode="single-row",
+            key="exp-rooms",
             column_config={
                 "room_id": st.column_config.NumberColumn("room", format="#%d"),
             },
         )
+        if picked.selection.rows:
+            chosen = int(shown.iloc[picked.selection.rows[0]]["room_id"])
+            st.switch_page("pages/room.py", query_params={"room": str(chosen)})
+        st.caption("Select a row to open the room (watch it live, post a message).")
 
 
 if experiment.status == "running":

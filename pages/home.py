@@ -14,6 +14,7 @@ from ui.bootstrap import (
     wake_runner,
 )
 from ui.templates import TEMPLATES
+from ui.widgets import escape_markdown
 
 page_setup()
 db = database()
@@ -29,21 +30,21 @@ st.markdown(
 label, offline, providers = model_summary()
 if offline:
     st.warning(
-        f"**Active model: {label}.** It is a deterministic stand-in so the app works without an "
+        f"**Active model: {escape_markdown(label)}.** It is a deterministic stand-in so the app works without an "
         "API key; it is not an LLM. Set a provider key (e.g. `OPENAI_API_KEY`) in the environment "
         "or `.streamlit/secrets.toml` and restart to use a real model.",
         icon=":material/smart_toy:",
     )
 else:
-    st.success(f"**Active model: {label}**", icon=":material/smart_toy:")
+    st.success(f"**Active model: {escape_markdown(label)}**", icon=":material/smart_toy:")
 
 st.subheader("Start a room from a template")
 columns = st.columns(len(TEMPLATES))
 for column, template in zip(columns, TEMPLATES.values(), strict=True):
     with column.container(border=True):
-        st.markdown(f"**{template.title}**")
-        st.caption(template.description)
-        st.caption("Agents: " + ", ".join(template.roster))
+        st.markdown(f"**{escape_markdown(template.title)}**")
+        st.caption(escape_markdown(template.description))
+        st.caption("Agents: " + escape_markdown(", ".join(template.roster)))
         request_id(f"start-{template.key}")  # drawn with the button: a double click is one room
         if st.button("Start", key=f"start-{template.key}", type="primary"):
             room = once(
@@ -81,7 +82,7 @@ def rooms_overview() -> None:
     st.caption("Select a row to open the room.")
 
 
-st.subheader(f"Rooms ({repo.count_rooms(db)})")
+st.subheader(f"Rooms ({repo.count_rooms(db):,})")
 busy = repo.count_rooms(db, status="running") > 0
 if busy:
     st.fragment(rooms_overview, run_every=OVERVIEW_REFRESH_SECONDS)()

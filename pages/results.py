@@ -9,7 +9,8 @@ from ui import charts, results
 from ui import experiments as ex
 from ui.bootstrap import database, page_setup
 from ui.live import LiveCache, render_transcript
-from ui.widgets import model_picker
+from ui.params import parse_id
+from ui.widgets import escape_markdown, model_picker, synced_selectbox
 
 page_setup()
 
@@ -22,12 +23,15 @@ st.title("Results")
 ex.catch_up(db)  # an experiment whose rooms all finished is recorded as done
 experiments = repo.list_experiments(db, limit=None)
 exp_names = {"All rooms": None} | {f"#{e.id} {e.name}": e.id for e in experiments}
+linked = parse_id(st.query_params.get("experiment"), "experiment")  # e.g. from Experiments
+if linked.problem:
+    st.warning(linked.problem)
+wanted = next((label for label, eid in exp_names.items() if eid == linked.value), "All rooms")
+if linked.value is not None and exp_names[wanted] is None:
+    st.error(f"There is no experiment {linked.value}: showing all rooms.")
 f1, f2, f4, f3 = st.columns([2, 2, 2, 1])
-linked = st.query_params.get("experiment")  # e.g. from the Experiments page
-wanted = next((label for label, eid in exp_names.items() if str(eid) == linked), "All rooms")
-chosen_exp = f1.selectbox(
-    "Experiment", list(exp_names), index=list(exp_names).index(wanted), key=f"res-exp-{linked}"
-)
+with f1:
+    chosen_exp = synced_selectbox("Experiment", list(exp_names), wanted, key="res-exp")
 experiment_id = exp_names[chosen_exp]
 statuses = f2.multiselect(
     "Status", sorted(results.STATUSES), key="res-status", placeholder="any status"
@@ -53,13 +57,19 @@ rooms = results.filter_rooms(
 if reason_filter or condition_filter:
     st.caption(
         "Filtered by chart selection: "
-        + ", ".join(str(v) for v in [*reason_filter, *condition_filter])
+        + escape_markdown(", ".join(str(v) for v in [*reason_filter, *condition_filter]))
         + " (click the chart background or double-click to clear)."
     )
 
 st.subheader(f"Rooms ({len(rooms)} shown of {total})")
 if rooms.empty:
-    st.info("No rooms yet. Create one on the Home page or run an experiment.")
+    if repo.count_rooms(db) == 0:
+        st.info("No rooms yet. Create one on the Home page or run an experiment.")
+    else:
+        st.info(
+            "No room matches these filters. Change the experiment, status or text filter, or "
+            "clear the chart selection."
+        )
     st.stop()
 table = st.dataframe(
     results.rooms_table(rooms),
@@ -94,20 +104,29 @@ with charts_tab:
         key="chart-reasons",
         on_select="rerun",
     )
-    latest = results.latest_analysis(db, experiment_id)
+    # Outcomes by condition belong to one experiment: with "All rooms" the latest analysis of
+    # whichever experiment ran last would be charted as if it covered every room (issue 10).
+    latest = results.latest_analysis(db, experiment_id) if experiment_id is not None else None
     if latest is not None:
         answers = frames.analysis_frame(db, latest.id)
+        answers = answers[answers["room_id"].isin(selected)]
         c6.plotly_chart(
             charts.outcomes_by_condition(answers, question=latest.name),
             key="chart-outcomes",
             on_select="rerun",
         )
+    elif experiment_id is None:
+        c6.info("Pick an experiment above to chart its analysis outcomes by condition.")
     else:
         c6.info("Run an analysis (Analysis tab) to chart outcomes by condition.")
     shown = events if not speaker_filter else events[events["speaker"].isin(speaker_filter)]
     st.markdown(
         f"**Messages** ({len(shown)})"
-        + (f", speaker: {', '.join(map(str, speaker_filter))}" if speaker_filter else "")
+        + (
+            ", speaker: " + escape_markdown(", ".join(map(str, speaker_filter)))
+            if speaker_filter
+            else ""
+        )
     )
     st.dataframe(results.events_table(shown), hide_index=True, width="stretch")
 
@@ -133,10 +152,12 @@ with compare_tab:
     left, right = st.columns(2)
     for column, key, default in ((left, "cmp-a", 0), (right, "cmp-b", 1)):
         with column:
-            rid = st.selectbox(
+            # The first two rooms of the selection, following it as rows are ticked (a keyed
+            # select box would otherwise keep the room it showed when one row was ticked).
+            rid = synced_selectbox(
                 "Room",
                 selected,
-                index=min(default, len(selected) - 1),
+                selected[min(default, len(selected) - 1)],
                 format_func=lambda r: names.get(r, f"#{r}"),
                 key=key,
             )
@@ -149,8 +170,14 @@ with compare_tab:
                 m2.metric("Words", int(row["words"]))
                 m3.metric("Cost", f"${row['cost']:.4f}")
                 st.caption(
-                    f"Status: {row['status']}"
-                    + (f" ({row['stop_reason']})" if isinstance(row["stop_reason"], str) else "")
+                    escape_markdown(
+                        f"Status: {row['status']}"
+                        + (
+                            f" ({row['stop_reason']})"
+                            if isinstance(row["stop_reason"], str)
+                            else ""
+                        )
+                    )
                 )
             render_transcript(
                 room, LiveCache(events=results.events_by_seq(db, rid)), results.roster(room)
@@ -177,7 +204,7 @@ with analysis_tab:
             if model_problem:
                 raise ValueError(model_problem)
         except ValueError as exc:
-            st.error(str(exc))
+            st.error(escape_markdown(exc))
         else:
             bar = st.progress(0.0, text="Asking…")
 

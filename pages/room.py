@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from conversation.exceptions import ConversationStateError, RequestConflictError
-from conversation.rooms.room import Room
+from conversation.rooms.room import MAX_MESSAGE_CHARS, Room
 from storage import frames
 from storage import repository as repo
 from ui import rooms
@@ -18,39 +18,41 @@ from ui.bootstrap import (
     wake_runner,
 )
 from ui.live import forget, live_transcript
+from ui.params import parse_id
 from ui.room_forms import create_room_form, import_room_form
-from ui.widgets import describe_spec, escape_markdown
+from ui.widgets import (
+    describe_spec,
+    escape_markdown,
+    follow_latest_selectbox,
+    keep_if_too_long,
+    synced_selectbox,
+)
 
 page_setup()
 db = database()
 
-
-def _room_param() -> int | None:
-    raw = st.query_params.get("room")
-    try:
-        return int(raw) if raw is not None else None
-    except ValueError:
-        st.warning(f"Ignoring ?room={raw!r}: a room id is a number.")
-        return None
-
-
-room_id = _room_param()
+linked = parse_id(st.query_params.get("room"), "room")
+if linked.problem:
+    st.warning(linked.problem)
+room_id = linked.value
 recent = repo.list_rooms(db, limit=200)
-labels = {r.id: f"#{r.id} {r.name} ({r.status})" for r in recent}
+# No status in the labels: other rooms change while this page shows one, and the picker is only
+# redrawn with the page (the status of the shown room is in the line under its title).
+labels = {r.id: f"#{r.id} {r.name}" for r in recent}
 if room_id is not None and room_id not in labels:
     try:
         found = repo.get_room(db, room_id)
-        labels[room_id] = f"#{found.id} {found.name} ({found.status})"
+        labels[room_id] = f"#{found.id} {found.name}"
     except LookupError:
         st.error(f"There is no room {room_id}. Pick another one or create a room.")
         room_id = None
 options = [None, *labels]
-picked = st.selectbox(
+picked = synced_selectbox(
     "Room",
     options,
-    index=options.index(room_id),
+    room_id,
     format_func=lambda r: "+ New room" if r is None else labels[r],
-    key=f"room-pick-{room_id}",
+    key="room-pick",
 )
 if picked != room_id:
     if picked is None:
@@ -75,9 +77,9 @@ record = room.record
 config = room.config
 roster = list(config.names)
 
-st.title(record.name)
+st.title(escape_markdown(record.name))
 facts = [
-    f"**Status:** {record.status}",
+    f"**Status:** {escape_markdown(record.status)}",
     f"**Model:** {escape_markdown(describe_spec(config.model))}",
     f"**Turn taking:** {rooms.PLANNER_LABELS.get(str(config.planner.get('kind')), '?')}",
     f"**Stops:** {escape_markdown(rooms.describe_termination(config.termination))}",
@@ -90,10 +92,10 @@ if record.experiment_id is not None:
     )
 if record.parent_room_id is not None:
     facts.append(f"**Fork** of #{record.parent_room_id} at #{record.parent_seq}")
-st.markdown(" · ".join(facts))
+st.markdown(" · ".join(facts))  # markup-ok: each fact escapes its values where it is built
 notice = st.session_state.pop(f"_notice:{room_id}", None)
 if notice:
-    st.warning(notice)
+    st.warning(escape_markdown(notice))
 
 left, right = st.columns([3, 2], gap="large")
 
@@ -117,10 +119,11 @@ with right:
     status = record.status
     b1, b2, b3, b4 = st.columns(4)
     if b1.button(
-        "Resume" if status in ("paused", "failed") else "Run",
+        "Resume",
         key="ctl-resume",
         disabled=status not in ("paused", "failed"),
-        help="Let the agents go on (a new message also starts a settled room).",
+        help="Let the agents go on after a pause or a failed turn. An idle, settled, ended or "
+        "stopped room is started by a message.",
         width="stretch",
     ):
         act(room.resume)
@@ -183,13 +186,14 @@ with right:
         if not turns:
             st.caption("No agent turns yet.")
         else:
-            seq = st.selectbox(
+            turn_by_seq = {e.seq: e for e in turns}
+            seq = follow_latest_selectbox(
                 "Turn",
                 [e.seq for e in reversed(turns)],
-                format_func=lambda s: f"#{s} {next(e.speaker for e in turns if e.seq == s)}",
+                format_func=lambda s: f"#{s} {turn_by_seq[s].speaker}",
                 key=f"turn-pick-{room_id}",
             )
-            event = next(e for e in turns if e.seq == seq)
+            event = turn_by_seq[seq]
             details = rooms.turn_details(event)
             st.dataframe(
                 pd.DataFrame({"": list(details), "value": [str(v) for v in details.values()]}),
@@ -246,43 +250,68 @@ with right:
         st.code(shown.user_prompt, language=None, wrap_lines=True)
     with copy_tab:
         if events:
+            speaker_at = {e.seq: e.speaker for e in events}
             at = st.selectbox(
                 "Fork after message",
                 [e.seq for e in reversed(events)],
-                format_func=lambda s: f"#{s} {next(e.speaker for e in events if e.seq == s)}",
+                format_func=lambda s: f"#{s} {speaker_at[s]}",
                 key=f"fork-at-{room_id}",
             )
             if st.button("Fork from here", key=f"fork-{room_id}"):
                 fork = room.fork(at, name=f"{record.name} (fork at #{at})")
                 st.query_params["room"] = str(fork.id)
                 st.rerun()
+        # Built when clicked (a deferred download), not on every rerun: on a long room each
+        # export reads and formats the whole log (about 0.5 s for 5,000 events).
         st.download_button(
             "Export JSON",
-            rooms.export_text(room),
+            lambda: rooms.export_text(room),
             file_name=f"room-{room_id}.json",
             mime="application/json",
             key=f"export-json-{room_id}",
+            on_click="ignore",
         )
         st.download_button(
             "Export CSV",
-            frames.events_frame(db, room_id).to_csv(index=False),
+            lambda: frames.events_frame(db, shown_id).to_csv(index=False),
             file_name=f"room-{room_id}.csv",
             mime="text/csv",
             key=f"export-csv-{room_id}",
+            on_click="ignore",
         )
 
     st.caption(
         "Address agents with "
-        + ", ".join(f"@{escape_markdown(n)}" for n in roster)
+        + escape_markdown(", ".join(f"@{n}" for n in roster))
         + ". A message starts a new activity."
     )
     private = st.multiselect(
         "Send privately to (optional)", roster, key=f"private-{room_id}", placeholder="everyone"
     )
 
+# The chat box is pinned to the bottom of the window (``st.bottom``); the refusal of a message
+# over the limit is drawn right above it, and the callback puts the text back into the box
+# before the page runs.
+chat_key = f"chat-{room_id}"
+restarts = status == "stopped"  # (a settled or ended room: a message starts a new activity)
 slot = f"post-{room_id}"
-drawn_request_id = request_id(slot)  # made when the box is drawn: a repeated submit is one message
-message = st.chat_input(f"Message the room as {human_name()}", key=f"chat-{room_id}")
+drawn_request_id = request_id(slot)  # made with the box: a repeated submit is one message
+with st.bottom:
+    refused = st.session_state.pop(f"_refused:{room_id}", None)
+    if refused:
+        st.error(refused, icon=":material/block:")
+    if restarts:
+        st.caption(
+            "This room has been stopped. Sending a message restarts it: the agents answer the "
+            "new message."
+        )
+    message = st.chat_input(
+        f"Message the room as {human_name()}" + (" (restarts the room)" if restarts else ""),
+        key=chat_key,
+        on_submit=keep_if_too_long,
+        args=(chat_key, f"_refused:{room_id}", MAX_MESSAGE_CHARS),
+    )
+
 if message:
     try:
         try:
@@ -299,5 +328,7 @@ if message:
         st.session_state[f"_notice:{room_id}"] = f"Not sent: {exc}"
     else:
         spend_request_id(slot)
+        if restarts:
+            st.session_state[f"_notice:{room_id}"] = "Your message restarted the room."
         wake_runner()
     st.rerun()

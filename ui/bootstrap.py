@@ -177,25 +177,27 @@ def model_summary() -> tuple[str, bool, list[str]]:
 
 
 def _sidebar() -> None:
+    from ui.widgets import escape_markdown
+
     with st.sidebar:
         label, offline, providers = model_summary()
         if offline:
-            st.warning(f"Model: {label}", icon=":material/smart_toy:")
+            st.warning(f"Model: {escape_markdown(label)}", icon=":material/smart_toy:")
             st.caption(
                 "No provider key found, so the offline stand-in answers. Set a key such as "
                 "OPENAI_API_KEY in the environment or .streamlit/secrets.toml to use an LLM."
             )
         else:
-            st.success(f"Model: {label}", icon=":material/smart_toy:")
+            st.success(f"Model: {escape_markdown(label)}", icon=":material/smart_toy:")
         if providers:
-            st.caption("Keys found for: " + ", ".join(providers))
+            st.caption("Keys found for: " + escape_markdown(", ".join(providers)))
         st.session_state.setdefault("human_name", "user")
         st.text_input(
             "Your name in rooms",
             key="human_name",
             help="Messages you post are signed with this name (not an agent's name).",
         )
-        st.caption(f"Database: {display_url(current_url())}")
+        st.caption(f"Database: {escape_markdown(display_url(current_url()))}")
 
 
 def human_name() -> str:

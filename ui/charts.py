@@ -27,6 +27,14 @@ YES = {"yes", "true", "1", "y"}
 NO = {"no", "false", "0", "n"}
 
 
+def plain(text: Any) -> str:
+    """``text`` as a chart label that shows literally: Plotly reads ``<b>``, ``<a href=...>``,
+    ``<br>`` and the like in titles, tick labels, legends and hover text, and decodes entities,
+    so ``&``, ``<`` and ``>`` of user or model text become entities. (Click filters read the
+    raw value from ``customdata``, never the label.)"""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _empty(title: str, message: str = "Nothing to show yet.") -> go.Figure:
     fig = go.Figure()
     fig.update_layout(title=title, xaxis={"visible": False}, yaxis={"visible": False}, height=320)
@@ -99,7 +107,7 @@ def message_length(events: pd.DataFrame) -> go.Figure:
             x=part["seq"],
             y=part["words"],
             mode="markers",
-            name=str(speaker),
+            name=plain(speaker),
             customdata=part[["speaker", "room_id"]].values,
             hovertemplate="room %{customdata[1]} seq %{x}: %{y} words<extra>%{customdata[0]}</extra>",
         )
@@ -120,7 +128,7 @@ def latency(events: pd.DataFrame) -> go.Figure:
     for speaker, part in turns.groupby("speaker", sort=True):
         fig.add_box(
             y=part["latency"],
-            name=str(speaker),
+            name=plain(speaker),
             boxpoints="all",
             customdata=part[["speaker", "room_id"]].values,
         )
@@ -167,7 +175,7 @@ def stop_reasons(rooms: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     fig.add_bar(
         x=counts.values,
-        y=counts.index,
+        y=[plain(r) for r in counts.index],
         orientation="h",
         customdata=[[r] for r in counts.index],
         hovertemplate="%{y}: %{x} rooms<extra></extra>",
@@ -202,7 +210,7 @@ def outcomes_by_condition(answers: pd.DataFrame, *, question: str = "answer") ->
     Yes/no answers: the share of "yes" per condition (e.g. the deal rate). Numbers: the mean with
     each room as a point. Anything else: stacked counts of each answer.
     """
-    title = f"{question} by condition"
+    title = f"{plain(question)} by condition"
     if answers.empty:
         return _empty(title, "No answers yet: run an analysis first.")
     frame = answers.copy()
@@ -220,7 +228,7 @@ def outcomes_by_condition(answers: pd.DataFrame, *, question: str = "answer") ->
             .reset_index()
         )
         fig.add_bar(
-            x=per["condition"],
+            x=[plain(c) for c in per["condition"]],
             y=per["rate"],
             text=[f"{r:.0%} of {n}" for r, n in zip(per["rate"], per["n"], strict=True)],
             customdata=per[["condition"]].values,
@@ -236,7 +244,7 @@ def outcomes_by_condition(answers: pd.DataFrame, *, question: str = "answer") ->
         for condition, part in frame.groupby("condition", sort=True):
             fig.add_box(
                 y=part["value"],
-                name=str(condition),
+                name=plain(condition),
                 boxpoints="all",
                 boxmean=True,
                 customdata=part[["condition", "room_id"]].values,
@@ -246,9 +254,9 @@ def outcomes_by_condition(answers: pd.DataFrame, *, question: str = "answer") ->
     counts = frame.groupby(["condition", "answer"], sort=True).size().reset_index(name="rooms")
     for answer, part in counts.groupby("answer", sort=True):
         fig.add_bar(
-            x=part["condition"],
+            x=[plain(c) for c in part["condition"]],
             y=part["rooms"],
-            name=str(answer)[:40],
+            name=plain(str(answer)[:40]),
             customdata=part[["condition"]].values,
         )
     return _layout(fig, title, barmode="stack", yaxis={"title": "rooms"})
@@ -279,6 +287,7 @@ def clicked_values(selection: Mapping[str, Any] | None, index: int = 0) -> list[
 
 __all__ = [
     "answer_kind",
+    "plain",
     "clicked_values",
     "latency",
     "message_length",

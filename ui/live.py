@@ -141,6 +141,17 @@ def render_event(event: Any, roster: Sequence[str]) -> None:
     if event.kind == "pass":
         st.caption(f"{escape_markdown(event.speaker)} passed.")
         return
+    if event.kind == "agent" and event.state in ("stopped", "abandoned"):
+        # A turn a person skipped (Pass, Stop, Abandon): it counts as a pass and published
+        # nothing, so it is a one-line notice, not an (empty) message bubble.
+        how = "skipped" if event.state == "stopped" else "abandoned"
+        st.caption(
+            f"{escape_markdown(event.speaker)}'s turn was {how} (#{event.seq}); it counts as a pass."
+        )
+        if event.content:
+            with st.expander("Its unpublished draft"):
+                st.text(event.content)
+        return
     with st.chat_message(event.speaker, avatar=avatar(event.speaker, roster, event.kind)):
         who = (
             "you"
@@ -173,7 +184,8 @@ def _state_note(event: Any) -> str:
 
 
 def render_transcript(room: Any, cache: LiveCache, roster: Sequence[str]) -> None:
-    st.info(status_line(room, cache), icon=":material/forum:")
+    # The line quotes names and the stop reason (text a person or a model wrote).
+    st.info(escape_markdown(status_line(room, cache)), icon=":material/forum:")
     events = cache.ordered()
     if not events:
         st.caption("No messages yet.")

@@ -5,6 +5,7 @@ the work is done by :mod:`ui.rooms` and the engine."""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from typing import Any
 
 import streamlit as st
@@ -14,23 +15,33 @@ from storage import repository as repo
 from . import rooms
 from .bootstrap import human_name, once, request_id, wake_runner
 from .templates import TEMPLATES
-from .widgets import model_picker
+from .widgets import escape_markdown, model_picker
 
 FROM_TEMPLATE = "A template"
 FROM_LIBRARY = "Agents from the library"
 
 
-def _agents_section(db: Any, key: str) -> tuple[list[dict[str, Any]], Any]:
-    """Pick the roster: a template's agents or library agents. Returns (agents, template)."""
+def _agents_section(db: Any, key: str, *, choose: bool = False) -> tuple[list[dict[str, Any]], Any]:
+    """Pick the roster: a template's agents or library agents. Returns (agents, template).
+
+    ``choose``: no template is preselected (an import must not get agents nobody picked).
+    """
     source = st.radio(
         "Start from", [FROM_TEMPLATE, FROM_LIBRARY], horizontal=True, key=f"{key}-source"
     )
     if source == FROM_TEMPLATE:
         tkey = st.selectbox(
-            "Template", list(TEMPLATES), format_func=lambda k: TEMPLATES[k].title, key=f"{key}-tpl"
+            "Template",
+            list(TEMPLATES),
+            index=None if choose else 0,
+            placeholder="Choose a template",
+            format_func=lambda k: TEMPLATES[k].title,
+            key=f"{key}-tpl",
         )
+        if tkey is None:
+            return [], None
         template = TEMPLATES[tkey]
-        st.caption(template.description)
+        st.caption(escape_markdown(template.description))
         return template.agent_dicts(), template
     profiles = repo.list_agent_profiles(db)
     if not profiles:
@@ -163,9 +174,9 @@ def create_room_form(db: Any, key: str = "new") -> None:
                     draft.config(), rooms.sample_rows(opening, human_name()), roster[0]
                 )
             except ValueError as exc:
-                st.error(str(exc))
+                st.error(escape_markdown(exc))
             else:
-                st.caption(f"System prompt of {roster[0]}")
+                st.caption(f"System prompt of {escape_markdown(roster[0])}")
                 st.code(shown.system_prompt, language=None, wrap_lines=True)
                 st.caption("User prompt")
                 st.code(shown.user_prompt, language=None, wrap_lines=True)
@@ -174,7 +185,7 @@ def create_room_form(db: Any, key: str = "new") -> None:
     if st.button("Create room", type="primary", key=f"{key}-create", disabled=not agents):
         problem = model_problem or (None if name.strip() else "Give the room a name.")
         if problem:
-            st.error(problem)
+            st.error(escape_markdown(problem))
             return
         try:
             room = once(
@@ -184,7 +195,7 @@ def create_room_form(db: Any, key: str = "new") -> None:
                 ),
             )
         except ValueError as exc:
-            st.error(f"The room was not created: {exc}")
+            st.error("The room was not created: " + escape_markdown(exc))
             return
         wake_runner()
         st.query_params["room"] = str(room.id)
@@ -194,7 +205,7 @@ def create_room_form(db: Any, key: str = "new") -> None:
 def import_room_form(db: Any, key: str = "import") -> None:
     """Import a saved transcript (seed 004) into a new room, or restore a room export."""
     from conversation.rooms.room import Room
-    from conversation.rooms.transfer import ResumeWarning
+    from conversation.rooms.transfer import ResumeWarning, parse_import
 
     st.subheader("Import a room")
     st.caption(
@@ -203,7 +214,8 @@ def import_room_form(db: Any, key: str = "import") -> None:
     )
     upload = st.file_uploader("JSON file", type=["json"], key=f"{key}-file")
     pasted = st.text_area("…or paste JSON", key=f"{key}-text", height=120)
-    agents, template = _agents_section(db, f"{key}-roster")
+    st.markdown("**Who is in the room** (for a saved chat; an export brings its own)")
+    agents, template = _agents_section(db, f"{key}-roster", choose=True)
     c1, c2 = st.columns(2)
     name = c1.text_input("Room name", value="imported room", key=f"{key}-name")
     strip = c2.text_input(
@@ -218,6 +230,12 @@ def import_room_form(db: Any, key: str = "import") -> None:
         if template is not None:
             options = {"planner": dict(template.planner), "termination": template.termination}
         try:
+            if not agents and not isinstance(parse_import(data), Mapping):
+                st.error(
+                    "Import rejected: a saved chat needs a roster. Choose a template or agents "
+                    "from the library above; they answer from where the chat left off."
+                )
+                return
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", ResumeWarning)
                 room = Room.import_messages(
@@ -229,7 +247,7 @@ def import_room_form(db: Any, key: str = "import") -> None:
                     **options,
                 )
         except ValueError as exc:
-            st.error(f"Import rejected: {exc}")
+            st.error("Import rejected: " + escape_markdown(exc))
             return
         for warning in caught:
             if issubclass(warning.category, ResumeWarning):

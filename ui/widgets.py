@@ -25,12 +25,86 @@ AGENT_AVATARS = (
 )
 HUMAN_AVATAR = ":material/person:"
 SYSTEM_AVATAR = ":material/settings:"
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~<$:])")
+WORD_JOINER = "\u2060"
+_AUTOLINK = re.compile(r":/|(?i:www)\.|[^\s]@")
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~<$&=])")
 
 
-def escape_markdown(text: str) -> str:
-    """``text`` with every Markdown (and HTML-looking) character escaped: it shows literally."""
-    return _MD_SPECIAL.sub(r"\\\1", str(text)).replace("\n", "  \n")
+def escape_markdown(text: Any) -> str:
+    """``text`` shown literally by any element that renders Markdown (titles, captions, alerts,
+    widget labels, radio options, tabs, expanders, metrics, progress text, buttons).
+
+    Checked in Chromium (``tests/browser/test_no_markup.py``): backslash escapes stop images,
+    links, emphasis, LaTeX, ``:color[...]`` directives and raw HTML, but Streamlit expands
+    ``:material/icon:`` shortcodes before the Markdown parser sees the backslashes, so a colon
+    becomes the character reference ``&#58;`` (the ``&`` of the user's own text is escaped).
+    GitHub-flavoured Markdown also turns bare ``http://...``, ``www.`` and ``a@b.c`` into links
+    after decoding (escapes do not help), so an invisible WORD JOINER (U+2060) goes between
+    ``://``'s colon and slashes, after ``www`` and before ``@``.
+    Never use it for select-box or multiselect options, placeholders or dataframe cells: those
+    are plain text already and would show the backslashes.
+    """
+    unlinked = _AUTOLINK.sub(lambda m: m.group(0)[:-1] + WORD_JOINER + m.group(0)[-1], str(text))
+    escaped = _MD_SPECIAL.sub(r"\\\1", unlinked).replace(":", "&#58;")
+    return escaped.replace("\n", "  \n")
+
+
+def synced_selectbox(
+    label: str,
+    options: Sequence[Any],
+    value: Any,
+    *,
+    key: str,
+    format_func: Any = str,
+    **kwargs: Any,
+) -> Any:
+    """A select box that shows ``value`` (say, the room of the URL) under one stable ``key``.
+
+    A key that embeds the value (``room-pick-7``) makes a new widget on every switch: the old
+    one flashes while the page reruns, and a remembered state of that key meets the ``index``
+    default (Streamlit warns). Here the key never changes; when ``value`` changes from outside
+    (a link, a page switch) the widget's state is set to it before the widget is drawn, and no
+    ``index`` is passed, so it has one source of truth.
+    """
+    marker = f"_synced:{key}"
+    options = list(options)
+    if (
+        key not in st.session_state
+        or marker not in st.session_state
+        or st.session_state[marker] != value
+        or st.session_state[key] not in options
+    ):
+        st.session_state[key] = value if value in options else options[0]
+        st.session_state[marker] = value
+    return st.selectbox(label, options, format_func=format_func, key=key, **kwargs)
+
+
+def follow_latest_selectbox(label: str, options: Sequence[Any], *, key: str, **kwargs: Any) -> Any:
+    """A select box over ``options`` (newest first) that moves to a new newest option when it
+    showed the newest one before (a turn picker follows new turns); a choice of an older option
+    stays put."""
+    newest_key = f"_newest:{key}"
+    options = list(options)
+    newest = options[0] if options else None
+    if key in st.session_state:
+        was_newest = st.session_state[key] == st.session_state.get(newest_key)
+        if st.session_state[key] not in options or was_newest:
+            st.session_state[key] = newest
+    st.session_state[newest_key] = newest
+    return st.selectbox(label, options, key=key, **kwargs)
+
+
+def keep_if_too_long(key: str, refused_key: str, limit: int) -> None:
+    """``on_submit`` of a chat box: a text over ``limit`` characters is not sent but put back into
+    the box (``st.session_state[key]``), with the reason under ``refused_key`` for the page to
+    show next to the box. Runs before the page, so the page sees no submission."""
+    text = st.session_state.get(key)
+    if isinstance(text, str) and len(text) > limit:
+        st.session_state[key] = text
+        st.session_state[refused_key] = (
+            f"Not sent: a message is limited to {limit:,} characters and this one has "
+            f"{len(text):,}. It is still in the box: shorten it, or split it into several."
+        )
 
 
 def avatar(speaker: str, roster: Sequence[str], kind: str = "agent") -> str:
@@ -45,7 +119,7 @@ def avatar(speaker: str, roster: Sequence[str], kind: str = "agent") -> str:
 def field_error(problems: Mapping[str, str] | None, field: str) -> None:
     """Show the problem recorded for ``field`` (if any) right under it."""
     if problems and field in problems:
-        st.error(problems[field], icon=":material/error:")
+        st.error(escape_markdown(problems[field]), icon=":material/error:")
 
 
 # --- models ------------------------------------------------------------------------------------
@@ -149,6 +223,9 @@ def describe_spec(spec: Mapping[str, Any] | None) -> str:
 
 __all__ = [
     "avatar",
+    "follow_latest_selectbox",
+    "keep_if_too_long",
+    "synced_selectbox",
     "describe_spec",
     "escape_markdown",
     "field_error",

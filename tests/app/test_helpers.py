@@ -275,3 +275,18 @@ def test_ui_helpers_are_plain_python(module: str) -> None:
     assert not {
         n for n in names if n.split(".")[-1] in {"bootstrap", "widgets", "live", "room_forms"}
     }
+
+
+def test_escape_markdown_leaves_nothing_markdown_could_act_on() -> None:
+    import re
+
+    from ui.widgets import WORD_JOINER, escape_markdown
+
+    text = "![x](http://h/i.png) [l](https://h/l) <img src=x> :material/home: www.a.b c@d.e $x$ _i_"
+    escaped = escape_markdown(text)
+    assert "://" not in escaped and "www." not in escaped and "c@" not in escaped  # autolinks
+    assert ":" not in escaped.replace("&#58;", "")  # :material/...: and :color[...] shortcodes
+    assert not re.search(r"(?<!\\)[!\[\]()<>$_*`]", escaped)  # every Markdown character escaped
+    # What the browser shows once Markdown has read it: the text as typed (word joiners aside).
+    shown = re.sub(r"\\(.)", r"\1", escaped.replace("&#58;", ":").replace(WORD_JOINER, ""))
+    assert shown == text
