@@ -14,36 +14,34 @@ from typing import Any
 
 import pandas as pd
 
+from conversation.planning.registry import planner_label
+from conversation.termination.conditions import describe_termination
 from storage import Event
 from storage import repository as repo
 
 from .templates import RoomTemplate
 
-PLANNER_LABELS = {
-    "round_robin_room": "Rounds with @-mention hand-offs (seed 001)",
-    "round_robin": "Round robin",
-    "focal": "Focal speaker (every other turn)",
-    "random": "Random speaker (seeded)",
-    "random_inclusive": "Random, everyone before repeats (seeded)",
-    "addressed": "Only the @-mentioned answer",
-    "free": "Open floor (everyone may answer)",
-}
+#: The planner kinds the room form offers (the coordinator needs a roster agent chosen as such,
+#: set up in code or in a template), with their labels from the one registry.
+FORM_PLANNER_KINDS = (
+    "round_robin_room",
+    "round_robin",
+    "focal",
+    "random",
+    "random_inclusive",
+    "addressed",
+    "free",
+)
+PLANNER_LABELS = {kind: planner_label(kind) for kind in FORM_PLANNER_KINDS}
 
 
 def planner_dict(kind: str, **settings: Any) -> dict[str, Any]:
-    """A stored planner from the form (validated by ``planner_from_dict``)."""
-    from conversation.planning.registry import planner_from_dict
+    """A stored planner from the form (validated by ``planner_from_dict``); only the settings the
+    planner kind declares are kept."""
+    from conversation.planning.registry import PLANNER_KINDS, planner_from_dict
     from conversation.rooms.config import planner_to_dict
 
-    allowed = {
-        "round_robin_room": ("max_rounds", "max_messages"),
-        "round_robin": (),
-        "focal": ("focal_speaker",),
-        "random": ("seed",),
-        "random_inclusive": ("seed",),
-        "addressed": ("max_messages",),
-        "free": ("max_messages",),
-    }[kind]
+    allowed = PLANNER_KINDS[kind].settings
     data = {"kind": kind} | {k: v for k, v in settings.items() if k in allowed and v is not None}
     return planner_to_dict(planner_from_dict(data))
 
@@ -65,25 +63,6 @@ def termination_dict(
         return None
     data = parts[0] if len(parts) == 1 else {"kind": "any", "parts": parts}
     return termination_from_dict(data).to_dict()
-
-
-def describe_termination(data: Mapping[str, Any] | None) -> str:
-    """A stored termination condition in words."""
-    if not data:
-        return "none (the planner's caps end each activity)"
-    kind = data.get("kind")
-    if kind in ("any", "all"):
-        joiner = " or " if kind == "any" else " and "
-        return joiner.join(describe_termination(p) for p in data.get("parts", []))
-    if kind == "max_turns":
-        return f"after {data['max_turns']} agent turns"
-    if kind == "text_mention":
-        return f"when someone says {data['text']!r}"
-    if kind == "max_messages":
-        return f"after {data['max_messages']} messages in an activity"
-    if kind == "token_budget":
-        return f"after {data.get('max_tokens')} tokens"
-    return str(kind)
 
 
 def context_dict(max_messages: int | None, max_tokens: int | None) -> dict[str, Any] | None:
