@@ -356,6 +356,7 @@ class TurnDriver:
                         user_prompt=prompt.user_prompt,
                         system_prompt=prompt.system_prompt,
                         cache=self.cache,
+                        settings=config.call_settings(turn.speaker),
                     )
                     break
                 except asyncio.CancelledError:
