@@ -6,6 +6,11 @@ typed, bounded, with a note on the turn), so a hidden second layer would multipl
 hide failures. ``no_retry_service(OpenAIService subclass)`` returns a subclass whose clients are
 built with ``max_retries=0``; the model classes it creates are ordinary EDSL models otherwise.
 
+Self-hosted servers (``openai_compatible``, ``ollama``) also get the output limit as ``max_tokens``:
+EDSL 1.0.9 sends only ``max_completion_tokens``, which llama.cpp's server ignores (a reply then
+runs until the context is full, minutes on a small machine). Both carry the model's ``max_tokens``
+parameter (``CallSettings.max_output_tokens`` in a room).
+
 Async clients are also kept per event loop: EDSL caches one client per (key, URL) for the whole
 process, but an ``aiohttp``/``httpx`` client is bound to the loop it first ran on, and this engine
 runs models from several loops (``asyncio.run`` per call in ``ask_sync``, one loop per worker
@@ -81,6 +86,7 @@ def no_retry_service(service: type[OpenAIService]) -> type[OpenAIService]:
                 "_rooms_no_retry_": True,
                 "_sync_client_": functools.partial(openai.OpenAI, max_retries=0),
                 "_async_client_": functools.partial(openai.AsyncOpenAI, max_retries=0),
+                "create_model": classmethod(_create_model),
             },
         )
         # OpenAIService.__init_subclass__ gave the class plain dict caches; replace the async one.
@@ -89,4 +95,33 @@ def no_retry_service(service: type[OpenAIService]) -> type[OpenAIService]:
         return made
 
 
-__all__ = ["no_retry_service"]
+SENDS_MAX_TOKENS = frozenset({"openai_compatible", "ollama"})
+
+
+def _create_model(cls: Any, model_name: str, model_class_name: str | None = None) -> Any:
+    """EDSL's model class for ``model_name``, sending ``max_tokens`` beside
+    ``max_completion_tokens`` when the service is a self-hosted server."""
+    base = super(cls, cls).create_model(model_name, model_class_name)  # type: ignore[misc]
+    if cls._inference_service_ not in SENDS_MAX_TOKENS:
+        return base
+
+    def _filter_parameters_for_service(self: Any, params: dict) -> dict:
+        params = base._filter_parameters_for_service(self, params)
+        limit = params.get("max_completion_tokens")
+        if limit is not None:
+            params["max_tokens"] = limit  # what llama.cpp and older servers read
+        return params
+
+    bounded = type(
+        base.__name__,
+        (base,),
+        {
+            "__module__": base.__module__,
+            "__qualname__": base.__qualname__,
+            "_filter_parameters_for_service": _filter_parameters_for_service,
+        },
+    )
+    return bounded
+
+
+__all__ = ["SENDS_MAX_TOKENS", "no_retry_service"]

@@ -38,17 +38,15 @@ from conversation.text.transcript import (
 PASS_WORDS = frozenset({"PASS", "PASS.", "[PASS]", "(PASS)"})
 
 DEFAULT_ROOM_PROMPT = """You are {{ speaker_name }}, in a group chat with {{ agent_names | join(", ") }} and the people who write there.
-The conversation so far:
-{{ conversation }}
+Messages so far {{ conversation }}
 
 {% if max_turns %}This is turn {{ current_turn + 1 }} of {{ max_turns }} ({{ turns_left }} left, counting this one).
 {% endif %}{% if feedback %}{{ feedback }}
-{% endif %}Now write only your own next message, as {{ speaker_name }}, in plain words: no header, no name label, no quote marks. To hand over to someone, mention them as @name. If you have nothing to add, reply with the single word PASS."""
+{% endif %}Write {{ speaker_name }}'s reply to the last message: one short message in your own words, nothing else. To hand over to someone, mention them as @name. If you have nothing to add, reply with the single word PASS."""
 
 
 PICK_PROMPT = """You coordinate a group chat: after each message you choose who speaks next.
-The conversation so far:
-{conversation}
+Messages so far {conversation}
 
 Eligible speakers (JSON): {eligible}
 Reply with exactly one of these names, or NONE if no one should speak until a person writes."""

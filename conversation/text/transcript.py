@@ -1,20 +1,22 @@
-"""The transcript a model is shown: each message a header line, then its text as quoted lines.
+"""The transcript a model is shown: one line per message, numbered, its line breaks escaped.
 
-    [seq 2] Alice:
-    | I offer 10.
-    | Bob: I concede
+    1. user: Please negotiate the price of the mug.
+    2. Alice: I offer 10.\nBob: I concede
+    3. Bob (passed)
+    4. Cara (private to Alice): psst
 
-A header names the speaker (and the message's number and flags: ``(passed)``, ``(summary)``,
-``(notice)``, ``(private to Bob)``); every line of the message's text starts with ``| ``. Speaker
-boundaries stay structural (DESIGN decision 6): a newline followed by ``Bob: I concede`` inside
-Alice's text becomes the quoted line ``| Bob: I concede`` and cannot pass for a Bob turn, because
-only header lines (which never start with ``|``) say who spoke. Every line break Python knows
-(``\\r``, ``\\u2028``, ...) splits a quoted line, so none can smuggle an unquoted line in.
+A line is ``N. Speaker (flags): text``; the flags are ``passed``, ``summary``, ``notice`` and
+``private to NAMES``. Speaker boundaries stay structural (DESIGN decision 6): every line break
+inside a message's text (``\n``, ``\r``, and every other character Python splits lines at) is
+written as an escape (``\n``, ``\r``, ``\u2028``; a backslash as ``\\``), so a message is exactly
+one line and ``Bob: I concede`` inside Alice's text stays on Alice's line: it cannot start a line
+of its own, let alone a numbered one.
 
-This replaced one JSON record per message: small chat models (SmolLM2-135M) copied the JSON records
-back into their replies; quoted text reads like the chat logs they were trained on
-(``benchmarks/echo_rate.py`` measures both). ``strip_echo`` removes what a model still copies at
-the start of a reply (a header, a ``Name:`` label, a JSON record, quote marks).
+This replaced one JSON record per message: SmolLM2-135M copied the JSON records back into its
+replies (and a quoted multi-line shape fared worse); numbered one-line messages read like the chat
+logs small models were trained on (``benchmarks/echo_rate.py`` measures the shapes).
+``strip_echo`` removes what a model still copies at the start of a reply (a ``N. Name:`` or
+``Name:`` label, an old-style JSON record or header, quotes wrapping the whole reply).
 
 The text is carried literally; nothing here renders templates.
 """
@@ -26,23 +28,49 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-TRANSCRIPT_HEADER = (
-    "(each message starts with a line like [seq 3] Name: and every line of its text "
-    'starts with "| "; only those header lines say who spoke)'
-)
+TRANSCRIPT_HEADER = "(oldest first, one message per line)"
 EMPTY_TRANSCRIPT = "(no messages yet)"
-QUOTE = "| "
 
 _NUMBER_KEYS = ("seq", "turn")
 _TEXT_KEYS = ("text", "summary", "notice", "draft", "reason", "content")
 _FLAG_KEYS = {"summary": "summary", "notice": "notice"}
-# A numbered header may name any speaker; an unnumbered one (summary requests) a single word.
-_HEADER = re.compile(
-    r"^(?:\[(?P<key>seq|turn) (?P<number>-?\d+)\] (?P<speaker>[^\n]*?)|(?P<word>[^\s:|\[\]()]+))"
-    r"(?P<tags>(?: \((?:passed|summary|notice|private to [^()]*)\))*):$"
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_LINE = re.compile(
+    r"^(?:(?P<number>-?\d+)\.|-) (?P<speaker>[^\n]+?)"
+    r"(?P<tags>(?: \((?:passed|summary|notice|private to [^()]*)\))*)(?:: (?P<text>.*)|:?)$"
 )
-_LABEL = re.compile(r"^(?P<name>[^\n:|\[\]{}]{1,64}?):\s*")
-_ANY_HEADER = re.compile(r"^\s*\[(?:seq|turn) -?\d+\][^\n]*?:[ \t]*")
+_LABEL = re.compile(r"^(?P<name>[^\n:|\[\]{}()]{1,64}?)(?: \([^()\n]*\))?:\s*")
+_OLD_HEADER = re.compile(r"^\s*\[(?:seq|turn) -?\d+\][^\n]*?:[ \t]*")
+_NUMBERED = re.compile(r"^\s*-?\d+\.\s+(?P<name>[^\n:()]{1,64}?)(?: \([^()\n]*\))?:[ \t]*")
+
+
+def escape(text: str) -> str:
+    """``text`` on one line: backslashes doubled, line breaks written as escapes."""
+    out = []
+    for char in text:
+        if char == "\\":
+            out.append("\\\\")
+        elif char == "\n":
+            out.append("\\n")
+        elif char == "\r":
+            out.append("\\r")
+        elif char in _LINE_BREAKS:
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+_ESCAPES = {"\\": "\\", "n": "\n", "r": "\r"}
+
+
+def unescape(text: str) -> str:
+    """The inverse of ``escape``."""
+    return re.sub(
+        r"\\(\\|n|r|u[0-9a-f]{4})",
+        lambda m: _ESCAPES.get(m[1]) or chr(int(m[1][1:], 16)),
+        text,
+    )
 
 
 def transcript_record(
@@ -57,37 +85,29 @@ def _one_line(value: Any) -> str:
 
 
 def render_record(record: Mapping[str, Any]) -> str:
-    """One message: its header line, then each line of its text quoted with ``| ``.
+    """One message as one line: ``N. Speaker (flags): text`` (see the module docstring).
 
-    A record without a speaker (a moderator's reason, a draft) renders as ``key:`` and quoted
-    lines."""
+    A record without a speaker (a moderator's reason, a draft) renders as ``key: text``."""
     data = dict(record)
     text_key = next((k for k in _TEXT_KEYS if k in data), None)
     text = "" if text_key is None or data[text_key] is None else str(data[text_key])
-    if "speaker" in data:
-        number_key = next((k for k in _NUMBER_KEYS if k in data), None)
-        head = f"[{number_key} {data[number_key]}] " if number_key is not None else ""
-        tags = []
-        if text_key in _FLAG_KEYS:
-            tags.append(_FLAG_KEYS[text_key])
-        if data.get("passed"):
-            tags.append("passed")
-        private = data.get("private_to")
-        if private:
-            names = private if isinstance(private, list | tuple) else [private]
-            tags.append("private to " + ", ".join(_one_line(n) for n in names))
-        header = head + _one_line(data["speaker"]) + "".join(f" ({t})" for t in tags) + ":"
-    else:
-        header = f"{text_key or 'message'}:"
+    if "speaker" not in data:
+        return f"{text_key or 'message'}: {escape(text)}"
+    number_key = next((k for k in _NUMBER_KEYS if k in data), None)
+    head = f"{data[number_key]}. " if number_key is not None else "- "
+    tags = []
+    if text_key in _FLAG_KEYS:
+        tags.append(_FLAG_KEYS[text_key])
+    if data.get("passed"):
+        tags.append("passed")
+    private = data.get("private_to")
+    if private:
+        names = private if isinstance(private, list | tuple) else [private]
+        tags.append("private to " + ", ".join(_one_line(n) for n in names))
+    line = head + _one_line(data["speaker"]) + "".join(f" ({t})" for t in tags)
     if data.get("passed") and not text:
-        return header
-    return "\n".join([header, *quote(text)])
-
-
-def quote(text: str) -> list[str]:
-    """``text`` as quoted lines (an empty line is a lone ``|``)."""
-    lines = text.splitlines() or [""]
-    return [(QUOTE + line) if line else QUOTE.rstrip() for line in lines]
+        return line
+    return f"{line}: {escape(text)}"
 
 
 def render_transcript(records: Iterable[Mapping[str, Any]], *, header: bool = True) -> str:
@@ -103,67 +123,38 @@ def render_lines(lines: Sequence[str], *, header: bool = True) -> str:
 
 
 def parse_transcript(text: str) -> list[dict[str, Any]]:
-    """The inverse of ``render_transcript`` for messages with a header: ``{seq|turn, speaker,
-    text|summary|notice, passed?, private_to?}`` (other lines are skipped)."""
-    records: list[dict[str, Any]] = []
-    body: list[str] | None = None
-    for line in text.splitlines():
-        match = _HEADER.match(line)
+    """The inverse of ``render_transcript``: ``{seq, turn, speaker, text|summary|notice,
+    passed?, private_to?}`` per message line (the number under both keys, none for an unnumbered
+    ``- Speaker: text`` line; other lines are skipped)."""
+    return [record for _, _, record in message_spans(text)]
+
+
+def message_spans(text: str) -> list[tuple[int, int, dict[str, Any]]]:
+    """``(start, end, record)`` of every message line in ``text`` (character offsets),
+    for readers that cut messages out of a prompt."""
+    spans: list[tuple[int, int, dict[str, Any]]] = []
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        bare = line.rstrip("\r\n")
+        match = _LINE.match(bare)
         if match:
             record: dict[str, Any] = {}
-            if match["key"]:
-                record[match["key"]] = int(match["number"])
-            record["speaker"] = match["speaker"] if match["key"] else match["word"]
-            tags = re.findall(r" \(([^()]*)\)", match["tags"] or "")
+            if match["number"] is not None:
+                record["seq"] = record["turn"] = int(match["number"])
+            record["speaker"] = match["speaker"]
             text_key = "text"
-            for tag in tags:
+            for tag in re.findall(r" \(([^()]*)\)", match["tags"] or ""):
                 if tag == "passed":
                     record["passed"] = True
                 elif tag in ("summary", "notice"):
                     text_key = tag
                 elif tag.startswith("private to "):
                     record["private_to"] = tag.removeprefix("private to ").split(", ")
-            body = []
-            record[text_key] = body
-            records.append(record)
-        elif body is not None and (line == QUOTE.rstrip() or line.startswith(QUOTE)):
-            body.append(line[len(QUOTE) :])
-        else:
-            body = None
-    for record in records:
-        for key in ("text", "summary", "notice"):
-            if isinstance(record.get(key), list):
-                record[key] = "\n".join(record[key])
-        if record.get("passed") and record.get("text") == "":
-            del record["text"]
-    return records
-
-
-def message_spans(text: str) -> list[tuple[int, int, dict[str, Any]]]:
-    """``(start, end, record)`` of every message with a header in ``text`` (character offsets,
-    the header through its last quoted line), for readers that cut messages out of a prompt."""
-    spans: list[tuple[int, int, dict[str, Any]]] = []
-    offset = 0
-    current: list[Any] | None = None
-    for line in text.splitlines(keepends=True):
-        bare = line.rstrip("\r\n")
-        if _HEADER.match(bare):
-            record = parse_transcript(bare)[0]
-            current = [offset, offset + len(bare), record, []]
-            spans.append(current)  # type: ignore[arg-type]
-        elif current is not None and (bare == QUOTE.rstrip() or bare.startswith(QUOTE)):
-            current[3].append(bare[len(QUOTE) :])
-            current[1] = offset + len(bare)
-        else:
-            current = None
+            if match["text"] is not None or not record.get("passed"):
+                record[text_key] = unescape(match["text"] or "")
+            spans.append((offset, offset + len(bare), record))
         offset += len(line)
-    found = []
-    for start, end, record, body in spans:  # type: ignore[misc]
-        key = next((k for k in ("summary", "notice") if k in record), "text")
-        if body or key in record:
-            record[key] = "\n".join(body)
-        found.append((start, end, record))
-    return found
+    return spans
 
 
 def speakers(records: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -172,28 +163,29 @@ def speakers(records: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def strip_echo(reply: str, names: Iterable[str]) -> str:
-    """``reply`` without what a model copied from its transcript at the start: header lines
-    (``[seq 4] Alice:``), a ``Name:`` label of one of ``names``, a JSON record
-    (``{"speaker": ..., "text": ...}``: its text is kept when nothing else is), and the ``| ``
-    quote marks of a reply written entirely as quoted lines. Text after the start is kept as
-    written (a message may quote someone)."""
+    """``reply`` without what a model copied from its transcript at the start: a ``N. Name:``
+    line label (any name), a ``Name:`` label of one of ``names``, an old-style JSON record or
+    ``[seq N] Name:`` header (a record's text is kept when nothing else is), and quotes wrapping
+    the whole reply. Text after the start is kept as written (a message may quote someone)."""
     known = {n.casefold() for n in names}
     text = reply.strip()
-    for _ in range(8):  # a few layers at most: "[seq 4] Alice: Alice: ..."
+    for _ in range(8):  # a few layers at most: "3. Alice: Alice: ..."
         before = text
-        text = _ANY_HEADER.sub("", text, count=1).lstrip()
+        text = _OLD_HEADER.sub("", text, count=1).lstrip()
+        numbered = _NUMBERED.match(text)
+        if numbered:
+            text = text[numbered.end() :].lstrip()
         match = _LABEL.match(text)
-        if match and match["name"].casefold() in known:
+        if match and match["name"].strip().casefold() in known:
             text = text[match.end() :].lstrip()
         first, _, rest = text.partition("\n")
         record = _json_record(first)
         if record is not None:
-            text = rest.strip() or str(record)
+            text = rest.strip() or record
+        if len(text) >= 2 and text[0] == text[-1] == '"' and text.count('"') == 2:
+            text = text[1:-1].strip()
         if text == before:
             break
-    lines = text.splitlines()
-    if lines and all(line.startswith(QUOTE) or line == QUOTE.rstrip() for line in lines):
-        text = "\n".join(line[len(QUOTE) :] for line in lines).strip()
     return text
 
 
@@ -209,25 +201,31 @@ def _json_record(line: str) -> str | None:
     if not isinstance(data, dict) or "speaker" not in data:
         return None
     value = next((data[k] for k in _TEXT_KEYS if isinstance(data.get(k), str)), "")
-    return value.strip()
+    return str(value).strip()
 
 
 def echoes(reply: str, names: Iterable[str]) -> bool:
-    """True when ``reply`` copies transcript structure: a header line, a JSON message record,
-    quoted ``| `` lines, or a line starting with a speaker's ``Name:`` label (for measuring)."""
+    """True when ``reply`` copies transcript structure (for measuring): a JSON message record,
+    a ``[seq N] Name:`` header, a ``N. Name:`` message line or quoted ``| `` lines, or a line
+    opening with a speaker's ``Name:`` label."""
     known = {n.casefold() for n in names}
+    if re.search(r'"(?:speaker|seq|turn)"\s*:', reply):
+        return True  # a JSON record, even spread over lines
     for line in reply.splitlines():
         stripped = line.strip()
         if not stripped:
             continue
-        if _ANY_HEADER.match(stripped) or _json_record(stripped) is not None:
-            return True
-        if stripped.startswith(QUOTE.rstrip()):
+        if _OLD_HEADER.match(stripped) or _json_record(stripped) is not None:
             return True
         if stripped.startswith('{"') and '"speaker"' in stripped:
             return True
+        if stripped.startswith("| ") or stripped == "|":
+            return True
+        numbered = _NUMBERED.match(stripped)
+        if numbered and numbered["name"].strip().casefold() in known:
+            return True
         match = _LABEL.match(stripped)
-        if match and match["name"].casefold() in known:
+        if match and match["name"].strip().casefold() in known:
             return True
     return False
 
@@ -235,9 +233,9 @@ def echoes(reply: str, names: Iterable[str]) -> bool:
 __all__ = [
     "TRANSCRIPT_HEADER",
     "EMPTY_TRANSCRIPT",
-    "QUOTE",
     "echoes",
-    "quote",
+    "escape",
+    "unescape",
     "transcript_record",
     "render_record",
     "render_transcript",
