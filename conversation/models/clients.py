@@ -14,13 +14,16 @@ parameter (``CallSettings.max_output_tokens`` in a room).
 Async clients are also kept per event loop: EDSL caches one client per (key, URL) for the whole
 process, but an ``aiohttp``/``httpx`` client is bound to the loop it first ran on, and this engine
 runs models from several loops (``asyncio.run`` per call in ``ask_sync``, one loop per worker
-thread). A client is dropped with its loop.
+thread, EDSL's own loop for a job). When a loop closes, its clients are closed first, on that
+loop: an ``aiohttp`` session left open would otherwise print "Unclosed client session" when it is
+garbage-collected (typically at exit).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import threading
 import weakref
 from collections.abc import Iterator, MutableMapping
@@ -28,6 +31,7 @@ from typing import Any
 
 from edsl.inference_services.services.open_ai_service import OpenAIService
 
+log = logging.getLogger(__name__)
 _made: dict[type, type] = {}
 _made_lock = threading.Lock()
 
@@ -48,7 +52,16 @@ class _PerLoopClients(MutableMapping):
         except RuntimeError:
             return self._no_loop
         with self._lock:
-            return self._by_loop.setdefault(loop, {})
+            clients = self._by_loop.get(loop)
+            if clients is None:
+                clients = self._by_loop[loop] = {}
+                _close_before_the_loop(loop, self)
+            return clients
+
+    def drop(self, loop: asyncio.AbstractEventLoop) -> list[Any]:
+        """Forget ``loop``'s clients and return them (to be closed)."""
+        with self._lock:
+            return list((self._by_loop.pop(loop, None) or {}).values())
 
     def __getitem__(self, key: Any) -> Any:
         return self._current()[key]
@@ -64,6 +77,35 @@ class _PerLoopClients(MutableMapping):
 
     def __len__(self) -> int:
         return len(self._current())
+
+
+async def _close_all(clients: list[Any]) -> None:
+    for client in clients:
+        close = getattr(client, "close", None)
+        if close is None:
+            continue
+        try:
+            result = close()
+            if asyncio.iscoroutine(result):
+                await result
+        except Exception:  # closing is best effort; the loop is going away anyway
+            log.debug("closing a model client failed", exc_info=True)
+
+
+def _close_before_the_loop(loop: asyncio.AbstractEventLoop, owner: _PerLoopClients) -> None:
+    """Make ``loop.close()`` close ``owner``'s clients of that loop first (on the loop)."""
+    original = loop.close
+
+    def close() -> None:
+        clients = owner.drop(loop)
+        if clients and not loop.is_closed() and not loop.is_running():
+            try:
+                loop.run_until_complete(_close_all(clients))
+            except Exception:
+                log.debug("closing model clients before the loop failed", exc_info=True)
+        original()
+
+    loop.close = close  # type: ignore[method-assign]
 
 
 def no_retry_service(service: type[OpenAIService]) -> type[OpenAIService]:
