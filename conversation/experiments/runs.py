@@ -54,6 +54,7 @@ def materialize(db: Any, experiment_id: int, *, speaker: str = "user") -> int:
     request id derived from the design, and never again once it is in the log (so a finished room
     is not re-opened). Returns how many rooms were created now.
     """
+    from conversation.rooms.config import request_settings
     from conversation.rooms.room import Room
 
     experiment = repo.get_experiment(db, experiment_id)
@@ -82,6 +83,7 @@ def materialize(db: Any, experiment_id: int, *, speaker: str = "user") -> int:
                 experiment_id=experiment_id,
                 condition=c.label,
                 replicate=planned.replicate,
+                **request_settings(template),
             ).id
             created += 1
         if room_id in started:

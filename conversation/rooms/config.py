@@ -479,6 +479,14 @@ class RoomConfig:
         )
 
 
+REQUEST_SETTINGS = ("max_output_tokens", "request_timeout", "context_window")
+
+
+def request_settings(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The model request settings a template (or any dict) names, for ``Room.create``."""
+    return {key: data[key] for key in REQUEST_SETTINGS if data.get(key) is not None}
+
+
 def _checked_models(roster: tuple[AgentSpec, ...]) -> tuple[AgentSpec, ...]:
     """Resolve each agent's own model spec once, when the room is created: an unknown service,
     a missing SDK or a bad parameter is a configuration error naming the agent, not a failure of
@@ -506,6 +514,8 @@ __all__ = [
     "RetrySettings",
     "RoomConfig",
     "check_name",
+    "REQUEST_SETTINGS",
     "planner_to_dict",
+    "request_settings",
     "roster_specs",
 ]
