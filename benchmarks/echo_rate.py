@@ -125,7 +125,7 @@ async def run_shape(
                 raw_echo += 1
                 if len(samples) < 3:
                     samples.append(raw[:160])
-            kept = strip_echo(raw, [speaker]) if shape == "after" else raw.strip()
+            kept = strip_echo(raw, [speaker], [*names, "user"]) if shape == "after" else raw.strip()
             if echoes(kept, [*names, "user"]):
                 stored_echo += 1
             messages.append((speaker, kept or "PASS"))

@@ -150,7 +150,7 @@ async def ask(
     outputs = response.model_outputs
     text = _reply_text(model, outputs.response, response.edsl_dict)
     if text is not None and settings is not None and settings.speakers:
-        text = strip_echo(text, settings.speakers) or None
+        text = strip_echo(text, settings.speakers, settings.roster) or None
     if text is None:
         raise ModelCallError(
             f"{label} returned no text (raw response: {_short(outputs.response)}); "
@@ -256,8 +256,7 @@ def _bounded(model: Any, settings: CallSettings) -> Any:
     other rooms share it)."""
     limit = settings.max_output_tokens
     parameters = getattr(model, "parameters", None)
-    has_limit = isinstance(parameters, dict) and "max_tokens" in parameters
-    if not has_limit:
+    if not isinstance(parameters, dict) or "max_tokens" not in parameters:
         return model  # the offline and test models: nothing to bound, and state not to split
     if parameters.get("max_tokens") == limit and settings.timeout is None:
         return model

@@ -92,11 +92,11 @@ def without_records(prompt: str) -> str:
 
 def _records(prompt: str) -> list[tuple[int, int, Message]]:
     found: list[tuple[int, int, Message]] = []
-    for start, end, record in message_spans(prompt):
-        text = record.get("text")
-        if isinstance(text, str):
-            number = record.get("turn", record.get("seq"))
-            message = Message(record["speaker"], text.replace(ZERO_WIDTH_SPACE, ""), number)
+    for start, end, line in message_spans(prompt):
+        said = line.get("text")
+        if isinstance(said, str):
+            number = line.get("turn", line.get("seq"))
+            message = Message(line["speaker"], said.replace(ZERO_WIDTH_SPACE, ""), number)
             found.append((start, end, message))
     if found:
         return found

@@ -2,8 +2,8 @@
 
 ``CallSettings`` travel with one ``ask()``: the output limit (``max_output_tokens``, sent the way
 the service understands it: see ``clients``), the request timeout in seconds, the context window
-the prompt must fit in (with the output limit), and the speaker names whose copied labels are
-stripped from a reply. A room builds them from its config (``RoomConfig.call_settings``).
+the prompt must fit in (with the output limit), the speaker names whose copied labels are
+stripped from a reply, and the room's other names (a reply is cut where it makes up their turn). A room builds them from its config (``RoomConfig.call_settings``).
 
 ``context_window(spec)`` is the window of a known model (by name), a setting for servers
 (``context_window`` in the room config), or ``SERVER_CONTEXT_WINDOW`` for a self-hosted server that
@@ -75,6 +75,7 @@ class CallSettings:
     timeout: float | None = DEFAULT_TIMEOUT_SECONDS
     context_window: int | None = None
     speakers: tuple[str, ...] = ()
+    roster: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.max_output_tokens is not None:

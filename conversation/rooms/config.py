@@ -331,6 +331,7 @@ class RoomConfig:
             timeout=self.request_timeout,
             context_window=context_window(self.model_of(speaker), self.context_window),
             speakers=(speaker,) if speaker in self.names else (),
+            roster=(*self.names, "user"),
         )
 
     @property

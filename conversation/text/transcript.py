@@ -162,18 +162,21 @@ def speakers(records: Sequence[Mapping[str, Any]]) -> list[str]:
     return [str(r["speaker"]) for r in records]
 
 
-def strip_echo(reply: str, names: Iterable[str]) -> str:
-    """``reply`` without what a model copied from its transcript at the start: a ``N. Name:``
-    line label (any name), a ``Name:`` label of one of ``names``, an old-style JSON record or
+def strip_echo(reply: str, names: Iterable[str], roster: Iterable[str] = ()) -> str:
+    """``reply`` without what a model copied from its transcript: at the start, a ``N. Name:``
+    line label (anyone in ``names`` or ``roster``), a ``Name:`` label of one of ``names``, an old-style JSON record or
     ``[seq N] Name:`` header (a record's text is kept when nothing else is), and quotes wrapping
-    the whole reply. Text after the start is kept as written (a message may quote someone)."""
+    the whole reply; and from the first later line that opens a numbered message of someone in
+    ``names`` or ``roster`` (``3. Bob: ...``, a turn the model made up) to the end. Other text is
+    kept as written (a message may quote someone)."""
     known = {n.casefold() for n in names}
+    members = known | {n.casefold() for n in roster}
     text = reply.strip()
     for _ in range(8):  # a few layers at most: "3. Alice: Alice: ..."
         before = text
         text = _OLD_HEADER.sub("", text, count=1).lstrip()
         numbered = _NUMBERED.match(text)
-        if numbered:
+        if numbered and numbered["name"].strip().casefold() in members:
             text = text[numbered.end() :].lstrip()
         match = _LABEL.match(text)
         if match and match["name"].strip().casefold() in known:
@@ -185,6 +188,12 @@ def strip_echo(reply: str, names: Iterable[str]) -> str:
         if len(text) >= 2 and text[0] == text[-1] == '"' and text.count('"') == 2:
             text = text[1:-1].strip()
         if text == before:
+            break
+    lines = text.splitlines()
+    for index, line in enumerate(lines[1:], start=1):
+        numbered = _NUMBERED.match(line)
+        if numbered and numbered["name"].strip().casefold() in members:
+            text = "\n".join(lines[:index]).rstrip()
             break
     return text
 

@@ -172,14 +172,10 @@ def test_report_measurements() -> None:
     if not MEASURED:
         pytest.skip("no llm turns were measured")
     latencies = sorted(m["latency"] for m in MEASURED)
+    ratio = max(m["estimate"] / m["input_tokens"] for m in MEASURED if m["input_tokens"])
     print(
-        "\nllm turns:",
-        len(MEASURED),
-        "latency median %.1f s max %.1f s" % (latencies[len(latencies) // 2], latencies[-1]),
-        "output tokens max",
-        max(m["output_tokens"] for m in MEASURED),
-        "prompt tokens max",
-        max(m["input_tokens"] for m in MEASURED),
-        "estimate/actual max %.2f"
-        % max(m["estimate"] / m["input_tokens"] for m in MEASURED if m["input_tokens"]),
+        f"\nllm turns: {len(MEASURED)}, latency median {latencies[len(latencies) // 2]:.1f} s, "
+        f"max {latencies[-1]:.1f} s; output tokens max {max(m['output_tokens'] for m in MEASURED)}"
+        f"; prompt tokens max {max(m['input_tokens'] for m in MEASURED)}; "
+        f"estimate/actual max {ratio:.2f}"
     )
