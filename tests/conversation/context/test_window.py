@@ -41,7 +41,8 @@ def chat(n: int, opener: str = "user") -> list[RoomEvent]:
         ("a", 1),
         ("abcd", 2),
         ("abcde", 3),
-        ("x" * 400, 200),
+        ("x" * 400, 400),  # no vowels: one per letter
+        ("banana" * 50, 150),
         ("a b", 2),  # a space before a word joins it
         ("a  b", 3),  # a second space does not
         ("12 34", 5),  # digits and a space before a digit count one each
