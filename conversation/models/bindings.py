@@ -72,7 +72,8 @@ class _Registry:
         with self._lock:
             return self._get(instance)
 
-    def __len__(self) -> int:
+    @property
+    def size(self) -> int:
         with self._lock:
             return len(self._strong) + len(self._weak)
 
@@ -176,7 +177,10 @@ class ModelCache:
                 self._models.popitem(last=False)
         return model
 
-    def __len__(self) -> int:
+    @property
+    def size(self) -> int:
+        """How many rebuilt models are kept (not ``__len__``: an empty cache must stay truthy,
+        callers write ``model_cache or ModelCache()``)."""
         return len(self._models)
 
 

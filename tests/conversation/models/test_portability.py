@@ -184,19 +184,20 @@ def test_in_process_only_runs_here_and_the_worker_refuses_with_a_reason(
 
 def test_the_live_model_registry_is_bounded(monkeypatch) -> None:
     monkeypatch.setattr(bindings, "MAX_IN_PROCESS_MODELS", 5)
-    before = len(bindings._LIVE_MODELS)
+    before = bindings._LIVE_MODELS.size
     shared = Model("test", canned_response="x")
     specs = [live_model_spec(shared) for _ in range(50)]
     assert len({s["instance"] for s in specs}) == 1  # one object, one entry
     scripted = [OfflineModel(replies=["a"]) for _ in range(20)]
     kept = [live_model_spec(m, in_process_only=True) for m in scripted]
-    assert len(bindings._LIVE_MODELS) <= before + 1 + 5
+    assert bindings._LIVE_MODELS.size <= before + 1 + 5
     cache = ModelCache()
     assert cache.get(kept[-1]) is scripted[-1]  # the newest are kept
     assert isinstance(cache.get(kept[0]), bindings.UnavailableModel)  # the oldest dropped
     for i in range(bindings.MAX_CACHED_MODELS + 10):
         cache.get({"service": "offline", "parameters": {"seed": i}})
-    assert len(cache) <= bindings.MAX_CACHED_MODELS
+    assert cache.size <= bindings.MAX_CACHED_MODELS
+    assert ModelCache()  # an empty cache is truthy (`model_cache or ModelCache()`)
 
 
 def test_a_spec_stored_before_reads_the_same() -> None:
