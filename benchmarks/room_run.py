@@ -44,6 +44,7 @@ def turn_times(db: Database, turns: int) -> list[float]:
         planner=RoundRobinPolicy(),
         termination=MaxTurns(turns),
         model=OfflineModel(func=instant_reply),
+        in_process_only=True,  # the reply function lives in this process
     )
     room.post("Talk for a long time.", request_id="start")
     STAMPS.clear()

@@ -43,10 +43,6 @@ sys.path.insert(0, str(ROOT))
 warnings.simplefilter("ignore")
 
 
-def reply(user_prompt: str, system_prompt: str) -> str:
-    return "I hear you; here is my next point."
-
-
 # -- a worker process ---------------------------------------------------------------------------
 
 
@@ -176,8 +172,9 @@ def make_rooms(url: str, rooms: int, turns: int, latency: float) -> list[int]:
                 agents=agents,
                 planner=RoundRobinPolicy(),
                 termination=MaxTurns(turns),
-                # A model that only waits: its own work is not the engine's.
-                model=OfflineModel(func=reply, latency=latency),
+                # A storable model (every worker process rebuilds it from the room's spec) that
+                # waits `latency` and writes short replies: its own work stays small.
+                model=OfflineModel(latency=latency, max_words=12),
             )
             room.post("Let's begin.", request_id="start")
             made.append(room.id)

@@ -235,6 +235,21 @@ with analysis_tab:
                 "Stored analyses", list(labels), format_func=lambda a: labels[a], key="an-pick"
             )
         )
+        failed = results.failed_answers(db, aid)
+        if failed:
+            st.warning(f"{len(failed)} answer(s) failed; their reasons are in the table.")
+            if st.button(f"Retry {len(failed)} failed answer(s)", key="an-retry"):
+                retry_bar = st.progress(0.0, text="Asking again…")
+
+                def show_retry(done: int, total: int) -> None:
+                    retry_bar.progress(done / total, text=f"{done} of {total} rooms")
+
+                still = results.retry_failed_answers(db, aid, progress=show_retry)
+                st.session_state["results_notice"] = (
+                    f"Analysis #{aid}: {len(failed) - still} answer(s) recovered, {still} still failing."
+                )
+                st.session_state["an-pick-next"] = aid
+                st.rerun()
         answers = frames.analysis_frame(db, aid)
         st.plotly_chart(
             charts.outcomes_by_condition(answers, question=repo.get_analysis(db, aid).name),

@@ -133,14 +133,11 @@ def run_analysis(
 ) -> int:
     """Ask ``spec`` about every room, store each answer, and return the analysis id.
 
-    Rooms are asked in small batches so progress can be shown; a failed batch stores its error
-    with each of its rooms (no answer is invented) and the analysis ends ``failed``.
+    Rooms are asked in small batches so progress can be shown. Every valid answer is stored; an
+    answer that failed (EDSL's validation refused the reply, or the call failed) is stored as the
+    room's error with its reason and the raw reply, so ``retry_failed_answers`` can ask again.
+    The analysis ends ``done``, or ``failed`` while some answers are missing.
     """
-    from conversation.analysis.questions import analyze, question_from_spec
-    from conversation.models import default_model, model_label, resolve_model
-
-    chosen = resolve_model(model) if model else default_model()
-    label = model_label(chosen)
     analysis_id = repo.create_analysis(
         db,
         spec["text"][:200],
@@ -149,35 +146,79 @@ def run_analysis(
         experiment_id=experiment_id,
         status="running",
     )
+    _ask_rooms(db, analysis_id, spec, list(room_ids), model, progress)
+    return analysis_id
+
+
+def failed_answers(db: Any, analysis_id: int) -> list[int]:
+    """The rooms whose answer to the analysis failed (stored with an error), by room id."""
+    return [a.room_id for a in repo.answers(db, analysis_id) if a.error is not None]
+
+
+def retry_failed_answers(
+    db: Any, analysis_id: int, *, progress: Callable[[int, int], None] | None = None
+) -> int:
+    """Ask the analysis's question again for the rooms whose answer failed, with the same model;
+    returns how many still fail. Valid answers already stored are not touched."""
+    analysis = repo.get_analysis(db, analysis_id)
+    rooms = failed_answers(db, analysis_id)
+    if not rooms:
+        return 0
+    repo.update_analysis(db, analysis_id, status="running")
+    return _ask_rooms(db, analysis_id, dict(analysis.question), rooms, analysis.model, progress)
+
+
+def _ask_rooms(
+    db: Any,
+    analysis_id: int,
+    spec: dict[str, Any],
+    room_ids: list[int],
+    model: dict[str, Any] | None,
+    progress: Callable[[int, int], None] | None,
+) -> int:
+    from conversation.analysis.questions import analyze, question_from_spec
+    from conversation.models import default_model, model_label, resolve_model
+
+    chosen = resolve_model(model) if model else default_model()
+    label = model_label(chosen)
     question = question_from_spec(spec)
-    failed = False
+    name = question.question_name
+    failed = 0
     done = 0
     for start in range(0, len(room_ids), ANALYSIS_CHUNK):
-        chunk = list(room_ids[start : start + ANALYSIS_CHUNK])
+        chunk = room_ids[start : start + ANALYSIS_CHUNK]
         scenarios = [transcript_scenario(db, rid) for rid in chunk]
         try:
             outcome = analyze([question], scenarios, model=chosen)
-        except Exception as exc:  # one failed batch must not lose the others' answers
-            failed = True
+        except Exception as exc:  # a failed batch stores its error with each of its rooms
             error = {"type": type(exc).__name__, "code": getattr(exc, "code", None),
                      "message": str(exc)[:500]}  # fmt: skip
             for rid in chunk:
                 repo.record_answer(db, analysis_id, rid, None, model=label, error=error)
+            failed += len(chunk)
         else:
             for row in outcome.rows:
+                if name in row:
+                    repo.record_answer(
+                        db,
+                        analysis_id,
+                        int(row["room_id"]),
+                        _json_value(row[name]),
+                        comment=row.get(f"{name}_comment"),
+                        model=label,
+                    )
+            for failure in outcome.failures:
+                rid = int(scenarios[failure.scenario_index]["room_id"])
                 repo.record_answer(
-                    db,
-                    analysis_id,
-                    int(row["room_id"]),
-                    _json_value(row["answer"]),
-                    comment=row.get("answer_comment"),
-                    model=label,
+                    db, analysis_id, rid, None, model=label, error=failure.to_error()
                 )
+                failed += 1
         done += len(chunk)
         if progress is not None:
             progress(done, len(room_ids))
-    repo.update_analysis(db, analysis_id, status="failed" if failed else "done")
-    return analysis_id
+    remaining = len(failed_answers(db, analysis_id))
+    repo.update_analysis(db, analysis_id, status="failed" if remaining else "done")
+    return remaining
 
 
 def _json_value(value: Any) -> Any:
@@ -274,6 +315,8 @@ __all__ = [
     "room_labels",
     "rooms_table",
     "roster",
+    "failed_answers",
+    "retry_failed_answers",
     "run_analysis",
     "transcript_scenario",
 ]

@@ -2,9 +2,13 @@
 
 ``analyze(questions, scenarios)`` runs one ordinary EDSL job (questions x scenarios x one model)
 and returns both EDSL's ``Results`` (for export) and one row per scenario (for pandas and charts).
-A failed answer never becomes a ``None`` in the table: EDSL 1.0.9 reports failures through
-``results.has_unfixed_exceptions`` instead of raising, so ``analyze`` checks it and raises
-``ModelCallError(code="analysis_failed")`` naming the questions and errors.
+Answers are kept one by one: EDSL 1.0.9 reports a failed answer (a model error, or a reply its
+validation refused) as ``None`` instead of raising, so such an answer never enters a row; it is
+listed in ``Analysis.failures`` (scenario, question, reason, the raw reply) and every valid answer
+is kept. Before giving up on a reply, a lenient reading is tried where the question has fixed
+options: a reply that names exactly one of them as a word ("I'd say **Yes**.") counts as that
+option, with a comment saying so (EDSL itself already reads "No\n\nYes" and ``{"answer": "Yes"}``).
+Only a job that returns nothing at all raises ``ModelCallError(code="analysis_failed")``.
 
 Scenario values are neutralised (``safety.neutralize_value``) before they enter EDSL, which renders
 question text as Jinja, and a ``transcript`` given as a list of records is shown to the model as
@@ -18,6 +22,7 @@ Parrot's remote inference (see ``models.providers``) runs as a remote job.
 
 from __future__ import annotations
 
+import dataclasses
 import keyword
 import math
 import re
@@ -46,16 +51,38 @@ _EDSL_NAMES = frozenset({"scenario", "agent", "question", "answer", "loop", "ran
 
 
 @dataclass(frozen=True)
-class Analysis:
-    """EDSL ``Results`` and one tidy row per scenario, in the order the scenarios were given;
-    iterating it yields the rows.
+class AnswerFailure:
+    """One answer that could not be had: which scenario and question, why, and the raw reply."""
 
-    A row holds ``scenario_index``, the scenario's fields except the transcript, each question's
-    answer under its name and EDSL's comment under ``<name>_comment``.
+    scenario_index: int
+    question: str
+    reason: str
+    raw: str | None = None
+    code: str = "invalid_answer"
+
+    def to_error(self) -> dict[str, Any]:
+        """The ``{type, code, message, raw}`` stored with the room's answer."""
+        return {
+            "type": "AnswerFailure",
+            "code": self.code,
+            "message": self.reason[:1000],
+            "raw": None if self.raw is None else self.raw[:1000],
+        }
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """EDSL ``Results``, one tidy row per scenario (in the order the scenarios were given) and
+    the answers that failed; iterating it yields the rows.
+
+    A row holds ``scenario_index``, the scenario's fields except the transcript, each valid
+    answer under its question's name and its comment under ``<name>_comment`` (a failed answer
+    is left out of the row and listed in ``failures``).
     """
 
     results: Any
     rows: list[dict[str, Any]]
+    failures: list[AnswerFailure] = dataclasses.field(default_factory=list)
 
     # It also reads as the list of rows: ``for row in analyze(...)``, ``len(...)``, ``[i]``.
     def __iter__(self) -> Iterator[dict[str, Any]]:
@@ -101,10 +128,10 @@ def analyze(
         stop_on_exception=False,
     )
     names = [q.question_name for q in question_list]
-    if results is None or results.has_unfixed_exceptions:
+    if results is None or len(results) == 0:
         raise ModelCallError(_failure_message(results, names), code="analysis_failed")
-    rows = _rows(results, originals, names)
-    return Analysis(results=results, rows=rows)
+    rows, failures = _rows(results, originals, question_list)
+    return Analysis(results=results, rows=rows, failures=failures)
 
 
 def _for_edsl(field: str, value: Any) -> Any:
@@ -301,26 +328,71 @@ def _check_variables(questions: Sequence[Any], scenarios: Sequence[Mapping[str, 
 
 
 def _rows(
-    results: Any, originals: Sequence[Mapping[str, Any]], names: Sequence[str]
-) -> list[dict[str, Any]]:
+    results: Any, originals: Sequence[Mapping[str, Any]], questions: Sequence[Any]
+) -> tuple[list[dict[str, Any]], list[AnswerFailure]]:
     rows: list[tuple[int, dict[str, Any]]] = []
+    failures: list[AnswerFailure] = []
     for result in results:
         index = int(result["scenario"][_ROW_FIELD])
         answers = result["answer"]
         comments = result.get("comments_dict") or {}
-        missing = [n for n in names if answers.get(n) is None]
-        if missing:
-            raise ModelCallError(
-                f"no answer to {missing} for scenario {index}; nothing was recorded",
-                code="analysis_failed",
-            )
+        generated = result.get("generated_tokens") or {}
         row: dict[str, Any] = {"scenario_index": index}
         row.update({k: v for k, v in originals[index].items() if k != TRANSCRIPT_FIELD})
-        for name in names:
-            row[name] = answers[name]
-            row[f"{name}_comment"] = comments.get(f"{name}_comment")
+        for question in questions:
+            name = question.question_name
+            answer, comment = answers.get(name), comments.get(f"{name}_comment")
+            raw = generated.get(f"{name}_generated_tokens")
+            raw = raw if isinstance(raw, str) else None
+            if answer is None and raw is not None:
+                answer = lenient_answer(question, raw)
+                if answer is not None:
+                    comment = f"read leniently from the reply {raw[:200]!r}"
+            if answer is None:
+                failures.append(_failure(index, name, comment, raw))
+                continue
+            row[name] = answer
+            row[f"{name}_comment"] = comment
         rows.append((index, row))
-    return [row for _, row in sorted(rows, key=lambda pair: pair[0])]
+    ordered = [row for _, row in sorted(rows, key=lambda pair: pair[0])]
+    return ordered, sorted(failures, key=lambda f: (f.scenario_index, f.question))
+
+
+def _failure(index: int, name: str, comment: Any, raw: str | None) -> AnswerFailure:
+    if raw is None or raw in ("None", "") or raw.startswith("[ERROR"):
+        return AnswerFailure(
+            index,
+            name,
+            f"no answer to {name!r}: the model call failed"
+            + (f" ({str(comment)[:300]})" if comment else ""),
+            None,
+            code="no_answer",
+        )
+    first = str(comment or "the reply did not fit the question").splitlines()[:2]
+    return AnswerFailure(
+        index,
+        name,
+        f"the reply to {name!r} was refused by EDSL's validation: {' '.join(first)}",
+        raw,
+    )
+
+
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\-]*")
+
+
+def lenient_answer(question: Any, reply: str) -> Any:
+    """The one option of ``question`` (yes/no, multiple choice) that ``reply`` names as a whole
+    word or phrase, ignoring case and markup; None when it names none or several."""
+    options = getattr(question, "question_options", None)
+    if not isinstance(options, list) or not options or not isinstance(reply, str):
+        return None
+    text = " ".join(_WORD.findall(reply.casefold()))
+    found = []
+    for option in options:
+        words = " ".join(_WORD.findall(str(option).casefold()))
+        if words and re.search(rf"(?<![\w']){re.escape(words)}(?![\w'])", text):
+            found.append(option)
+    return found[0] if len(found) == 1 else None
 
 
 def _failure_message(results: Any, names: Sequence[str]) -> str:
@@ -335,10 +407,14 @@ def _failure_message(results: Any, names: Sequence[str]) -> str:
                 failures.append(f"{question}: {type(exc).__name__}: {str(exc)[:200]}")
     shown = "; ".join(failures[:5]) or "unknown errors"
     more = f" (and {len(failures) - 5} more)" if len(failures) > 5 else ""
-    return (
-        f"{len(failures) or 'some'} answer(s) to {list(names)} failed: {shown}{more}; "
-        "no partial results were returned"
-    )
+    return f"the analysis job returned no results for {list(names)}: {shown}{more}"
 
 
-__all__ = ["Analysis", "analyze", "question_from_spec", "QUESTION_TYPES"]
+__all__ = [
+    "Analysis",
+    "AnswerFailure",
+    "analyze",
+    "lenient_answer",
+    "question_from_spec",
+    "QUESTION_TYPES",
+]

@@ -19,15 +19,13 @@ Guarantees of :func:`build_context`, a pure function of its arguments:
   passed in), in display order, for the turn's ``saw`` field.
 - **Turns left.** :class:`TurnsLeft` (``current_turn``, ``max_turns``, ``remaining``) for prompts.
 
-Tokens are estimated, not counted: :func:`estimate_tokens` is ``ceil(len(text) / 4)`` (about four
-characters per token for English with common tokenizers), and an event costs its speaker and
-content estimates plus :data:`EVENT_OVERHEAD_TOKENS` for its framing. The estimate is pure,
-deterministic and monotone in the text length, which is what a bound needs.
+Tokens are estimated, not counted, with ``conversation.text.tokens`` (an estimate that errs high,
+since it bounds what is sent to a model): an event costs its speaker and content estimates plus
+:data:`EVENT_OVERHEAD_TOKENS` for its framing.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +33,13 @@ from typing import Any
 from conversation.exceptions import ConversationValueError
 from conversation.planning.events import RoomEvent, agent_turns, check_roster, opener_index
 from conversation.planning.planner import check_positive_int
+from conversation.text.tokens import (
+    CHARS_PER_TOKEN,
+    MESSAGE_OVERHEAD_TOKENS,
+    estimate_tokens,
+    prompt_tokens,
+)
+from conversation.text.transcript import render_record
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -46,31 +51,33 @@ __all__ = [
     "TurnsLeft",
     "build_context",
     "context_policy_from_dict",
+    "LINE_OVERHEAD_TOKENS",
+    "MESSAGE_OVERHEAD_TOKENS",
     "estimate_tokens",
     "event_tokens",
+    "prompt_tokens",
     "summary_request",
     "turns_left",
     "visible_positions",
 ]
 
-CHARS_PER_TOKEN = 4
-EVENT_OVERHEAD_TOKENS = 4
+EVENT_OVERHEAD_TOKENS = 12  # a message's header line ("[seq 12] Name (flags):") and its breaks
+LINE_OVERHEAD_TOKENS = 2  # the "| " that quotes each line of its text
 SUMMARY_SPEAKER = "summary"
 _SHOWN_KINDS = ("message", "system")
 
 
-def estimate_tokens(text: str) -> int:
-    """Approximate token count: ``ceil(len(text) / CHARS_PER_TOKEN)``."""
-    return -(-len(text) // CHARS_PER_TOKEN)  # integer ceiling: called for every event, every turn
-
-
 def event_tokens(event: RoomEvent) -> int:
-    """Approximate tokens an event takes in a prompt (speaker, content and framing)."""
-    # estimate_tokens inlined: this runs for every event of every prompt.
+    """Tokens an event takes in a prompt (speaker, content and framing: header, quote marks,
+    the names it is private to), estimated high."""
+    lines = max(1, len(event.content.splitlines()))
+    private = sum(estimate_tokens(n) + 1 for n in event.visible_to or ())
     return (
-        -(-len(event.speaker) // CHARS_PER_TOKEN)
-        - (-len(event.content) // CHARS_PER_TOKEN)
+        estimate_tokens(event.speaker)
+        + estimate_tokens(event.content)
         + EVENT_OVERHEAD_TOKENS
+        + LINE_OVERHEAD_TOKENS * lines
+        + private
     )
 
 
@@ -328,7 +335,8 @@ def build_context(
 
 @dataclass(frozen=True, slots=True)
 class SummaryRequest:
-    """Public events to summarise: ``text`` (JSON lines, the previous summary first) covering
+    """Public events to summarise: ``text`` (the transcript form of ``text.transcript``, the
+    previous summary first) covering
     transcript positions ``covers``; ``positions`` are the newly summarised events."""
 
     covers: tuple[int, int]
@@ -378,12 +386,17 @@ def summary_request(
     )
     if len(fresh) < policy.summary_batch:
         return None
-    lines = [] if previous is None else [json.dumps({"summary": previous.content})]
+    lines = (
+        []
+        if previous is None
+        else [render_record({"speaker": SUMMARY_SPEAKER, "summary": previous.content})]
+    )
     for i in fresh:
         event = events[i]
-        lines.append(
-            json.dumps({"speaker": event.speaker, "content": event.content, "passed": event.passed})
-        )
+        record: dict[str, Any] = {"speaker": event.speaker, "passed": event.passed}
+        if not event.passed:
+            record["text"] = event.content
+        lines.append(render_record(record))
     start = previous.covers[0] if previous is not None and previous.covers else 0
     return SummaryRequest(
         covers=(start, window_start),

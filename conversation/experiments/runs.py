@@ -17,7 +17,7 @@ from conversation.experiments.design import (
     room_agents,
 )
 from conversation.rooms.boundary import translated
-from conversation.rooms.config import RoomConfig
+from conversation.rooms.config import RoomConfig, request_settings
 from storage import repository as repo
 
 
@@ -84,6 +84,7 @@ def planned_experiment_rooms(
                 moderated=bool(template.get("moderated")),
                 prompt_template=c.prompt_template or template.get("prompt_template"),
                 context=template.get("context"),
+                **request_settings(template),
             )
         except ConversationValueError as exc:
             raise ConversationValueError(f"condition {c.label!r}: {exc}") from None

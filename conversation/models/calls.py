@@ -17,11 +17,24 @@ Contract:
 - without a cache, a fresh in-memory ``edsl.Cache`` is used: nothing is written to disk;
 - ``cost`` is EDSL's price in USD, ``None`` when unknown (self-hosted servers, whose "price" EDSL
   would otherwise invent from a fallback rate).
+
+With ``settings`` (``CallSettings``):
+- the model is asked for at most ``max_output_tokens`` (its ``max_tokens`` parameter, on a copy of
+  the model kept for those settings; OpenAI-compatible servers get it as ``max_tokens`` too);
+- a prompt whose estimate (``text.tokens.prompt_tokens``, which errs high) exceeds the context
+  window minus the output limit is never sent: ``ModelCallError(code="prompt_too_large")``;
+- no answer within ``timeout`` seconds raises ``ModelTimeoutError`` (a ``TimeoutError``, so
+  transient); for a self-hosted server it asks any retry to wait at least as long again
+  (``min_backoff``): the server keeps working on an abandoned request, and a retry sent at once
+  would queue behind it (EDSL's own 60 s limit is lifted to this timeout);
+- a reply that starts by repeating a transcript header or a ``Name:`` label of one of the
+  ``speakers`` has it removed (``text.transcript.strip_echo``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,8 +43,22 @@ from edsl.caching import Cache
 
 from conversation.exceptions import ConversationStateError, ConversationValueError, ModelCallError
 from conversation.models.labels import model_label, needs_remote_jobs
+from conversation.models.settings import SELF_HOSTED_SERVICES, CallSettings
+from conversation.text.tokens import prompt_tokens
+from conversation.text.transcript import strip_echo
 
-_SELF_HOSTED = frozenset({"openai_compatible", "ollama"})
+_SELF_HOSTED = SELF_HOSTED_SERVICES
+_BOUNDED = "_rooms_bounded_copies"
+
+
+class ModelTimeoutError(ModelCallError, TimeoutError):
+    """No answer within the request timeout. ``min_backoff``: seconds a retry should wait at
+    least (a self-hosted server is still working on the abandoned request)."""
+
+    def __init__(self, message: str, *, timeout: float, min_backoff: float = 0.0) -> None:
+        super().__init__(message, code="timeout")
+        self.timeout = timeout
+        self.min_backoff = min_backoff
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +94,7 @@ async def ask(
     system_prompt: str,
     cache: Cache | None = None,
     iteration: int = 0,
+    settings: CallSettings | None = None,
 ) -> ModelReply:
     """Send two prompt strings to ``model`` and return its reply (see the module docstring)."""
     for name, value in (("user_prompt", user_prompt), ("system_prompt", system_prompt)):
@@ -84,18 +112,45 @@ async def ask(
             f"model must be an EDSL language model, got {type(model).__name__}; "
             "build one with conversation.models.resolve_model(...)"
         )
+    if settings is not None and not isinstance(settings, CallSettings):
+        raise ConversationValueError(
+            f"settings must be a CallSettings, got {type(settings).__name__}"
+        )
     label = model_label(model)
+    if settings is not None:
+        _check_fits(label, settings, system_prompt, user_prompt)
+        model = _bounded(model, settings)
     if needs_remote_jobs(model):
         return await _ask_through_a_job(model, label, user_prompt, system_prompt, cache)
     if cache is None:
         cache = Cache(data={})
     started = time.perf_counter()
-    response = await model.async_get_response(
+    call = model.async_get_response(
         user_prompt, system_prompt, cache, iteration=iteration, question_type="free_text"
     )
+    timeout = settings.timeout if settings is not None else None
+    try:
+        response = await (call if timeout is None else asyncio.wait_for(call, timeout))
+    except TimeoutError as exc:
+        if timeout is None or isinstance(exc, ModelTimeoutError):
+            raise
+        local = getattr(model, "_inference_service_", None) in _SELF_HOSTED
+        raise ModelTimeoutError(
+            f"{label} gave no answer within {timeout:g} s (the room's request timeout)"
+            + (
+                "; a self-hosted server keeps working on an abandoned request, so a retry "
+                f"waits at least {timeout:g} s"
+                if local
+                else ""
+            ),
+            timeout=timeout,
+            min_backoff=timeout if local else 0.0,
+        ) from exc
     latency = time.perf_counter() - started
     outputs = response.model_outputs
     text = _reply_text(model, outputs.response, response.edsl_dict)
+    if text is not None and settings is not None and settings.speakers:
+        text = strip_echo(text, settings.speakers, settings.roster) or None
     if text is None:
         raise ModelCallError(
             f"{label} returned no text (raw response: {_short(outputs.response)}); "
@@ -179,6 +234,48 @@ async def _ask_through_a_job(
     )
 
 
+def _check_fits(label: str, settings: CallSettings, system_prompt: str, user_prompt: str) -> None:
+    budget = settings.prompt_budget
+    if budget is None:
+        return
+    needed = prompt_tokens(system_prompt, user_prompt)
+    if needed > budget:
+        raise ModelCallError(
+            f"the prompt for {label} is about {needed} tokens (estimated high), more than its "
+            f"context window {settings.context_window} minus the output limit "
+            f"{settings.max_output_tokens} allows ({budget}); it was not sent. Shorten the "
+            "persona or the message that opened the activity, or raise the room's "
+            "context_window if the model takes more",
+            code="prompt_too_large",
+        )
+
+
+def _bounded(model: Any, settings: CallSettings) -> Any:
+    """``model`` asked for at most ``settings.max_output_tokens`` and allowed ``timeout``
+    seconds by EDSL: a copy per settings, kept on the model (the original is never changed,
+    other rooms share it)."""
+    limit = settings.max_output_tokens
+    parameters = getattr(model, "parameters", None)
+    if not isinstance(parameters, dict) or "max_tokens" not in parameters:
+        return model  # the offline and test models: nothing to bound, and state not to split
+    if parameters.get("max_tokens") == limit and settings.timeout is None:
+        return model
+    key = (limit, settings.timeout)
+    copies = model.__dict__.setdefault(_BOUNDED, {})
+    bounded = copies.get(key)
+    if bounded is None:
+        bounded = copy.copy(model)
+        if limit is not None:
+            bounded.parameters = {**parameters, "max_tokens": limit}
+            bounded.max_tokens = limit
+        if settings.timeout is not None:
+            # EDSL waits EDSL_API_TIMEOUT (60 s) on its own; this call's limit is ours.
+            edsl_limit = settings.timeout + 5.0
+            bounded._compute_timeout = lambda files_list=None: edsl_limit
+        copies[key] = bounded
+    return bounded
+
+
 def ask_sync(
     model: Any,
     *,
@@ -186,6 +283,7 @@ def ask_sync(
     system_prompt: str,
     cache: Cache | None = None,
     iteration: int = 0,
+    settings: CallSettings | None = None,
 ) -> ModelReply:
     """``ask()`` for code without an event loop; inside a running loop, ``await ask(...)``."""
     try:
@@ -198,6 +296,7 @@ def ask_sync(
                 system_prompt=system_prompt,
                 cache=cache,
                 iteration=iteration,
+                settings=settings,
             )
         )
     raise ConversationStateError(
@@ -230,4 +329,4 @@ def _short(raw: Any, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-__all__ = ["ModelReply", "ask", "ask_sync"]
+__all__ = ["ModelReply", "ModelTimeoutError", "ask", "ask_sync"]

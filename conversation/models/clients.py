@@ -6,16 +6,24 @@ typed, bounded, with a note on the turn), so a hidden second layer would multipl
 hide failures. ``no_retry_service(OpenAIService subclass)`` returns a subclass whose clients are
 built with ``max_retries=0``; the model classes it creates are ordinary EDSL models otherwise.
 
+Self-hosted servers (``openai_compatible``, ``ollama``) also get the output limit as ``max_tokens``:
+EDSL 1.0.9 sends only ``max_completion_tokens``, which llama.cpp's server ignores (a reply then
+runs until the context is full, minutes on a small machine). Both carry the model's ``max_tokens``
+parameter (``CallSettings.max_output_tokens`` in a room).
+
 Async clients are also kept per event loop: EDSL caches one client per (key, URL) for the whole
 process, but an ``aiohttp``/``httpx`` client is bound to the loop it first ran on, and this engine
 runs models from several loops (``asyncio.run`` per call in ``ask_sync``, one loop per worker
-thread). A client is dropped with its loop.
+thread, EDSL's own loop for a job). When a loop closes, its clients are closed first, on that
+loop: an ``aiohttp`` session left open would otherwise print "Unclosed client session" when it is
+garbage-collected (typically at exit).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import threading
 import weakref
 from collections.abc import Iterator, MutableMapping
@@ -23,6 +31,7 @@ from typing import Any
 
 from edsl.inference_services.services.open_ai_service import OpenAIService
 
+log = logging.getLogger(__name__)
 _made: dict[type, type] = {}
 _made_lock = threading.Lock()
 
@@ -43,7 +52,16 @@ class _PerLoopClients(MutableMapping):
         except RuntimeError:
             return self._no_loop
         with self._lock:
-            return self._by_loop.setdefault(loop, {})
+            clients = self._by_loop.get(loop)
+            if clients is None:
+                clients = self._by_loop[loop] = {}
+                _close_before_the_loop(loop, self)
+            return clients
+
+    def drop(self, loop: asyncio.AbstractEventLoop) -> list[Any]:
+        """Forget ``loop``'s clients and return them (to be closed)."""
+        with self._lock:
+            return list((self._by_loop.pop(loop, None) or {}).values())
 
     def __getitem__(self, key: Any) -> Any:
         return self._current()[key]
@@ -59,6 +77,35 @@ class _PerLoopClients(MutableMapping):
 
     def __len__(self) -> int:
         return len(self._current())
+
+
+async def _close_all(clients: list[Any]) -> None:
+    for client in clients:
+        close = getattr(client, "close", None)
+        if close is None:
+            continue
+        try:
+            result = close()
+            if asyncio.iscoroutine(result):
+                await result
+        except Exception:  # closing is best effort; the loop is going away anyway
+            log.debug("closing a model client failed", exc_info=True)
+
+
+def _close_before_the_loop(loop: asyncio.AbstractEventLoop, owner: _PerLoopClients) -> None:
+    """Make ``loop.close()`` close ``owner``'s clients of that loop first (on the loop)."""
+    original = loop.close
+
+    def close() -> None:
+        clients = owner.drop(loop)
+        if clients and not loop.is_closed() and not loop.is_running():
+            try:
+                loop.run_until_complete(_close_all(clients))
+            except Exception:
+                log.debug("closing model clients before the loop failed", exc_info=True)
+        original()
+
+    loop.close = close  # type: ignore[method-assign]
 
 
 def no_retry_service(service: type[OpenAIService]) -> type[OpenAIService]:
@@ -81,6 +128,7 @@ def no_retry_service(service: type[OpenAIService]) -> type[OpenAIService]:
                 "_rooms_no_retry_": True,
                 "_sync_client_": functools.partial(openai.OpenAI, max_retries=0),
                 "_async_client_": functools.partial(openai.AsyncOpenAI, max_retries=0),
+                "create_model": classmethod(_create_model),
             },
         )
         # OpenAIService.__init_subclass__ gave the class plain dict caches; replace the async one.
@@ -89,4 +137,33 @@ def no_retry_service(service: type[OpenAIService]) -> type[OpenAIService]:
         return made
 
 
-__all__ = ["no_retry_service"]
+SENDS_MAX_TOKENS = frozenset({"openai_compatible", "ollama"})
+
+
+def _create_model(cls: Any, model_name: str, model_class_name: str | None = None) -> Any:
+    """EDSL's model class for ``model_name``, sending ``max_tokens`` beside
+    ``max_completion_tokens`` when the service is a self-hosted server."""
+    base = super(cls, cls).create_model(model_name, model_class_name)  # type: ignore[misc]
+    if cls._inference_service_ not in SENDS_MAX_TOKENS:
+        return base
+
+    def _filter_parameters_for_service(self: Any, params: dict) -> dict:
+        params = base._filter_parameters_for_service(self, params)
+        limit = params.get("max_completion_tokens")
+        if limit is not None:
+            params["max_tokens"] = limit  # what llama.cpp and older servers read
+        return params
+
+    bounded = type(
+        base.__name__,
+        (base,),
+        {
+            "__module__": base.__module__,
+            "__qualname__": base.__qualname__,
+            "_filter_parameters_for_service": _filter_parameters_for_service,
+        },
+    )
+    return bounded
+
+
+__all__ = ["SENDS_MAX_TOKENS", "no_retry_service"]

@@ -1,8 +1,8 @@
 """What the offline model can read from the two prompt strings it is given.
 
 Pure functions, no EDSL: the speaker's name, the persona's traits, and the transcript records
-(``{"turn", "speaker", "text"}``) found in a prompt. The transcript may be written as JSON lines
-(the engine's format), as a JSON array, or as Python reprs of dicts (what EDSL prints when a list
+(``{"turn", "speaker", "text"}``) found in a prompt. The transcript may be written in the engine's
+format (``text.transcript``: header lines and quoted text), as JSON lines, as a JSON array, or as Python reprs of dicts (what EDSL prints when a list
 of records is put in a question through ``{{ conversation }}``). Reading is best-effort and never
 raises: a prompt it cannot read simply yields no name, no traits or no messages.
 """
@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from conversation.text.safety import ZERO_WIDTH_SPACE
+from conversation.text.transcript import message_spans
 
 _NAME = r"[A-Z][\w'\-]*(?: [A-Z][\w'\-]*){0,3}"
 _YOU_ARE = re.compile(r"\bYou are (" + _NAME + r")(?=[\s,.;:!?)]|$)")
@@ -91,6 +92,14 @@ def without_records(prompt: str) -> str:
 
 def _records(prompt: str) -> list[tuple[int, int, Message]]:
     found: list[tuple[int, int, Message]] = []
+    for start, end, line in message_spans(prompt):
+        said = line.get("text")
+        if isinstance(said, str):
+            number = line.get("turn", line.get("seq"))
+            message = Message(line["speaker"], said.replace(ZERO_WIDTH_SPACE, ""), number)
+            found.append((start, end, message))
+    if found:
+        return found
     position = 0
     while True:
         match = _RECORD_START.search(prompt, position)

@@ -9,6 +9,17 @@ A *spec* is what a room stores to rebuild its model binding: JSON, and never a s
 - a dict: ``{"service": "openai_compatible", "model": "llama3", "base_url": "http://...:8080/v1",
   "api_key_env": "MY_SERVER_KEY", "parameters": {"temperature": 0.2}}``. ``api_key_env`` names the
   environment variable holding the key; the key itself never enters a spec.
+- any EDSL ``LanguageModel``: its spec is EDSL's own ``model.to_dict()`` (``inference_service``
+  spelled ``service``, ``connection`` flattened into ``base_url``/``api_key_env``: the same keys as
+  the dict form, so specs stored before read unchanged), and it is rebuilt with EDSL's
+  ``LanguageModel.from_dict`` (OpenAI-family services through their no-retry subclass, see
+  ``clients``). EDSL's test model (``Model("test", canned_response=...)``) is one of them. A model
+  served from a URL keeps the URL it resolves to (``OPENAI_COMPATIBLE_BASE_URL`` when it names
+  none), so another process rebuilds the same model without that variable.
+
+``portability_problem(model)`` says why a model object cannot be rebuilt in another process (built
+on a Python function, a scripted ``OfflineModel``, a class EDSL's registry does not know); rooms
+refuse such a model unless they are created in-process only.
 
 OpenAI-family models (OpenAI, OpenAI-compatible servers, Ollama, Groq, DeepSeek, xAI, ...) are built
 on services whose clients do not retry on their own (see ``clients``). When a provider's key is
@@ -71,7 +82,8 @@ DEFAULT_MODELS: dict[str, str] = {
 REMOTE_DEFAULT = ("openai", "gpt-4o-mini")
 _KEYLESS_SERVICES = frozenset({"openai_compatible", "ollama"})
 _URL_SERVICES = frozenset({"openai_compatible", "ollama"})
-_SERVICES = tuple(s.value for s in InferenceServiceType if s.value != "test")
+TEST_SERVICE = "test"  # EDSL's own test model: canned replies, no key
+_SERVICES = tuple(s.value for s in InferenceServiceType)
 _PREFIXES = (
     (("gpt-", "o1", "o3", "o4", "chatgpt-"), "openai"),
     (("claude-",), "anthropic"),
@@ -82,8 +94,30 @@ _PREFIXES = (
 )
 # ``instance`` names a model object held by the process that created a room (see
 # ``conversation.models.bindings.live_model_spec``); resolving a spec ignores it.
+# ``in_process`` marks the spec of a model that exists only in the process that created the room
+# (``{"reason": ...}``); other processes refuse it with that reason instead of guessing.
 _SPEC_KEYS = frozenset(
-    {"service", "model", "base_url", "api_key_env", "parameters", "remote", "instance"}
+    {
+        "service",
+        "model",
+        "base_url",
+        "api_key_env",
+        "parameters",
+        "remote",
+        "instance",
+        "in_process",
+        "prompt_plan",
+    }
+)
+# EDSL test-model settings that survive its to_dict (EDSL keeps them in ``parameters``)
+_TEST_PARAMETERS = frozenset(
+    {
+        "canned_response",
+        "fail_at_number",
+        "never_ending",
+        "throw_exception",
+        "exception_probability",
+    }
 )
 _MODEL_NAME = re.compile(r"^[\w.:/@+\-]{1,200}$")
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,100}$")
@@ -159,9 +193,10 @@ def resolve_model(
 def model_spec(model: Any) -> dict[str, Any]:
     """A JSON-serializable spec that ``resolve_model`` turns back into an equivalent model.
 
-    It holds the service, model name, parameters, and for servers the base URL and the *name* of
-    the key's environment variable: never a key. An ``OfflineModel``'s script is not kept (see its
-    serialization rule).
+    Built from EDSL's own ``model.to_dict()``: the service, model name, parameters, and for
+    servers the base URL and the *name* of the key's environment variable, never a key. An
+    ``OfflineModel``'s script is not kept (see its serialization rule); whether a model survives
+    the trip is ``portability_problem``'s question.
     """
     if isinstance(model, str | Mapping):
         model = resolve_model(model)
@@ -172,18 +207,101 @@ def model_spec(model: Any) -> dict[str, Any]:
         raise ConversationValueError(
             f"model must be an EDSL language model or a spec, got {type(model).__name__}"
         )
-    spec: dict[str, Any] = {
-        "service": model._inference_service_,
-        "model": model.model,
-        "parameters": dict(model.parameters),
-    }
-    if getattr(model, "base_url", None):
-        spec["base_url"] = _check_base_url(model.base_url)
-    if getattr(model, "api_key_env", None):
-        spec["api_key_env"] = model.api_key_env
+    spec = spec_from_edsl(model.to_dict(add_edsl_version=False))
+    if spec["service"] in _URL_SERVICES and "base_url" not in spec:
+        # EDSL would read the URL from the environment at call time; store what it is now, so
+        # every process (the worker, a restarted app) asks the same server.
+        spec["base_url"] = _check_base_url(_default_base_url(spec["service"]))
     if needs_remote_jobs(model):
         spec["remote"] = True
     return spec
+
+
+def spec_from_edsl(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A spec from EDSL's ``LanguageModel.to_dict()`` output (version fields ignored)."""
+    if not isinstance(data, Mapping) or not isinstance(data.get("model"), str):
+        raise ConversationValueError(
+            f"an EDSL model dict needs a 'model' name, got {data!r}; use model.to_dict()"
+        )
+    service = data.get("inference_service") or service_for(data["model"])
+    spec: dict[str, Any] = {
+        "service": service,
+        "model": data["model"],
+        "parameters": dict(data.get("parameters") or {}),
+    }
+    connection = data.get("connection") or {}
+    for option in ("base_url", "api_key_env"):
+        value = connection.get(option, data.get(option))
+        if value:
+            spec[option] = _check_base_url(value) if option == "base_url" else value
+    if data.get("prompt_plan") is not None:
+        spec["prompt_plan"] = data["prompt_plan"]
+    return spec
+
+
+def edsl_dict(spec: Any) -> dict[str, Any]:
+    """The EDSL ``LanguageModel.to_dict()`` form of a spec (what ``LanguageModel.from_dict``
+    reads); never a key, only the name of its environment variable."""
+    service, name, options = _normalise(spec)
+    if service == OFFLINE:
+        return OfflineModel(**options.get("parameters", {})).to_dict(add_edsl_version=False)
+    data: dict[str, Any] = {
+        "model": name,
+        "parameters": dict(options.get("parameters", {})),
+        "inference_service": service,
+    }
+    connection = {k: options[k] for k in ("base_url", "api_key_env") if k in options}
+    if connection:
+        data["connection"] = connection
+    if "prompt_plan" in options:
+        data["prompt_plan"] = options["prompt_plan"]
+    return data
+
+
+def portability_problem(model: Any) -> str | None:
+    """Why ``model`` cannot be rebuilt from its spec in another process, or None when it can.
+
+    Not rebuildable: a scripted ``OfflineModel`` (queued replies, a reply function, failures),
+    a model carrying a Python function (EDSL's ``Model("test", func=...)``), a model class defined
+    outside EDSL and this project, or one whose ``to_dict`` does not come back the same through
+    ``LanguageModel.from_dict``.
+    """
+    if isinstance(model, str | Mapping):
+        return None
+    if isinstance(model, OfflineModel):
+        if model.parameters.get("scripted"):
+            return (
+                "a scripted OfflineModel (queued replies, a reply function or failures) keeps "
+                "its script in this process only"
+            )
+        return None
+    if not isinstance(model, LanguageModel):
+        return f"{type(model).__name__} is not an EDSL language model"
+    functions = sorted(
+        name
+        for name, value in vars(model).items()
+        if callable(value)
+        and not isinstance(value, type)
+        and not name.startswith("_")
+        and name not in ("key_lookup",)
+    )
+    if functions:
+        return f"it is built on a Python function ({', '.join(functions)}), which EDSL cannot store"
+    module = type(model).__module__ or ""
+    if not module.startswith(("edsl.", "conversation.")):
+        return f"its class {type(model).__qualname__} ({module}) is not one EDSL can rebuild"
+    try:
+        spec = model_spec(model)
+        rebuilt = resolve_model(spec)
+    except ConversationValueError as exc:
+        return f"it cannot be rebuilt from its spec ({exc})"
+    if (
+        model_spec(rebuilt) != spec
+        or type(rebuilt).__name__ == "TestServiceLanguageModel"
+        and (getattr(model, "_inference_service_", None) != TEST_SERVICE)
+    ):
+        return "EDSL's to_dict/from_dict does not give the same model back"
+    return None
 
 
 def service_for(name: str) -> str:
@@ -270,6 +388,13 @@ def _normalise(spec: Any) -> tuple[str, str, dict[str, Any]]:
                 f"'MY_SERVER_KEY'), got {env_name!r}; never put the key itself in a spec"
             )
         options["api_key_env"] = env_name
+    if spec.get("prompt_plan") is not None:
+        if not isinstance(spec["prompt_plan"], Mapping):
+            raise ConversationValueError(
+                f"model spec prompt_plan must be EDSL's PromptPlan.to_dict(), got "
+                f"{spec['prompt_plan']!r}"
+            )
+        options["prompt_plan"] = dict(spec["prompt_plan"])
     if spec.get("remote") is not None:
         if not isinstance(spec["remote"], bool):
             raise ConversationValueError(
@@ -307,6 +432,8 @@ def _check_base_url(value: Any) -> str:
 
 
 def _build(service: str, name: str, options: dict[str, Any], env: Mapping[str, str]) -> Any:
+    if service == TEST_SERVICE:
+        return _edsl_test_model(name, options)
     registry = InferenceServiceRegistry()
     try:
         service_class = registry.get_service_class(service)
@@ -326,12 +453,52 @@ def _build(service: str, name: str, options: dict[str, Any], env: Mapping[str, s
             f"model {service}/{name} has no parameter(s) {unknown}; known: {sorted(known)}"
         )
     kwargs: dict[str, Any] = dict(parameters)
+    if "prompt_plan" in options:
+        from edsl.invigilators.prompt_helpers import PromptPlan
+
+        kwargs["prompt_plan"] = PromptPlan.from_dict(dict(options["prompt_plan"]))
     for option in ("base_url", "api_key_env"):
         if option in options:
             kwargs[option] = options[option]
     if service in _KEYLESS_SERVICES and not _key_for_server(service, options, env):
         kwargs["skip_api_key_check"] = True  # a local server needs no key; EDSL sends "local"
     return model_class(**kwargs)
+
+
+def _edsl_test_model(name: str, options: Mapping[str, Any]) -> LanguageModel:
+    """EDSL's test model, rebuilt the EDSL way (``LanguageModel.from_dict``)."""
+    parameters = dict(options.get("parameters", {}))
+    unknown = sorted(set(parameters) - {"temperature"} - _TEST_PARAMETERS)
+    if unknown:
+        raise ConversationValueError(
+            f"model test/{name} has no parameter(s) {unknown}; known: "
+            f"{sorted({'temperature'} | _TEST_PARAMETERS)}"
+        )
+    if name != TEST_SERVICE:
+        raise ConversationValueError(
+            f"EDSL's test service serves the model 'test' only, got {name!r}; use "
+            "{'service': 'test', 'model': 'test', 'parameters': {'canned_response': '...'}}"
+        )
+    data: dict[str, Any] = {"model": name, "parameters": parameters, "inference_service": "test"}
+    if "prompt_plan" in options:
+        data["prompt_plan"] = dict(options["prompt_plan"])
+    return LanguageModel.from_dict(data)
+
+
+def _default_base_url(service: str) -> str:
+    """The URL EDSL would call for a server service that names none (environment, then EDSL's
+    default)."""
+    if service == "openai_compatible":
+        from edsl.inference_services.services.openai_compatible_service import (
+            OpenAICompatibleService,
+        )
+
+        return os.environ.get("OPENAI_COMPATIBLE_BASE_URL") or str(
+            OpenAICompatibleService._base_url_
+        )
+    from edsl.inference_services.services.ollama_service import OllamaService
+
+    return str(OllamaService._base_url_)  # EDSL reads no environment variable for it
 
 
 def _key_for_server(service: str, options: Mapping[str, Any], env: Mapping[str, str]) -> bool:
@@ -373,5 +540,8 @@ __all__ = [
     "default_model",
     "resolve_model",
     "model_spec",
+    "portability_problem",
+    "spec_from_edsl",
+    "edsl_dict",
     "service_for",
 ]

@@ -1,8 +1,15 @@
 """Typed retries for model calls (DESIGN decision 4).
 
 A call is retried only when its exception says, by type or by HTTP status, that trying again can
-help: a connection error, a timeout, or a status in the allowed set (502/503/504 by default; rooms
-add 429). The text of an error message is never consulted. After the last attempt the original
+help: a connection error, a timeout, or a status in the allowed set (502/503/504 by default, the
+seed's rule; rooms add 429, honouring ``Retry-After``). The text of an error message is never
+consulted.
+
+Backoff grows: ``base * 2**(attempt-1)``, capped at ``MAX_RETRY_AFTER_SECONDS``, unless the
+server said how long (``Retry-After``). A timed-out request to a self-hosted server carries a
+``min_backoff`` (``calls.ModelTimeoutError``): the server is still working on the abandoned request
+(llama.cpp serves one at a time), so the wait is at least that long, doubling per attempt (capped
+at ``MAX_TIMEOUT_BACKOFF_SECONDS``), instead of queueing a retry behind it at once. After the last attempt the original
 exception is re-raised, with a note naming what was being done; there is no sleep after the last
 attempt. The async loop sleeps with ``asyncio.sleep``, so cancelling it cancels the wait.
 """
@@ -21,6 +28,7 @@ T = TypeVar("T")
 GATEWAY_STATUSES = frozenset({502, 503, 504})
 ROOM_STATUSES = frozenset({429, 502, 503, 504})
 MAX_RETRY_AFTER_SECONDS = 60.0
+MAX_TIMEOUT_BACKOFF_SECONDS = 900.0
 
 
 def _transient_types() -> tuple[type[BaseException], ...]:
@@ -109,11 +117,17 @@ def validate_retry_settings(max_retries: object, retry_delay: object) -> tuple[i
 
 
 def backoff_delay(base: float, attempt: int, exc: BaseException | None = None) -> float:
-    """Delay before attempt ``attempt + 1``: ``Retry-After`` if given, else capped exponential."""
+    """Delay before attempt ``attempt + 1``: ``Retry-After`` if given, else capped exponential
+    (at least the exception's ``min_backoff``, doubling per attempt: see the module docstring)."""
     hinted = retry_after_seconds(exc) if exc is not None else None
     if hinted is not None:
         return hinted
-    return min(base * (2 ** max(attempt - 1, 0)), MAX_RETRY_AFTER_SECONDS) if base else 0.0
+    growth = 2 ** max(attempt - 1, 0)
+    delay = min(base * growth, MAX_RETRY_AFTER_SECONDS) if base else 0.0
+    floor = getattr(exc, "min_backoff", None)
+    if isinstance(floor, int | float) and not isinstance(floor, bool) and floor > 0:
+        delay = max(delay, min(floor * growth, MAX_TIMEOUT_BACKOFF_SECONDS))
+    return delay
 
 
 def _annotate(exc: BaseException, describe: str, attempts: int) -> None:

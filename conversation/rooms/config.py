@@ -21,6 +21,13 @@ from typing import Any
 
 from conversation.context.window import ContextPolicy, context_policy_from_dict
 from conversation.exceptions import ConversationValueError
+from conversation.models.bindings import is_in_process_only
+from conversation.models.settings import (
+    DEFAULT_MAX_OUTPUT_TOKENS,
+    DEFAULT_TIMEOUT_SECONDS,
+    CallSettings,
+    context_window,
+)
 from conversation.planning.planner import RoundRobinRoomPlanner
 from conversation.planning.registry import planner_from_dict
 from conversation.termination.conditions import termination_from_dict
@@ -107,8 +114,9 @@ class AgentSpec:
             )
 
     @classmethod
-    def from_agent(cls, agent: Any) -> AgentSpec:
-        """From an EDSL ``Agent`` (its own ``model``, if set, becomes the agent's model spec)."""
+    def from_agent(cls, agent: Any, *, in_process_only: bool = False) -> AgentSpec:
+        """From an EDSL ``Agent`` (its own ``model``, if set, becomes the agent's model spec;
+        one that cannot be rebuilt elsewhere needs ``in_process_only``, see ``bindings``)."""
         if isinstance(agent, AgentSpec):
             return agent
         if isinstance(agent, Mapping):
@@ -125,7 +133,11 @@ class AgentSpec:
             name=name,  # type: ignore[arg-type]
             traits=_plain_traits(getattr(agent, "traits", {}) or {}),
             instruction=instruction,
-            model=live_model_spec(own) if own is not None else None,
+            model=(
+                live_model_spec(own, in_process_only=in_process_only, field=f"model of {name!r}")
+                if own is not None
+                else None
+            ),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -169,7 +181,7 @@ def _plain_traits(traits: Mapping[str, Any]) -> dict[str, Any]:
     return {str(k): plain(v) for k, v in dict(traits).items()}
 
 
-def roster_specs(agents: Any) -> tuple[AgentSpec, ...]:
+def roster_specs(agents: Any, *, in_process_only: bool = False) -> tuple[AgentSpec, ...]:
     """Agent specs from an EDSL ``AgentList``, a list of Agents, specs or dicts; names unique."""
     if agents is None or isinstance(agents, str | bytes | Mapping):
         raise ConversationValueError(
@@ -181,7 +193,7 @@ def roster_specs(agents: Any) -> tuple[AgentSpec, ...]:
         raise ConversationValueError(
             f"agents must be a list of agents, got {type(agents).__name__}"
         ) from None
-    specs = tuple(AgentSpec.from_agent(a) for a in items)
+    specs = tuple(AgentSpec.from_agent(a, in_process_only=in_process_only) for a in items)
     if not specs:
         raise ConversationValueError("a room needs at least one agent; pass agents=[...]")
     seen: set[str] = set()
@@ -252,10 +264,21 @@ class RoomConfig:
     moderated: bool = False
     max_denials: int = 3
     retry: RetrySettings = RetrySettings()
+    #: At most this many tokens per reply (sent as the service understands it).
+    max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
+    #: Seconds one model request may take before it is abandoned (and retried with backoff).
+    request_timeout: float = DEFAULT_TIMEOUT_SECONDS
+    #: The model's context window in tokens; None: known for known models, 4096 for servers.
+    context_window: int | None = None
 
     def __post_init__(self) -> None:
         if not self.roster:
             raise ConversationValueError("a room needs at least one agent")
+        CallSettings(  # validates the three settings together
+            max_output_tokens=self.max_output_tokens,
+            timeout=self.request_timeout,
+            context_window=self.context_window,
+        )
         planner_from_dict(self.planner)
         if self.termination is not None:
             termination_from_dict(self.termination)
@@ -292,7 +315,32 @@ class RoomConfig:
         return termination_from_dict(self.termination) if self.termination is not None else None
 
     def context_policy(self) -> ContextPolicy:
+        """The stored policy (no window of its own: the prompt builder still fits the model's
+        window, see ``prompt_budget``)."""
         return context_policy_from_dict(self.context)
+
+    def model_of(self, speaker: str) -> Mapping[str, Any]:
+        """The model spec that answers for ``speaker`` (its own, else the room's)."""
+        own = self.spec(speaker).model if speaker in self.names else None
+        return own or self.model
+
+    def call_settings(self, speaker: str) -> CallSettings:
+        """The per-request settings of ``speaker``'s turns: the room's output limit and timeout,
+        the window of the model that answers, and the name whose copied label is stripped."""
+        return CallSettings(
+            max_output_tokens=self.max_output_tokens,
+            timeout=self.request_timeout,
+            context_window=context_window(self.model_of(speaker), self.context_window),
+            speakers=(speaker,) if speaker in self.names else (),
+            roster=(*self.names, "user"),
+        )
+
+    @property
+    def in_process_only(self) -> bool:
+        """True when a model of this room exists only in the process that created it."""
+        return is_in_process_only(self.model) or any(
+            is_in_process_only(spec.model) for spec in self.roster
+        )
 
     @classmethod
     def build(
@@ -308,8 +356,13 @@ class RoomConfig:
         moderated: bool = False,
         max_denials: int = 3,
         retry: RetrySettings | Mapping[str, Any] | None = None,
+        max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
+        request_timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        context_window: int | None = None,
+        in_process_only: bool = False,
     ) -> RoomConfig:
-        """From the objects a caller passes to ``Room.create``."""
+        """From the objects a caller passes to ``Room.create``. A model object that cannot be
+        rebuilt in another process is refused unless ``in_process_only`` (see ``bindings``)."""
         from conversation import models
         from conversation.models.bindings import live_model_spec
 
@@ -326,9 +379,12 @@ class RoomConfig:
         if isinstance(retry, Mapping):
             retry = RetrySettings(**retry)
         return cls(
-            roster=_checked_models(roster_specs(agents)),
+            roster=_checked_models(roster_specs(agents, in_process_only=in_process_only)),
             planner=planner if isinstance(planner, Mapping) else planner_to_dict(planner),
-            model=live_model_spec(model if model is not None else models.default_model()),
+            model=live_model_spec(
+                model if model is not None else models.default_model(),
+                in_process_only=in_process_only,
+            ),
             termination=termination,
             prompt_template=prompt_template,
             context=context,
@@ -336,6 +392,9 @@ class RoomConfig:
             moderated=moderated,
             max_denials=max_denials,
             retry=retry or RetrySettings(),
+            max_output_tokens=max_output_tokens,
+            request_timeout=request_timeout,
+            context_window=context_window,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -351,6 +410,9 @@ class RoomConfig:
             "moderated": self.moderated,
             "max_denials": self.max_denials,
             "retry": {"max_attempts": self.retry.max_attempts, "base_delay": self.retry.base_delay},
+            "max_output_tokens": self.max_output_tokens,
+            "request_timeout": self.request_timeout,
+            "context_window": self.context_window,
         }
 
     @classmethod
@@ -385,6 +447,9 @@ class RoomConfig:
             "moderated",
             "max_denials",
             "retry",
+            "max_output_tokens",
+            "request_timeout",
+            "context_window",
         }
         unknown = set(data) - known
         if unknown:
@@ -409,7 +474,19 @@ class RoomConfig:
             moderated=data.get("moderated", False),
             max_denials=data.get("max_denials", 3),
             retry=RetrySettings(**retry),
+            # configs stored before these settings existed get the defaults
+            max_output_tokens=data.get("max_output_tokens", DEFAULT_MAX_OUTPUT_TOKENS),
+            request_timeout=data.get("request_timeout", DEFAULT_TIMEOUT_SECONDS),
+            context_window=data.get("context_window"),
         )
+
+
+REQUEST_SETTINGS = ("max_output_tokens", "request_timeout", "context_window")
+
+
+def request_settings(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The model request settings a template (or any dict) names, for ``Room.create``."""
+    return {key: data[key] for key in REQUEST_SETTINGS if data.get(key) is not None}
 
 
 def _checked_models(roster: tuple[AgentSpec, ...]) -> tuple[AgentSpec, ...]:
@@ -504,6 +581,8 @@ __all__ = [
     "RetrySettings",
     "RoomConfig",
     "check_name",
+    "REQUEST_SETTINGS",
     "planner_to_dict",
+    "request_settings",
     "roster_specs",
 ]

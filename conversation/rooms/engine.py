@@ -577,6 +577,7 @@ class Engine:
                         user_prompt=prompt.user_prompt,
                         system_prompt=prompt.system_prompt,
                         cache=self.cache,
+                        settings=config.call_settings(turn.speaker),
                     )
                     break
                 except asyncio.CancelledError:

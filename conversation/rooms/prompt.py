@@ -2,51 +2,68 @@
 
 The prompt is a pure function of the room's config and the events *before* the turn, so a turn
 resumed after a crash is asked exactly what it was asked the first time (and EDSL's cache, keyed
-by the prompt, can answer it again for free). The transcript is structured (one JSON record per
-message) and holds only what the agent may see, inside the room's context window. The template is
-the room's own or the default, rendered in the sandbox of ``safety.SafeTemplate``.
+by the prompt, can answer it again for free). The transcript is structured (``text.transcript``: a
+header line per message, its text quoted, so one message cannot pass for another speaker) and
+holds only what the agent may see. The template is the room's own or the default, rendered in the
+sandbox of ``safety.SafeTemplate``.
+
+The prompt fits the model: whatever the room's context policy, the transcript is cut (the persona
+and the message that opened the activity kept, the oldest of the rest dropped first, or replaced
+by a stored summary) so that the estimated size of both prompts (``text.tokens``, which errs high)
+stays within the model's context window minus the room's output limit
+(``RoomConfig.call_settings``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conversation.context.window import build_context, summary_request
+from conversation.context.window import ContextPolicy, build_context, summary_request
 from conversation.dialogue.prompts import persona
 from conversation.rooms.config import ROOM_PROMPT_VARIABLES, RoomConfig
 from conversation.rooms.log import LogView, event_line, max_turns_of
 from conversation.text.safety import SafeTemplate, compiled_template
-from conversation.text.transcript import render_lines, render_record
+from conversation.text.tokens import estimate_tokens, prompt_tokens
+from conversation.text.transcript import (
+    EMPTY_TRANSCRIPT,
+    TRANSCRIPT_HEADER,
+    render_lines,
+    render_record,
+)
 
 PASS_WORDS = frozenset({"PASS", "PASS.", "[PASS]", "(PASS)"})
 
 DEFAULT_ROOM_PROMPT = """You are {{ speaker_name }}, in a group chat with {{ agent_names | join(", ") }} and the people who write there.
-The conversation so far: {{ conversation }}
+Messages so far {{ conversation }}
+
 {% if max_turns %}This is turn {{ current_turn + 1 }} of {{ max_turns }} ({{ turns_left }} left, counting this one).
 {% endif %}{% if feedback %}{{ feedback }}
 {% endif %}{% if addressee %}Address your message to {{ addressee }}.
-{% endif %}Write your next message as {{ speaker_name }}. To hand over to someone, mention them as @name. If you have nothing to add, reply with the single word PASS."""
+{% endif %}Write {{ speaker_name }}'s reply to the last message: one short message in your own words, nothing else. To hand over to someone, mention them as @name. If you have nothing to add, reply with the single word PASS."""
 
 
 PICK_PROMPT = """You coordinate a group chat: after each message you choose who speaks next.
-The conversation so far: {conversation}
+Messages so far {conversation}
+
 Eligible speakers (JSON): {eligible}
 Reply with exactly one of these names, or NONE if no one should speak until a person writes."""
 
 
 CANDIDATES_PROMPT = """You coordinate a group chat. Each of these members drafted the next message; choose the one that should be sent.
-The conversation so far: {conversation}
-The drafts (JSON, one per line):
+Messages so far {conversation}
+
+The drafts, one per line:
 {drafts}
 Reply with exactly the speaker name of the draft to send, or NONE if none should be sent."""
 
 
 SUMMARY_SYSTEM = "You summarise group chats faithfully and briefly, for the people in them."
 SUMMARY_PROMPT = """Summarise the earlier part of a group chat in at most 120 words. Keep who said what, decisions, numbers and open questions; add nothing.
-The messages (JSON lines; a previous summary comes first when there is one):
+The messages (a previous summary comes first when there is one):
 {text}"""
 
 
@@ -93,31 +110,29 @@ def build_turn_prompt(
     template: SafeTemplate | None = None,
     addressee: str | None = None,
 ) -> TurnPrompt:
-    """The prompt of ``speaker``'s turn, from the events in ``view`` (those before the turn);
-    ``addressee``: whom the planner wants the speaker to address (the focal policy's next)."""
+    """The prompt of ``speaker``'s turn, from the events in ``view`` (those before the turn),
+    within the model's window (see the module docstring); ``addressee``: whom the planner wants
+    the speaker to address (the focal policy's next counterpart)."""
     spec = config.spec(speaker)
     system = persona(spec.name, spec.traits, spec.instruction)
     max_turns = max_turns_of(config.termination)
     current = view.agent_turns()
-    context = build_context(
-        speaker,
-        config.names,
-        view.events,
-        persona=system,
-        policy=config.context_policy(),
-        seqs=view.seqs,
-        current_turn=current,
-        max_turns=max_turns,
-    )
-    # Each event's line is rendered once per room by its RoomLog (view.lines), not once per turn.
-    if view.lines:
-        lines = [view.lines[p] for p in context.positions]
-    else:
-        lines = [event_line(view.seqs[p], view.events[p]) for p in context.positions]
-    opener = view.events[context.opener] if context.opener is not None else None
-    user = (
-        (template or room_template(config))
-        .render(
+    template = template or room_template(config)
+
+    def render(policy: ContextPolicy) -> tuple[str, tuple[int, ...]]:
+        context = build_context(
+            speaker,
+            config.names,
+            view.events,
+            persona=system,
+            policy=policy,
+            seqs=view.seqs,
+            current_turn=current,
+            max_turns=max_turns,
+        )
+        lines = [_turn_record(view, position) for position in context.positions]
+        opener = view.events[context.opener] if context.opener is not None else None
+        user = template.render(
             {
                 "speaker_name": speaker,
                 "conversation": render_lines(lines),
@@ -129,64 +144,107 @@ def build_turn_prompt(
                 "activity_opener": opener.content if opener is not None else None,
                 "addressee": addressee,
             }
-        )
-        .strip()
-    )
-    return TurnPrompt(system, user, tuple(context.saw))
+        ).strip()
+        return user, tuple(context.saw)
+
+    user, saw = _fitted(config, speaker, system, render)
+    return TurnPrompt(system, user, saw)
 
 
-def _coordinator_view(
-    config: RoomConfig, view: LogView, coordinator: str
-) -> tuple[str, str, tuple[int, ...]]:
-    """What a coordinator agent reads: its persona, the conversation as it may see it, the seqs."""
-    spec = config.spec(coordinator)
-    system = persona(spec.name, spec.traits, spec.instruction)
-    context = build_context(
-        coordinator,
-        config.names,
-        view.events,
-        persona=system,
-        policy=config.context_policy(),
-        seqs=view.seqs,
-    )
-    lines = []
-    for position in context.positions:
-        event = view.events[position]
-        if event.kind in ("message", "system"):
-            lines.append(
-                render_record(
-                    {
-                        "seq": view.seqs[position],
-                        "speaker": event.speaker,
-                        "text": event.content,
-                        "passed": event.passed,
-                    }
-                )
-            )
-    return system, render_lines(lines), tuple(context.saw)
+def _turn_record(view: LogView, position: int) -> str:
+    """An event's transcript line: rendered once per room by its RoomLog (``view.lines``) when
+    the view comes from one, else now (``log.event_line``, the same rendering)."""
+    if view.lines:
+        return view.lines[position]
+    return event_line(view.seqs[position], view.events[position])
+
+
+def _fitted(
+    config: RoomConfig,
+    speaker: str,
+    system: str,
+    render: Any,
+) -> tuple[str, tuple[int, ...]]:
+    """``render(policy)`` with the room's policy narrowed until both prompts fit the window
+    minus the output limit (the estimate errs high; a few narrowings at most)."""
+    policy = config.context_policy()
+    budget = config.call_settings(speaker).prompt_budget
+    if budget is None:
+        return render(policy)
+    # What the template and the persona take with no message shown; the rest is the window's.
+    empty, _ = render(ContextPolicy(max_messages=1, max_tokens=1))
+    fixed = prompt_tokens(system, empty) - estimate_tokens(EMPTY_TRANSCRIPT)
+    room = budget - fixed - estimate_tokens(TRANSCRIPT_HEADER)
+    # build_context counts the persona inside max_tokens as well: give it back
+    allowed = max(1, room + estimate_tokens(system))
+    if policy.max_tokens is None or policy.max_tokens > allowed:
+        policy = dataclasses.replace(policy, max_tokens=allowed)
+    user, saw = render(policy)
+    for _ in range(4):
+        excess = prompt_tokens(system, user) - budget
+        if excess <= 0 or policy.max_tokens is None or policy.max_tokens <= 1:
+            break
+        policy = dataclasses.replace(policy, max_tokens=max(1, policy.max_tokens - excess))
+        user, saw = render(policy)
+    return user, saw
 
 
 def build_pick_prompt(
     config: RoomConfig, view: LogView, coordinator: str, eligible: Sequence[str]
 ) -> TurnPrompt:
     """The prompt that asks the room's coordinator agent to pick the next speaker."""
-    system, conversation, saw = _coordinator_view(config, view, coordinator)
-    user = PICK_PROMPT.format(conversation=conversation, eligible=json.dumps(list(eligible)))
+    spec = config.spec(coordinator)
+    system = persona(spec.name, spec.traits, spec.instruction)
+
+    def render(policy: ContextPolicy) -> tuple[str, tuple[int, ...]]:
+        context = build_context(
+            coordinator,
+            config.names,
+            view.events,
+            persona=system,
+            policy=policy,
+            seqs=view.seqs,
+        )
+        lines = [
+            _turn_record(view, position)
+            for position in context.positions
+            if view.events[position].kind in ("message", "system")
+        ]
+        user = PICK_PROMPT.format(
+            conversation=render_lines(lines), eligible=json.dumps(list(eligible))
+        )
+        return user, tuple(context.saw)
+
+    user, saw = _fitted(config, coordinator, system, render)
     return TurnPrompt(system, user, saw)
 
 
 def build_candidates_prompt(
     config: RoomConfig, view: LogView, coordinator: str, candidates: Sequence[Mapping[str, Any]]
 ) -> TurnPrompt:
-    """The prompt that asks the coordinator agent to pick one of the drafted candidates."""
-    system, conversation, saw = _coordinator_view(config, view, coordinator)
+    """The prompt that asks the coordinator agent to pick one of the drafted candidates (a
+    coordinator-after turn), within the model's window."""
+    spec = config.spec(coordinator)
+    system = persona(spec.name, spec.traits, spec.instruction)
     drafts = render_lines(
         [render_record({"speaker": c["speaker"], "text": c["text"]}) for c in candidates],
         header=False,
     )
-    return TurnPrompt(
-        system, CANDIDATES_PROMPT.format(conversation=conversation, drafts=drafts), saw
-    )
+
+    def render(policy: ContextPolicy) -> tuple[str, tuple[int, ...]]:
+        context = build_context(
+            coordinator, config.names, view.events, persona=system, policy=policy, seqs=view.seqs
+        )
+        lines = [
+            _turn_record(view, position)
+            for position in context.positions
+            if view.events[position].kind in ("message", "system")
+        ]
+        user = CANDIDATES_PROMPT.format(conversation=render_lines(lines), drafts=drafts)
+        return user, tuple(context.saw)
+
+    user, saw = _fitted(config, coordinator, system, render)
+    return TurnPrompt(system, user, saw)
 
 
 def build_summary_prompt(config: RoomConfig, view: LogView) -> TurnPrompt | None:

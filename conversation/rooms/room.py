@@ -25,6 +25,7 @@ from conversation.exceptions import (
     ConversationStateError,
     ConversationValueError,
 )
+from conversation.models.settings import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
 from conversation.rooms.boundary import storage_errors
 from conversation.rooms.config import RoomConfig, check_name
 from conversation.rooms.engine import Engine, HeldRoom, StepKind, owner_id
@@ -70,9 +71,15 @@ class Room:
         experiment_id: int | None = None,
         condition: str | None = None,
         replicate: int | None = None,
+        max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
+        request_timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        context_window: int | None = None,
+        in_process_only: bool = False,
     ) -> Room:
         """Store a new room (status ``idle``) and return it. Bad configuration raises
-        ``ConversationValueError`` naming the field, and nothing is stored."""
+        ``ConversationValueError`` naming the field, and nothing is stored. A model object that
+        cannot be rebuilt in another process is refused unless ``in_process_only`` (the room then
+        runs in this process only); see ``RoomConfig`` for the request settings."""
         if not isinstance(name, str) or not name.strip() or len(name) > 200:
             raise ConversationValueError("name must be non-empty text of at most 200 characters")
         config = RoomConfig.build(
@@ -86,6 +93,10 @@ class Room:
             moderated=moderated,
             max_denials=max_denials,
             retry=retry,
+            max_output_tokens=max_output_tokens,
+            request_timeout=request_timeout,
+            context_window=context_window,
+            in_process_only=in_process_only,
         )
         room_id = storage_errors(
             storage.create_room,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from edsl import QuestionFreeText, QuestionYesNo, Results, Scenario, ScenarioList
 
-from conversation.analysis.questions import Analysis, analyze, question_from_spec
-from conversation.exceptions import ConversationValueError, ModelCallError
+from conversation.analysis.questions import Analysis, analyze, lenient_answer, question_from_spec
+from conversation.exceptions import ConversationValueError
 from conversation.models import OfflineModel
 
 
@@ -62,13 +62,13 @@ def test_scenario_lists_and_several_question_types():
     assert rows[1]["summary"].startswith("2 messages between Alice and Bob")
 
 
-def test_transcript_text_reaches_the_model_literally_as_json_lines():
+def test_transcript_text_reaches_the_model_literally_as_message_lines():
     model = OfflineModel()
     hostile = [record(0, "Alice", "Look {{ 7*7 }} and {% if 1 %}x{% endif %}")]
     analyze(question_from_spec(DEAL_QUESTION), {"transcript": hostile}, model=model)
     [(_, prompt)] = model.prompts
     assert "7*7" in prompt and "49" not in prompt
-    assert '"speaker": "Alice"' in prompt  # JSON lines, not a Python repr
+    assert "0. Alice: Look" in prompt  # one line per message, not a Python repr
 
 
 def test_default_model_is_offline_here():
@@ -76,14 +76,58 @@ def test_default_model_is_offline_here():
     assert rows[0]["deal_reached"] == "Yes"
 
 
-def test_unparsable_answers_raise_instead_of_returning_none():
+def test_an_invalid_answer_is_a_failure_and_never_a_none_in_the_table():
     question = question_from_spec(DEAL_QUESTION)
-    with pytest.raises(ModelCallError) as caught:
-        analyze(question, [{"transcript": DEAL}], model=OfflineModel(replies=["maybe"]))
-    assert caught.value.code == "analysis_failed"
-    assert "deal_reached" in str(caught.value)
+    outcome = analyze(question, [{"transcript": DEAL}], model=OfflineModel(replies=["maybe"]))
+    assert "deal_reached" not in outcome.rows[0]
+    [failure] = outcome.failures
+    assert (failure.scenario_index, failure.question, failure.raw) == (0, "deal_reached", "maybe")
+    assert "validation" in failure.reason and failure.code == "invalid_answer"
+    assert failure.to_error()["raw"] == "maybe"
     rows = analyze(question, [{"transcript": DEAL}], model=OfflineModel(replies=["Yes"])).rows
     assert rows[0]["deal_reached"] == "Yes"  # control: a parsable answer passes
+
+
+def test_one_invalid_answer_keeps_every_valid_one():
+    question = question_from_spec(DEAL_QUESTION)
+    scenarios = [{"transcript": DEAL, "n": i} for i in range(4)]
+
+    def reply(user_prompt, system_prompt):
+        return "maybe" if "REFUSE" in user_prompt else "No"
+
+    scenarios[2]["transcript"] = [record(0, "Alice", "REFUSE this")]
+    outcome = analyze(question, scenarios, model=OfflineModel(func=reply))
+    assert [r.get("deal_reached") for r in outcome.rows] == ["No", "No", None, "No"]
+    assert [(f.scenario_index, f.raw) for f in outcome.failures] == [(2, "maybe")]
+
+
+@pytest.mark.parametrize(
+    ("reply", "answer"),
+    [
+        ("No\n\nYes", "No"),  # EDSL reads the first line
+        ('{"answer": "Yes"}', "Yes"),  # EDSL reads the JSON
+        ("I would say **Yes**, they agreed.", "Yes"),  # lenient: one option named
+        ("Answer: no.", "No"),
+    ],
+)
+def test_common_reply_shapes_are_read(reply, answer):
+    question = question_from_spec(DEAL_QUESTION)
+    outcome = analyze(question, [{"transcript": DEAL}], model=OfflineModel(replies=[reply]))
+    assert outcome.rows[0]["deal_reached"] == answer and not outcome.failures
+
+
+@pytest.mark.parametrize("reply", ["maybe", "Yes or No, hard to say", ""])
+def test_lenient_reading_refuses_what_names_no_single_option(reply):
+    question = question_from_spec(DEAL_QUESTION)
+    assert lenient_answer(question, reply) is None
+
+
+def test_lenient_reading_of_multiple_choice_options():
+    question = question_from_spec(
+        {"type": "multiple_choice", "name": "o", "text": "How?", "options": ["deal", "no deal"]}
+    )
+    assert lenient_answer(question, "It ended with no deal at all.") is None  # both phrases
+    assert lenient_answer(question, "A DEAL.") == "deal"
 
 
 def test_a_failing_model_raises_after_edsls_own_attempts(monkeypatch):
@@ -95,9 +139,9 @@ def test_a_failing_model_raises_after_edsls_own_attempts(monkeypatch):
         raise ConnectionError("provider down")
 
     model = OfflineModel(func=down)
-    # EDSL 1.0.9 rebuilds the error as a plain Exception: the message survives, the type does not
-    with pytest.raises(ModelCallError, match="deal_reached: .*provider down"):
-        analyze(question_from_spec(DEAL_QUESTION), [{"transcript": DEAL}], model=model)
+    outcome = analyze(question_from_spec(DEAL_QUESTION), [{"transcript": DEAL}], model=model)
+    [failure] = outcome.failures
+    assert failure.code == "no_answer" and failure.raw is None
     assert model.calls >= 1
 
 

@@ -23,6 +23,7 @@ from conversation.context.window import (
 )
 from conversation.exceptions import ConversationValueError
 from conversation.planning.events import RoomEvent
+from conversation.text.transcript import parse_transcript
 
 E = RoomEvent
 ROSTER = ["Alice", "Bob", "Carol"]
@@ -34,14 +35,42 @@ def chat(n: int, opener: str = "user") -> list[RoomEvent]:
 
 
 @pytest.mark.parametrize(
-    ("text", "tokens"), [("", 0), ("a", 1), ("abcd", 1), ("abcde", 2), ("x" * 400, 100)]
+    ("text", "tokens"),
+    [
+        ("", 0),
+        ("a", 1),
+        ("abcd", 2),
+        ("abcde", 3),
+        ("x" * 400, 400),  # no vowels: one per letter
+        ("banana" * 50, 150),
+        ("a b", 2),  # a space before a word joins it
+        ("a  b", 3),  # a second space does not
+        ("12 34", 5),  # digits and a space before a digit count one each
+        ("{}", 2),
+        ("\u00e9", 2),  # UTF-8 bytes
+        ("\U0001f600", 4),
+    ],
 )
 def test_estimate_tokens(text: str, tokens: int) -> None:
     assert estimate_tokens(text) == tokens
 
 
+@given(st.text(max_size=60), st.text(max_size=60))
+def test_estimate_tokens_never_shrinks_when_text_is_appended(head: str, tail: str) -> None:
+    assert estimate_tokens(head + tail) >= estimate_tokens(head)
+
+
+@given(st.text(max_size=200))
+def test_estimate_tokens_is_at_least_a_quarter_of_the_characters(text: str) -> None:
+    # the estimate this project used before (and most tokenizers' average) is a floor
+    assert estimate_tokens(text) >= len(text) // 4
+
+
 def test_event_tokens_counts_speaker_content_and_framing() -> None:
-    assert event_tokens(E("Bob", "abcdefgh")) == 1 + 2 + EVENT_OVERHEAD_TOKENS
+    # speaker 2 + content 4 + the header + one quoted line
+    assert event_tokens(E("Bob", "abcdefgh")) == 2 + 4 + EVENT_OVERHEAD_TOKENS + 2
+    assert event_tokens(E("Bob", "a\nb")) == 2 + 3 + EVENT_OVERHEAD_TOKENS + 4
+    assert event_tokens(E("Bob", "x", visible_to=("Ann",))) > event_tokens(E("Bob", "x"))
 
 
 # -- visibility ------------------------------------------------------------------------------
@@ -82,9 +111,10 @@ def test_visible_positions_is_about_permission_of_any_kind() -> None:
         (ContextPolicy(), tuple(range(11))),
         (ContextPolicy(max_messages=3), (0, 8, 9, 10)),  # the opener stays, outside the count
         (ContextPolicy(max_messages=30), tuple(range(11))),
-        # Budget: persona 4 + opener 7 -> 19 left; each message costs 9 -> two fit.
-        (ContextPolicy(max_tokens=30), (0, 9, 10)),
-        (ContextPolicy(max_tokens=30, max_messages=1), (0, 10)),
+        # Budget: persona 7 + opener 21 -> 52 left; messages cost 22 (Bob) and 23 (Alice):
+        # two fit.
+        (ContextPolicy(max_tokens=80), (0, 9, 10)),
+        (ContextPolicy(max_tokens=80, max_messages=1), (0, 10)),
         (ContextPolicy(max_tokens=5), (0,)),  # persona and opener are never dropped
     ],
 )
@@ -99,12 +129,12 @@ def test_window_table(policy: ContextPolicy, positions: tuple[int, ...]) -> None
 def test_token_estimate_of_the_context() -> None:
     events = chat(10)
     context = build_context(
-        "Carol", ROSTER, events, persona="You are Carol", policy=ContextPolicy(max_tokens=30)
+        "Carol", ROSTER, events, persona="You are Carol", policy=ContextPolicy(max_tokens=80)
     )
     assert context.tokens == estimate_tokens("You are Carol") + sum(
         event_tokens(events[i]) for i in context.positions
     )
-    assert context.tokens <= 30
+    assert context.tokens <= 80
 
 
 def test_window_is_per_activity_opener() -> None:
@@ -133,9 +163,10 @@ def test_summary_request_and_splice() -> None:
     assert request.covers == (0, 7)
     assert request.positions == tuple(range(7))
     assert request.previous is None
-    lines = [json.loads(line) for line in request.text.splitlines()]
-    assert lines[0] == {"speaker": "user", "content": "kick-off", "passed": False}
-    assert len(lines) == 7
+    records = parse_transcript(request.text)
+    assert records[0] == {"speaker": "user", "text": "kick-off"}
+    assert request.text.splitlines()[0] == "- user: kick-off"
+    assert len(records) == 7
 
     events.append(request.to_event("They counted to six."))
     assert events[-1].kind == "summary" and events[-1].covers == (0, 7)
@@ -154,7 +185,7 @@ def test_rolling_summary_extends_the_previous_one() -> None:
     assert request.previous == "first part"
     assert request.covers == (0, 5)
     assert request.positions == (3, 4)
-    assert json.loads(request.text.splitlines()[0]) == {"summary": "first part"}
+    assert request.text.splitlines()[0] == "- summary (summary): first part"
 
 
 def test_private_events_are_never_summarised() -> None:

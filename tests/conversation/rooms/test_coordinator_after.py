@@ -42,6 +42,7 @@ def team(db: Database, coordinator: str | None, model: OfflineModel) -> Room:
         planner=CoordinatorPolicy(coordinator=coordinator, after=True, max_messages=5),
         termination=MaxTurns(2),
         model=model,
+        in_process_only=True,  # a scripted offline model lives in this process only
     )
 
 

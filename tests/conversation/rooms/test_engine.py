@@ -39,6 +39,8 @@ def agents() -> AgentList:
 
 
 def room_with(db: Database, model: Any, **options: Any) -> Room:
+    # Scripted offline models live in this process only (their script cannot be stored).
+    options.setdefault("in_process_only", True)
     room = Room.create(db, name="r", agents=agents(), model=model, **options)
     return room
 
@@ -285,6 +287,7 @@ def test_the_focal_agent_is_asked_to_address_its_next_counterpart(db: Database) 
         agents=AgentList([Agent(name=n) for n in ("Alice", "Bob", "Cara")]),
         planner=FocalSpeakerPolicy(focal_speaker="Alice"),
         model=model,
+        in_process_only=True,
     )
     room.post("auction starts")
     room.run(max_turns=3)

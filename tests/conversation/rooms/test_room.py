@@ -175,7 +175,7 @@ def test_a_private_message_reaches_only_its_audience(db: Database) -> None:
     room.run()
     prompts = {speaker_of(system): user for system, user in model.prompts}
     assert "the secret price is 42" in prompts["Alice"]
-    assert '"private_to": ["Alice"]' in prompts["Alice"]
+    assert "(private to Alice): the secret price is 42" in prompts["Alice"]
     assert "the secret price is 42" not in prompts["Bob"]
     assert "the secret price is 42" not in prompts["Cara"]
     assert "public question" in prompts["Bob"]
@@ -484,8 +484,8 @@ def test_a_custom_prompt_template_is_rendered_once_in_the_sandbox(db: Database) 
     first, second = (user for _, user in model.prompts)
     assert first.startswith("I am Alice; turn 0 of 2.")
     assert second.startswith("I am Bob; turn 1 of 2.")
-    assert '"text": "{{ speaker_name }} {{ 7*7 }}"' in first  # user text is not a template
-    assert '"text": "hi {{ speaker_name }}"' in second
+    assert "1. user: {{ speaker_name }} {{ 7*7 }}" in first  # user text is not a template
+    assert ": hi {{ speaker_name }}" in second
 
 
 def test_a_context_window_bounds_the_prompt(db: Database) -> None:

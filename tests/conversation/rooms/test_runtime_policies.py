@@ -35,6 +35,7 @@ def test_coordinator_picks_are_asked_once_and_stored_as_pick_events(db: Database
         agents=roster("moderator", "Ann", "Ben"),
         planner=CoordinatorPolicy(coordinator="moderator"),
         model=model,
+        in_process_only=True,
     )
     room.post("What should we cook?")
     room.run()
@@ -71,6 +72,7 @@ def test_a_pick_outside_the_eligible_set_fails_the_room(db: Database) -> None:
         agents=roster("moderator", "Ann", "Ben"),
         planner=CoordinatorPolicy(coordinator="moderator"),
         model=OfflineModel(replies=["Zed"]),
+        in_process_only=True,
     )
     room.post("go")
     room.run()

@@ -1,0 +1,134 @@
+"""Per-call settings of a model request, and what is known about a model's context window.
+
+``CallSettings`` travel with one ``ask()``: the output limit (``max_output_tokens``, sent the way
+the service understands it: see ``clients``), the request timeout in seconds, the context window
+the prompt must fit in (with the output limit), the speaker names whose copied labels are
+stripped from a reply, and the room's other names (a reply is cut where it makes up their turn). A room builds them from its config (``RoomConfig.call_settings``).
+
+``context_window(spec)`` is the window of a known model (by name), a setting for servers
+(``context_window`` in the room config), or ``SERVER_CONTEXT_WINDOW`` for a self-hosted server that
+names none (llama.cpp's own default is smaller than most models allow; start the server with
+``--n_ctx`` at least this large, or set the room's window).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from conversation.exceptions import ConversationValueError
+
+DEFAULT_MAX_OUTPUT_TOKENS = 512
+DEFAULT_TIMEOUT_SECONDS = 120.0
+SERVER_CONTEXT_WINDOW = 4096
+OFFLINE_CONTEXT_WINDOW = 32_768
+SELF_HOSTED_SERVICES = frozenset({"openai_compatible", "ollama"})
+
+# Context windows (tokens) of known model families, by name prefix; the longest prefix wins.
+KNOWN_WINDOWS: dict[str, int] = {
+    "gpt-4o": 128_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4-turbo": 128_000,
+    "gpt-4": 8_192,
+    "gpt-3.5-turbo": 16_385,
+    "gpt-5": 400_000,
+    "o1": 200_000,
+    "o3": 200_000,
+    "o4": 200_000,
+    "chatgpt-4o": 128_000,
+    "claude-": 200_000,
+    "gemini-": 1_048_576,
+    "mistral-small": 32_000,
+    "mistral-medium": 128_000,
+    "mistral-large": 128_000,
+    "open-mistral": 32_000,
+    "codestral": 256_000,
+    "llama-3.1": 128_000,
+    "llama-3.2": 128_000,
+    "llama-3.3": 128_000,
+    "llama3": 8_192,
+    "deepseek-": 64_000,
+    "grok-": 131_072,
+    "smollm2": 8_192,
+    "qwen2.5": 32_768,
+}
+
+
+def _positive(value: Any, field: str, fix: str, *, real: bool = False) -> None:
+    kinds = (int, float) if real else (int,)
+    if (
+        not isinstance(value, kinds)
+        or isinstance(value, bool)
+        or (real and not math.isfinite(value))
+        or value <= 0
+    ):
+        raise ConversationValueError(f"{field} must be a positive number, got {value!r}; {fix}")
+
+
+@dataclass(frozen=True, slots=True)
+class CallSettings:
+    """What one request may take: output tokens, seconds, and the window the prompt must fit."""
+
+    max_output_tokens: int | None = DEFAULT_MAX_OUTPUT_TOKENS
+    timeout: float | None = DEFAULT_TIMEOUT_SECONDS
+    context_window: int | None = None
+    speakers: tuple[str, ...] = ()
+    roster: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.max_output_tokens is not None:
+            _positive(self.max_output_tokens, "max_output_tokens", "e.g. 512")
+        if self.timeout is not None:
+            _positive(self.timeout, "timeout", "seconds, e.g. 120", real=True)
+        if self.context_window is not None:
+            _positive(self.context_window, "context_window", "tokens, e.g. 8192")
+        if (
+            self.context_window is not None
+            and self.max_output_tokens is not None
+            and self.max_output_tokens >= self.context_window
+        ):
+            raise ConversationValueError(
+                f"max_output_tokens ({self.max_output_tokens}) must be below the context "
+                f"window ({self.context_window}); lower it or raise the window"
+            )
+
+    @property
+    def prompt_budget(self) -> int | None:
+        """Tokens a prompt may take: the window minus the output limit (None: no limit)."""
+        if self.context_window is None:
+            return None
+        return self.context_window - (self.max_output_tokens or 0)
+
+
+def context_window(spec: Mapping[str, Any] | None, configured: int | None = None) -> int | None:
+    """The context window for a model spec: ``configured`` when given, else a known model's
+    window, ``SERVER_CONTEXT_WINDOW`` for a self-hosted server, ``OFFLINE_CONTEXT_WINDOW`` for the
+    offline and test models, or None when the model is unknown (no bound is assumed then)."""
+    if configured is not None:
+        return configured
+    spec = spec or {}
+    service = str(spec.get("service") or "")
+    name = str(spec.get("model") or "").lower().rsplit("/", 1)[-1]
+    if service in ("offline", "test"):
+        return OFFLINE_CONTEXT_WINDOW
+    matches = [prefix for prefix in KNOWN_WINDOWS if name.startswith(prefix)]
+    if matches and service not in SELF_HOSTED_SERVICES:
+        return KNOWN_WINDOWS[max(matches, key=len)]
+    if service in SELF_HOSTED_SERVICES:
+        # a server's window is how it was started, not what the model could take: the smaller
+        return min([SERVER_CONTEXT_WINDOW, *(KNOWN_WINDOWS[m] for m in matches)])
+    return None
+
+
+__all__ = [
+    "DEFAULT_MAX_OUTPUT_TOKENS",
+    "DEFAULT_TIMEOUT_SECONDS",
+    "KNOWN_WINDOWS",
+    "OFFLINE_CONTEXT_WINDOW",
+    "SELF_HOSTED_SERVICES",
+    "SERVER_CONTEXT_WINDOW",
+    "CallSettings",
+    "context_window",
+]

@@ -1,0 +1,25 @@
+"""The Results page's analysis section offers to retry the failed answers, and does."""
+
+from __future__ import annotations
+
+import storage as repo
+from storage import Database
+from tests.app.conftest import db  # noqa: F401 - a fixture
+from tests.app.test_pages import app, mug_room
+from ui import results
+
+
+def test_the_retry_button_asks_the_failed_rooms_again(db: Database) -> None:  # noqa: F811
+    rooms = [mug_room(db) for _ in range(2)]
+    for room in rooms:
+        room.run()
+    spec = {"service": "test", "model": "test", "parameters": {"canned_response": "unsure"}}
+    question = {"type": "yes_no", "name": "answer", "text": "Was a deal reached?"}
+    analysis_id = results.run_analysis(db, question, [r.id for r in rooms], model=spec)
+    assert len(results.failed_answers(db, analysis_id)) == 2
+    at = app("pages/results.py")
+    assert any("2 answer(s) failed" in w.value for w in at.warning)
+    at.button(key="an-retry").click().run()
+    assert not at.exception
+    assert any("0 answer(s) recovered, 2 still failing" in s.value for s in at.success)
+    assert all(a.error["raw"] == "unsure" for a in repo.answers(db, analysis_id))
