@@ -122,6 +122,10 @@ def test_a_headless_worker_finishes_an_experiment_cut_short_by_kill_9(
     finally:
         os.kill(first.pid, signal.SIGKILL)  # no cleanup: leases left to expire
         first.wait(timeout=30)
+    # --until-idle exits when nothing is runnable *now*: a room still leased by the dead worker
+    # becomes runnable when its lease (2 s here) runs out, so start after that, as a restarted
+    # worker would.
+    time.sleep(3)
 
     second = worker(tmp_path, db_url, "--concurrency", "6", "--lease-ttl", "2", "--until-idle")
     out, err = second.communicate(timeout=180)
