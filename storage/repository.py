@@ -53,10 +53,12 @@ from storage.experiments import (
 )
 from storage.leases import (
     acquire_lease,
+    acquire_leases,
     get_lease,
     lease_is_current,
     release_lease,
     renew_lease,
+    renew_leases,
     require_lease,
 )
 from storage.profiles import (
@@ -101,6 +103,8 @@ __all__ = [
     "room_logs",
     "TurnCommit",
     "acquire_lease",
+    "acquire_leases",
+    "renew_leases",
     "answers",
     "append_message",
     "claim_turn",

@@ -33,6 +33,8 @@ the model again, with the same prompt.
 from __future__ import annotations
 
 import asyncio
+import copy
+import dataclasses
 import logging
 import os
 import signal
@@ -148,11 +150,48 @@ class HeldRoom:
     pending: Call | None = None  # the next turn, claimed together with the last commit
     refusals: int = 0
     plan_failures: int = 0
+    rules: RoomRules | None = None  # the room's config as last read, and what it builds
+
+    def rules_of(self, room: storage.Room) -> RoomRules:
+        """The room's rules, built again only when its stored config changed (a worker reads
+        the same config on every turn; validating it and building its planner each time would
+        cost more than the rest of the turn)."""
+        if self.rules is None or self.rules.source != room.config:
+            self.rules = RoomRules.of(room.config)
+        return self.rules
 
     def forget_log(self) -> None:
         """Read the log whole next time (after a refusal or a lost lease it may be stale)."""
         self.log = None
         self.pending = None
+
+
+@dataclass(frozen=True, slots=True)
+class RoomRules:
+    """A stored config validated, with the planner and stop rule it builds (both immutable)."""
+
+    source: Mapping[str, Any]
+    config: RoomConfig
+    planner: Any
+    condition: Any
+    resolved: dict[str, Any] = dataclasses.field(default_factory=dict)  # speaker -> model
+
+    def model_for(self, speaker: str, models: ModelCache) -> Any:
+        """The model that answers for ``speaker`` (resolved once per config)."""
+        model = self.resolved.get(speaker)
+        if model is None:
+            model = self.resolved[speaker] = models.get(self.config.model_of(speaker))
+        return model
+
+    @classmethod
+    def of(cls, source: Mapping[str, Any]) -> RoomRules:
+        config = RoomConfig.from_dict(source)
+        return cls(
+            copy.deepcopy(dict(source)),
+            config,
+            config.planner_object(),
+            config.termination_object(),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +320,7 @@ class Engine:
     def _with_log(self, room: storage.Room, held: HeldRoom, new_rows: list[storage.Event]) -> Plan:
         """Bring ``held.log`` up to date with the rows just read, then plan."""
         try:
-            names = RoomConfig.from_dict(room.config).names
+            names = held.rules_of(room).config.names
         except Exception:  # noqa: BLE001 - a broken config is the plan's failure to report
             names = ()
         if held.log is None:
@@ -295,7 +334,8 @@ class Engine:
     def _plan(self, room: storage.Room, held: HeldRoom) -> Plan:
         if room.status != RoomStatus.RUNNING:
             return Plan(StepKind.WAIT, status=RoomStatus(room.status), reason=room.stop_reason)
-        config = RoomConfig.from_dict(room.config)
+        rules = held.rules_of(room)
+        config = rules.config
         assert held.log is not None
         rows = held.log.rows
         open_row = held.log.open_turn
@@ -306,7 +346,7 @@ class Engine:
                 return Plan(StepKind.FAIL, status=RoomStatus.FAILED, reason=room.stop_reason)
             data = open_row.data or {}
             if data.get("event") == "candidates":
-                planner = config.planner_object()
+                planner = rules.planner
                 assert isinstance(planner, CoordinatorPolicy)
                 before = held.log.view(before_seq=open_row.seq)
                 drafting = self._drafting(config, before, planner, data.get("eligible", []))
@@ -320,12 +360,12 @@ class Engine:
             prompt = self._resumed_prompt(config, held.log, open_row)
             return Plan(StepKind.RESUME, config=config, turn=open_row, prompt=prompt)
         view = held.log.view()
-        condition = config.termination_object()
+        condition = rules.condition
         if condition is not None:
             decision = condition.evaluate(view.state())
             if decision is not None:
                 return Plan(StepKind.SETTLE, status=RoomStatus.TERMINATED, reason=decision.reason)
-        planner = config.planner_object()
+        planner = rules.planner
         planned = plan_turn(planner, config.names, view.events)
         if planned is None:
             return Plan(StepKind.SETTLE, status=RoomStatus.SETTLED)
@@ -401,7 +441,7 @@ class Engine:
             speaker=planned.speaker,
             round=planned.round,
             saw=list(prompt.saw),
-            model=models.model_label(self.models.get(spec.model or config.model)),
+            model=models.model_label(rules.model_for(spec.name, self.models)),
             data=data,
         )
         return Plan(StepKind.CLAIM, config=config, claim=claim, prompt=prompt)
@@ -551,8 +591,11 @@ class Engine:
         (a ``fail`` step). With ``renew``, the lease is renewed while the call runs (a worker
         renews its leases itself)."""
         held, turn, config, prompt = call.held, call.turn, call.config, call.prompt
-        own = config.spec(turn.speaker).model if turn.speaker in config.names else None
-        model = self.models.get(own or config.model)
+        rules = held.rules
+        if rules is not None and rules.config is config:
+            model = rules.model_for(turn.speaker, self.models)
+        else:
+            model = self.models.get(config.model_of(turn.speaker))
         attempts = turn.attempts
         if not prompt.user_prompt:  # a resumed summary with nothing left to summarise
             nothing = models.ModelReply(

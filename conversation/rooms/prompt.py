@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,8 +151,10 @@ def build_turn_prompt(
         opener = view.events[context.opener] if context.opener is not None else None
         return fill(lines, opener.content if opener is not None else None), tuple(context.saw)
 
-    opener_at = opener_index(config.names, view.events)
-    empty = fill([], view.events[opener_at].content if opener_at is not None else None)
+    def empty() -> str:
+        opener_at = opener_index(config.names, view.events)
+        return fill([], view.events[opener_at].content if opener_at is not None else None)
+
     user, saw = _fitted(config, speaker, system, render, empty)
     return TurnPrompt(system, user, saw)
 
@@ -177,19 +179,26 @@ def _fitted(
     speaker: str,
     system: str,
     render: Any,
-    empty: str | None = None,
+    empty: Callable[[], str] | None = None,
 ) -> tuple[str, tuple[int, ...]]:
-    """``render(policy)`` with the room's policy narrowed until both prompts fit the window
-    minus the output limit (the estimate errs high; a few narrowings at most). ``empty`` is the
-    user prompt with no message shown (rendered here when not given)."""
+    """``render(policy)`` with the room's policy, narrowed until both prompts fit the window
+    minus the output limit when they do not (the estimate errs high; a few narrowings at most).
+    ``empty()`` renders the user prompt with no message shown (``render`` is used when not
+    given)."""
     policy = config.context_policy()
     budget = config.call_settings(speaker).prompt_budget
     if budget is None:
         return render(policy)
+    # Usually everything the policy shows fits: one render, checked.
+    user, saw = render(policy)
+    if prompt_tokens(system, user) <= budget:
+        return user, saw
     # What the template and the persona take with no message shown; the rest is the window's.
     if empty is None:
-        empty, _ = render(ContextPolicy(max_messages=1, max_tokens=1))
-    fixed = prompt_tokens(system, empty) - estimate_tokens(EMPTY_TRANSCRIPT)
+        blank, _ = render(ContextPolicy(max_messages=1, max_tokens=1))
+    else:
+        blank = empty()
+    fixed = prompt_tokens(system, blank) - estimate_tokens(EMPTY_TRANSCRIPT)
     room = budget - fixed - estimate_tokens(TRANSCRIPT_HEADER)
     # build_context counts the persona inside max_tokens as well: give it back
     allowed = max(1, room + estimate_tokens(system))
