@@ -23,7 +23,9 @@ from sqlalchemy import and_, case, func, or_, select
 from sqlalchemy.sql import ColumnElement
 
 from storage._tx import as_set, check_limit
+from storage.codes import tag_labels
 from storage.database import Database
+from storage.provenance import PROVENANCE_COLUMNS, provenance_row
 from storage.tables import AnalysisAnswer, Event, Room
 
 ROOM_COLUMNS = [
@@ -73,6 +75,8 @@ EVENT_COLUMNS = [
     "request_id",
     "created_at",
 ]
+# The provenance columns every export shares (storage.provenance), then the message's tags.
+EVENT_COLUMNS += [c for c in PROVENANCE_COLUMNS if c not in EVENT_COLUMNS] + ["tags"]
 SPEAKER_COLUMNS = [
     "speaker",
     "kind",
@@ -208,24 +212,17 @@ def events_frame(
     limit: int | None = None,
     offset: int = 0,
 ) -> pd.DataFrame:
-    """The events of one or many rooms, ordered by (room_id, seq): the transcript table.
+    """The events of one or many rooms, ordered by (room_id, seq): the transcript table, and the
+    room CSV and Results events CSV exports.
 
     ``after_seq`` applies to every room (for one room: the live tail). Columns: ``EVENT_COLUMNS``
-    (``error_type``/``error_message`` are unpacked from the error document).
+    (``error_type``/``error_message`` are unpacked from the error document; the provenance
+    columns are :func:`storage.provenance.provenance_row`'s; ``tags`` lists the message's tag
+    labels as a JSON array, see :mod:`storage.codes`).
     """
     check_limit(limit, offset)
     ids = [room_ids] if isinstance(room_ids, int) else list(room_ids)
-    query = (
-        select(
-            *[_T.c[name] for name in EVENT_COLUMNS[:15]],
-            _T.c.error,
-            _T.c.request_id,
-            _T.c.created_at,
-        )
-        .where(_T.c.room_id.in_(ids))
-        .order_by(_T.c.room_id, _T.c.seq)
-        .offset(offset)
-    )
+    query = select(_T).where(_T.c.room_id.in_(ids)).order_by(_T.c.room_id, _T.c.seq).offset(offset)
     if after_seq is not None:
         query = query.where(_T.c.seq > after_seq)
     wanted = as_set(kinds)
@@ -235,8 +232,25 @@ def events_frame(
         query = query.limit(limit)
     with db.read() as session:
         rows = session.connection().execute(query).all()
-    unpacked = [(*row[:15], *_error_fields(row[15]), row[16], row[17]) for row in rows]
-    return _frame(unpacked, EVENT_COLUMNS)
+    labels = tag_labels(db, ids) if rows else {}
+    records = []
+    for row in rows:
+        record = provenance_row(row)
+        error_type, error_message = _error_fields(row.error)
+        record.update(
+            activity=row.activity,
+            round=row.round,
+            content=row.content,
+            words=row.words,
+            latency=row.latency,
+            attempts=row.attempts,
+            error_type=error_type,
+            error_message=error_message,
+            request_id=row.request_id,
+            tags=labels.get(row.id),
+        )
+        records.append(tuple(record[name] for name in EVENT_COLUMNS))
+    return _frame(records, EVENT_COLUMNS)
 
 
 def _error_fields(error: dict[str, Any] | None) -> tuple[Any, Any]:
