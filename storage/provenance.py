@@ -11,14 +11,14 @@ Values are flat (text, numbers, booleans, ``None``): lists are JSON arrays as te
 
 - ``private_to``: the event's ``visible_to`` (a private message, and to whom);
 - ``actor``: who did the human act: a person's message's ``data.by`` (else the speaker); a turn's
-  last moderation decision (``data.decisions``), else who picked it (``data.picked_by``); a
-  system event's ``data.by``; ``None`` when nobody acted;
+  last moderation decision (``data.decisions``: approve, edit, deny, pick, stop...); a system
+  event's ``data.by`` (pause, resume, stop, fork, settings); ``None`` when no person acted;
 - ``decisions``: every ``{"verb", "by", "at"}`` a person recorded on a turn;
 - ``edited_from`` / ``edited_by``: the original draft of a moderator's edit, and the moderator;
 - ``denied_drafts`` / ``denial_reasons``: every denied draft and its reason, in order;
 - ``passed``: the turn published nothing (a pass, a skipped/abandoned/failed turn, no pick);
-- ``picked_by`` / ``rejected_candidates``: a coordinator's pick and the drafts it did not choose
-  (``[{"speaker", "text"}]``);
+- ``picked_by`` / ``rejected_candidates``: who picked (a coordinator-after turn's picker, or the
+  coordinator agent of a pick turn) and the drafts not chosen (``[{"speaker", "text"}]``);
 - ``chosen_because``: why the planner chose the speaker; ``cache_hit``: the reply came from the
   model cache; ``model``, tokens, ``cost`` (US dollars): the turn's usage.
 """
@@ -84,10 +84,18 @@ def actor(kind: str, speaker: str, data: Mapping[str, Any]) -> str | None:
     decisions = data.get("decisions") or []
     if decisions and isinstance(decisions[-1], Mapping) and decisions[-1].get("by"):
         return str(decisions[-1]["by"])
-    if data.get("picked_by"):
-        return str(data["picked_by"])
     if data.get("by"):
         return str(data["by"])
+    return None
+
+
+def _picked_by(speaker: str, data: Mapping[str, Any]) -> str | None:
+    """Who chose the speaker: a coordinator-after turn's picker, or the coordinator agent whose
+    own turn was a pick (coordinator-before)."""
+    if data.get("picked_by"):
+        return str(data["picked_by"])
+    if data.get("event") == "pick":
+        return speaker
     return None
 
 
@@ -107,7 +115,9 @@ def provenance_row(event: Any) -> dict[str, Any]:
     edited = data.get("draft") is not None and bool(data.get("edited"))
     passed = None
     if kind in ("agent", "pass"):
-        no_pick = data.get("event") == "candidates" and "picked" in data and not data["picked"]
+        no_pick = (data.get("event") == "candidates" and "picked" in data and not data["picked"]) or (
+            data.get("event") == "pick" and state == "done" and not data.get("pick")
+        )
         passed = kind == "pass" or state in _CONSUMED or no_pick
     cache_hit = data.get("cache_hit")
     return {
@@ -125,7 +135,7 @@ def provenance_row(event: Any) -> dict[str, Any]:
         "denied_drafts": json_list([str(d.get("draft", "")) for d in denials]),
         "denial_reasons": json_list([str(d.get("reason", "")) for d in denials]),
         "passed": passed,
-        "picked_by": str(data["picked_by"]) if data.get("picked_by") else None,
+        "picked_by": _picked_by(event.speaker, data),
         "rejected_candidates": json_list(
             [
                 {"speaker": c.get("speaker"), "text": c.get("text")}
