@@ -8,6 +8,7 @@ from storage import repository as repo
 from ui import charts, results
 from ui import experiments as ex
 from ui.bootstrap import database, page_setup
+from ui.coding import results_coding
 from ui.live import LiveCache, render_transcript
 from ui.params import parse_id
 from ui.widgets import escape_markdown, model_picker, synced_selectbox
@@ -300,3 +301,5 @@ with export_tab:
         key="dl-edsl",
         on_click="ignore",
     )
+
+results_coding(db, selected)  # tags: filter, counts by condition, the coding CSV

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 import math
-from datetime import UTC, datetime
 from collections.abc import Collection, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import bindparam, update

@@ -26,7 +26,7 @@ from storage._tx import as_set, check_limit
 from storage.codes import tag_labels
 from storage.database import Database
 from storage.provenance import PROVENANCE_COLUMNS, provenance_row
-from storage.tables import AnalysisAnswer, Event, Room
+from storage.tables import AnalysisAnswer, Event, MessageTag, Room
 
 ROOM_COLUMNS = [
     "room_id",
@@ -358,8 +358,67 @@ def analysis_frame(db: Database, analysis_id: int) -> pd.DataFrame:
     return _frame([(*row[:10], *_error_fields(row[10])) for row in rows], columns)
 
 
+TAG_COLUMNS = [
+    "tag_id",
+    "room_id",
+    "experiment_id",
+    "condition",
+    "seq",
+    "event_id",
+    "kind",
+    "speaker",
+    "content",
+    "label",
+    "rating",
+    "note",
+    "by",
+    "created_at",
+    "updated_at",
+]
+
+
+def tags_frame(db: Database, room_ids: Sequence[int] | None = None) -> pd.DataFrame:
+    """Every message tag of some rooms (all rooms: ``None``) with its message and its room's
+    design fields: the coding table (its own CSV export, and tag counts by condition).
+
+    Columns: ``TAG_COLUMNS`` (``created_at``/``updated_at`` are the tag's)."""
+    tags = MessageTag.__table__  # type: ignore[attr-defined]
+    rooms = Room.__table__  # type: ignore[attr-defined]
+    query = (
+        select(
+            tags.c.id,
+            tags.c.room_id,
+            rooms.c.experiment_id,
+            rooms.c.condition,
+            _T.c.seq,
+            tags.c.event_id,
+            _T.c.kind,
+            _T.c.speaker,
+            _T.c.content,
+            tags.c.label,
+            tags.c.rating,
+            tags.c.note,
+            tags.c.by,
+            tags.c.created_at,
+            tags.c.updated_at,
+        )
+        .join(_T, _T.c.id == tags.c.event_id)
+        .join(rooms, rooms.c.id == tags.c.room_id)
+        .order_by(tags.c.room_id, _T.c.seq, tags.c.id)
+    )
+    if room_ids is not None:
+        query = query.where(tags.c.room_id.in_(list(room_ids)))
+    with db.read() as session:
+        rows = session.connection().execute(query).all()
+    frame = _frame(rows, TAG_COLUMNS)
+    frame["rating"] = frame["rating"].astype("Int64")
+    return frame
+
+
 __all__ = [
     "EVENT_COLUMNS",
+    "TAG_COLUMNS",
+    "tags_frame",
     "ROOM_COLUMNS",
     "SPEAKER_COLUMNS",
     "STAT_COLUMNS",

@@ -115,9 +115,9 @@ def provenance_row(event: Any) -> dict[str, Any]:
     edited = data.get("draft") is not None and bool(data.get("edited"))
     passed = None
     if kind in ("agent", "pass"):
-        no_pick = (data.get("event") == "candidates" and "picked" in data and not data["picked"]) or (
-            data.get("event") == "pick" and state == "done" and not data.get("pick")
-        )
+        no_pick = (
+            data.get("event") == "candidates" and "picked" in data and not data["picked"]
+        ) or (data.get("event") == "pick" and state == "done" and not data.get("pick"))
         passed = kind == "pass" or state in _CONSUMED or no_pick
     cache_hit = data.get("cache_hit")
     return {

@@ -10,8 +10,8 @@ from typing import Any
 import pandas as pd
 
 from storage import ROOM_STATUSES
-from storage.provenance import provenance_row
 from storage import repository as repo
+from storage.provenance import provenance_row
 
 STATUSES = ROOM_STATUSES
 QUESTION_TYPES = {

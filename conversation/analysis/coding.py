@@ -72,9 +72,7 @@ def codebook_owner(db: storage.Database, room_id: int) -> dict[str, int]:
     return {"room_id": room_id}
 
 
-def _owner(
-    db: storage.Database, experiment_id: int | None, room_id: int | None
-) -> dict[str, int]:
+def _owner(db: storage.Database, experiment_id: int | None, room_id: int | None) -> dict[str, int]:
     if experiment_id is not None and room_id is not None:
         raise ConversationValueError(
             "pass experiment_id=... or room_id=..., not both: a room in an experiment uses the "

@@ -316,7 +316,12 @@ def test_an_export_imports_back_as_an_identical_room(db: Database) -> None:
 def _without_identity(exported: dict[str, Any]) -> dict[str, Any]:
     """An export without the storage identities its provenance names (a new room has new ids)."""
     events = [
-        {**e, "provenance": {k: v for k, v in e["provenance"].items() if k not in ("room_id", "event_id")}}
+        {
+            **e,
+            "provenance": {
+                k: v for k, v in e["provenance"].items() if k not in ("room_id", "event_id")
+            },
+        }
         for e in exported["events"]
     ]
     return {**exported, "events": events}
