@@ -91,7 +91,7 @@ charts_tab, transcript_tab, compare_tab, analysis_tab, export_tab = st.tabs(
 )
 
 with charts_tab:
-    events = frames.events_frame(db, selected, kinds=["human", "agent", "pass"])
+    events = frames.events_frame(db, selected, kinds=["human", "agent", "pass"], provenance=False)
     speaker_filter = charts.clicked_values(st.session_state.get("chart-speakers"))
     c1, c2 = st.columns(2)
     c1.plotly_chart(charts.speaker_activity(events), key="chart-speakers", on_select="rerun")

@@ -99,9 +99,10 @@ def _picked_by(speaker: str, data: Mapping[str, Any]) -> str | None:
     return None
 
 
-def provenance_row(event: Any) -> dict[str, Any]:
+def provenance_row(event: Any, *, times_as_text: bool = True) -> dict[str, Any]:
     """The :data:`PROVENANCE_COLUMNS` of one stored event (a row of the events table, or any
-    object with its attributes)."""
+    object with its attributes). ``times_as_text=False`` keeps the timestamps as datetimes (for
+    a DataFrame, which would parse the text again)."""
     raw = getattr(event, "data", None)
     data: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     kind, state = event.kind, event.state
@@ -149,8 +150,8 @@ def provenance_row(event: Any) -> dict[str, Any]:
         "input_tokens": event.input_tokens,
         "output_tokens": event.output_tokens,
         "cost": event.cost,
-        "created_at": iso(event.created_at),
-        "updated_at": iso(event.updated_at),
+        "created_at": iso(event.created_at) if times_as_text else event.created_at,
+        "updated_at": iso(event.updated_at) if times_as_text else event.updated_at,
     }
 
 

@@ -78,9 +78,12 @@ def one_click_texts(event: Any) -> list[tuple[str, list[str]]]:
         if isinstance(c, Mapping) and not c.get("chosen") and not c.get("passed")
     ]
     if others:
+        # Until someone picks (a person coordinates), every draft is still a candidate.
+        undecided = getattr(event, "state", None) == "waiting"
+        title = "Drafts to pick from" if undecided else "Drafts not chosen"
         found.append(
             (
-                f"Drafts not chosen ({len(others)})",
+                f"{title} ({len(others)})",
                 [f"{c.get('speaker')}: {c.get('text', '')}" for c in others],
             )
         )

@@ -155,3 +155,14 @@ def test_the_events_csv_lists_each_messages_tags(db: Database) -> None:
     coding.tag_message(db, event.id, "greeting", by="coder2")
     frame = frames.events_frame(db, room.id)
     assert json.loads(frame.iloc[0]["tags"]) == ["greeting", "polite"]
+
+
+def test_charts_may_skip_the_provenance_but_keep_the_columns(db: Database) -> None:
+    room = studied_room(db)
+    full = frames.events_frame(db, room.id)
+    lean = frames.events_frame(db, room.id, provenance=False)
+    assert list(lean.columns) == list(full.columns) == frames.EVENT_COLUMNS
+    assert lean[["seq", "kind", "speaker", "content", "cost"]].equals(
+        full[["seq", "kind", "speaker", "content", "cost"]]
+    )
+    assert full["decisions"].notna().any() and lean["decisions"].isna().all()

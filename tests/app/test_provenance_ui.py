@@ -73,6 +73,14 @@ def test_marks_show_why_the_speaker_was_chosen_cache_hits_and_who_acted() -> Non
         "from the model cache",
     ]
     assert provenance.one_click_texts(event) == [("Drafts not chosen (1)", ["Bob: mine"])]
+    waiting = SimpleNamespace(
+        kind="agent",
+        speaker="coordinator",
+        state="waiting",
+        visible_to=None,
+        data={"candidates": [{"speaker": "Bob", "text": "mine", "passed": False}]},
+    )
+    assert provenance.one_click_texts(waiting) == [("Drafts to pick from (1)", ["Bob: mine"])]
     system = SimpleNamespace(
         kind="system", speaker="room", visible_to=None, data={"event": "paused", "by": "ann"}
     )
