@@ -116,32 +116,6 @@ def test_all_four_exports_carry_the_same_provenance_columns_and_values(db: Datab
     assert bob["model"] and bob["created_at"] <= bob["updated_at"]
 
 
-def test_rejected_candidates_chosen_because_and_cache_hit_are_columns() -> None:
-    class Row:
-        room_id, seq, id, kind, speaker, state = 1, 3, 30, "agent", "Cara", "done"
-        visible_to = None
-        model, input_tokens, output_tokens, cost = "offline", 3, 4, 0.5
-        created_at = updated_at = "2026-01-01T00:00:00+00:00"
-        data = {
-            "candidates": [
-                {"speaker": "Bob", "text": "mine", "passed": False, "chosen": False},
-                {"speaker": "Cara", "text": "hers", "passed": False, "chosen": True},
-                {"speaker": "Dan", "text": "PASS", "passed": True, "chosen": False},
-            ],
-            "picked": "Cara",
-            "picked_by": "ann",
-            "decisions": [{"verb": "pick", "by": "ann", "at": "2026-01-01T00:00:01+00:00"}],
-            "chosen_because": "picked by coordinator",
-            "cache_hit": True,
-        }
-
-    row = provenance_row(Row())
-    assert json.loads(row["rejected_candidates"]) == [{"speaker": "Bob", "text": "mine"}]
-    assert (row["picked_by"], row["actor"]) == ("ann", "ann")
-    assert row["chosen_because"] == "picked by coordinator" and row["cache_hit"] is True
-    assert row["passed"] is False
-
-
 def test_the_events_csv_lists_each_messages_tags(db: Database) -> None:
     from conversation.analysis import coding
 

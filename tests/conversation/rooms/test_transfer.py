@@ -259,6 +259,9 @@ HOSTILE_EXPORTS: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("a bad turn state", _set(["events", 1, "state"], "zombie"), "state"),
     ("events not a list", _set(["events"], {"1": "x"}), "must be a list"),
     ("NaN cost", _set(["events", 1, "cost"], float("nan")), "not a finite number"),
+    ("provenance not an object", _set(["events", 1, "provenance"], [1]), "provenance"),
+    ("a time that is not a time", _set(["events", 1, "created_at"], "soon"), "ISO 8601"),
+    ("a time without offset", _set(["events", 1, "created_at"], "2026-01-01T00:00:00"), "offset"),
 ]
 
 
