@@ -17,6 +17,7 @@ from ui.bootstrap import (
     spend_request_id,
     wake_runner,
 )
+from ui.coding import tag_panel
 from ui.live import forget, live_transcript
 from ui.params import parse_id
 from ui.room_forms import create_room_form, import_room_form
@@ -279,6 +280,9 @@ with right:
             key=f"export-csv-{room_id}",
             on_click="ignore",
         )
+
+    with st.expander("Code messages (qualitative tags)"):
+        tag_panel(db, shown_id, events, by=human_name())
 
     st.caption(
         "Address agents with "

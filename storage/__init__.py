@@ -38,7 +38,17 @@ from storage.errors import (
 from storage.repository import *  # noqa: F403 - the curated repository API, listed in repository.__all__
 from storage.repository import __all__ as _repository_all
 from storage.secret_guard import check_no_secrets
-from storage.tables import AgentProfile, Analysis, AnalysisAnswer, Event, Experiment, Lease, Room
+from storage.tables import (
+    AgentProfile,
+    Analysis,
+    AnalysisAnswer,
+    CodeLabel,
+    Event,
+    Experiment,
+    Lease,
+    MessageTag,
+    Room,
+)
 from storage.vocabulary import (
     EVENT_KINDS,
     OPEN_TURN_STATES,
@@ -59,6 +69,7 @@ __all__ = [
     "AnalysisAnswer",
     "AnalysisNotFound",
     "CannotOpenDatabase",
+    "CodeLabel",
     "ConfigContainsSecret",
     "DatabaseUnavailable",
     "Database",
@@ -70,6 +81,7 @@ __all__ = [
     "InvalidTransition",
     "Lease",
     "LeaseLost",
+    "MessageTag",
     "RecordNotFound",
     "RequestIdConflict",
     "Room",

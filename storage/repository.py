@@ -9,7 +9,8 @@ they live in small modules by concept:
 - :mod:`storage.leases`: per-room leases with fencing tokens;
 - :mod:`storage.experiments`: experiment designs and their rooms;
 - :mod:`storage.profiles`: the agent library;
-- :mod:`storage.analysis`: analyses and their answers.
+- :mod:`storage.analysis`: analyses and their answers;
+- :mod:`storage.codes`: codebooks and message tags (qualitative coding).
 """
 
 from __future__ import annotations
@@ -31,6 +32,15 @@ from storage.batch import (
     release_leases,
     room_logs,
     settle_rooms,
+)
+from storage.codes import (
+    add_code_label,
+    code_labels,
+    delete_tag,
+    get_tag,
+    message_tags,
+    remove_code_label,
+    tag_event,
 )
 from storage.events import (
     append_message,
@@ -105,9 +115,11 @@ __all__ = [
     "acquire_lease",
     "acquire_leases",
     "renew_leases",
+    "add_code_label",
     "answers",
     "append_message",
     "claim_turn",
+    "code_labels",
     "commit_turn",
     "commit_turns",
     "count_rooms",
@@ -119,6 +131,7 @@ __all__ = [
     "delete_analysis",
     "delete_experiment",
     "delete_room",
+    "delete_tag",
     "events",
     "find_event",
     "fork_room",
@@ -128,6 +141,7 @@ __all__ = [
     "get_experiment",
     "get_lease",
     "get_room",
+    "get_tag",
     "import_event",
     "import_events",
     "latest_seq",
@@ -137,12 +151,15 @@ __all__ = [
     "list_experiments",
     "list_rooms",
     "list_runnable_rooms",
+    "message_tags",
     "open_turn",
     "record_answer",
     "record_attempt",
     "release_lease",
+    "remove_code_label",
     "renew_lease",
     "require_lease",
+    "tag_event",
     "update_agent_profile",
     "update_analysis",
     "update_experiment",
