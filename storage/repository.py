@@ -9,7 +9,8 @@ they live in small modules by concept:
 - :mod:`storage.leases`: per-room leases with fencing tokens;
 - :mod:`storage.experiments`: experiment designs and their rooms;
 - :mod:`storage.profiles`: the agent library;
-- :mod:`storage.analysis`: analyses and their answers.
+- :mod:`storage.analysis`: analyses and their answers;
+- :mod:`storage.cache`: the persistent model cache (answers by EDSL's cache key).
 """
 
 from __future__ import annotations
@@ -31,6 +32,12 @@ from storage.batch import (
     release_leases,
     room_logs,
     settle_rooms,
+)
+from storage.cache import (
+    cache_size,
+    cached_responses,
+    clear_model_cache,
+    store_cached_responses,
 )
 from storage.events import (
     append_message,
@@ -89,6 +96,10 @@ from storage.turns import (
 
 __all__ = [
     "ExperimentRoom",
+    "cache_size",
+    "cached_responses",
+    "clear_model_cache",
+    "store_cached_responses",
     "add_experiment_rooms",
     "apply_turns",
     "create_room_with_log",
