@@ -49,8 +49,8 @@ import storage
 from conversation import models
 from conversation.context.window import SUMMARY_SPEAKER, summary_request
 from conversation.models.bindings import ModelCache
-from conversation.models.stored_cache import StoredCache
 from conversation.models.retries import ROOM_STATUSES, backoff_delay, http_status, is_transient
+from conversation.models.stored_cache import StoredCache
 from conversation.planning.coordinator import CoordinatorPolicy, InvalidPickError, parse_pick
 from conversation.planning.planner import plan_turn
 from conversation.rooms.config import RoomConfig
