@@ -268,7 +268,8 @@ class RoomConfig:
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
     #: Seconds one model request may take before it is abandoned (and retried with backoff).
     request_timeout: float = DEFAULT_TIMEOUT_SECONDS
-    #: The model's context window in tokens; None: known for known models, 4096 for servers.
+    #: The model's context window in tokens; None: known for known models; for a server what it
+    #: reports, else ``ROOMS_CONTEXT_WINDOW``, else 4096 (``models.settings.context_window``).
     context_window: int | None = None
     #: Answers come from the database's model cache when the same call was answered before
     #: (same model and parameters, prompts and seed), and new answers are stored there.
