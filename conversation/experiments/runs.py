@@ -37,6 +37,7 @@ def template_from_room(db: Any, room_id: int) -> dict[str, Any]:
         "prompt_template": config["prompt_template"],
         "context": config["context"],
         "opening": first.content if first is not None else "",
+        **request_settings(config),  # the output limit, timeout, window and model cache
     }
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -63,7 +64,10 @@ class _Coalescer(Generic[T, R]):
     def __init__(self, run: Callable[[dict[str, T]], dict[str, R]]) -> None:
         self._run = run
         self._lock = threading.Lock()
-        self._batches: dict[asyncio.AbstractEventLoop, _Batch[T, R]] = {}
+        # weak: a loop closed with a batch still open (its callers cancelled) is not kept
+        self._batches: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Batch[T, R]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     async def submit(self, items: dict[str, T]) -> dict[str, R]:
         loop = asyncio.get_running_loop()

@@ -98,3 +98,22 @@ def test_a_rerun_from_cache_reproduces_every_transcript_at_no_cost(db: Database)
     run_all(db, model)
     assert transcripts(db, fresh) != original
     assert not any(e.data["cache_hit"] for e in agent_turns(db, fresh))
+
+
+def test_a_template_from_a_room_keeps_its_model_settings(db: Database) -> None:
+    from conversation.experiments import template_from_room
+    from conversation.rooms.room import Room
+
+    room = Room.create(
+        db,
+        name="source",
+        agents=TEMPLATE["agents"],
+        model=TEMPLATE["model"],
+        max_output_tokens=100,
+        context_window=4000,
+        use_cache=False,
+    )
+    room.post("Hello.")
+    template = template_from_room(db, room.id)
+    assert (template["max_output_tokens"], template["context_window"]) == (100, 4000)
+    assert template["use_cache"] is False and template["opening"] == "Hello."
