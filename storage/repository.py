@@ -11,6 +11,7 @@ they live in small modules by concept:
 - :mod:`storage.profiles`: the agent library;
 - :mod:`storage.analysis`: analyses and their answers;
 - :mod:`storage.codes`: codebooks and message tags (qualitative coding).
+- :mod:`storage.cache`: the persistent model cache (answers by EDSL's cache key).
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ from storage.batch import (
     release_leases,
     room_logs,
     settle_rooms,
+)
+from storage.cache import (
+    cache_size,
+    cached_responses,
+    clear_model_cache,
+    store_cached_responses,
 )
 from storage.codes import (
     add_code_label,
@@ -101,6 +108,10 @@ from storage.turns import (
 
 __all__ = [
     "ExperimentRoom",
+    "cache_size",
+    "cached_responses",
+    "clear_model_cache",
+    "store_cached_responses",
     "add_experiment_rooms",
     "apply_turns",
     "create_room_with_log",

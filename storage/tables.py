@@ -242,6 +242,21 @@ class MessageTag(SQLModel, table=True):
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
 
 
+class CachedResponse(SQLModel, table=True):
+    """One model answer of the persistent model cache (EDSL's ``CacheEntry``, as its
+    ``to_dict()``), found by EDSL's cache key: a hash of the model, its parameters, both prompts
+    and the iteration. Written once (a second writer of the same key changes nothing), shared by
+    every process using the database. Revision 0003."""
+
+    __tablename__ = "model_cache"
+
+    key: str = Field(primary_key=True, max_length=64)
+    model: str
+    service: str | None = None
+    entry: dict[str, Any] = Field(default_factory=dict, sa_type=JSONDoc())
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
 # Instrument the models now: the repository builds snapshots with ``model_construct`` on Core
 # paths, and attribute access on those needs configured mappers even if no ORM query ran yet.
 configure_mappers()
@@ -251,6 +266,7 @@ __all__ = [
     "Analysis",
     "AnalysisAnswer",
     "CodeLabel",
+    "CachedResponse",
     "Event",
     "Experiment",
     "Lease",

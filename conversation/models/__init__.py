@@ -5,6 +5,7 @@
 - ``resolve_model`` / ``model_spec`` / ``default_model`` / ``available_providers``: which model
   answers, stored as a JSON spec without secrets.
 - ``describe_model`` / ``model_label``: what a person (or a log line) is told about a model.
+- ``StoredCache``: EDSL's model cache persisted in the rooms database (shared by processes).
 """
 
 from conversation.models.calls import ModelReply, ask, ask_sync
@@ -19,9 +20,12 @@ from conversation.models.providers import (
     resolve_model,
     service_for,
 )
+from conversation.models.stored_cache import StoredCache, cache_key
 
 __all__ = [
     "ModelReply",
+    "StoredCache",
+    "cache_key",
     "ask",
     "ask_sync",
     "OfflineModel",

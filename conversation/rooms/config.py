@@ -268,8 +268,12 @@ class RoomConfig:
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
     #: Seconds one model request may take before it is abandoned (and retried with backoff).
     request_timeout: float = DEFAULT_TIMEOUT_SECONDS
-    #: The model's context window in tokens; None: known for known models, 4096 for servers.
+    #: The model's context window in tokens; None: known for known models; for a server what it
+    #: reports, else ``ROOMS_CONTEXT_WINDOW``, else 4096 (``models.settings.context_window``).
     context_window: int | None = None
+    #: Answers come from the database's model cache when the same call was answered before
+    #: (same model and parameters, prompts and seed), and new answers are stored there.
+    use_cache: bool = True
 
     def __post_init__(self) -> None:
         if not self.roster:
@@ -289,6 +293,11 @@ class RoomConfig:
             raise ConversationValueError(f"seed must be an integer, got {self.seed!r}")
         if not isinstance(self.moderated, bool):
             raise ConversationValueError(f"moderated must be True or False, got {self.moderated!r}")
+        if not isinstance(self.use_cache, bool):
+            raise ConversationValueError(
+                f"use_cache must be True or False, got {self.use_cache!r}; False asks the model "
+                "every time (nothing is read from or written to the model cache)"
+            )
         if (
             not isinstance(self.max_denials, int)
             or isinstance(self.max_denials, bool)
@@ -336,6 +345,13 @@ class RoomConfig:
         )
 
     @property
+    def cache_iteration(self) -> int:
+        """The EDSL cache ``iteration`` of this room's calls: its seed, so rooms with other seeds
+        (the replicates of an experiment) get their own answers, and a fork or a re-run (the same
+        seed) reuses them."""
+        return self.seed % 2**63
+
+    @property
     def in_process_only(self) -> bool:
         """True when a model of this room exists only in the process that created it."""
         return is_in_process_only(self.model) or any(
@@ -359,6 +375,7 @@ class RoomConfig:
         max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
         request_timeout: float = DEFAULT_TIMEOUT_SECONDS,
         context_window: int | None = None,
+        use_cache: bool = True,
         in_process_only: bool = False,
     ) -> RoomConfig:
         """From the objects a caller passes to ``Room.create``. A model object that cannot be
@@ -395,6 +412,7 @@ class RoomConfig:
             max_output_tokens=max_output_tokens,
             request_timeout=request_timeout,
             context_window=context_window,
+            use_cache=use_cache,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -413,6 +431,7 @@ class RoomConfig:
             "max_output_tokens": self.max_output_tokens,
             "request_timeout": self.request_timeout,
             "context_window": self.context_window,
+            "use_cache": self.use_cache,
         }
 
     @classmethod
@@ -450,6 +469,7 @@ class RoomConfig:
             "max_output_tokens",
             "request_timeout",
             "context_window",
+            "use_cache",
         }
         unknown = set(data) - known
         if unknown:
@@ -478,10 +498,11 @@ class RoomConfig:
             max_output_tokens=data.get("max_output_tokens", DEFAULT_MAX_OUTPUT_TOKENS),
             request_timeout=data.get("request_timeout", DEFAULT_TIMEOUT_SECONDS),
             context_window=data.get("context_window"),
+            use_cache=data.get("use_cache", True),
         )
 
 
-REQUEST_SETTINGS = ("max_output_tokens", "request_timeout", "context_window")
+REQUEST_SETTINGS = ("max_output_tokens", "request_timeout", "context_window", "use_cache")
 
 
 def request_settings(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -27,7 +27,9 @@ refusal rule for every caller); after any refusal or a lost lease the room's cac
 and read whole next time.
 
 Exactly-once holds for the transcript, not for the model call: a turn resumed after a crash asks
-the model again, with the same prompt.
+the model again, with the same prompt; with the room's model cache on (``RoomConfig.use_cache``,
+the default) that answer comes from the database's cache when the first call was answered, at no
+cost. Every turn records ``data["cache_hit"]``.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ from conversation import models
 from conversation.context.window import SUMMARY_SPEAKER, summary_request
 from conversation.models.bindings import ModelCache
 from conversation.models.retries import ROOM_STATUSES, backoff_delay, http_status, is_transient
+from conversation.models.stored_cache import StoredCache
 from conversation.planning.coordinator import CoordinatorPolicy, InvalidPickError, parse_pick
 from conversation.planning.planner import plan_turn
 from conversation.rooms.config import RoomConfig
@@ -293,6 +296,18 @@ class Engine:
         self.cache = cache
         self.models = models or ModelCache()
         self._now = clock or (lambda: datetime.now(UTC))
+        self._stored_cache: StoredCache | None = None
+
+    def cache_for(self, config: RoomConfig) -> Any:
+        """The cache a room's calls use: none when the room turned it off, else the caller's
+        ``cache``, else the database's model cache (shared by every process)."""
+        if not config.use_cache:
+            return None
+        if self.cache is not None:
+            return self.cache
+        if self._stored_cache is None:
+            self._stored_cache = StoredCache(self.db)
+        return self._stored_cache
 
     # -- 1. plan ----------------------------------------------------------------------------------
 
@@ -619,7 +634,8 @@ class Engine:
                         model,
                         user_prompt=prompt.user_prompt,
                         system_prompt=prompt.system_prompt,
-                        cache=self.cache,
+                        cache=self.cache_for(config),
+                        iteration=config.cache_iteration,
                         settings=config.call_settings(turn.speaker),
                     )
                     break
@@ -663,7 +679,8 @@ class Engine:
                 self.models.get(own or config.model),
                 user_prompt=prompt.user_prompt,
                 system_prompt=prompt.system_prompt,
-                cache=self.cache,
+                cache=self.cache_for(config),
+                iteration=config.cache_iteration,
             )
 
         replies = await asyncio.gather(*(draft(n, p) for n, p in drafting.prompts))
@@ -824,7 +841,13 @@ class Engine:
 
     def commit_for(self, call: Call, outcome: Reply) -> storage.TurnCommit:
         """The fenced commit of a reply: ``done`` (``waiting``, with the room, in a moderated
-        room), a pass, a coordinator's pick, or a context summary."""
+        room), a pass, a coordinator's pick, or a context summary; ``data["cache_hit"]`` says
+        whether the answer came from the model cache."""
+        commit = self._commit_for(call, outcome)
+        hit = {"cache_hit": outcome.reply.cache_used}
+        return dataclasses.replace(commit, data={**(commit.data or {}), **hit})
+
+    def _commit_for(self, call: Call, outcome: Reply) -> storage.TurnCommit:
         turn, reply = call.turn, outcome.reply
         base: dict[str, Any] = {
             "event_id": turn.id,
