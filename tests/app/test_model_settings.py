@@ -15,7 +15,7 @@ from storage import repository as repo
 from ui import rooms
 from ui.templates import MUG_NEGOTIATION
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "streamlit_app.py")  # what app.py serves
 
 
 def app(page: str, **params: str) -> AppTest:

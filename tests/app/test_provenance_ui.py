@@ -14,7 +14,7 @@ from tests.app.test_provenance_exports import studied_room
 from ui import provenance
 
 ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
+APP = str(ROOT / "streamlit_app.py")  # the script app.py serves
 
 
 def shown(markdown: str) -> str:
