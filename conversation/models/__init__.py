@@ -17,6 +17,7 @@ from conversation.models.providers import (
     available_providers,
     default_model,
     model_spec,
+    portability_problem,
     resolve_model,
     service_for,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "needs_remote_jobs",
     "resolve_model",
     "model_spec",
+    "portability_problem",
     "default_model",
     "available_providers",
     "service_for",
