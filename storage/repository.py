@@ -49,6 +49,7 @@ from storage.experiments import (
     delete_experiment,
     get_experiment,
     list_experiments,
+    set_experiment_archived,
     update_experiment,
 )
 from storage.leases import (
@@ -75,6 +76,7 @@ from storage.rooms import (
     get_room,
     list_rooms,
     list_runnable_rooms,
+    set_room_archived,
     stop_room,
     update_room,
 )
@@ -139,6 +141,8 @@ __all__ = [
     "release_lease",
     "renew_lease",
     "require_lease",
+    "set_experiment_archived",
+    "set_room_archived",
     "update_agent_profile",
     "update_analysis",
     "update_experiment",
