@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from storage.analysis import (
     answers,
+    count_answers,
     create_analysis,
     delete_analysis,
     get_analysis,
@@ -108,6 +109,7 @@ __all__ = [
     "claim_turn",
     "commit_turn",
     "commit_turns",
+    "count_answers",
     "count_rooms",
     "create_agent_profile",
     "create_analysis",
