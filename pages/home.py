@@ -101,13 +101,8 @@ def room_filters() -> dict:
     return filters
 
 
-def rooms_overview(filters: dict) -> None:
-    pages = max(1, -(-st.session_state.get("home-total", 0) // rooms.HOME_PAGE_SIZE))
-    page = min(int(st.session_state.get("home-page", 1)), pages)
-    table, total = rooms.overview(
-        db, offset=(page - 1) * rooms.HOME_PAGE_SIZE, **filters
-    )
-    st.session_state["home-total"] = total
+def rooms_overview(filters: dict, page: int) -> None:
+    table, total = rooms.overview(db, offset=(page - 1) * rooms.HOME_PAGE_SIZE, **filters)
     if table.empty:
         if repo.count_rooms(db) == 0:
             st.info("No rooms yet: start one above.")
@@ -143,15 +138,17 @@ filters = room_filters()
 hidden = repo.count_rooms(db, in_experiment=True, archived=False)
 if filters.get("in_experiment") is False and hidden:
     st.caption(f"{hidden:,} experiment room(s) not listed: pick an experiment or All rooms.")
+matching = repo.count_rooms(db, **{k: v for k, v in filters.items() if k != "sort"})
+total_pages = max(1, -(-matching // rooms.HOME_PAGE_SIZE))
+if st.session_state.get("home-page", 1) > total_pages:
+    st.session_state["home-page"] = total_pages  # fewer rooms match now
+page = int(st.session_state.get("home-page", 1))
 busy = repo.count_rooms(db, status="running") > 0
 if busy:
-    st.fragment(rooms_overview, run_every=OVERVIEW_REFRESH_SECONDS)(filters)
+    st.fragment(rooms_overview, run_every=OVERVIEW_REFRESH_SECONDS)(filters, page)
 else:
-    rooms_overview(filters)
-total_pages = max(1, -(-st.session_state.get("home-total", 0) // rooms.HOME_PAGE_SIZE))
+    rooms_overview(filters, page)
 if total_pages > 1:
-    if st.session_state.get("home-page", 1) > total_pages:
-        st.session_state["home-page"] = total_pages  # fewer rooms match now
     st.number_input("Page", 1, total_pages, key="home-page", width=160)
 with st.expander("Manage a room (rename, archive, delete)", icon=":material/tune:"):
     target = st.number_input("Room #", min_value=1, step=1, value=None, key="home-manage-id")

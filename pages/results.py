@@ -5,7 +5,7 @@ import streamlit as st
 
 from storage import frames
 from storage import repository as repo
-from ui import charts, results
+from ui import charts, condition_stats, results
 from ui import experiments as ex
 from ui.bootstrap import database, page_setup
 from ui.live import LiveCache, render_transcript
@@ -47,6 +47,9 @@ rooms = frames.rooms_summary(
     offset=(page_no - 1) * PAGE_SIZE,
 )
 
+short_names = results.condition_names(db, experiment_id)  # {condition: short name}, in order
+rooms = results.with_short_names(rooms, short_names)
+
 # Chart clicks (stored by the charts below on the previous run) narrow the rooms table.
 reason_filter = charts.clicked_values(st.session_state.get("chart-reasons"))
 condition_filter = charts.clicked_values(st.session_state.get("chart-outcomes"))
@@ -85,8 +88,8 @@ st.caption(
     f"{len(picked)} room(s) selected." if picked else "No rows selected: using every room shown."
 )
 
-charts_tab, transcript_tab, compare_tab, analysis_tab, export_tab = st.tabs(
-    ["Charts", "Transcript", "Compare", "Analysis", "Export"]
+charts_tab, transcript_tab, compare_tab, analysis_tab, stats_tab, export_tab = st.tabs(
+    ["Charts", "Transcript", "Compare", "Analysis", "Statistics", "Export"]
 )
 
 with charts_tab:
@@ -111,7 +114,7 @@ with charts_tab:
         answers = frames.analysis_frame(db, latest.id)
         answers = answers[answers["room_id"].isin(selected)]
         c6.plotly_chart(
-            charts.outcomes_by_condition(answers, question=latest.name),
+            charts.outcomes_by_condition(answers, question=latest.name, names=short_names),
             key="chart-outcomes",
             on_select="rerun",
         )
@@ -252,7 +255,9 @@ with analysis_tab:
                 st.rerun()
         answers = frames.analysis_frame(db, aid)
         st.plotly_chart(
-            charts.outcomes_by_condition(answers, question=repo.get_analysis(db, aid).name),
+            charts.outcomes_by_condition(
+                answers, question=repo.get_analysis(db, aid).name, names=short_names
+            ),
             key="chart-analysis",
         )
         st.dataframe(answers, hide_index=True, width="stretch")
@@ -262,6 +267,14 @@ with analysis_tab:
             file_name=f"analysis-{aid}.csv",
             mime="text/csv",
         )
+
+with stats_tab:
+    condition_stats.render(
+        db,
+        rooms[rooms["room_id"].isin(selected)],
+        short_names,
+        analysis=latest if experiment_id is not None else None,
+    )
 
 with export_tab:
     st.caption(

@@ -201,6 +201,8 @@ def _parts(label: str) -> dict[str, str]:
             parts[key.strip()] = value.strip()
         elif prompt:
             parts["prompt"] = prompt.group(1)
+        elif (named := re.fullmatch(r"(\w[\w ]*?) (\S*\d\S*)", piece.strip())) is not None:
+            parts[named.group(1)] = named.group(2)  # "budget $18,000": a factor and its value
         else:
             parts[f"#{position}"] = piece.strip()
     return parts
