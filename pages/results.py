@@ -5,7 +5,7 @@ import streamlit as st
 
 from storage import frames
 from storage import repository as repo
-from ui import charts, condition_stats, results
+from ui import cached, charts, condition_stats, results
 from ui import experiments as ex
 from ui.bootstrap import database, page_setup
 from ui.live import LiveCache, render_transcript
@@ -16,6 +16,8 @@ page_setup()
 
 db = database()
 PAGE_SIZE = 100
+TRANSCRIPT_TAIL = 50  # events a transcript shows first (drawing 200 costs half a second)
+LONG_TAIL = 200  # at most (ui.live.MAX_SHOWN)
 
 st.title("Results")
 
@@ -39,7 +41,7 @@ statuses = f2.multiselect(
 total = repo.count_rooms(db, status=statuses or None, experiment_id=experiment_id)
 pages = max(1, -(-total // PAGE_SIZE))
 page_no = f3.number_input("Page", 1, pages, 1, key="res-page") if pages > 1 else 1
-rooms = frames.rooms_summary(
+rooms = cached.rooms_summary(
     db,
     status=statuses or None,
     experiment_id=experiment_id,
@@ -93,7 +95,7 @@ charts_tab, transcript_tab, compare_tab, analysis_tab, stats_tab, export_tab = s
 )
 
 with charts_tab:
-    events = frames.events_frame(db, selected, kinds=["human", "agent", "pass"])
+    events = cached.events_frame(db, selected, kinds=["human", "agent", "pass"])
     speaker_filter = charts.clicked_values(st.session_state.get("chart-speakers"))
     c1, c2 = st.columns(2)
     c1.plotly_chart(charts.speaker_activity(events), key="chart-speakers", on_select="rerun")
@@ -146,12 +148,27 @@ with transcript_tab:
             icon=":material/open_in_new:",
             query_params={"room": str(room_id)},
         )
+        last = repo.latest_seq(db, room_id)
+        tail = TRANSCRIPT_TAIL
+        if last > TRANSCRIPT_TAIL:
+            tail = st.radio(
+                f"Events shown (of {last})",
+                [TRANSCRIPT_TAIL, LONG_TAIL],
+                format_func=lambda n: f"the last {n}",
+                horizontal=True,
+                key="res-transcript-tail",
+            )
+            st.caption("The whole log is in the Export tab (events CSV, JSON).")
         render_transcript(
-            room, LiveCache(events=results.events_by_seq(db, room_id)), results.roster(room)
+            room,
+            LiveCache(events=results.events_by_seq(db, room_id, tail=tail)),
+            results.roster(room),
         )
 
 with compare_tab:
     names = results.room_labels(rooms)
+    # Two transcripts cost as much as the rest of the page: drawn when asked for.
+    show_both = st.toggle("Show both transcripts", key="cmp-transcripts")
     left, right = st.columns(2)
     for column, key, default in ((left, "cmp-a", 0), (right, "cmp-b", 1)):
         with column:
@@ -182,9 +199,12 @@ with compare_tab:
                         )
                     )
                 )
-            render_transcript(
-                room, LiveCache(events=results.events_by_seq(db, rid)), results.roster(room)
-            )
+            if show_both:
+                render_transcript(
+                    room,
+                    LiveCache(events=results.events_by_seq(db, rid, tail=TRANSCRIPT_TAIL)),
+                    results.roster(room),
+                )
 
 with analysis_tab:
     st.markdown(

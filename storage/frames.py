@@ -164,6 +164,23 @@ def rooms_summary(
     return frame
 
 
+def data_version(db: Database) -> tuple[Any, ...]:
+    """A cheap fingerprint of what the results pages show (one query over the rooms table and
+    one primary-key probe of the events): it changes whenever a room is created, deleted,
+    archived or touched (every turn and message touches its room) or an event is added, so a
+    page may cache its frames under it and never show stale numbers."""
+    rooms = Room.__table__  # type: ignore[attr-defined]
+    query = select(
+        select(func.count()).select_from(rooms).scalar_subquery(),
+        select(func.max(rooms.c.updated_at)).scalar_subquery(),
+        select(func.count(rooms.c.archived_at)).scalar_subquery(),
+        select(func.max(_T.c.id)).scalar_subquery(),
+    )
+    with db.read() as session:
+        row = session.connection().execute(query).one()
+    return tuple(str(v) for v in row)
+
+
 def last_messages(db: Database, room_ids: Sequence[int]) -> pd.DataFrame:
     """Each room's latest message (speaker and content) and its current activity, for a page of
     rooms in two indexed queries (never the whole log). Columns: room_id, activity, speaker,
@@ -370,6 +387,7 @@ __all__ = [
     "SPEAKER_COLUMNS",
     "STAT_COLUMNS",
     "analysis_frame",
+    "data_version",
     "events_frame",
     "last_messages",
     "rooms_summary",

@@ -84,8 +84,13 @@ def roster(room: Any) -> list[str]:
     return names
 
 
-def events_by_seq(db: Any, room_id: int) -> dict[int, Any]:
-    return {e.seq: e for e in repo.events(db, room_id)}
+def events_by_seq(db: Any, room_id: int, tail: int | None = None) -> dict[int, Any]:
+    """A room's events by seq; with ``tail``, only the last ``tail`` of them (what a transcript
+    shows: a 2,000-message room is not read whole to draw its last 200)."""
+    after = None
+    if tail is not None:
+        after = max(0, repo.latest_seq(db, room_id) - tail)
+    return {e.seq: e for e in repo.events(db, room_id, after_seq=after)}
 
 
 def condition_names(db: Any, experiment_id: int | None) -> dict[str, str]:

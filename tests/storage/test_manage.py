@@ -144,3 +144,27 @@ def test_archive_experiment_archives_its_rooms(db: Database) -> None:
     assert storage.count_rooms(db, archived=True) == 2
     storage.set_experiment_archived(db, experiment, False)
     assert storage.count_rooms(db, archived=False) == 2
+
+
+def test_data_version_changes_with_every_write_the_results_pages_show(db: Database) -> None:
+    last = [frames.data_version(db)]
+
+    def changed() -> bool:  # than the previous version (a state seen before may come back)
+        now = frames.data_version(db)
+        fresh = now != last[-1]
+        last.append(now)
+        return fresh
+
+    room = storage.create_room(db, "r", status="running")
+    assert changed()
+    storage.append_message(db, room, "human", "u", "hello")
+    assert changed()
+    storage.set_room_archived(db, room)
+    assert changed()
+    storage.set_room_archived(db, room, False)
+    assert changed()
+    storage.update_room(db, room, name="renamed")
+    assert changed()
+    storage.delete_room(db, room)
+    assert changed()
+    assert not changed()  # nothing written: the same version
