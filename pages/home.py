@@ -107,7 +107,9 @@ def rooms_overview(filters: dict, page: int) -> None:
         if repo.count_rooms(db) == 0:
             st.info("No rooms yet: start one above.")
         else:
-            st.info("No room matches these filters: change the search, status, experiment or dates.")
+            st.info(
+                "No room matches these filters: change the search, status, experiment or dates."
+            )
         return
     picked = st.dataframe(
         table,

@@ -207,9 +207,7 @@ def last_messages(db: Database, room_ids: Sequence[int]) -> pd.DataFrame:
         conn = session.connection()
         messages = {row[0]: (row[1], row[2]) for row in conn.execute(said)}
         activities = dict(tuple(row) for row in conn.execute(activity))
-    rows = [
-        (rid, int(activities.get(rid) or 0), *messages.get(rid, (None, None))) for rid in ids
-    ]
+    rows = [(rid, int(activities.get(rid) or 0), *messages.get(rid, (None, None))) for rid in ids]
     return pd.DataFrame(rows, columns=columns)
 
 

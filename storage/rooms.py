@@ -258,10 +258,7 @@ def list_rooms(
     created_before, archived, in_experiment)."""
     check_limit(limit, offset)
     query = (
-        select(Room)
-        .where(*room_conditions(**filters))
-        .order_by(*room_order(sort))
-        .offset(offset)
+        select(Room).where(*room_conditions(**filters)).order_by(*room_order(sort)).offset(offset)
     )
     if limit is not None:
         query = query.limit(limit)

@@ -210,7 +210,9 @@ def answer_kind(answers: Iterable[Any]) -> str:
     return "categorical"
 
 
-def condition_labels(frame: pd.DataFrame, names: Mapping[str, str] | None) -> tuple[pd.DataFrame, list[str]]:
+def condition_labels(
+    frame: pd.DataFrame, names: Mapping[str, str] | None
+) -> tuple[pd.DataFrame, list[str]]:
     """``frame`` with a ``label`` column (the condition's short name) and the labels in design
     order (``names``: ``{condition: short name}`` in that order; conditions not in it after)."""
     out = frame.copy()
@@ -326,7 +328,9 @@ def _condition_of(frame: pd.DataFrame, label: str) -> str:
     return str(match.iloc[0]) if len(match) else label
 
 
-def _means_trace(frame: pd.DataFrame, column: str, order: list[str], method: str = "t") -> go.Scatter:
+def _means_trace(
+    frame: pd.DataFrame, column: str, order: list[str], method: str = "t"
+) -> go.Scatter:
     from conversation.analysis import statistics
 
     means = statistics.means_by_condition(frame, column, by="label", order=order, method=method)

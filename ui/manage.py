@@ -86,9 +86,7 @@ def experiment_panel(db: Any, experiment: Any) -> None:
             _done(f"Experiment #{eid} renamed.")
     a1, a2 = st.columns(2)
     archived = experiment.archived_at is not None
-    if a1.button(
-        "Unarchive" if archived else "Archive (with its rooms)", key=f"exp-archive-{eid}"
-    ):
+    if a1.button("Unarchive" if archived else "Archive (with its rooms)", key=f"exp-archive-{eid}"):
         ex.archive_experiment(db, eid, not archived)
         _done(f"Experiment #{eid} {'brought back' if archived else 'archived with its rooms'}.")
     confirm = _confirm_key("experiment", eid)

@@ -232,6 +232,7 @@ def day_bound(day: date | None, *, next_day: bool = False) -> datetime | None:
     start = datetime.combine(day, time.min, tzinfo=UTC)
     return start + timedelta(days=1) if next_day else start
 
+
 OVERVIEW_COLUMNS = [
     "room_id", "name", "status", "experiment_id", "condition", "activity", "messages", "cost",
     "last_message", "stop_reason", "created_at", "updated_at",

@@ -245,7 +245,9 @@ def short_names(conditions: Sequence[Condition]) -> list[str]:
         for key in differing:
             if key not in parts:
                 continue
-            prefix = key if abbreviations[key] in clashing and abbreviations[key] else abbreviations[key]
+            prefix = (
+                key if abbreviations[key] in clashing and abbreviations[key] else abbreviations[key]
+            )
             value = parts[key]
             bits.append(value if key.startswith("#") else prefix + _value_abbreviation(value))
         name = "·".join(bits) or condition.label

@@ -83,9 +83,9 @@ def _blocked(db: Any, room: storage.Room, lease: Any, experiment: Any) -> str | 
             f"it belongs to experiment #{experiment.id}, which is running (a worker would create "
             "it again): stop the experiment first"
         )
-    if lease is not None and lease.owner is not None and lease.expires_at is not None:
-        if lease.expires_at > db.now():
-            return "a worker is running it now: stop the room first, then delete it"
+    held = lease is not None and lease.owner is not None and lease.expires_at is not None
+    if held and lease.expires_at > db.now():
+        return "a worker is running it now: stop the room first, then delete it"
     return None
 
 

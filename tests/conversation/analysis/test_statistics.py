@@ -67,7 +67,9 @@ def test_differences_between_two_conditions() -> None:
     rate = st.rate_difference(_answers(), "answer", "a", "b")
     assert rate.estimate == pytest.approx(0.4) and (rate.n_first, rate.n_second) == (10, 10)
     # Newcombe's hybrid score interval for 7/10 - 3/10.
-    assert rate.low == pytest.approx(-0.0288, abs=1e-3) and rate.high == pytest.approx(0.6718, abs=1e-3)
+    assert rate.low == pytest.approx(-0.0288, abs=1e-3) and rate.high == pytest.approx(
+        0.6718, abs=1e-3
+    )
     assert "+40.0 points" in rate.describe(percent=True)
     mean = st.mean_difference(_answers(), "messages", "b", "a")
     assert mean.estimate == 10 and mean.low < 10 < mean.high and mean.method == "Welch t"
