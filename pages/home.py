@@ -130,7 +130,7 @@ def rooms_overview(filters: dict, page: int) -> None:
         st.switch_page("pages/room.py", query_params={"room": str(chosen)})
     first = (page - 1) * rooms.HOME_PAGE_SIZE + 1
     st.caption(
-        f"Rooms {first}-{first + len(table) - 1} of {total:,}. Select a row to open the room."
+        f"Rooms {first:d}-{first + len(table) - 1:d} of {total:,}. Select a row to open the room."
     )
 
 

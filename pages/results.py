@@ -152,7 +152,7 @@ with transcript_tab:
         tail = TRANSCRIPT_TAIL
         if last > TRANSCRIPT_TAIL:
             tail = st.radio(
-                f"Events shown (of {last})",
+                f"Events shown (of {last:d})",
                 [TRANSCRIPT_TAIL, LONG_TAIL],
                 format_func=lambda n: f"the last {n}",
                 horizontal=True,

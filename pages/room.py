@@ -50,7 +50,7 @@ if picker_page > max(1, -(-matching // PICKER_PAGE)):  # the search narrowed the
     labels, matching = rooms.picker_labels(db, search=find, page=1, page_size=PICKER_PAGE)
 if matching > PICKER_PAGE:
     s2.number_input(
-        f"Page (of {-(-matching // PICKER_PAGE)})",
+        f"Page (of {-(-matching // PICKER_PAGE):d})",
         1,
         -(-matching // PICKER_PAGE),
         key="room-find-page",

@@ -54,10 +54,10 @@ def room_panel(db: Any, room: Any, *, key: str = "home") -> None:
     if st.session_state.get(confirm):
         impact = manage.deletion_impact(db, rid)
         if impact.blocked:
-            st.warning(f"Room #{rid} cannot be deleted now: {impact.blocked}.")
+            st.warning(escape_markdown(f"Room #{rid} cannot be deleted now: {impact.blocked}."))
             st.session_state.pop(confirm, None)
             return
-        st.warning(impact.describe(), icon=":material/warning:")
+        st.warning(escape_markdown(impact.describe()), icon=":material/warning:")
         y, n = st.columns(2)
         if y.button("Yes, delete it", type="primary", key=f"{key}-delete-yes-{rid}"):
             st.session_state.pop(confirm, None)
@@ -95,10 +95,10 @@ def experiment_panel(db: Any, experiment: Any) -> None:
     if st.session_state.get(confirm):
         plan = ex.experiment_deletion(db, eid)
         if plan.blocked:
-            st.warning(f"Experiment #{eid} cannot be deleted now: {plan.blocked}.")
+            st.warning(escape_markdown(f"Experiment #{eid} cannot be deleted now: {plan.blocked}."))
             st.session_state.pop(confirm, None)
             return
-        st.warning(plan.describe(), icon=":material/warning:")
+        st.warning(escape_markdown(plan.describe()), icon=":material/warning:")
         y, n = st.columns(2)
         if y.button("Yes, delete it and its rooms", type="primary", key=f"exp-delete-yes-{eid}"):
             st.session_state.pop(confirm, None)
