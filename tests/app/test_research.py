@@ -186,3 +186,29 @@ def test_every_chart_says_its_n() -> None:
     assert "n = 3 messages in 2 rooms" in titles[0] and "n = 2 turns in 2 rooms" in titles[2]
     assert all("n = " in t for t in titles), titles
     assert APP  # the app under test is the same one test_pages drives
+
+
+def test_experiment_manage_renames_archives_and_deletes_it_with_its_rooms(db: Database) -> None:
+    from ui import experiments as ex
+
+    template = ex.template_from_room_template(MUG_NEGOTIATION)
+    config = ex.design(template, [ex.Condition("a", {}), ex.Condition("b", {})], 1)
+    experiment = storage.create_experiment(db, "study", config, status="done")
+    rooms_of = [
+        storage.create_room(db, f"r{c}", experiment_id=experiment, condition=c, replicate=1)
+        for c in ("a", "b")
+    ]
+    at = app("pages/experiments.py", experiment=str(experiment))
+    at.text_input(key=f"exp-rename-{experiment}").set_value("Study two").run()
+    at.button(key=f"exp-rename-btn-{experiment}").click().run()
+    assert repo.get_experiment(db, experiment).name == "Study two"
+    at.button(key=f"exp-archive-{experiment}").click().run()
+    assert repo.get_experiment(db, experiment).archived_at is not None
+    assert repo.count_rooms(db, archived=True) == 2
+    assert not at.exception  # still shown: its link reaches it
+    at.button(key=f"exp-delete-{experiment}").click().run()
+    assert any("also deletes its 2 room" in w.value for w in at.warning)
+    at.button(key=f"exp-delete-yes-{experiment}").click().run()
+    assert not at.exception
+    assert repo.list_experiments(db) == [] and repo.count_rooms(db) == 0
+    assert all(repo.events(db, r) == [] for r in rooms_of)
