@@ -1,13 +1,15 @@
 """Experiments: design a batch from a template room (conditions x replicates), see the planned rooms
 and calls, run it with progress and live counts, stop it. It resumes after a server restart."""
 
+import zlib
+
 import pandas as pd
 import streamlit as st
 
 from storage import frames
 from storage import repository as repo
 from ui import experiments as ex
-from ui import widgets
+from ui import manage, widgets
 from ui.bootstrap import (
     database,
     human_name,
@@ -30,7 +32,8 @@ st.title("Experiments")
 
 if ex.catch_up(db, speaker=human_name()):  # resumes experiments a restart cut short
     wake_runner()
-all_experiments = repo.list_experiments(db, limit=None)
+show_archived = st.toggle("Show archived experiments", key="exp-show-archived")
+all_experiments = repo.list_experiments(db, archived=None if show_archived else False, limit=None)
 # No status in the labels: the picker is drawn once per page run, so a status in it would go
 # stale while the progress panel below follows the rooms (issue 10).
 labels = {e.id: f"#{e.id} {e.name}" for e in all_experiments}
@@ -39,8 +42,12 @@ if linked.problem:
     st.warning(linked.problem)
 current = linked.value
 if current is not None and current not in labels:
-    st.error(f"There is no experiment {current}. Pick another one or design a new one.")
-    current = None
+    try:  # an archived experiment stays reachable by its link
+        labels[current] = f"#{current} {repo.get_experiment(db, current).name}"
+    except LookupError:
+        st.error(f"There is no experiment {current}. Pick another one or design a new one.")
+        current = None
+manage.show_notice()
 options = [None, *labels]
 picked = widgets.synced_selectbox(
     "Experiment",
@@ -184,11 +191,39 @@ if current is None:
         st.warning(
             "Some rooms have no turn limit: set 'stop after N agent turns' or a planner cap."
         )
-    st.dataframe(
-        pd.DataFrame([{"condition": c.label, "rooms": int(replicates)} for c in conditions]),
+    # Short names label the Results tables and chart axes: derived from what differs, editable.
+    # Keyed by the conditions themselves, so a new design starts from its own derived names.
+    derived = ex.short_names(conditions)
+    names_key = f"exp-shorts-{zlib.crc32(chr(0).join(c.label for c in conditions).encode())}"
+    edited = st.data_editor(
+        pd.DataFrame(
+            {
+                "condition": [c.label for c in conditions],
+                "short name": derived,
+                "rooms": [int(replicates)] * len(conditions),
+            }
+        ),
         hide_index=True,
         width="stretch",
+        disabled=["condition", "rooms"],
+        key=names_key,
+        column_config={
+            "short name": st.column_config.TextColumn(
+                "short name",
+                max_chars=ex.MAX_SHORT_NAME,
+                help="Shown in Results tables and chart axes; unique, at most 24 characters.",
+            )
+        },
     )
+    conditions = [
+        c.named(None if str(short or "").strip() == d else str(short or ""))
+        for c, short, d in zip(conditions, edited["short name"], derived, strict=True)
+    ]
+    try:
+        ex.check_short_names(conditions)
+    except ValueError as exc:
+        st.error(escape_markdown(exc))
+        st.stop()
     slot = "experiment-create"
     request_id(slot)  # drawn with the button: a double click makes one experiment
     if st.button("Create and run", type="primary", key="exp-run", disabled=calls is None):
@@ -280,6 +315,9 @@ if experiment.status == "running":
     st.fragment(progress_panel, run_every=PROGRESS_SECONDS)()
 else:
     progress_panel()
+
+with st.expander("Manage (rename, archive, delete)", icon=":material/tune:"):
+    manage.experiment_panel(db, experiment)
 
 with st.expander("Design", icon=":material/schema:"):
     st.json(experiment.config, expanded=False)

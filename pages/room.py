@@ -36,10 +36,26 @@ linked = parse_id(st.query_params.get("room"), "room")
 if linked.problem:
     st.warning(linked.problem)
 room_id = linked.value
-recent = repo.list_rooms(db, limit=200)
-# No status in the labels: other rooms change while this page shows one, and the picker is only
-# redrawn with the page (the status of the shown room is in the line under its title).
-labels = {r.id: f"#{r.id} {r.name}" for r in recent}
+# The picker reaches every room: a search (name, condition or #id) and pages of 100. No status in
+# the labels: other rooms change while this page shows one, and the picker is only redrawn with
+# the page (the status of the shown room is in the line under its title).
+PICKER_PAGE = 100
+s1, s2 = st.columns([4, 1])
+find = s1.text_input(
+    "Find a room", key="room-find", placeholder="name, condition or #id", icon=":material/search:"
+)
+picker_page = int(st.session_state.get("room-find-page", 1))
+labels, matching = rooms.picker_labels(db, search=find, page=picker_page, page_size=PICKER_PAGE)
+if picker_page > max(1, -(-matching // PICKER_PAGE)):  # the search narrowed the list: page 1
+    st.session_state["room-find-page"] = picker_page = 1
+    labels, matching = rooms.picker_labels(db, search=find, page=1, page_size=PICKER_PAGE)
+if matching > PICKER_PAGE:
+    s2.number_input(
+        f"Page (of {-(-matching // PICKER_PAGE):d})",
+        1,
+        -(-matching // PICKER_PAGE),
+        key="room-find-page",
+    )
 if room_id is not None and room_id not in labels:
     try:
         found = repo.get_room(db, room_id)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from storage.analysis import (
     answers,
+    count_answers,
     create_analysis,
     delete_analysis,
     get_analysis,
@@ -66,6 +67,7 @@ from storage.experiments import (
     delete_experiment,
     get_experiment,
     list_experiments,
+    set_experiment_archived,
     update_experiment,
 )
 from storage.leases import (
@@ -94,6 +96,7 @@ from storage.rooms import (
     get_room,
     list_rooms,
     list_runnable_rooms,
+    set_room_archived,
     stop_room,
     update_room,
 )
@@ -133,6 +136,7 @@ __all__ = [
     "code_labels",
     "commit_turn",
     "commit_turns",
+    "count_answers",
     "count_rooms",
     "create_agent_profile",
     "create_analysis",
@@ -171,6 +175,8 @@ __all__ = [
     "renew_lease",
     "require_lease",
     "tag_event",
+    "set_experiment_archived",
+    "set_room_archived",
     "update_agent_profile",
     "update_analysis",
     "update_experiment",

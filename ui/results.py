@@ -50,7 +50,8 @@ def filter_rooms(
 def rooms_table(rooms: pd.DataFrame) -> pd.DataFrame:
     """The rooms table as shown and exported (readable column order)."""
     columns = [
-        "room_id", "name", "status", "stop_reason", "experiment_id", "condition", "replicate",
+        "room_id", "name", "status", "stop_reason", "experiment_id", "short", "condition",
+        "replicate",
         "messages", "human_messages", "agent_messages", "passes", "failed_turns", "words",
         "input_tokens", "output_tokens", "cost", "mean_latency", "created_at", "updated_at",
     ]  # fmt: skip
@@ -66,10 +67,10 @@ def events_table(events: pd.DataFrame) -> pd.DataFrame:
 
 
 def room_labels(rooms: pd.DataFrame) -> dict[int, str]:
+    shorts = rooms["short"] if "short" in rooms else rooms["condition"]
     return {
-        int(r.room_id): f"#{r.room_id} {r.name}"
-        + (f" [{r.condition}]" if isinstance(r.condition, str) else "")
-        for r in rooms.itertuples()
+        int(rid): f"#{rid} {name}" + (f" [{short}]" if isinstance(short, str) else "")
+        for rid, name, short in zip(rooms["room_id"], rooms["name"], shorts, strict=True)
     }
 
 
@@ -84,8 +85,34 @@ def roster(room: Any) -> list[str]:
     return names
 
 
-def events_by_seq(db: Any, room_id: int) -> dict[int, Any]:
-    return {e.seq: e for e in repo.events(db, room_id)}
+def events_by_seq(db: Any, room_id: int, tail: int | None = None) -> dict[int, Any]:
+    """A room's events by seq; with ``tail``, only the last ``tail`` of them (what a transcript
+    shows: a 2,000-message room is not read whole to draw its last 200)."""
+    after = None
+    if tail is not None:
+        after = max(0, repo.latest_seq(db, room_id) - tail)
+    return {e.seq: e for e in repo.events(db, room_id, after_seq=after)}
+
+
+def condition_names(db: Any, experiment_id: int | None) -> dict[str, str]:
+    """``{condition: short name}`` of an experiment, in design order (empty for "All rooms", or
+    a design without conditions): the labels of the Results tables and chart axes."""
+    if experiment_id is None:
+        return {}
+    from conversation.experiments.design import condition_names as names_of
+
+    try:
+        return names_of(repo.get_experiment(db, experiment_id).config)
+    except (LookupError, KeyError, TypeError, ValueError):
+        return {}
+
+
+def with_short_names(rooms: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
+    """``rooms`` with a ``short`` column beside ``condition`` (the condition's short name)."""
+    if "condition" not in rooms or rooms.empty:
+        return rooms
+    short = rooms["condition"].map(lambda c: names.get(c, c) if isinstance(c, str) else None)
+    return rooms.assign(short=short)
 
 
 def latest_analysis(db: Any, experiment_id: int | None) -> Any | None:
@@ -315,6 +342,8 @@ __all__ = [
     "export_edsl_results",
     "export_json",
     "filter_rooms",
+    "condition_names",
+    "with_short_names",
     "latest_analysis",
     "question_spec",
     "room_labels",
