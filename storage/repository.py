@@ -47,8 +47,10 @@ from storage.experiments import (
     add_experiment_rooms,
     create_experiment,
     delete_experiment,
+    experiment_spend,
     get_experiment,
     list_experiments,
+    room_spend,
     update_experiment,
 )
 from storage.leases import (
@@ -131,6 +133,8 @@ __all__ = [
     "list_agent_profiles",
     "list_analyses",
     "list_experiments",
+    "experiment_spend",
+    "room_spend",
     "list_rooms",
     "list_runnable_rooms",
     "open_turn",

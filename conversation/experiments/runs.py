@@ -13,6 +13,7 @@ from typing import Any
 from conversation.exceptions import ConversationValueError
 from conversation.experiments.design import (
     FINISHED,
+    experiment_budget,
     planned_rooms,
     room_agents,
 )
@@ -37,6 +38,7 @@ def template_from_room(db: Any, room_id: int) -> dict[str, Any]:
         "prompt_template": config["prompt_template"],
         "context": config["context"],
         "opening": first.content if first is not None else "",
+        "budget": config["budget"],
     }
 
 
@@ -50,6 +52,7 @@ def create(db: Any, name: str, config: Mapping[str, Any], *, speaker: str = "use
         raise ConversationValueError(
             "template.opening: the template needs an opening message; it starts every room"
         )
+    experiment_budget(config)  # a malformed budget is refused before anything is written
     rooms = planned_experiment_rooms(name, config, speaker=speaker)
     with translated():
         return repo.create_experiment(db, name, dict(config), status="running", rooms=rooms)
@@ -84,6 +87,7 @@ def planned_experiment_rooms(
                 moderated=bool(template.get("moderated")),
                 prompt_template=c.prompt_template or template.get("prompt_template"),
                 context=template.get("context"),
+                budget=template.get("budget"),
                 **request_settings(template),
             )
         except ConversationValueError as exc:

@@ -30,6 +30,7 @@ from conversation.models.settings import (
 )
 from conversation.planning.planner import RoundRobinRoomPlanner
 from conversation.planning.registry import planner_from_dict
+from conversation.termination.budget import Budget
 from conversation.termination.conditions import termination_from_dict
 from conversation.text.safety import compiled_template
 
@@ -270,10 +271,17 @@ class RoomConfig:
     request_timeout: float = DEFAULT_TIMEOUT_SECONDS
     #: The model's context window in tokens; None: known for known models, 4096 for servers.
     context_window: int | None = None
+    #: The room's spending limit (tokens and/or US dollars); None: no limit.
+    budget: Budget | None = None
 
     def __post_init__(self) -> None:
         if not self.roster:
             raise ConversationValueError("a room needs at least one agent")
+        if self.budget is not None and not isinstance(self.budget, Budget):
+            raise ConversationValueError(
+                f"budget must be a Budget (or a dict with max_tokens / max_dollars), got "
+                f"{type(self.budget).__name__}"
+            )
         CallSettings(  # validates the three settings together
             max_output_tokens=self.max_output_tokens,
             timeout=self.request_timeout,
@@ -359,6 +367,7 @@ class RoomConfig:
         max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
         request_timeout: float = DEFAULT_TIMEOUT_SECONDS,
         context_window: int | None = None,
+        budget: Budget | Mapping[str, Any] | None = None,
         in_process_only: bool = False,
     ) -> RoomConfig:
         """From the objects a caller passes to ``Room.create``. A model object that cannot be
@@ -378,6 +387,10 @@ class RoomConfig:
             context = context.to_dict()
         if isinstance(retry, Mapping):
             retry = RetrySettings(**retry)
+        if isinstance(budget, Mapping):
+            budget = Budget.from_dict(budget)
+        elif isinstance(budget, Budget) and not budget.limited:
+            budget = None
         return cls(
             roster=_checked_models(roster_specs(agents, in_process_only=in_process_only)),
             planner=planner if isinstance(planner, Mapping) else planner_to_dict(planner),
@@ -395,6 +408,7 @@ class RoomConfig:
             max_output_tokens=max_output_tokens,
             request_timeout=request_timeout,
             context_window=context_window,
+            budget=budget,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -413,6 +427,7 @@ class RoomConfig:
             "max_output_tokens": self.max_output_tokens,
             "request_timeout": self.request_timeout,
             "context_window": self.context_window,
+            "budget": self.budget.to_dict() if self.budget is not None else None,
         }
 
     @classmethod
@@ -450,6 +465,7 @@ class RoomConfig:
             "max_output_tokens",
             "request_timeout",
             "context_window",
+            "budget",
         }
         unknown = set(data) - known
         if unknown:
@@ -478,6 +494,7 @@ class RoomConfig:
             max_output_tokens=data.get("max_output_tokens", DEFAULT_MAX_OUTPUT_TOKENS),
             request_timeout=data.get("request_timeout", DEFAULT_TIMEOUT_SECONDS),
             context_window=data.get("context_window"),
+            budget=Budget.from_dict(data.get("budget")),
         )
 
 

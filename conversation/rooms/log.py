@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conversation.planning.events import RoomEvent
+from conversation.termination.budget import Spend
 from conversation.termination.state import RoomState, TokenUsage
 from conversation.text.transcript import render_record
 
@@ -167,6 +168,7 @@ class RoomLog:
         "_tokens",
         "_members",
         "_turns",
+        "_spent",
     )
 
     def __init__(self, roster: Sequence[str], rows: Sequence[Any] = ()) -> None:
@@ -181,6 +183,7 @@ class RoomLog:
         self._tokens = [0, 0]  # prompt, completion totals of the folded rows
         self._members = frozenset(self.roster)
         self._turns = 0  # roster agents' messages since the resume point
+        self._spent = [0, 0.0]  # tokens and dollars of every folded row (budgets)
         self.extend(rows)
 
     @property
@@ -197,6 +200,15 @@ class RoomLog:
         """Append rows that follow the last one (in seq order)."""
         self.rows.extend(rows)
         self._fold()
+
+    def spent(self) -> Spend:
+        """Tokens and US dollars recorded on every row (each model call: turns, passes, picks,
+        summaries), for budgets; O(1) but for rows after an open turn."""
+        tokens, dollars = self._spent
+        for row in self.rows[self._folded :]:
+            tokens += (row.input_tokens or 0) + (row.output_tokens or 0)
+            dollars += row.cost or 0.0
+        return Spend(int(tokens), float(dollars))
 
     def replace_last(self, row: Any) -> None:
         """The last row as it is now (a claimed turn, committed)."""
@@ -229,6 +241,8 @@ class RoomLog:
             row = rows[self._folded]
             if row.kind in ("agent", "pass") and row.state in OPEN_STATES:
                 return
+            self._spent[0] += (row.input_tokens or 0) + (row.output_tokens or 0)
+            self._spent[1] += row.cost or 0.0
             known, resumed = len(self._events), self._resumed_at
             self._resumed_at = _fold_row(
                 row, self._events, self._seqs, self._usage, self._resumed_at

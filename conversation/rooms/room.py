@@ -74,6 +74,7 @@ class Room:
         max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
         request_timeout: float = DEFAULT_TIMEOUT_SECONDS,
         context_window: int | None = None,
+        budget: Any = None,
         in_process_only: bool = False,
     ) -> Room:
         """Store a new room (status ``idle``) and return it. Bad configuration raises
@@ -96,6 +97,7 @@ class Room:
             max_output_tokens=max_output_tokens,
             request_timeout=request_timeout,
             context_window=context_window,
+            budget=budget,
             in_process_only=in_process_only,
         )
         room_id = storage_errors(
