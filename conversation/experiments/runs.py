@@ -19,6 +19,7 @@ from conversation.experiments.design import (
 )
 from conversation.rooms.boundary import translated
 from conversation.rooms.config import RoomConfig, request_settings
+from conversation.termination.budget import Budget, Spend
 from storage import repository as repo
 
 
@@ -166,6 +167,9 @@ class Progress:
     by_status: dict[str, int]
     messages: int
     cost: float
+    #: The experiment's budget (None: none) and what its rooms spent (tokens, known dollars).
+    budget: Budget | None = None
+    spent: Spend = Spend()
 
     @property
     def fraction(self) -> float:
@@ -189,6 +193,8 @@ def progress(db: Any, experiment_id: int) -> Progress:
         by_status={str(k): int(v) for k, v in counts.items()},
         messages=int(rooms["messages"].sum()) if not rooms.empty else 0,
         cost=float(rooms["cost"].sum()) if not rooms.empty else 0.0,
+        budget=experiment_budget(experiment.config),
+        spent=Spend(*repo.experiment_spend(db, experiment_id)),
     )
 
 
