@@ -63,11 +63,9 @@ class Slots:
         try:
             await waiter
         except asyncio.CancelledError:
-            with self._lock:
-                try:
-                    self._waiters.remove((loop, waiter))
-                except ValueError:
-                    pass  # already handed a slot: given back below or by _grant
+            # Not found: already handed a slot, given back below or by _grant.
+            with self._lock, contextlib.suppress(ValueError):
+                self._waiters.remove((loop, waiter))
             if waiter.done() and not waiter.cancelled():
                 self.release()  # the slot arrived just as the waiter was cancelled
             raise

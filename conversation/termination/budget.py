@@ -94,9 +94,7 @@ class Budget:
         parts = []
         if self.max_dollars is not None:
             limit = format_dollars(self.max_dollars)
-            parts.append(
-                limit if spent is None else f"{format_dollars(spent.dollars)} of {limit}"
-            )
+            parts.append(limit if spent is None else f"{format_dollars(spent.dollars)} of {limit}")
         if self.max_tokens is not None:
             parts.append(
                 f"{self.max_tokens:,} tokens"

@@ -170,7 +170,11 @@ def test_a_background_worker_and_room_run_on_another_thread_share_the_limit(
 ) -> None:
     background_rooms = rooms(db, server, count=2, turns=3)
     mine = Room.create(
-        db, name="mine", agents=AGENTS, planner=RoundRobinPolicy(), termination=MaxTurns(3),
+        db,
+        name="mine",
+        agents=AGENTS,
+        planner=RoundRobinPolicy(),
+        termination=MaxTurns(3),
         model=spec(server),
     )
     background = BackgroundWorker(db, concurrency=2, poll_interval=0.02).start()
