@@ -95,3 +95,15 @@ def test_the_experiments_page_takes_a_budget_and_shows_spend_against_it(db: Data
     )
     stopped = [r for r in repo.list_rooms(db, experiment_id=experiment.id, limit=None)]
     assert any((r.stop_reason or "").startswith("experiment budget reached") for r in stopped)
+
+
+def test_the_new_room_form_stores_a_budget(db: Database) -> None:
+    at = app("pages/room.py")
+    at.selectbox(key="new-tpl").set_value("planner_coder_reviewer").run()
+    at.number_input(key="new-usd").set_value(0.25).run()
+    at.number_input(key="new-tokens").set_value(5000).run()
+    at.button(key="new-create").click().run()
+    assert not at.exception
+    (record,) = repo.list_rooms(db)
+    assert record.config["budget"] == {"max_tokens": 5000, "max_dollars": 0.25}
+    assert "Spent: $0.00 of $0.25, 0 of 5,000 tokens budget" in captions(at)
