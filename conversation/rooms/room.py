@@ -80,7 +80,9 @@ class Room:
         """Store a new room (status ``idle``) and return it. Bad configuration raises
         ``ConversationValueError`` naming the field, and nothing is stored. A model object that
         cannot be rebuilt in another process is refused unless ``in_process_only`` (the room then
-        runs in this process only); see ``RoomConfig`` for the request settings."""
+        runs in this process only); see ``RoomConfig`` for the request settings. ``budget``: a
+        ``Budget`` or ``{"max_tokens": ..., "max_dollars": ...}``; once the room's recorded spend
+        reaches it no new turn starts (``termination.budget``)."""
         if not isinstance(name, str) or not name.strip() or len(name) > 200:
             raise ConversationValueError("name must be non-empty text of at most 200 characters")
         config = RoomConfig.build(
