@@ -176,6 +176,11 @@ if current is None:
     replicates = st.number_input(
         "Replicates per condition", 1, ex.MAX_REPLICATES, 4, key="exp-reps"
     )
+    b1, b2 = st.columns(2)
+    budget = ex.budget_from_inputs(
+        b1.number_input("Budget, US dollars (0: none)", 0.0, step=0.5, key="exp-budget-usd"),
+        b2.number_input("Budget, tokens (0: none)", 0, step=10_000, key="exp-budget-tokens"),
+    )
 
     try:
         plan = ex.plan(conditions, int(replicates))
@@ -233,7 +238,7 @@ if current is None:
                 lambda: ex.create(
                     db,
                     name.strip() or "experiment",
-                    ex.design(template, conditions, int(replicates)),
+                    ex.design(template, conditions, int(replicates), budget=budget),
                     speaker=human_name(),
                 ),
             )
@@ -288,6 +293,7 @@ def progress_panel() -> None:
     k2.metric("Running", now.running)
     k3.metric("Messages", now.messages)
     k4.metric("Cost", f"${now.cost:.4f}")
+    st.caption(escape_markdown(ex.spend_line(now)))
     st.caption(escape_markdown(" · ".join(f"{k}: {v}" for k, v in sorted(now.by_status.items()))))
     table = frames.rooms_summary(db, experiment_id=experiment_id, limit=None)
     if not table.empty:

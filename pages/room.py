@@ -117,7 +117,7 @@ if notice:
 left, right = st.columns([3, 2], gap="large")
 
 with left:
-    live_transcript(db, room_id, roster)
+    live_transcript(db, room_id, roster, budget=config.budget)
 
 
 def act(action, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]

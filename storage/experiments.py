@@ -6,7 +6,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, insert, update
+from sqlalchemy import delete, func, insert, update
 from sqlalchemy import select as sa_select
 from sqlmodel import col, select
 
@@ -27,12 +27,13 @@ from storage.errors import (
     RecordInUse,
     StorageValueError,
 )
-from storage.tables import Analysis, Experiment, Room
+from storage.tables import Analysis, Event, Experiment, Room
 from storage.vocabulary import EXPERIMENT_STATUSES
 
 EXPERIMENTS = Experiment.__table__  # type: ignore[attr-defined]
 ROOMS = Room.__table__  # type: ignore[attr-defined]
 ANALYSES = Analysis.__table__  # type: ignore[attr-defined]
+EVENTS = Event.__table__  # type: ignore[attr-defined]
 
 
 # --- experiments -------------------------------------------------------------------------------
@@ -261,6 +262,35 @@ def update_experiment(
         return experiment
 
 
+def experiment_spend(
+    db: Database, experiment_id: int, *, excluding_room: int | None = None
+) -> tuple[int, float]:
+    """``(tokens, dollars)`` recorded on the events of the experiment's rooms (tokens: input +
+    output; dollars: the known costs), optionally leaving one room out: one aggregate query
+    (rooms by ``ix_rooms_experiment``, their events by ``uq_events_room_seq``), run before a
+    budgeted experiment's turns start."""
+    rooms = sa_select(ROOMS.c.id).where(ROOMS.c.experiment_id == experiment_id)
+    if excluding_room is not None:
+        rooms = rooms.where(ROOMS.c.id != excluding_room)
+    return _spend(db, EVENTS.c.room_id.in_(rooms.scalar_subquery()))
+
+
+def room_spend(db: Database, room_id: int) -> tuple[int, float]:
+    """``(tokens, dollars)`` recorded on one room's events (see :func:`experiment_spend`)."""
+    return _spend(db, EVENTS.c.room_id == room_id)
+
+
+def _spend(db: Database, where: Any) -> tuple[int, float]:
+    query = sa_select(
+        func.coalesce(func.sum(EVENTS.c.input_tokens), 0),
+        func.coalesce(func.sum(EVENTS.c.output_tokens), 0),
+        func.coalesce(func.sum(EVENTS.c.cost), 0.0),
+    ).where(where)
+    with db.read_connection() as conn:
+        row = conn.execute(query).one()
+    return int(row[0]) + int(row[1]), float(row[2])
+
+
 def delete_experiment(db: Database, experiment_id: int, *, with_rooms: bool = False) -> bool:
     """Delete an experiment. ``False`` if it did not exist.
 
@@ -310,8 +340,10 @@ __all__ = [
     "add_experiment_rooms",
     "create_experiment",
     "delete_experiment",
+    "experiment_spend",
     "get_experiment",
     "list_experiments",
     "set_experiment_archived",
+    "room_spend",
     "update_experiment",
 ]

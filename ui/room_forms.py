@@ -185,6 +185,11 @@ def create_room_form(db: Any, key: str = "new") -> None:
             value=bool(template.moderated) if template else False,
             key=f"{key}-moderated-{tkey}",
         )
+        b1, b2 = st.columns(2)
+        budget = rooms.budget_dict(
+            b1.number_input("Budget, US dollars (0: none)", 0.0, step=0.5, key=f"{key}-usd"),
+            b2.number_input("Budget, tokens (0: none)", 0, step=10_000, key=f"{key}-tokens"),
+        )
     with st.expander("Prompt and model", expanded=False, icon=":material/smart_toy:"):
         prompt = st.text_area(
             "Prompt template (empty: the default)",
@@ -209,6 +214,7 @@ def create_room_form(db: Any, key: str = "new") -> None:
         "prompt_template": prompt.strip() or None,
         "context": rooms.context_dict(window or None, None),
         "settings": model_settings,
+        "budget": budget,
     }
     draft = (
         rooms.draft_from_template(template, **draft_args)

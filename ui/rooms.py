@@ -66,6 +66,13 @@ def termination_dict(
     return termination_from_dict(data).to_dict()
 
 
+def budget_dict(dollars: float | None, tokens: int | None) -> dict[str, Any] | None:
+    """A room budget from the form's two fields (0 or empty: no limit of that kind)."""
+    if not dollars and not tokens:
+        return None
+    return {"max_tokens": int(tokens) if tokens else None, "max_dollars": dollars or None}
+
+
 def context_dict(max_messages: int | None, max_tokens: int | None) -> dict[str, Any] | None:
     from conversation.context.window import context_policy_from_dict
 
@@ -91,6 +98,7 @@ class RoomDraft:
     #: Model request settings (``max_output_tokens``, ``request_timeout``, ``context_window``,
     #: ``use_cache``); missing ones take ``RoomConfig``'s defaults.
     settings: Mapping[str, Any] | None = None
+    budget: Mapping[str, Any] | None = None  # {"max_tokens": ..., "max_dollars": ...}
 
     def config(self) -> Any:
         """The validated ``RoomConfig`` (raises ``ConversationValueError`` naming the field)."""
@@ -105,6 +113,7 @@ class RoomDraft:
             context=dict(self.context) if self.context else None,
             moderated=self.moderated,
             **dict(self.settings or {}),
+            budget=dict(self.budget) if self.budget else None,
         )
 
 
@@ -157,6 +166,7 @@ def create_room(
         moderated=config.moderated,
         prompt_template=config.prompt_template,
         context=dict(config.context) if config.context else None,
+        budget=config.budget,
         experiment_id=experiment_id,
         condition=condition,
         replicate=replicate,
@@ -284,6 +294,7 @@ def picker_labels(
 __all__ = [
     "PLANNER_LABELS",
     "RoomDraft",
+    "budget_dict",
     "context_dict",
     "create_room",
     "day_bound",

@@ -18,6 +18,7 @@ from typing import Any
 
 from conversation.exceptions import ConversationValueError
 from conversation.planning.registry import planner_turn_bound
+from conversation.termination.budget import Budget
 from conversation.termination.conditions import termination_turn_bound
 
 DESIGN_VERSION = 1
@@ -344,16 +345,30 @@ def estimate_calls(template: Mapping[str, Any], rooms: Sequence[PlannedRoom]) ->
 
 
 def design(
-    template: Mapping[str, Any], conditions: Sequence[Condition], replicates: int
+    template: Mapping[str, Any],
+    conditions: Sequence[Condition],
+    replicates: int,
+    *,
+    budget: Budget | Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The JSON stored with the experiment (validated by :func:`plan`)."""
+    """The JSON stored with the experiment (validated by :func:`plan`). ``budget``: the whole
+    experiment's spending limit, across its rooms (``template["budget"]`` is each room's own)."""
     plan(conditions, replicates)
+    if isinstance(budget, Mapping):
+        budget = Budget.from_dict(budget)
     return {
         "version": DESIGN_VERSION,
         "template": dict(template),
         "conditions": [c.to_dict() for c in conditions],
         "replicates": replicates,
+        "budget": budget.to_dict() if budget is not None and budget.limited else None,
     }
+
+
+def experiment_budget(config: Mapping[str, Any]) -> Budget | None:
+    """The experiment's own budget (across its rooms), or None; ``ConversationValueError``
+    naming ``budget`` when the stored one is malformed."""
+    return Budget.from_dict(config.get("budget"), field="budget")
 
 
 def planned_rooms(config: Mapping[str, Any]) -> list[PlannedRoom]:
@@ -385,6 +400,7 @@ __all__ = [
     "crossed_conditions",
     "design",
     "estimate_calls",
+    "experiment_budget",
     "plan",
     "planned_rooms",
     "room_agents",

@@ -13,11 +13,13 @@ from typing import Any
 from conversation.exceptions import ConversationValueError
 from conversation.experiments.design import (
     FINISHED,
+    experiment_budget,
     planned_rooms,
     room_agents,
 )
 from conversation.rooms.boundary import translated
 from conversation.rooms.config import RoomConfig, request_settings
+from conversation.termination.budget import Budget, Spend
 from storage import repository as repo
 
 
@@ -38,6 +40,7 @@ def template_from_room(db: Any, room_id: int) -> dict[str, Any]:
         "context": config["context"],
         "opening": first.content if first is not None else "",
         **request_settings(config),  # the output limit, timeout, window and model cache
+        "budget": config["budget"],
     }
 
 
@@ -51,6 +54,7 @@ def create(db: Any, name: str, config: Mapping[str, Any], *, speaker: str = "use
         raise ConversationValueError(
             "template.opening: the template needs an opening message; it starts every room"
         )
+    experiment_budget(config)  # a malformed budget is refused before anything is written
     rooms = planned_experiment_rooms(name, config, speaker=speaker)
     with translated():
         return repo.create_experiment(db, name, dict(config), status="running", rooms=rooms)
@@ -87,6 +91,7 @@ def planned_experiment_rooms(
                 prompt_template=c.prompt_template or template.get("prompt_template"),
                 context=template.get("context"),
                 seed=seeds.get(planned.request_id),
+                budget=template.get("budget"),
                 **request_settings(template),
             )
         except ConversationValueError as exc:
@@ -205,6 +210,9 @@ class Progress:
     by_status: dict[str, int]
     messages: int
     cost: float
+    #: The experiment's budget (None: none) and what its rooms spent (tokens, known dollars).
+    budget: Budget | None = None
+    spent: Spend = Spend()
 
     @property
     def fraction(self) -> float:
@@ -228,6 +236,8 @@ def progress(db: Any, experiment_id: int) -> Progress:
         by_status={str(k): int(v) for k, v in counts.items()},
         messages=int(rooms["messages"].sum()) if not rooms.empty else 0,
         cost=float(rooms["cost"].sum()) if not rooms.empty else 0.0,
+        budget=experiment_budget(experiment.config),
+        spent=Spend(*repo.experiment_spend(db, experiment_id)),
     )
 
 

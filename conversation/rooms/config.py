@@ -30,6 +30,7 @@ from conversation.models.settings import (
 )
 from conversation.planning.planner import RoundRobinRoomPlanner
 from conversation.planning.registry import planner_from_dict
+from conversation.termination.budget import Budget
 from conversation.termination.conditions import termination_from_dict
 from conversation.text.safety import compiled_template
 
@@ -274,10 +275,17 @@ class RoomConfig:
     #: Answers come from the database's model cache when the same call was answered before
     #: (same model and parameters, prompts and seed), and new answers are stored there.
     use_cache: bool = True
+    #: The room's spending limit (tokens and/or US dollars); None: no limit.
+    budget: Budget | None = None
 
     def __post_init__(self) -> None:
         if not self.roster:
             raise ConversationValueError("a room needs at least one agent")
+        if self.budget is not None and not isinstance(self.budget, Budget):
+            raise ConversationValueError(
+                f"budget must be a Budget (or a dict with max_tokens / max_dollars), got "
+                f"{type(self.budget).__name__}"
+            )
         CallSettings(  # validates the three settings together
             max_output_tokens=self.max_output_tokens,
             timeout=self.request_timeout,
@@ -376,6 +384,7 @@ class RoomConfig:
         request_timeout: float = DEFAULT_TIMEOUT_SECONDS,
         context_window: int | None = None,
         use_cache: bool = True,
+        budget: Budget | Mapping[str, Any] | None = None,
         in_process_only: bool = False,
     ) -> RoomConfig:
         """From the objects a caller passes to ``Room.create``. A model object that cannot be
@@ -395,6 +404,10 @@ class RoomConfig:
             context = context.to_dict()
         if isinstance(retry, Mapping):
             retry = RetrySettings(**retry)
+        if isinstance(budget, Mapping):
+            budget = Budget.from_dict(budget)
+        elif isinstance(budget, Budget) and not budget.limited:
+            budget = None
         return cls(
             roster=_checked_models(roster_specs(agents, in_process_only=in_process_only)),
             planner=planner if isinstance(planner, Mapping) else planner_to_dict(planner),
@@ -413,6 +426,7 @@ class RoomConfig:
             request_timeout=request_timeout,
             context_window=context_window,
             use_cache=use_cache,
+            budget=budget,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -432,6 +446,7 @@ class RoomConfig:
             "request_timeout": self.request_timeout,
             "context_window": self.context_window,
             "use_cache": self.use_cache,
+            "budget": self.budget.to_dict() if self.budget is not None else None,
         }
 
     @classmethod
@@ -470,6 +485,7 @@ class RoomConfig:
             "request_timeout",
             "context_window",
             "use_cache",
+            "budget",
         }
         unknown = set(data) - known
         if unknown:
@@ -499,6 +515,7 @@ class RoomConfig:
             request_timeout=data.get("request_timeout", DEFAULT_TIMEOUT_SECONDS),
             context_window=data.get("context_window"),
             use_cache=data.get("use_cache", True),
+            budget=Budget.from_dict(data.get("budget")),
         )
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from conversation.context.window import event_tokens
 from conversation.planning.events import EventLog, RoomEvent
+from conversation.termination.budget import Spend
 from conversation.termination.state import RoomState, TokenUsage
 from conversation.text.transcript import render_record
 
@@ -173,6 +174,7 @@ class RoomLog:
         "_last_human",
         "_speakers",
         "_turns_before",
+        "_spent",
     )
 
     def __init__(self, roster: Sequence[str], rows: Sequence[Any] = ()) -> None:
@@ -192,6 +194,7 @@ class RoomLog:
         self._last_human: int | None = None
         self._speakers: list[str] = []
         self._turns_before = [0]
+        self._spent = [0, 0.0]  # tokens and dollars of every folded row (budgets)
         self.extend(rows)
 
     @property
@@ -208,6 +211,15 @@ class RoomLog:
         """Append rows that follow the last one (in seq order)."""
         self.rows.extend(rows)
         self._fold()
+
+    def spent(self) -> Spend:
+        """Tokens and US dollars recorded on every row (each model call: turns, passes, picks,
+        summaries), for budgets; O(1) but for rows after an open turn."""
+        tokens, dollars = self._spent
+        for row in self.rows[self._folded :]:
+            tokens += (row.input_tokens or 0) + (row.output_tokens or 0)
+            dollars += row.cost or 0.0
+        return Spend(int(tokens), float(dollars))
 
     def replace_last(self, row: Any) -> None:
         """The last row as it is now (a claimed turn, committed)."""
@@ -243,6 +255,8 @@ class RoomLog:
             row = rows[self._folded]
             if row.kind in ("agent", "pass") and row.state in OPEN_STATES:
                 return
+            self._spent[0] += (row.input_tokens or 0) + (row.output_tokens or 0)
+            self._spent[1] += row.cost or 0.0
             known, resumed = len(self._events), self._resumed_at
             self._resumed_at = _fold_row(
                 row, self._events, self._seqs, self._usage, self._resumed_at

@@ -75,12 +75,15 @@ class Room:
         request_timeout: float = DEFAULT_TIMEOUT_SECONDS,
         context_window: int | None = None,
         use_cache: bool = True,
+        budget: Any = None,
         in_process_only: bool = False,
     ) -> Room:
         """Store a new room (status ``idle``) and return it. Bad configuration raises
         ``ConversationValueError`` naming the field, and nothing is stored. A model object that
         cannot be rebuilt in another process is refused unless ``in_process_only`` (the room then
-        runs in this process only); see ``RoomConfig`` for the request settings."""
+        runs in this process only); see ``RoomConfig`` for the request settings. ``budget``: a
+        ``Budget`` or ``{"max_tokens": ..., "max_dollars": ...}``; once the room's recorded spend
+        reaches it no new turn starts (``termination.budget``)."""
         if not isinstance(name, str) or not name.strip() or len(name) > 200:
             raise ConversationValueError("name must be non-empty text of at most 200 characters")
         config = RoomConfig.build(
@@ -98,6 +101,7 @@ class Room:
             request_timeout=request_timeout,
             context_window=context_window,
             use_cache=use_cache,
+            budget=budget,
             in_process_only=in_process_only,
         )
         room_id = storage_errors(
