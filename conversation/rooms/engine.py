@@ -301,6 +301,7 @@ class Engine:
         self.models = models or ModelCache()
         self._now = clock or (lambda: datetime.now(UTC))
         self._stored_cache: StoredCache | None = None
+        self._budgets: dict[int, tuple[float, Budget | None]] = {}
 
     def cache_for(self, config: RoomConfig) -> Any:
         """The cache a room's calls use: none when the room turned it off, else the caller's
@@ -312,7 +313,6 @@ class Engine:
         if self._stored_cache is None:
             self._stored_cache = StoredCache(self.db)
         return self._stored_cache
-        self._budgets: dict[int, tuple[float, Budget | None]] = {}
 
     # -- 1. plan ----------------------------------------------------------------------------------
 

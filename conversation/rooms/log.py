@@ -14,7 +14,7 @@ translation between the two, so every worker, every restart and every replay see
   ``resumed`` (an import's resume point, from which caps count).
 
 Rows are duck-typed (``seq, kind, speaker, content, round, state, visible_to, data,
-input_tokens, output_tokens``) so this module needs nothing from ``storage``.
+input_tokens, output_tokens, cost``) so this module needs nothing from ``storage``.
 """
 
 from __future__ import annotations
