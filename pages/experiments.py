@@ -4,11 +4,14 @@ and calls, run it with progress and live counts, stop it. It resumes after a ser
 import pandas as pd
 import streamlit as st
 
+from conversation.access import Action
 from storage import frames
 from storage import repository as repo
 from ui import experiments as ex
 from ui import widgets
+from ui.access import note
 from ui.bootstrap import (
+    actor,
     database,
     human_name,
     model_summary,
@@ -23,6 +26,7 @@ from ui.widgets import escape_markdown, model_choices, offline_spec, spec_for_ch
 
 page_setup()
 db = database()
+me = actor()
 PROGRESS_SECONDS = 1.0
 
 st.title("Experiments")
@@ -191,7 +195,14 @@ if current is None:
     )
     slot = "experiment-create"
     request_id(slot)  # drawn with the button: a double click makes one experiment
-    if st.button("Create and run", type="primary", key="exp-run", disabled=calls is None):
+    if not me.can(Action.CREATE_EXPERIMENT):
+        note(Action.CREATE_EXPERIMENT)
+    if st.button(
+        "Create and run",
+        type="primary",
+        key="exp-run",
+        disabled=calls is None or not me.can(Action.CREATE_EXPERIMENT),
+    ):
         try:
             made = once(
                 slot,
@@ -200,6 +211,7 @@ if current is None:
                     name.strip() or "experiment",
                     ex.design(template, conditions, int(replicates)),
                     speaker=human_name(),
+                    actor=me,
                 ),
             )
         except ValueError as exc:
@@ -217,8 +229,12 @@ experiment = repo.get_experiment(db, experiment_id)
 
 st.subheader(escape_markdown(experiment.name))
 c1, c2 = st.columns([1, 3])
-if c1.button("Stop", key="exp-stop", disabled=experiment.status != "running"):
-    ex.stop(db, experiment_id)
+if c1.button(
+    "Stop",
+    key="exp-stop",
+    disabled=experiment.status != "running" or not me.can(Action.CONTROL),
+):
+    ex.stop(db, experiment_id, actor=me)
     st.rerun()
 c2.page_link(
     "pages/results.py",

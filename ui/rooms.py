@@ -136,8 +136,10 @@ def create_room(
     experiment_id: int | None = None,
     condition: str | None = None,
     replicate: int | None = None,
+    actor: Any = None,
 ) -> Any:
-    """Store the room and, with an opening message, post it (which starts the room)."""
+    """Store the room and, with an opening message, post it (which starts the room). ``actor``
+    (``conversation.access.Actor``) is checked by the engine and recorded as who posted."""
     from conversation.rooms.room import Room
 
     config = draft.config()
@@ -154,9 +156,10 @@ def create_room(
         experiment_id=experiment_id,
         condition=condition,
         replicate=replicate,
+        actor=actor,
     )
     if opening and opening.strip():
-        room.post(opening.strip(), speaker=speaker, request_id=request_id)
+        room.post(opening.strip(), speaker=speaker, request_id=request_id, actor=actor)
     return room
 
 
