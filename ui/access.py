@@ -10,6 +10,9 @@ not allow. Pages also hide or disable those controls and say why with :func:`not
 
 Providers: ``client_id`` etc. directly under ``[auth]`` is the default provider (``st.login()``);
 each ``[auth.<name>]`` table is a named one (``st.login("<name>")``), one button each.
+
+The sign-in screen imports nothing of the engine (``conversation`` loads EDSL, seconds of work):
+a visitor who has not signed in costs the server almost nothing.
 """
 
 from __future__ import annotations
@@ -17,13 +20,14 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
-from conversation.access import Action, Actor, Role, RoleTable
-from conversation.exceptions import ConversationValueError
 from ui.widgets import escape_markdown
+
+if TYPE_CHECKING:
+    from conversation.access import Action, Actor, RoleTable
 
 _NOT_A_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -59,6 +63,8 @@ def providers() -> list[str | None]:
 
 def role_table() -> RoleTable:
     """The ``[roles]`` table of the secrets (raises ``ConversationValueError`` on a mistake)."""
+    from conversation.access import RoleTable
+
     return RoleTable.from_settings(_plain(_secret("roles")))
 
 
@@ -93,6 +99,9 @@ def current_actor() -> Actor:
     """Who is using the app now: the local full-rights user without sign-in; otherwise the
     signed-in person with the role the ``[roles]`` table gives (an observer when they are not
     admitted at all, so a page reached anyway can change nothing)."""
+    from conversation.access import Actor, Role
+    from conversation.exceptions import ConversationValueError
+
     if not sign_in_required():
         return Actor.local(typed_name())
     email, name = _claims()
@@ -111,6 +120,8 @@ def admitted() -> bool:
         return True
     if not _signed_in():
         return False
+    from conversation.exceptions import ConversationValueError
+
     email, name = _claims()
     try:
         return role_table().actor(email, name) is not None
@@ -122,12 +133,14 @@ def sign_in_screen(title: str) -> None:
     """All a visitor sees before signing in: the title and one button per provider (or why a
     signed-in person has no access, or what is wrong with the settings)."""
     st.title(escape_markdown(title))
-    try:
-        role_table()
-    except ConversationValueError as exc:
-        st.error("The sign-in settings are not valid. " + escape_markdown(exc))
-        return
     if _signed_in():
+        from conversation.exceptions import ConversationValueError
+
+        try:
+            role_table()
+        except ConversationValueError as exc:
+            st.error("The sign-in settings are not valid. " + escape_markdown(exc))
+            return
         email, name = _claims()
         st.text(
             f"You are signed in as {email or name}, but this address has no role here. "
