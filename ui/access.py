@@ -74,8 +74,11 @@ def _signed_in() -> bool:
 
 def _claims() -> tuple[str | None, str | None]:
     user = st.user
-    email = user.get("email")
-    name = user.get("name") or user.get("preferred_username")
+    # Microsoft Entra ID sends the address as preferred_username unless the optional email
+    # claim is configured; Google and Keycloak send email.
+    username = user.get("preferred_username")
+    email = user.get("email") or (username if username and "@" in str(username) else None)
+    name = user.get("name") or username
     return (str(email) if email else None, str(name) if name else None)
 
 
