@@ -122,7 +122,11 @@ def test_a_moderator_approves_and_the_decision_records_their_email(db: Database)
     assert decided.event.data["decisions"][-1]["by"] == "mo@lab.org"
     at.chat_input[0].set_value("Keep it short.").run()
     posted = [e for e in room.events() if e.kind == "human"][-1]
-    assert (posted.speaker, posted.content, posted.data["by"]) == ("mo", "Keep it short.", "mo@lab.org")
+    assert (posted.speaker, posted.content, posted.data["by"]) == (
+        "mo",
+        "Keep it short.",
+        "mo@lab.org",
+    )
     assert "cannot create, import or fork rooms" in plain(at)  # forking needs a researcher
 
 
@@ -139,4 +143,8 @@ def test_without_auth_settings_the_local_user_has_every_control(db: Database) ->
     assert "Sign out" not in labels(at) and "Signed in as" not in plain(at)
     at.button(key="ctl-stop").click().run()
     assert room.status == "stopped"
-    assert room.events()[-1].data == {"event": "stopped", "reason": "stopped by a person", "by": "user"}
+    assert room.events()[-1].data == {
+        "event": "stopped",
+        "reason": "stopped by a person",
+        "by": "user",
+    }
