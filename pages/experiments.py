@@ -6,11 +6,14 @@ import zlib
 import pandas as pd
 import streamlit as st
 
+from conversation.access import Action
 from storage import frames
 from storage import repository as repo
 from ui import experiments as ex
 from ui import manage, widgets
+from ui.access import note
 from ui.bootstrap import (
+    actor,
     database,
     human_name,
     model_summary,
@@ -25,6 +28,7 @@ from ui.widgets import escape_markdown, model_choices, offline_spec, spec_for_ch
 
 page_setup()
 db = database()
+me = actor()
 PROGRESS_SECONDS = 1.0
 
 st.title("Experiments")
@@ -231,7 +235,14 @@ if current is None:
         st.stop()
     slot = "experiment-create"
     request_id(slot)  # drawn with the button: a double click makes one experiment
-    if st.button("Create and run", type="primary", key="exp-run", disabled=calls is None):
+    if not me.can(Action.CREATE_EXPERIMENT):
+        note(Action.CREATE_EXPERIMENT)
+    if st.button(
+        "Create and run",
+        type="primary",
+        key="exp-run",
+        disabled=calls is None or not me.can(Action.CREATE_EXPERIMENT),
+    ):
         try:
             made = once(
                 slot,
@@ -240,6 +251,7 @@ if current is None:
                     name.strip() or "experiment",
                     ex.design(template, conditions, int(replicates), budget=budget),
                     speaker=human_name(),
+                    actor=me,
                 ),
             )
         except ValueError as exc:
@@ -257,18 +269,23 @@ experiment = repo.get_experiment(db, experiment_id)
 
 st.subheader(escape_markdown(experiment.name))
 c1, c3, c2 = st.columns([1, 2, 2])
-if c1.button("Stop", key="exp-stop", disabled=experiment.status != "running"):
-    ex.stop(db, experiment_id)
+if c1.button(
+    "Stop",
+    key="exp-stop",
+    disabled=experiment.status != "running" or not me.can(Action.CONTROL),
+):
+    ex.stop(db, experiment_id, actor=me)
     st.rerun()
 rerun_slot = f"experiment-rerun-{experiment_id}"
 request_id(rerun_slot)  # drawn with the button: a double click makes one re-run
 if c3.button(
     "Re-run from cache",
     key="exp-rerun",
+    disabled=not me.can(Action.CREATE_EXPERIMENT),
     help="The same design as a new experiment, each room with its original seed: every answer "
     "the model gave comes from the model cache, so the transcripts repeat exactly, at no cost.",
 ):
-    rerun = once(rerun_slot, lambda: ex.rerun_experiment(db, experiment_id))
+    rerun = once(rerun_slot, lambda: ex.rerun_experiment(db, experiment_id, actor=me))
     wake_runner()
     st.query_params["experiment"] = str(rerun)
     st.rerun()

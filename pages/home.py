@@ -2,11 +2,14 @@
 
 import streamlit as st
 
+from conversation.access import Action
 from storage import ROOM_STATUSES as STATUSES
 from storage import repository as repo
 from storage.rooms import ROOM_SORTS
 from ui import manage, rooms
+from ui.access import note
 from ui.bootstrap import (
+    actor,
     database,
     human_name,
     model_summary,
@@ -41,6 +44,10 @@ else:
     st.success(f"**Active model: {escape_markdown(label)}**", icon=":material/smart_toy:")
 
 st.subheader("Start a room from a template")
+me = actor()
+creates = me.can(Action.CREATE_ROOM)
+if not creates:
+    note(Action.CREATE_ROOM)
 columns = st.columns(len(TEMPLATES))
 for column, template in zip(columns, TEMPLATES.values(), strict=True):
     with column.container(border=True):
@@ -48,11 +55,15 @@ for column, template in zip(columns, TEMPLATES.values(), strict=True):
         st.caption(escape_markdown(template.description))
         st.caption("Agents: " + escape_markdown(", ".join(template.roster)))
         request_id(f"start-{template.key}")  # drawn with the button: a double click is one room
-        if st.button("Start", key=f"start-{template.key}", type="primary"):
+        if st.button("Start", key=f"start-{template.key}", type="primary", disabled=not creates):
             room = once(
                 f"start-{template.key}",
                 lambda t=template: rooms.create_room(
-                    db, rooms.draft_from_template(t), opening=t.opening, speaker=human_name()
+                    db,
+                    rooms.draft_from_template(t),
+                    opening=t.opening,
+                    speaker=human_name(),
+                    actor=me,
                 ),
             )
             wake_runner()

@@ -3,11 +3,13 @@ filter), follow-up analysis with EDSL questions, side-by-side comparison, and ex
 
 import streamlit as st
 
+from conversation.access import Action
 from storage import frames
 from storage import repository as repo
 from ui import cached, charts, condition_stats, results
 from ui import experiments as ex
-from ui.bootstrap import database, page_setup
+from ui.access import note
+from ui.bootstrap import actor, database, page_setup
 from ui.coding import results_coding
 from ui.live import LiveCache, render_transcript
 from ui.params import parse_id
@@ -16,6 +18,7 @@ from ui.widgets import escape_markdown, model_picker, synced_selectbox
 page_setup()
 
 db = database()
+me = actor()
 PAGE_SIZE = 100
 TRANSCRIPT_TAIL = 50  # events a transcript shows first (drawing 200 costs half a second)
 LONG_TAIL = 200  # at most (ui.live.MAX_SHOWN)
@@ -221,7 +224,10 @@ with analysis_tab:
             placeholder="e.g. deal, no deal, walked away",
         )
         model, model_problem = model_picker("Model", key="an-model")
-        run = st.form_submit_button("Run analysis", type="primary")
+        analyses_allowed = me.can(Action.RUN_ANALYSIS)
+        if not analyses_allowed:
+            note(Action.RUN_ANALYSIS)
+        run = st.form_submit_button("Run analysis", type="primary", disabled=not analyses_allowed)
     if run:
         try:
             question = results.question_spec(kind, text, options)
@@ -242,6 +248,7 @@ with analysis_tab:
                 model=model,
                 experiment_id=experiment_id,
                 progress=show_progress,
+                actor=me,
             )
             st.session_state["results_notice"] = f"Analysis #{analysis_id} stored."
             st.session_state["an-pick-next"] = analysis_id
@@ -262,13 +269,17 @@ with analysis_tab:
         failed = results.failed_answers(db, aid)
         if failed:
             st.warning(f"{len(failed)} answer(s) failed; their reasons are in the table.")
-            if st.button(f"Retry {len(failed)} failed answer(s)", key="an-retry"):
+            if st.button(
+                f"Retry {len(failed)} failed answer(s)",
+                key="an-retry",
+                disabled=not me.can(Action.RUN_ANALYSIS),
+            ):
                 retry_bar = st.progress(0.0, text="Asking again…")
 
                 def show_retry(done: int, total: int) -> None:
                     retry_bar.progress(done / total, text=f"{done} of {total} rooms")
 
-                still = results.retry_failed_answers(db, aid, progress=show_retry)
+                still = results.retry_failed_answers(db, aid, progress=show_retry, actor=me)
                 st.session_state["results_notice"] = (
                     f"Analysis #{aid}: {len(failed) - still} answer(s) recovered, {still} still failing."
                 )

@@ -4,12 +4,19 @@ turns, read and change nothing behind its back: every action is one call into th
 import pandas as pd
 import streamlit as st
 
-from conversation.exceptions import ConversationStateError, RequestConflictError
+from conversation.access import Action
+from conversation.exceptions import (
+    ConversationStateError,
+    PermissionDenied,
+    RequestConflictError,
+)
 from conversation.rooms.room import MAX_MESSAGE_CHARS, Room
 from storage import frames
 from storage import repository as repo
 from ui import rooms
+from ui.access import note
 from ui.bootstrap import (
+    actor,
     database,
     human_name,
     page_setup,
@@ -31,6 +38,7 @@ from ui.widgets import (
 
 page_setup()
 db = database()
+me = actor()  # who acts: every verb below is checked against this role by the engine
 
 linked = parse_id(st.query_params.get("room"), "room")
 if linked.problem:
@@ -80,6 +88,9 @@ if picked != room_id:
 
 if room_id is None:
     st.title("Rooms")
+    if not me.can(Action.CREATE_ROOM):
+        note(Action.CREATE_ROOM)
+        st.stop()
     new_tab, import_tab = st.tabs(["New room", "Import"])
     with new_tab:
         create_room_form(db)
@@ -124,7 +135,7 @@ def act(action, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
     """Run one Room/Turn verb; a verb that no longer fits (another tab was faster) is reported."""
     try:
         action(*args, **kwargs)
-    except (ConversationStateError, ValueError) as exc:
+    except (ConversationStateError, PermissionDenied, ValueError) as exc:
         st.session_state[f"_notice:{room_id}"] = str(exc)
     forget(shown_id)
     wake_runner()
@@ -134,38 +145,47 @@ def act(action, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
 with right:
     pending = room.pending()
     status = record.status
+    controls, moderates = me.can(Action.CONTROL), me.can(Action.MODERATE)
+    if not controls:
+        note(Action.CONTROL)
     b1, b2, b3, b4 = st.columns(4)
     if b1.button(
         "Resume",
         key="ctl-resume",
-        disabled=status not in ("paused", "failed"),
+        disabled=status not in ("paused", "failed") or not controls,
         help="Let the agents go on after a pause or a failed turn. An idle, settled, ended or "
         "stopped room is started by a message.",
         width="stretch",
     ):
-        act(room.resume)
+        act(room.resume, actor=me)
     if b2.button(
         "Pause",
         key="ctl-pause",
-        disabled=status not in ("running", "waiting", "settled", "idle"),
+        disabled=status not in ("running", "waiting", "settled", "idle") or not controls,
         width="stretch",
     ):
-        act(room.pause)
-    if b3.button("Stop", key="ctl-stop", disabled=status == "stopped", width="stretch"):
-        act(room.stop)
+        act(room.pause, actor=me)
+    if b3.button(
+        "Stop", key="ctl-stop", disabled=status == "stopped" or not controls, width="stretch"
+    ):
+        act(room.stop, actor=me)
     if (
         b4.button(
             "Pass",
             key="ctl-pass",
-            disabled=pending is None,
+            disabled=pending is None or not moderates,
             help="Skip the current agent's turn (it counts as a pass).",
             width="stretch",
         )
         and pending is not None
     ):
-        act(pending.abandon if pending.state == "interrupted" else pending.stop)
+        act(pending.abandon if pending.state == "interrupted" else pending.stop, actor=me)
 
-    if pending is not None and pending.state == "waiting":
+    if pending is not None and pending.state in ("waiting", "interrupted") and not moderates:
+        with st.container(border=True):
+            st.text(f"{pending.speaker}'s turn waits for a moderator ({pending.state}).")
+            note(Action.MODERATE)
+    elif pending is not None and pending.state == "waiting":
         with st.container(border=True):
             st.markdown(f"**Draft by {escape_markdown(pending.speaker)}** waits for approval")
             denials = len(pending.inputs["denials"])
@@ -176,13 +196,17 @@ with right:
                 key=f"draft-{pending.id}-{denials}",
             )
             if st.button("Approve", type="primary", key=f"approve-{pending.id}-{denials}"):
-                act(pending.approve, edited if edited.strip() != draft.strip() else None)
+                act(
+                    pending.approve,
+                    edited if edited.strip() != draft.strip() else None,
+                    actor=me,
+                )
             reason = st.text_input(
                 "Reason (the agent is told)", key=f"deny-reason-{pending.id}-{denials}"
             )
             if st.button("Deny", key=f"deny-{pending.id}-{denials}"):
                 if reason.strip():
-                    act(pending.deny, reason.strip())
+                    act(pending.deny, reason.strip(), actor=me)
                 else:
                     st.error("Say why: the agent is told the reason and tries again.")
     elif pending is not None and pending.state == "interrupted":
@@ -192,9 +216,9 @@ with right:
             st.text(f"{error.get('type', 'error')}: {error.get('message', '')}")
             c1, c2 = st.columns(2)
             if c1.button("Retry the turn", key=f"retry-{pending.id}"):
-                act(pending.resume)
+                act(pending.resume, actor=me)
             if c2.button("Abandon it", key=f"abandon-{pending.id}"):
-                act(pending.abandon)
+                act(pending.abandon, actor=me)
 
     details_tab, settings_tab, copy_tab = st.tabs(["Turn details", "Settings", "Fork & export"])
     events = room.events()
@@ -274,8 +298,11 @@ with right:
                 format_func=lambda s: f"#{s} {speaker_at[s]}",
                 key=f"fork-at-{room_id}",
             )
-            if st.button("Fork from here", key=f"fork-{room_id}"):
-                fork = room.fork(at, name=f"{record.name} (fork at #{at})")
+            forks = me.can(Action.CREATE_ROOM)
+            if not forks:
+                note(Action.CREATE_ROOM)
+            if st.button("Fork from here", key=f"fork-{room_id}", disabled=not forks):
+                fork = room.fork(at, name=f"{record.name} (fork at #{at})", actor=me)
                 st.query_params["room"] = str(fork.id)
                 st.rerun()
         # Built when clicked (a deferred download), not on every rerun: on a long room each
@@ -313,13 +340,18 @@ with right:
 # over the limit is drawn right above it, and the callback puts the text back into the box
 # before the page runs.
 chat_key = f"chat-{room_id}"
-restarts = status == "stopped"  # (a settled or ended room: a message starts a new activity)
+posts = me.can(Action.POST)
+restarts = (
+    status == "stopped" and posts
+)  # (a settled or ended room: a message starts a new activity)
 slot = f"post-{room_id}"
 drawn_request_id = request_id(slot)  # made with the box: a repeated submit is one message
 with st.bottom:
     refused = st.session_state.pop(f"_refused:{room_id}", None)
     if refused:
         st.error(refused, icon=":material/block:")
+    if not posts:
+        note(Action.POST)
     if restarts:
         st.caption(
             "This room has been stopped. Sending a message restarts it: the agents answer the "
@@ -330,21 +362,30 @@ with st.bottom:
         key=chat_key,
         on_submit=keep_if_too_long,
         args=(chat_key, f"_refused:{room_id}", MAX_MESSAGE_CHARS),
+        disabled=not posts,
     )
 
 if message:
     try:
         try:
             room.post(
-                message, speaker=human_name(), request_id=drawn_request_id, to=private or None
+                message,
+                speaker=human_name(),
+                request_id=drawn_request_id,
+                to=private or None,
+                actor=me,
             )
         except RequestConflictError:
             # The drawn id was already used for another text: this is a new message.
             spend_request_id(slot)
             room.post(
-                message, speaker=human_name(), request_id=request_id(slot), to=private or None
+                message,
+                speaker=human_name(),
+                request_id=request_id(slot),
+                to=private or None,
+                actor=me,
             )
-    except ValueError as exc:
+    except (ValueError, PermissionDenied) as exc:
         st.session_state[f"_notice:{room_id}"] = f"Not sent: {exc}"
     else:
         spend_request_id(slot)

@@ -283,6 +283,8 @@ def update_room(
     config: dict[str, Any] | _Unset = UNSET,
     expected_status: str | Collection[str] | None = None,
     token: int | None = None,
+    notice: str | None = None,
+    notice_data: dict[str, Any] | None = None,
 ) -> Room | None:
     """Change the given fields; return the room as committed, or ``None`` when a check failed.
 
@@ -290,8 +292,12 @@ def update_room(
     status is one of them (e.g. resume only a ``paused`` room; two tabs pressing "resume" at once
     change it once). Fence: with ``token`` (a worker's lease token), it applies only while that
     lease is current and unexpired, so a zombie worker cannot mark a room settled or failed.
+    With ``notice``, a system event (``notice_data`` its data: who paused or resumed the room)
+    goes at the end of the log in the same transaction, only when the update applies.
     Raises :class:`RoomNotFound`, :class:`StorageValueError`, :class:`ConfigContainsSecret`.
     """
+    if notice is not None:
+        check_event_fields(speaker="room", content=notice, data=notice_data)
     values: dict[str, Any] = {}
     if not isinstance(name, _Unset):
         values["name"] = check_name(name, "name")
@@ -316,6 +322,8 @@ def update_room(
             return None
         values["updated_at"] = now
         session.exec(update(Room).where(col(Room.id) == room_id).values(**values))
+        if notice is not None:
+            _append_notice(conn, room_id, notice, notice_data, now)
         room = session.get(Room, room_id, populate_existing=True)
         assert room is not None
         return room
@@ -379,7 +387,39 @@ def delete_room(db: Database, room_id: int, *, even_if_leased: bool = False) -> 
         return bool(result.rowcount)
 
 
-def fork_room(db: Database, room_id: int, at_seq: int, name: str | None = None) -> int:
+def _append_notice(
+    conn: Any, room_id: int, notice: str, data: dict[str, Any] | None, now: datetime
+) -> None:
+    """A system event at the end of a room's log, inside the caller's write transaction."""
+    probe = probe_room(conn, room_id)
+    conn.execute(
+        insert(EVENTS),
+        {
+            "room_id": room_id,
+            "seq": probe.last_seq + 1,
+            "activity": probe.last_activity,
+            "round": probe.last_round,
+            "kind": "system",
+            "speaker": "room",
+            "content": notice,
+            "words": word_count(notice),
+            "attempts": 0,
+            "data": data,
+            "created_at": now,
+            "updated_at": now,
+        },
+    )
+
+
+def fork_room(
+    db: Database,
+    room_id: int,
+    at_seq: int,
+    name: str | None = None,
+    *,
+    notice: str | None = None,
+    notice_data: dict[str, Any] | None = None,
+) -> int:
     """Copy a room's log up to and including ``at_seq`` into a new ``idle`` room; return its id.
 
     The fork gets the same config, records ``parent_room_id``/``parent_seq``, keeps every copied
@@ -387,7 +427,10 @@ def fork_room(db: Database, room_id: int, at_seq: int, name: str | None = None) 
     fork's own copies. Experiment membership is not copied. A turn still open at the fork point is
     copied as it is, so a runtime driving the fork resumes it. ``0 <= at_seq <= latest seq`` or
     :class:`StorageValueError`; raises :class:`RoomNotFound`. One transaction: all or nothing.
+    With ``notice``, a system event (``notice_data``: who forked it) follows the copied log.
     """
+    if notice is not None:
+        check_event_fields(speaker="room", content=notice, data=notice_data)
     if not isinstance(at_seq, int) or at_seq < 0:
         raise StorageValueError(f"at_seq={at_seq!r} must be an integer >= 0")
     now = db.now()
@@ -413,6 +456,8 @@ def fork_room(db: Database, room_id: int, at_seq: int, name: str | None = None) 
         session.flush()
         assert fork.id is not None
         _copy_events(session, room_id, fork.id, at_seq)
+        if notice is not None:
+            _append_notice(session.connection(), fork.id, notice, notice_data, now)
         return fork.id
 
 

@@ -9,8 +9,10 @@ from typing import Any
 import streamlit as st
 
 from conversation import experiments as ex
+from conversation.access import Action
 from conversation.exceptions import ConversationError
 from conversation.rooms import manage
+from ui.access import current_actor, note
 from ui.widgets import escape_markdown
 
 
@@ -32,13 +34,17 @@ def show_notice() -> None:
 
 def room_panel(db: Any, room: Any, *, key: str = "home") -> None:
     """Rename / archive / delete one stored room (``room``: its storage record)."""
+    me = current_actor()
+    if not me.can(Action.CREATE_ROOM):
+        note(Action.CREATE_ROOM)
+        return
     rid = int(room.id)
     st.text(f"Room #{rid}: {room.name}")
     c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
     new_name = c1.text_input("New name", value=room.name, key=f"{key}-rename-{rid}")
     if c2.button("Rename", key=f"{key}-rename-btn-{rid}"):
         try:
-            manage.rename_room(db, rid, new_name)
+            manage.rename_room(db, rid, new_name, actor=me)
         except ConversationError as exc:
             st.error(escape_markdown(exc), icon=":material/error:")
         else:
@@ -46,7 +52,7 @@ def room_panel(db: Any, room: Any, *, key: str = "home") -> None:
     a1, a2 = st.columns(2)
     archived = room.archived_at is not None
     if a1.button("Unarchive" if archived else "Archive", key=f"{key}-archive-{rid}"):
-        manage.archive_room(db, rid, not archived)
+        manage.archive_room(db, rid, not archived, actor=me)
         _done(f"Room #{rid} {'brought back' if archived else 'archived (hidden from Home)'}.")
     confirm = _confirm_key("room", rid)
     if a2.button("Delete…", key=f"{key}-delete-{rid}"):
@@ -62,7 +68,7 @@ def room_panel(db: Any, room: Any, *, key: str = "home") -> None:
         if y.button("Yes, delete it", type="primary", key=f"{key}-delete-yes-{rid}"):
             st.session_state.pop(confirm, None)
             try:
-                manage.delete_room(db, rid)
+                manage.delete_room(db, rid, actor=me)
             except ConversationError as exc:
                 st.error(escape_markdown(exc), icon=":material/error:")
             else:
@@ -74,12 +80,16 @@ def room_panel(db: Any, room: Any, *, key: str = "home") -> None:
 
 def experiment_panel(db: Any, experiment: Any) -> None:
     """Rename / archive / delete one experiment (deleting it deletes its rooms: said first)."""
+    me = current_actor()
+    if not me.can(Action.CREATE_EXPERIMENT):
+        note(Action.CREATE_EXPERIMENT)
+        return
     eid = int(experiment.id)
     c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
     new_name = c1.text_input("New name", value=experiment.name, key=f"exp-rename-{eid}")
     if c2.button("Rename", key=f"exp-rename-btn-{eid}"):
         try:
-            ex.rename_experiment(db, eid, new_name)
+            ex.rename_experiment(db, eid, new_name, actor=me)
         except ConversationError as exc:
             st.error(escape_markdown(exc), icon=":material/error:")
         else:
@@ -87,7 +97,7 @@ def experiment_panel(db: Any, experiment: Any) -> None:
     a1, a2 = st.columns(2)
     archived = experiment.archived_at is not None
     if a1.button("Unarchive" if archived else "Archive (with its rooms)", key=f"exp-archive-{eid}"):
-        ex.archive_experiment(db, eid, not archived)
+        ex.archive_experiment(db, eid, not archived, actor=me)
         _done(f"Experiment #{eid} {'brought back' if archived else 'archived with its rooms'}.")
     confirm = _confirm_key("experiment", eid)
     if a2.button("Delete…", key=f"exp-delete-{eid}"):
@@ -103,7 +113,7 @@ def experiment_panel(db: Any, experiment: Any) -> None:
         if y.button("Yes, delete it and its rooms", type="primary", key=f"exp-delete-yes-{eid}"):
             st.session_state.pop(confirm, None)
             try:
-                ex.delete_experiment(db, eid)
+                ex.delete_experiment(db, eid, actor=me)
             except ConversationError as exc:
                 st.error(escape_markdown(exc), icon=":material/error:")
             else:

@@ -158,14 +158,19 @@ def run_analysis(
     model: dict[str, Any] | None = None,
     experiment_id: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    actor: Any = None,
 ) -> int:
     """Ask ``spec`` about every room, store each answer, and return the analysis id.
+    ``actor`` needs the researcher role (``PermissionDenied`` before anything is stored).
 
     Rooms are asked in small batches so progress can be shown. Every valid answer is stored; an
     answer that failed (EDSL's validation refused the reply, or the call failed) is stored as the
     room's error with its reason and the raw reply, so ``retry_failed_answers`` can ask again.
     The analysis ends ``done``, or ``failed`` while some answers are missing.
     """
+    from conversation.access import Action, require
+
+    require(actor, Action.RUN_ANALYSIS)
     analysis_id = repo.create_analysis(
         db,
         spec["text"][:200],
@@ -174,7 +179,7 @@ def run_analysis(
         experiment_id=experiment_id,
         status="running",
     )
-    _ask_rooms(db, analysis_id, spec, list(room_ids), model, progress)
+    _ask_rooms(db, analysis_id, spec, list(room_ids), model, progress, actor)
     return analysis_id
 
 
@@ -184,16 +189,25 @@ def failed_answers(db: Any, analysis_id: int) -> list[int]:
 
 
 def retry_failed_answers(
-    db: Any, analysis_id: int, *, progress: Callable[[int, int], None] | None = None
+    db: Any,
+    analysis_id: int,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    actor: Any = None,
 ) -> int:
     """Ask the analysis's question again for the rooms whose answer failed, with the same model;
     returns how many still fail. Valid answers already stored are not touched."""
+    from conversation.access import Action, require
+
+    require(actor, Action.RUN_ANALYSIS)
     analysis = repo.get_analysis(db, analysis_id)
     rooms = failed_answers(db, analysis_id)
     if not rooms:
         return 0
     repo.update_analysis(db, analysis_id, status="running")
-    return _ask_rooms(db, analysis_id, dict(analysis.question), rooms, analysis.model, progress)
+    return _ask_rooms(
+        db, analysis_id, dict(analysis.question), rooms, analysis.model, progress, actor
+    )
 
 
 def _ask_rooms(
@@ -203,6 +217,7 @@ def _ask_rooms(
     room_ids: list[int],
     model: dict[str, Any] | None,
     progress: Callable[[int, int], None] | None,
+    actor: Any = None,
 ) -> int:
     from conversation.analysis.questions import analyze, question_from_spec
     from conversation.models import default_model, model_label, resolve_model
@@ -217,7 +232,7 @@ def _ask_rooms(
         chunk = room_ids[start : start + ANALYSIS_CHUNK]
         scenarios = [transcript_scenario(db, rid) for rid in chunk]
         try:
-            outcome = analyze([question], scenarios, model=chosen)
+            outcome = analyze([question], scenarios, model=chosen, actor=actor)
         except Exception as exc:  # a failed batch stores its error with each of its rooms
             error = {"type": type(exc).__name__, "code": getattr(exc, "code", None),
                      "message": str(exc)[:500]}  # fmt: skip

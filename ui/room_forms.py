@@ -13,6 +13,7 @@ import streamlit as st
 from storage import repository as repo
 
 from . import rooms
+from .access import current_actor
 from .bootstrap import human_name, once, request_id, wake_runner
 from .templates import TEMPLATES
 from .widgets import escape_markdown, model_picker
@@ -245,7 +246,12 @@ def create_room_form(db: Any, key: str = "new") -> None:
             room = once(
                 slot,
                 lambda: rooms.create_room(
-                    db, draft, opening=opening, speaker=human_name(), request_id=drawn
+                    db,
+                    draft,
+                    opening=opening,
+                    speaker=human_name(),
+                    request_id=drawn,
+                    actor=current_actor(),
                 ),
             )
         except ValueError as exc:
@@ -298,6 +304,7 @@ def import_room_form(db: Any, key: str = "import") -> None:
                     agents=agents or None,
                     remove_termination_string=strip or None,
                     name=name.strip() or "imported room",
+                    actor=current_actor(),
                     **options,
                 )
         except ValueError as exc:

@@ -150,8 +150,10 @@ def create_room(
     experiment_id: int | None = None,
     condition: str | None = None,
     replicate: int | None = None,
+    actor: Any = None,
 ) -> Any:
-    """Store the room and, with an opening message, post it (which starts the room)."""
+    """Store the room and, with an opening message, post it (which starts the room). ``actor``
+    (``conversation.access.Actor``) is checked by the engine and recorded as who posted."""
     from conversation.rooms.config import request_settings
     from conversation.rooms.room import Room
 
@@ -171,9 +173,10 @@ def create_room(
         condition=condition,
         replicate=replicate,
         **request_settings(config.to_dict()),
+        actor=actor,
     )
     if opening and opening.strip():
-        room.post(opening.strip(), speaker=speaker, request_id=request_id)
+        room.post(opening.strip(), speaker=speaker, request_id=request_id, actor=actor)
     return room
 
 

@@ -11,14 +11,18 @@ from dataclasses import dataclass
 from typing import Any
 
 import storage
+from conversation.access import Action, require
 from conversation.exceptions import ConversationStateError, ConversationValueError
 from conversation.rooms.boundary import translated
 from conversation.rooms.manage import MAX_NAME_CHARS
 from storage import repository as repo
 
 
-def rename_experiment(db: Any, experiment_id: int, name: str) -> storage.Experiment:
+def rename_experiment(
+    db: Any, experiment_id: int, name: str, *, actor: Any = None
+) -> storage.Experiment:
     """Give the experiment a new name (stripped, 1 to 200 characters). Its rooms keep theirs."""
+    require(actor, Action.CREATE_EXPERIMENT)
     new = (name or "").strip()
     if not new or len(new) > MAX_NAME_CHARS:
         raise ConversationValueError(
@@ -31,8 +35,11 @@ def rename_experiment(db: Any, experiment_id: int, name: str) -> storage.Experim
     return found
 
 
-def archive_experiment(db: Any, experiment_id: int, archived: bool = True) -> storage.Experiment:
+def archive_experiment(
+    db: Any, experiment_id: int, archived: bool = True, *, actor: Any = None
+) -> storage.Experiment:
     """Hide the experiment and its rooms from the pickers and Home (``False``: show them again)."""
+    require(actor, Action.CREATE_EXPERIMENT)
     with translated():
         return repo.set_experiment_archived(db, experiment_id, archived)
 
@@ -71,10 +78,11 @@ def experiment_deletion(db: Any, experiment_id: int) -> ExperimentDeletion:
     )
 
 
-def delete_experiment(db: Any, experiment_id: int) -> None:
+def delete_experiment(db: Any, experiment_id: int, *, actor: Any = None) -> None:
     """Delete the experiment with its rooms and analyses (see the module docstring). Raises
     ``ConversationStateError`` (nothing deleted) while it runs or a worker holds one of its
     rooms, ``ConversationValueError`` when there is no such experiment."""
+    require(actor, Action.CREATE_EXPERIMENT)
     try:
         with translated():
             deleted = repo.delete_experiment(db, experiment_id, with_rooms=True)

@@ -10,8 +10,10 @@ translation between the two, so every worker, every restart and every replay see
 - open turns (``running``, ``waiting``, ``interrupted``) are left out: nothing is planned while
   one is open, and a turn's own prompt is built from the events before it;
 - system events stay ``system`` (shown, never a turn), except those whose ``data.event`` is
-  ``pick`` or ``summary`` (bookkeeping of the coordinator and of context summaries), and
-  ``resumed`` (an import's resume point, from which caps count).
+  ``pick`` or ``summary`` (bookkeeping of the coordinator and of context summaries),
+  ``resumed`` without ``by`` (an import's resume point, from which caps count), and the audit
+  notices of a person's act on the room (``paused``, ``resumed``, ``forked`` with ``by``): those
+  are for people reading the log, never shown to agents, and change no count.
 
 Rows are duck-typed (``seq, kind, speaker, content, round, state, visible_to, data,
 input_tokens, output_tokens, cost``) so this module needs nothing from ``storage``.
@@ -33,6 +35,8 @@ from conversation.text.transcript import render_record
 OPEN_STATES = frozenset({"running", "waiting", "interrupted"})
 CONSUMED_STATES = frozenset({"stopped", "abandoned", "failed"})
 RESUMED = "resumed"
+#: System events recording a person's act on the room (``data.event``, with ``data.by``).
+AUDIT_NOTICES = frozenset({"paused", "resumed", "forked"})
 
 
 def event_line(seq: int, event: RoomEvent) -> str:
@@ -84,6 +88,8 @@ def to_room_event(row: Any) -> RoomEvent | None:
         return RoomEvent(row.speaker, content, round_, passed, visible_to=visible)
     data = _data(row)
     special = data.get("event")
+    if special in AUDIT_NOTICES and "by" in data:
+        return None  # who paused, resumed or forked the room: for people, not agents
     if special == "pick":
         return RoomEvent(
             row.speaker, row.content or "", round_, bool(data.get("passed")), kind="pick"
@@ -287,7 +293,7 @@ def _fold_row(
     resumed_at: int,
 ) -> int:
     """Add one row to a view under construction; returns the (possibly moved) resume point."""
-    if row.kind == "system" and _data(row).get("event") == RESUMED:
+    if row.kind == "system" and _data(row).get("event") == RESUMED and "by" not in _data(row):
         return len(events)
     event = to_room_event(row)
     if event is None:

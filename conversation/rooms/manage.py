@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import storage
+from conversation.access import Action, require
 from conversation.exceptions import ConversationStateError, ConversationValueError
 from conversation.rooms.boundary import translated
 from storage import repository as repo
@@ -19,8 +20,9 @@ from storage import repository as repo
 MAX_NAME_CHARS = 200
 
 
-def rename_room(db: Any, room_id: int, name: str) -> storage.Room:
+def rename_room(db: Any, room_id: int, name: str, *, actor: Any = None) -> storage.Room:
     """Give the room a new name (stripped, 1 to 200 characters); returns the room as stored."""
+    require(actor, Action.CREATE_ROOM)
     new = (name or "").strip()
     if not new or len(new) > MAX_NAME_CHARS:
         raise ConversationValueError(
@@ -33,9 +35,12 @@ def rename_room(db: Any, room_id: int, name: str) -> storage.Room:
     return room
 
 
-def archive_room(db: Any, room_id: int, archived: bool = True) -> storage.Room:
+def archive_room(
+    db: Any, room_id: int, archived: bool = True, *, actor: Any = None
+) -> storage.Room:
     """Hide the room from Home and the pickers (``archived=False``: show it again). Its log and
     its status are untouched: archiving a running room does not stop it."""
+    require(actor, Action.CREATE_ROOM)
     with translated():
         return repo.set_room_archived(db, room_id, archived)
 
@@ -89,10 +94,11 @@ def _blocked(db: Any, room: storage.Room, lease: Any, experiment: Any) -> str | 
     return None
 
 
-def delete_room(db: Any, room_id: int) -> None:
+def delete_room(db: Any, room_id: int, *, actor: Any = None) -> None:
     """Delete the room with its log, lease and analysis answers. Raises
     ``ConversationStateError`` (nothing deleted) while a worker holds it or its experiment runs,
     ``ConversationValueError`` when there is no such room."""
+    require(actor, Action.CREATE_ROOM)
     impact = deletion_impact(db, room_id)
     if impact.blocked:
         raise ConversationStateError(f"room {room_id} cannot be deleted now: {impact.blocked}")

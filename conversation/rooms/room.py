@@ -12,6 +12,11 @@ Status: ``idle`` (no human message yet) -> ``running`` (a human message opened a
 ``stop_reason`` and a system event) / ``waiting`` (a draft waits for a person) / ``paused`` /
 ``stopped`` / ``failed`` (a turn failed; resume or abandon it). A new human message re-opens a
 settled, terminated or stopped room.
+
+People: every verb a person uses takes ``actor=`` (``conversation.access``): ``None`` is the local
+user with every right; an actor whose role lacks the act gets ``PermissionDenied`` and nothing
+is written. Who acted is recorded: ``data.by`` on a message, a system event
+``{"event": "paused" | "resumed" | "stopped" | "forked", "by": ...}`` for the room's moves.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 import storage
+from conversation.access.roles import Action, Actor, require, who
 from conversation.exceptions import (
     ConversationStateError,
     ConversationValueError,
@@ -77,13 +83,16 @@ class Room:
         use_cache: bool = True,
         budget: Any = None,
         in_process_only: bool = False,
+        actor: Actor | None = None,
     ) -> Room:
         """Store a new room (status ``idle``) and return it. Bad configuration raises
         ``ConversationValueError`` naming the field, and nothing is stored. A model object that
         cannot be rebuilt in another process is refused unless ``in_process_only`` (the room then
         runs in this process only); see ``RoomConfig`` for the request settings. ``budget``: a
         ``Budget`` or ``{"max_tokens": ..., "max_dollars": ...}``; once the room's recorded spend
-        reaches it no new turn starts (``termination.budget``)."""
+        reaches it no new turn starts (``termination.budget``). ``actor`` needs the researcher role
+        (``PermissionDenied``)."""
+        require(actor, Action.CREATE_ROOM)
         if not isinstance(name, str) or not name.strip() or len(name) > 200:
             raise ConversationValueError("name must be non-empty text of at most 200 characters")
         config = RoomConfig.build(
@@ -184,13 +193,16 @@ class Room:
         speaker: str = "user",
         request_id: str | None = None,
         to: Sequence[str] | None = None,
+        actor: Actor | None = None,
     ) -> storage.Event:
         """Post a human message: it opens a new activity. Accepted while agents run.
 
         ``request_id`` makes it idempotent (the same id and text again: the same event, no new
         row; the same id with other text: ``RequestConflictError``). ``to`` makes it private to
-        those agents.
+        those agents. ``data.by`` records who posted: the actor's identity (``actor`` needs the
+        moderator role), else the speaker.
         """
+        require(actor, Action.POST)
         if not isinstance(content, str) or not content.strip():
             raise ConversationValueError("a message must be non-empty text")
         if len(content) > MAX_MESSAGE_CHARS:
@@ -233,31 +245,46 @@ class Room:
             content,
             request_id=request_id,
             visible_to=audience,
+            data={"by": who(actor, speaker)},
             reopen=REOPENED_BY_A_MESSAGE,
         )
 
-    def pause(self) -> None:
-        """Take no new turn until ``resume()`` (a turn in flight still lands)."""
+    def pause(self, *, actor: Actor | None = None, by: str = "user") -> None:
+        """Take no new turn until ``resume()`` (a turn in flight still lands). A notice
+        ``Paused by <who>`` goes in the log with the status change (one write)."""
+        require(actor, Action.CONTROL)
         self._move(
             "pause",
             RoomStatus.PAUSED,
             OPEN_ROOM_STATUSES - {RoomStatus.PAUSED}
             | {RoomStatus.SETTLED, RoomStatus.FAILED, RoomStatus.TERMINATED},
+            by=who(actor, by),
         )
 
-    def resume(self) -> None:
-        """Go on after ``pause()``; in a failed room, retry the interrupted turn."""
+    def resume(self, *, actor: Actor | None = None, by: str = "user") -> None:
+        """Go on after ``pause()``; in a failed room, retry the interrupted turn (who did it is
+        in the turn's decisions)."""
+        require(actor, Action.CONTROL)
         status = self.status
         if status == "failed":
             pending = self.pending()
             if pending is not None and pending.state == "interrupted":
-                pending.resume()
+                pending.resume(actor=actor, by=by)
                 return
-        self._move("resume", RoomStatus.RUNNING, (RoomStatus.PAUSED, RoomStatus.FAILED))
+        self._move(
+            "resume",
+            RoomStatus.RUNNING,
+            (RoomStatus.PAUSED, RoomStatus.FAILED),
+            by=who(actor, by),
+        )
 
-    def stop(self, reason: str = "stopped by a person") -> None:
-        """Stop the room and its open turn (one write, with a notice in the log); a new human
-        message re-opens it."""
+    def stop(
+        self, reason: str = "stopped by a person", *, actor: Actor | None = None, by: str = "user"
+    ) -> None:
+        """Stop the room and its open turn (one write, with a notice in the log whose data says
+        who stopped it); a new human message re-opens it."""
+        require(actor, Action.CONTROL)
+        stopped_by = who(actor, by)
         if not isinstance(reason, str) or not reason.strip():
             raise ConversationValueError("stop needs a reason (or leave the default)")
         allowed = OPEN_ROOM_STATUSES | FINAL_ROOM_STATUSES - {RoomStatus.STOPPED}
@@ -268,16 +295,23 @@ class Room:
             reason=reason,
             allowed=allowed,
             notice=f"Stopped: {reason}",
-            notice_data={"event": "stopped", "reason": reason},
+            notice_data={"event": "stopped", "reason": reason, "by": stopped_by},
         ):
             raise ConversationStateError(
                 f"cannot stop room {self.id}: it is {self.status} (stop works on a room that is "
                 f"{', '.join(sorted(allowed))})"
             )
 
-    def _move(self, verb: str, status: str, allowed: Collection[str], **changes: Any) -> None:
-        updated = storage.update_room(
-            self.db, self.id, status=status, expected_status=tuple(allowed), **changes
+    def _move(self, verb: str, status: str, allowed: Collection[str], *, by: str) -> None:
+        past = _PAST[verb]
+        updated = storage_errors(
+            storage.update_room,
+            self.db,
+            self.id,
+            status=status,
+            expected_status=tuple(allowed),
+            notice=f"{past.capitalize()} by {by}.",
+            notice_data={"event": past, "by": by},
         )
         if updated is None:
             raise ConversationStateError(
@@ -352,10 +386,34 @@ class Room:
 
     # -- copies -----------------------------------------------------------------------------------
 
-    def fork(self, at_seq: int, name: str | None = None) -> Room:
+    def fork(
+        self,
+        at_seq: int,
+        name: str | None = None,
+        *,
+        actor: Actor | None = None,
+        by: str = "user",
+    ) -> Room:
         """A new room with this room's config and its log up to ``at_seq`` (parent recorded), to
-        try another continuation. It starts ``idle``; post a message or ``resume`` it to go on."""
-        fork_id = storage_errors(storage.fork_room, self.db, self.id, at_seq, name)
+        try another continuation. It starts ``idle``; post a message or ``resume`` it to go on.
+        Its log ends with a notice of who forked it (agents are not shown it); ``actor`` needs
+        the researcher role."""
+        require(actor, Action.CREATE_ROOM)
+        forked_by = who(actor, by)
+        fork_id = storage_errors(
+            storage.fork_room,
+            self.db,
+            self.id,
+            at_seq,
+            name,
+            notice=f"Forked from room #{self.id} at #{at_seq} by {forked_by}.",
+            notice_data={
+                "event": "forked",
+                "by": forked_by,
+                "from_room": self.id,
+                "at_seq": at_seq,
+            },
+        )
         return Room(self.db, fork_id)
 
     def export(self) -> dict[str, Any]:
@@ -374,6 +432,7 @@ class Room:
         remove_termination_string: Any = None,
         name: str = "imported room",
         strict: bool = False,
+        actor: Actor | None = None,
         **room_options: Any,
     ) -> Room:
         """Resume a group chat from saved messages (seed 004), or restore an ``export()``.
@@ -383,9 +442,11 @@ class Room:
         AutoGen saves them) is imported as a system message. A speaker who is not on the roster
         is imported as a person by default; with ``strict=True`` it is refused (unless the
         message has ``role: "user"``). The room and its whole log are written in one transaction.
+        ``actor`` needs the researcher role.
         """
         from conversation.rooms.transfer import import_room
 
+        require(actor, Action.CREATE_ROOM)
         return import_room(
             cls,
             db,
@@ -396,6 +457,9 @@ class Room:
             strict=strict,
             **room_options,
         )
+
+
+_PAST = {"pause": "paused", "resume": "resumed"}
 
 
 def run_rooms(rooms: Sequence[Room]) -> None:

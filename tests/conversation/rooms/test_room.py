@@ -306,7 +306,13 @@ def test_pause_blocks_turns_until_resume(db: Database) -> None:
     assert room.status == "paused"
     assert room.step() is None and room.run() == [] and model.calls == 0
     room.post("a human may still write")  # accepted, and the room stays paused
-    assert room.status == "paused" and len(room.events()) == 2
+    # the pause is in the log too (who and when), between the two messages
+    assert room.status == "paused" and [e.kind for e in room.events()] == [
+        "human",
+        "system",
+        "human",
+    ]
+    assert room.events()[1].data == {"event": "paused", "by": "user"}
     with pytest.raises(ConversationStateError, match="cannot pause"):
         room.pause()
     room.resume()
@@ -352,9 +358,17 @@ def test_fork_copies_the_log_up_to_seq_and_records_its_parent(db: Database) -> N
     assert fork.id != room.id
     assert (fork.record.parent_room_id, fork.record.parent_seq) == (room.id, 2)
     assert fork.status == "idle" and fork.config == room.config
-    assert [(e.seq, e.kind, e.speaker, e.content, e.request_id) for e in fork.events()] == [
+    copied, notice = fork.events()[:-1], fork.events()[-1]
+    assert [(e.seq, e.kind, e.speaker, e.content, e.request_id) for e in copied] == [
         (e.seq, e.kind, e.speaker, e.content, e.request_id) for e in parent_log[:2]
     ]
+    # who forked it follows the copied log (a notice for people; agents are not shown it)
+    assert (notice.seq, notice.kind, notice.content) == (
+        3,
+        "system",
+        f"Forked from room #{room.id} at #2 by user.",
+    )
+    assert notice.data == {"event": "forked", "by": "user", "from_room": room.id, "at_seq": 2}
     # The fork goes its own way; the parent is untouched.
     drive_with(fork, OfflineModel(replies=["another continuation"]))
     fork.post("a different question")
