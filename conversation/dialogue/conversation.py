@@ -39,6 +39,7 @@ from conversation.models.retries import async_call_with_retries, validate_retry_
 from conversation.planning.events import RoomEvent
 from conversation.sync import run_sync
 from conversation.text.safety import neutralize, neutralize_value
+from conversation.text.limits import MAX_AGENTS, MAX_TRAITS_CHARS, check_json_value
 from conversation.text.transcript import render_lines, render_record, render_transcript
 
 logger = logging.getLogger("conversation")
@@ -70,6 +71,10 @@ def _validate_agents(agent_list: Any) -> list[str]:
         raise ConversationValueError(
             "agent_list must contain at least one agent; add agents with AgentList([...])"
         )
+    if len(agent_list) > MAX_AGENTS:
+        raise ConversationValueError(
+            f"agent_list holds {len(agent_list)} agents; a conversation has at most {MAX_AGENTS}"
+        )
     names: list[str] = []
     for position, agent in enumerate(agent_list):
         name = getattr(agent, "name", None)
@@ -86,6 +91,12 @@ def _validate_agents(agent_list: Any) -> list[str]:
             raise ConversationValueError(
                 f"agent names must be unique; {name!r} appears twice in agent_list"
             )
+        # Traits reach every prompt: bounded in size and depth like a room's roster.
+        check_json_value(
+            dict(getattr(agent, "traits", None) or {}),
+            f"traits of {name!r}",
+            max_chars=MAX_TRAITS_CHARS,
+        )
         names.append(name)
     return names
 

@@ -13,11 +13,13 @@ from typing import Any
 from conversation.exceptions import ConversationValueError
 from conversation.experiments.design import (
     FINISHED,
+    check_design,
     planned_rooms,
     room_agents,
 )
 from conversation.rooms.boundary import translated
 from conversation.rooms.config import RoomConfig, request_settings
+from conversation.rooms.room import check_placement
 from storage import repository as repo
 
 
@@ -46,7 +48,10 @@ def create(db: Any, name: str, config: Mapping[str, Any], *, speaker: str = "use
     The design is validated whole first (every condition's room config is built, as
     ``Room.create`` would): a refused design raises ``ConversationValueError`` naming the
     condition and the field, and leaves no experiment row and no room behind."""
-    if not (config.get("template") or {}).get("opening", "").strip():
+    check_placement(name)
+    check_design(config)
+    opening = config["template"].get("opening")
+    if not isinstance(opening, str) or not opening.strip():
         raise ConversationValueError(
             "template.opening: the template needs an opening message; it starts every room"
         )
@@ -78,7 +83,7 @@ def planned_experiment_rooms(
         try:
             room_config = RoomConfig.build(
                 agents=room_agents(template, c),
-                planner=c.planner or template["planner"],
+                planner=c.planner or template.get("planner"),
                 termination=c.termination or template.get("termination"),
                 model=c.model or template.get("model"),
                 moderated=bool(template.get("moderated")),
