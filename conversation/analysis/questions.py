@@ -48,8 +48,8 @@ _SPEC_KEYS = frozenset({"type", "name", "text", "options", "min_value", "max_val
 _TEMPLATE_PART = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
 _PLACEHOLDER = re.compile(r"\{\{\s*[a-z_][a-z0-9_]*\s*\}\}")
 _EDSL_NAMES = frozenset({"scenario", "agent", "question", "answer", "loop", "range"})
-#: Names a question may not take: EDSL's own template names, and the columns every row has.
-_RESERVED_NAMES = _EDSL_NAMES | {"transcript", "scenario_index", "analysis_row"}
+#: Names a question may not take: the columns every row has.
+_RESERVED_NAMES = frozenset({"scenario_index", _ROW_FIELD})
 
 
 @dataclass(frozen=True)

@@ -174,6 +174,17 @@ class Conversation:
         self.next_statement_question = next_statement_question
         self.per_round_message_template = per_round_message_template
         self._round_template = round_message_template(per_round_message_template)
+        if self._round_template is not None:  # refused now, not on the first turn
+            last = max(self.max_turns - 1, 0)
+            self._round_template.trial(
+                {
+                    "current_turn": turn,
+                    "max_turns": self.max_turns,
+                    "turns_left": max(self.max_turns - turn, 0),
+                    "speaker_name": self._names[turn % len(self._names)],
+                }
+                for turn in dict.fromkeys((0, last))
+            )
         self.next_speaker_generator = _validate_speaker_source(next_speaker_generator)
         self.conversation_index = _validate_index(conversation_index)
         if cache is not None and not (hasattr(cache, "fetch") and hasattr(cache, "store")):

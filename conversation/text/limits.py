@@ -152,8 +152,8 @@ def check_json_value(
             )
         if total > max_chars:
             raise error(
-                f"{field} is more than {max_chars:,} characters as JSON; the limit is "
-                f"{max_chars:,}: make it smaller"
+                f"{field} is larger than {max_chars:,} characters as JSON (the limit): make "
+                "it smaller"
             )
     return total
 
