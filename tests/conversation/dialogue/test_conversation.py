@@ -443,7 +443,6 @@ def test_hostile_round_templates_are_rejected_quickly(template: str) -> None:
             default_model=scripted("x"),
         )
     assert time.perf_counter() - started < 1.0
-    assert c.transcript == []
 
 
 def test_round_message_variables() -> None:
