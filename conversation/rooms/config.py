@@ -69,9 +69,10 @@ ROOM_PROMPT_VARIABLES = (
 
 def check_name(value: Any, field_name: str) -> str:
     """A safe agent or human name (see ``NAME_PATTERN``), or ``ConversationValueError``."""
-    if not isinstance(value, str) or not NAME_PATTERN.fullmatch(value):
+    if not isinstance(value, str) or len(value) > 64 or not NAME_PATTERN.fullmatch(value):
+        shown = repr(value[:70]) if isinstance(value, str) else _clip(value)
         raise ConversationValueError(
-            f"{field_name} {value!r} is not a valid name: use 1-64 letters, digits, '_', '-' or "
+            f"{field_name} {shown} is not a valid name: use 1-64 letters, digits, '_', '-' or "
             "'.', starting with a letter or digit (no spaces, so it can be @-mentioned)"
         )
     return value
