@@ -181,7 +181,7 @@ def question_from_spec(
         or keyword.iskeyword(name)
         or name in _RESERVED_NAMES
     ):
-        shown = repr(name) if len(repr(name)) <= 70 else repr(name)[:67] + "..."
+        shown = repr(name[:70]) if isinstance(name, str) else type(name).__name__
         raise ConversationValueError(
             f"question name {shown} must be 1-64 lowercase letters, digits and underscores, "
             "starting with a letter, and not a Python keyword or one of "
