@@ -305,7 +305,9 @@ def check_limit(limit: int | None, offset: int = 0) -> None:
 JSON_MAX_DEPTH = 64
 
 
-def bounded_json(value: Any, field: str, *, max_chars: int, max_depth: int = JSON_MAX_DEPTH) -> None:
+def bounded_json(
+    value: Any, field: str, *, max_chars: int, max_depth: int = JSON_MAX_DEPTH
+) -> None:
     """Refuse ``value`` when it nests deeper than ``max_depth`` or holds more than about
     ``max_chars`` characters of text, measured in one walk before anything serialises it."""
     total = 0
@@ -326,8 +328,7 @@ def bounded_json(value: Any, field: str, *, max_chars: int, max_depth: int = JSO
             total += 8
         if total > max_chars:
             raise StorageValueError(
-                f"{field} is more than {max_chars:,} characters as JSON; the limit is "
-                f"{max_chars:,}"
+                f"{field} is more than {max_chars:,} characters as JSON; the limit is {max_chars:,}"
             )
 
 
@@ -336,9 +337,7 @@ def check_json(value: Any, field: str) -> None:
     try:
         json.dumps(value, allow_nan=False)
     except RecursionError:
-        raise StorageValueError(
-            f"{field} is nested too deeply to store; flatten it"
-        ) from None
+        raise StorageValueError(f"{field} is nested too deeply to store; flatten it") from None
     except (TypeError, ValueError) as exc:
         raise StorageValueError(
             f"{field} must be plain JSON (dicts, lists, strings, finite numbers, booleans, null): "

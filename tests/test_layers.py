@@ -43,7 +43,7 @@ ALLOWED: dict[str, set[str]] = {
         "models",
         "dialogue",
     },
-    "experiments": {"exceptions", "vocabulary", "rooms", "planning", "termination"},
+    "experiments": {"exceptions", "vocabulary", "text", "rooms", "planning", "termination"},
     "worker": {"exceptions", "vocabulary", "rooms", "experiments", "models"},
 }
 PUBLIC_FACE = {"__init__", "next_speaker_utilities"}

@@ -38,8 +38,8 @@ from conversation.exceptions import ConversationStateError, ConversationValueErr
 from conversation.models.retries import async_call_with_retries, validate_retry_settings
 from conversation.planning.events import RoomEvent
 from conversation.sync import run_sync
-from conversation.text.safety import neutralize, neutralize_value
 from conversation.text.limits import MAX_AGENTS, MAX_TRAITS_CHARS, check_json_value
+from conversation.text.safety import neutralize, neutralize_value
 from conversation.text.transcript import render_lines, render_record, render_transcript
 
 logger = logging.getLogger("conversation")

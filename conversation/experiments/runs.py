@@ -18,8 +18,7 @@ from conversation.experiments.design import (
     room_agents,
 )
 from conversation.rooms.boundary import translated
-from conversation.rooms.config import RoomConfig, request_settings
-from conversation.rooms.room import check_placement
+from conversation.rooms.config import RoomConfig, check_placement, request_settings
 from storage import repository as repo
 
 

@@ -31,13 +31,16 @@ from conversation.models.settings import (
 )
 from conversation.planning.planner import RoundRobinRoomPlanner
 from conversation.planning.registry import planner_from_dict
-from conversation.termination.conditions import termination_from_dict
 from conversation.rooms.log import max_turns_of
+from conversation.termination.conditions import termination_from_dict
 from conversation.text.limits import (
     MAX_AGENTS,
+    MAX_CONDITION_CHARS,
     MAX_CONFIG_CHARS,
     MAX_MESSAGE_CHARS,
+    MAX_NAME_CHARS,
     check_json_value,
+    check_text,
 )
 from conversation.text.limits import MAX_TRAITS_CHARS as MAX_TRAITS_CHARS
 from conversation.text.safety import compiled_template
@@ -108,8 +111,7 @@ class AgentSpec:
         check_name(self.name, "agent name")
         if self.name.casefold() in RESERVED_SPEAKERS:
             raise ConversationValueError(
-                f"agent name {self.name!r} is reserved for the room's notices; choose another "
-                "name"
+                f"agent name {self.name!r} is reserved for the room's notices; choose another name"
             )
         if not isinstance(self.traits, Mapping):
             raise ConversationValueError(
@@ -565,6 +567,28 @@ class RoomConfig:
         )
 
 
+def check_placement(
+    name: Any, experiment_id: Any = None, condition: Any = None, replicate: Any = None
+) -> str:
+    """A room's name and its place in an experiment, checked before anything else is looked at
+    (a 50 MB name is refused by its length)."""
+    check_text(name, "name", MAX_NAME_CHARS, one_line=True)
+    if experiment_id is not None and (
+        not isinstance(experiment_id, int) or isinstance(experiment_id, bool) or experiment_id < 1
+    ):
+        raise ConversationValueError(
+            f"experiment_id must be a positive integer (an experiment's id) or None, got "
+            f"{type(experiment_id).__name__}"
+        )
+    if condition is not None:
+        check_text(condition, "condition", MAX_CONDITION_CHARS, one_line=True)
+    if replicate is not None and (
+        not isinstance(replicate, int) or isinstance(replicate, bool) or not 1 <= replicate <= 10**6
+    ):
+        raise ConversationValueError("replicate must be a positive integer or None")
+    return name
+
+
 REQUEST_SETTINGS = ("max_output_tokens", "request_timeout", "context_window")
 
 
@@ -706,6 +730,7 @@ __all__ = [
     "reserved_speaker",
     "retry_settings",
     "check_name",
+    "check_placement",
     "REQUEST_SETTINGS",
     "planner_to_dict",
     "request_settings",

@@ -27,25 +27,22 @@ from conversation.exceptions import (
 )
 from conversation.models.settings import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
 from conversation.rooms.boundary import storage_errors
-from conversation.rooms.config import RoomConfig, check_name, reserved_speaker
+from conversation.rooms.config import RoomConfig, check_name, check_placement, reserved_speaker
 from conversation.rooms.engine import Engine, HeldRoom, StepKind, owner_id
 from conversation.rooms.turn import Turn
 from conversation.sync import run_sync
+from conversation.text.limits import MAX_MESSAGE_CHARS as MAX_MESSAGE_CHARS
 from conversation.text.limits import (
-    MAX_CONDITION_CHARS,
-    MAX_NAME_CHARS,
     MAX_REQUEST_ID_CHARS,
     MAX_STOP_REASON_CHARS,
     check_text,
 )
-from conversation.text.limits import MAX_MESSAGE_CHARS as MAX_MESSAGE_CHARS
 from conversation.vocabulary import (
     FINAL_ROOM_STATUSES,
     OPEN_ROOM_STATUSES,
     REOPENED_BY_A_MESSAGE,
     RoomStatus,
 )
-
 
 
 class Room:
@@ -410,28 +407,6 @@ class Room:
         )
 
 
-def check_placement(
-    name: Any, experiment_id: Any = None, condition: Any = None, replicate: Any = None
-) -> str:
-    """A room's name and its place in an experiment, checked before anything else is looked at
-    (a 50 MB name is refused by its length)."""
-    check_text(name, "name", MAX_NAME_CHARS, one_line=True)
-    if experiment_id is not None and (
-        not isinstance(experiment_id, int) or isinstance(experiment_id, bool) or experiment_id < 1
-    ):
-        raise ConversationValueError(
-            f"experiment_id must be a positive integer (an experiment's id) or None, got "
-            f"{type(experiment_id).__name__}"
-        )
-    if condition is not None:
-        check_text(condition, "condition", MAX_CONDITION_CHARS, one_line=True)
-    if replicate is not None and (
-        not isinstance(replicate, int) or isinstance(replicate, bool) or not 1 <= replicate <= 10**6
-    ):
-        raise ConversationValueError("replicate must be a positive integer or None")
-    return name
-
-
 def run_rooms(rooms: Sequence[Room]) -> None:
     """Run several rooms to their end concurrently, from synchronous code."""
 
@@ -441,4 +416,4 @@ def run_rooms(rooms: Sequence[Room]) -> None:
     run_sync(all_rooms())
 
 
-__all__ = ["MAX_MESSAGE_CHARS", "Room", "check_placement", "run_rooms"]
+__all__ = ["MAX_MESSAGE_CHARS", "Room", "run_rooms"]

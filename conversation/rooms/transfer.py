@@ -29,7 +29,7 @@ from typing import Any
 
 import storage
 from conversation.exceptions import ConversationValueError, ImportRejected
-from conversation.rooms.config import RoomConfig, check_name, reserved_speaker
+from conversation.rooms.config import RoomConfig, check_name, check_placement, reserved_speaker
 from conversation.rooms.log import RESUMED, log_view
 from conversation.text import limits
 from conversation.text.limits import MAX_IMPORT_BYTES as MAX_IMPORT_BYTES
@@ -131,7 +131,11 @@ def parse_import(data: Any) -> Any:
                 f"at most {MAX_MESSAGES} messages can be imported, got {len(data)}"
             )
         limits.check_json_value(
-            data, "the import", max_chars=MAX_IMPORT_BYTES, max_depth=MAX_DEPTH, error=ImportRejected
+            data,
+            "the import",
+            max_chars=MAX_IMPORT_BYTES,
+            max_depth=MAX_DEPTH,
+            error=ImportRejected,
         )
     if _depth(data) > MAX_DEPTH:
         raise ImportRejected(f"the import is nested more than {MAX_DEPTH} levels deep")
@@ -275,8 +279,6 @@ def import_room(
     **room_options: Any,
 ) -> Any:
     """See ``Room.import_messages``."""
-    from conversation.rooms.room import check_placement
-
     name_override = room_options.get("name_override")
     try:
         check_placement(name if name_override is None else name_override)
@@ -410,8 +412,6 @@ def _check_model_specs(config: RoomConfig) -> None:
 def _import_export(
     room_class: Any, db: storage.Database, data: Mapping[str, Any], name_override: str | None
 ) -> Any:
-    from conversation.rooms.room import check_placement
-
     if data.get("format") != EXPORT_FORMAT:
         raise ImportRejected(
             f"an object import must be a room export (format {EXPORT_FORMAT!r}); "
@@ -433,7 +433,10 @@ def _import_export(
     stop_reason = data.get("stop_reason")
     if stop_reason is not None:
         limits.check_text(
-            stop_reason, "the export's stop_reason", limits.MAX_STOP_REASON_CHARS, error=ImportRejected
+            stop_reason,
+            "the export's stop_reason",
+            limits.MAX_STOP_REASON_CHARS,
+            error=ImportRejected,
         )
     exported_name = data.get("name")
     if exported_name and name_override is None:

@@ -78,9 +78,7 @@ def check_text(
     if not isinstance(value, str):
         raise error(f"{field} must be text, got {type(value).__name__}")
     if len(value) > limit:
-        raise error(
-            f"{field} is {len(value):,} characters; the limit is {limit:,}: shorten it"
-        )
+        raise error(f"{field} is {len(value):,} characters; the limit is {limit:,}: shorten it")
     if not empty and not value.strip():
         raise error(f"{field} must not be empty")
     if one_line and any(ord(c) < 32 or ord(c) == 127 for c in value):

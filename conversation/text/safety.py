@@ -207,7 +207,11 @@ def _check_expressions(tree: nodes.Template, field: str) -> None:
     for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
         if isinstance(node, nodes.Getattr):
             attribute = node.attr
-        elif isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
+        elif (
+            isinstance(node, nodes.Getitem)
+            and isinstance(node.arg, nodes.Const)
+            and isinstance(node.arg.value, str)
+        ):
             attribute = node.arg.value
         else:
             continue

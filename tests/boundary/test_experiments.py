@@ -57,18 +57,42 @@ HOSTILE: list[tuple[str, Any, tuple[str, ...]]] = [
     ("a label of 1,000", with_conditions({"label": "x" * 1000}), ("conditions[1] label", "200")),
     ("a label with a newline", with_conditions({"label": "a\nb"}), ("conditions[1] label",)),
     ("traits a list", with_conditions({"label": "b", "traits": [1]}), ("conditions[1] traits",)),
-    ("unknown condition field", with_conditions({"label": "b", "zzz": 1}), ("conditions[1]", "'zzz'")),
-    ("a bad planner in one condition", with_conditions({"label": "b", "planner": {"kind": "nope"}}), ("condition 'b'", "planner kind")),
-    ("a bad termination in one condition", with_conditions({"label": "b", "termination": {"kind": "max_turns", "max_turns": -1}}), ("condition 'b'",)),
-    ("a hostile template in one condition", with_conditions({"label": "b", "prompt_template": "{{ speaker_name.__class__ }}"}), ("condition 'b'", "prompt_template")),
-    ("a 50 MB opening in one condition", with_conditions({"label": "b", "opening": BIG}), ("experiment design", "limit")),
+    (
+        "unknown condition field",
+        with_conditions({"label": "b", "zzz": 1}),
+        ("conditions[1]", "'zzz'"),
+    ),
+    (
+        "a bad planner in one condition",
+        with_conditions({"label": "b", "planner": {"kind": "nope"}}),
+        ("condition 'b'", "planner kind"),
+    ),
+    (
+        "a bad termination in one condition",
+        with_conditions({"label": "b", "termination": {"kind": "max_turns", "max_turns": -1}}),
+        ("condition 'b'",),
+    ),
+    (
+        "a hostile template in one condition",
+        with_conditions({"label": "b", "prompt_template": "{{ speaker_name.__class__ }}"}),
+        ("condition 'b'", "prompt_template"),
+    ),
+    (
+        "a 50 MB opening in one condition",
+        with_conditions({"label": "b", "opening": BIG}),
+        ("experiment design", "limit"),
+    ),
     ("repeated labels", with_conditions({"label": "calm"}), ("unique", "calm")),
     ("replicates text", design(replicates="x"), ("replicates",)),
     ("replicates 0", design(replicates=0), ("Replicates",)),
     ("replicates 10,000", design(replicates=10_000), ("Replicates",)),
     ("deep nesting", design(template__context={"a": [[[[[[[[[[[[1]]]]]]]]]]]]}), ("nested",)),
     ("a secret in the template", design(template__api_key="abc"), ("api_key", "secrets")),
-    ("an sk- trait in one condition", with_conditions({"label": "b", "traits": {"Bob": {"note": "sk-" + "a1B2c3D4" * 4}}}), ("secrets",)),
+    (
+        "an sk- trait in one condition",
+        with_conditions({"label": "b", "traits": {"Bob": {"note": "sk-" + "a1B2c3D4" * 4}}}),
+        ("secrets",),
+    ),
 ]
 
 

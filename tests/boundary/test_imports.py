@@ -56,8 +56,16 @@ HOSTILE_MESSAGES: list[tuple[str, Any, tuple[str, ...]]] = [
     ("a bad message last", with_bad({"name": "maria", "content": 5}), ("message 2", "content")),
     ("an api_key field", with_bad({"name": "maria", "content": "x", "api_key": SK}), ("api_key",)),
     ("a person named room", with_bad({"name": "room", "content": "x"}), ("message 2", "notices")),
-    ("a person named System", with_bad({"name": "System", "content": "x"}), ("message 2", "notices")),
-    ("an agent's name in lower case", with_bad({"name": "alice", "content": "x"}), ("agent 'Alice'",)),
+    (
+        "a person named System",
+        with_bad({"name": "System", "content": "x"}),
+        ("message 2", "notices"),
+    ),
+    (
+        "an agent's name in lower case",
+        with_bad({"name": "alice", "content": "x"}),
+        ("agent 'Alice'",),
+    ),
     (
         "a system message by an agent",
         with_bad({"role": "system", "name": "Bob", "content": "x"}),
@@ -133,15 +141,25 @@ def _model(export: dict[str, Any]) -> dict[str, Any]:
 def _add_system_event(speaker: str) -> Callable[[dict[str, Any]], None]:
     def apply(export: dict[str, Any]) -> None:
         events = export["events"]
-        events.append({"seq": len(events) + 1, "kind": "system", "speaker": speaker, "content": "x"})
+        events.append(
+            {"seq": len(events) + 1, "kind": "system", "speaker": speaker, "content": "x"}
+        )
 
     return apply
 
 
 #: (id, a change to a real export, words the error must contain)
 HOSTILE_EXPORTS: list[tuple[str, Callable[[dict[str, Any]], None], tuple[str, ...]]] = [
-    ("a secret key in event data", _set(agent_event, "data", {"api_key": "abc"}), ("data.api_key",)),
-    ("an sk- value in event data", _set(agent_event, "data", {"note": SK}), ("data.note", "secrets")),
+    (
+        "a secret key in event data",
+        _set(agent_event, "data", {"api_key": "abc"}),
+        ("data.api_key",),
+    ),
+    (
+        "an sk- value in event data",
+        _set(agent_event, "data", {"note": SK}),
+        ("data.note", "secrets"),
+    ),
     (
         "an sk- value in an event error",
         _set(agent_event, "error", {"type": "X", "message": f"bad key {SK}"}),
@@ -158,11 +176,19 @@ HOSTILE_EXPORTS: list[tuple[str, Callable[[dict[str, Any]], None], tuple[str, ..
     ("a human event named room", _set(_human, "speaker", "room"), ("event 0", "notices")),
     ("a bad event last", _set(_last, "content", 5), ("content must be text",)),
     ("NUL in an event", _set(_last, "content", "a\x00b"), ("NUL",)),
-    ("a stop reason of 5,000 characters", _set(_top, "stop_reason", "x" * 5000), ("stop_reason", "1,000")),
+    (
+        "a stop reason of 5,000 characters",
+        _set(_top, "stop_reason", "x" * 5000),
+        ("stop_reason", "1,000"),
+    ),
     ("a room name of 1,000 characters", _set(_top, "name", "x" * 1000), ("name", "limit is 200")),
     ("a config of 50 MB", _set(_config, "prompt_template", BIG), ("larger than",)),
     ("retry with an unknown key", _set(_config, "retry", {"zzz": 1}), ("retry", "'zzz'")),
-    ("a template with __class__", _set(_config, "prompt_template", "{{ speaker_name.__class__ }}"), ("prompt_template",)),
+    (
+        "a template with __class__",
+        _set(_config, "prompt_template", "{{ speaker_name.__class__ }}"),
+        ("prompt_template",),
+    ),
     ("a seed of 100 bits", _set(_config, "seed", 2**100), ("seed",)),
 ]
 
@@ -190,7 +216,9 @@ def test_an_export_as_non_utf8_bytes_is_refused(
 
 def test_a_clean_export_still_imports(seeded_db: Database) -> None:
     room = Room.import_messages(seeded_db, json.dumps(exported(seeded_db)).encode())
-    assert [e.content for e in room.events()] == [e.content for e in Room.open(seeded_db, 1).events()]
+    assert [e.content for e in room.events()] == [
+        e.content for e in Room.open(seeded_db, 1).events()
+    ]
 
 
 # -- arbitrary JSON -------------------------------------------------------------------------------
@@ -201,12 +229,16 @@ JSON = st.recursive(
     | st.integers(min_value=-(2**70), max_value=2**70)
     | st.floats(allow_nan=True, allow_infinity=True)
     | st.text(max_size=30),
-    lambda inner: st.lists(inner, max_size=5)
-    | st.dictionaries(
-        st.sampled_from(["name", "speaker", "content", "role", "to", "seq", "round", "passed", "x"])
-        | st.text(max_size=8),
-        inner,
-        max_size=5,
+    lambda inner: (
+        st.lists(inner, max_size=5)
+        | st.dictionaries(
+            st.sampled_from(
+                ["name", "speaker", "content", "role", "to", "seq", "round", "passed", "x"]
+            )
+            | st.text(max_size=8),
+            inner,
+            max_size=5,
+        )
     ),
     max_leaves=40,
 )

@@ -32,7 +32,11 @@ HOSTILE_PROFILES: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     ("model 50 MB", {"model": {"service": "test", "x": BIG}}, ("model", "20,000")),
     ("a secret-named trait", {"traits": {"password": "hunter2"}}, ("traits.password", "secrets")),
     ("an sk- trait", {"traits": {"note": SK}}, ("traits.note", "secrets")),
-    ("an api_key in the model", {"model": {"service": "openai", "api_key": SK}}, ("model.api_key",)),
+    (
+        "an api_key in the model",
+        {"model": {"service": "openai", "api_key": SK}},
+        ("model.api_key",),
+    ),
 ]
 
 
@@ -40,7 +44,10 @@ HOSTILE_PROFILES: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     ("arguments", "words"), [c[1:] for c in HOSTILE_PROFILES], ids=[c[0] for c in HOSTILE_PROFILES]
 )
 def test_hostile_library_entries_are_refused(
-    seeded_db: Database, refused: Callable[..., Any], arguments: dict[str, Any], words: tuple[str, ...]
+    seeded_db: Database,
+    refused: Callable[..., Any],
+    arguments: dict[str, Any],
+    words: tuple[str, ...],
 ) -> None:
     call = {"name": "Alice", **arguments}
     refused(
@@ -75,7 +82,11 @@ HOSTILE_QUESTIONS: list[tuple[str, Any, tuple[str, ...]]] = [
     ("text with a loop", {"text": "{% for i in range(9) %}x{% endfor %}"}, ("question text",)),
     ("an unknown field", {"zzz": 1}, ("unknown field", "zzz")),
     ("an unknown type", {"type": "essay"}, ("question type",)),
-    ("options nested", {"type": "multiple_choice", "options": [nested(1000), "b"]}, ("options[0]",)),
+    (
+        "options nested",
+        {"type": "multiple_choice", "options": [nested(1000), "b"]},
+        ("options[0]",),
+    ),
     ("options 50 MB", {"type": "multiple_choice", "options": [BIG, "b"]}, ("options[0]", "200")),
     ("a NaN bound", {"type": "numerical", "min_value": float("nan")}, ("min_value",)),
     ("not a dict", [1], ("question spec",)),
@@ -88,19 +99,48 @@ HOSTILE_QUESTIONS: list[tuple[str, Any, tuple[str, ...]]] = [
 def test_hostile_question_specs_are_refused(
     refused: Callable[..., Any], spec: Any, words: tuple[str, ...]
 ) -> None:
-    full = {"type": "yes_no", "name": "deal", "text": "Was a deal reached?", **spec} if isinstance(spec, dict) else spec
+    full = (
+        {"type": "yes_no", "name": "deal", "text": "Was a deal reached?", **spec}
+        if isinstance(spec, dict)
+        else spec
+    )
     refused(lambda: question_from_spec(full), *words)
 
 
 def test_question_names_follow_the_rule_the_message_states() -> None:
     for name in ("deal", "deal_reached_2", "a" * 64, "answer"):
-        assert question_from_spec({"type": "yes_no", "name": name, "text": "Ok?"}).question_name == name
+        assert (
+            question_from_spec({"type": "yes_no", "name": name, "text": "Ok?"}).question_name
+            == name
+        )
 
 
 @pytest.mark.parametrize(
     "filename",
-    ["../escape.json", "/etc/passwd", ".hidden", "a/b.json", "a\\b.json", "x" * 101, BIG, "", 5, "a\nb"],
-    ids=["dotdot", "absolute", "hidden", "folder", "backslash", "101 chars", "50 MB", "empty", "number", "newline"],
+    [
+        "../escape.json",
+        "/etc/passwd",
+        ".hidden",
+        "a/b.json",
+        "a\\b.json",
+        "x" * 101,
+        BIG,
+        "",
+        5,
+        "a\nb",
+    ],
+    ids=[
+        "dotdot",
+        "absolute",
+        "hidden",
+        "folder",
+        "backslash",
+        "101 chars",
+        "50 MB",
+        "empty",
+        "number",
+        "newline",
+    ],
 )
 def test_hostile_export_file_names_are_refused(
     tmp_path: Path, refused: Callable[..., Any], filename: Any
@@ -110,13 +150,41 @@ def test_hostile_export_file_names_are_refused(
 
 #: (id, Conversation keyword arguments, words the error must contain)
 HOSTILE_CONVERSATIONS: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
-    ("traits 50 MB", {"agent_list": AgentList([Agent(name="A", traits={"t": BIG})])}, ("traits of 'A'", "20,000")),
-    ("traits 300 deep", {"agent_list": AgentList([Agent(name="A", traits={"t": nested(300)})])}, ("traits of 'A'", "nested")),
-    ("template __mro__", {"per_round_message_template": "{{ speaker_name.__class__.__mro__ }}"}, ("per_round_message_template",)),
-    ("template self", {"per_round_message_template": "{{ self }}"}, ("per_round_message_template", "'self'")),
-    ("template huge power", {"per_round_message_template": "{{ 9 ** 9 ** 9 }}"}, ("per_round_message_template",)),
-    ("template 50 MB", {"per_round_message_template": BIG}, ("per_round_message_template", "limit")),
-    ("template fails on the last turn", {"max_turns": 3, "per_round_message_template": "{{ 1 // (turns_left - 1) }}"}, ("per_round_message_template", "division")),
+    (
+        "traits 50 MB",
+        {"agent_list": AgentList([Agent(name="A", traits={"t": BIG})])},
+        ("traits of 'A'", "20,000"),
+    ),
+    (
+        "traits 300 deep",
+        {"agent_list": AgentList([Agent(name="A", traits={"t": nested(300)})])},
+        ("traits of 'A'", "nested"),
+    ),
+    (
+        "template __mro__",
+        {"per_round_message_template": "{{ speaker_name.__class__.__mro__ }}"},
+        ("per_round_message_template",),
+    ),
+    (
+        "template self",
+        {"per_round_message_template": "{{ self }}"},
+        ("per_round_message_template", "'self'"),
+    ),
+    (
+        "template huge power",
+        {"per_round_message_template": "{{ 9 ** 9 ** 9 }}"},
+        ("per_round_message_template",),
+    ),
+    (
+        "template 50 MB",
+        {"per_round_message_template": BIG},
+        ("per_round_message_template", "limit"),
+    ),
+    (
+        "template fails on the last turn",
+        {"max_turns": 3, "per_round_message_template": "{{ 1 // (turns_left - 1) }}"},
+        ("per_round_message_template", "division"),
+    ),
     ("max_turns text", {"max_turns": "x"}, ("max_turns",)),
 ]
 

@@ -38,7 +38,10 @@ HOSTILE_POSTS: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     ("arguments", "words"), [c[1:] for c in HOSTILE_POSTS], ids=[c[0] for c in HOSTILE_POSTS]
 )
 def test_hostile_posts_are_refused(
-    seeded_db: Database, refused: Callable[..., Any], arguments: dict[str, Any], words: tuple[str, ...]
+    seeded_db: Database,
+    refused: Callable[..., Any],
+    arguments: dict[str, Any],
+    words: tuple[str, ...],
 ) -> None:
     room = Room.open(seeded_db, 1)
     call = {"content": "hello again", **arguments}

@@ -41,31 +41,67 @@ HOSTILE: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     ("agent named room", {"agents": [{"name": "room"}]}, ("agent name", "reserved")),
     ("agent named System", {"agents": [{"name": "System"}]}, ("agent name", "reserved")),
     ("agent unknown field", {"agents": [{"name": "A", "x": 1}]}, ("unknown field", "'x'")),
-    ("traits 50 MB", {"agents": [{"name": "A", "traits": {"t": BIG}}]}, ("traits of 'A'", "20,000")),
-    ("traits deep", {"agents": [{"name": "A", "traits": nested(10_000)}]}, ("traits of 'A'", "nested")),
-    ("traits a set", {"agents": [{"name": "A", "traits": {"t": {1, 2}}}]}, ("traits of 'A'", "set")),
+    (
+        "traits 50 MB",
+        {"agents": [{"name": "A", "traits": {"t": BIG}}]},
+        ("traits of 'A'", "20,000"),
+    ),
+    (
+        "traits deep",
+        {"agents": [{"name": "A", "traits": nested(10_000)}]},
+        ("traits of 'A'", "nested"),
+    ),
+    (
+        "traits a set",
+        {"agents": [{"name": "A", "traits": {"t": {1, 2}}}]},
+        ("traits of 'A'", "set"),
+    ),
     ("traits NaN", {"agents": [{"name": "A", "traits": {"t": float("nan")}}]}, ("finite",)),
     ("traits not a dict", {"agents": [{"name": "A", "traits": [1]}]}, ("traits of 'A'", "dict")),
     ("instruction 50 MB", {"agents": [{"name": "A", "instruction": BIG}]}, ("instruction of 'A'",)),
     ("agent model deep", {"agents": [{"name": "A", "model": nested(1000)}]}, ("model of 'A'",)),
     # model
-    ("model unknown key", {"model": {"service": "test", "model": "test", "x": 1}}, ("model spec", "'x'")),
-    ("model 50 MB", {"model": {"service": "test", "model": "test", "parameters": {"canned_response": BIG}}}, ("model", "limit")),
-    ("model deep", {"model": {"service": "test", "model": "test", "parameters": nested(5000)}}, ("model", "nested")),
+    (
+        "model unknown key",
+        {"model": {"service": "test", "model": "test", "x": 1}},
+        ("model spec", "'x'"),
+    ),
+    (
+        "model 50 MB",
+        {"model": {"service": "test", "model": "test", "parameters": {"canned_response": BIG}}},
+        ("model", "limit"),
+    ),
+    (
+        "model deep",
+        {"model": {"service": "test", "model": "test", "parameters": nested(5000)}},
+        ("model", "nested"),
+    ),
     ("model not a model", {"model": 12}, ("model",)),
     # planner
     ("planner unknown kind", {"planner": {"kind": "nope"}}, ("planner kind", "'nope'")),
     ("planner unknown field", {"planner": {"kind": "round_robin", "zzz": 1}}, ("'zzz'",)),
-    ("planner deep", {"planner": {"kind": "round_robin", "x": nested(10_000)}}, ("planner", "nested")),
+    (
+        "planner deep",
+        {"planner": {"kind": "round_robin", "x": nested(10_000)}},
+        ("planner", "nested"),
+    ),
     ("planner 50 MB", {"planner": {"kind": "round_robin", "x": BIG}}, ("planner", "limit")),
     ("planner a function", {"planner": print}, ("planner",)),
     # termination
     ("termination unknown", {"termination": {"kind": "nope"}}, ("termination kind",)),
     ("termination no kind", {"termination": {}}, ("termination kind",)),
-    ("termination bad field", {"termination": {"kind": "max_turns", "max_turns": "x"}}, ("max_turns",)),
+    (
+        "termination bad field",
+        {"termination": {"kind": "max_turns", "max_turns": "x"}},
+        ("max_turns",),
+    ),
     ("termination a function", {"termination": lambda state: None}, ("termination",)),
     ("termination 5000 deep", {"termination": deep_termination(5000)}, ("termination", "nested")),
-    ("termination 50 MB", {"termination": {"kind": "text_mention", "text": BIG}}, ("termination", "limit")),
+    (
+        "termination 50 MB",
+        {"termination": {"kind": "text_mention", "text": BIG}},
+        ("termination", "limit"),
+    ),
     # context
     ("context unknown", {"context": {"zzz": 1}}, ("context policy",)),
     ("context 50 MB", {"context": {"max_messages": BIG}}, ("context", "limit")),
@@ -89,11 +125,31 @@ HOSTILE: list[tuple[str, dict[str, Any], tuple[str, ...]]] = [
     ("condition 50 MB", {"condition": BIG}, ("condition", "limit is 200")),
     ("replicate negative", {"replicate": -1}, ("replicate",)),
     # secrets
-    ("secret-named trait", {"agents": [{"name": "A", "traits": {"api_key": "abc"}}]}, ("api_key", "secrets are never stored")),
-    ("sk- trait value", {"agents": [{"name": "A", "traits": {"note": SK}}]}, ("traits.note", "secrets are never stored")),
-    ("api_key in a model", {"model": {"service": "openai", "model": "gpt-4o", "api_key": SK}}, ("api_key",)),
-    ("sk- in a model parameter", {"model": {"service": "test", "model": "test", "parameters": {"canned_response": SK}}}, ("model", "secrets are never stored")),
-    ("sk- in a termination", {"termination": {"kind": "text_mention", "text": SK}}, ("termination", "secrets are never stored")),
+    (
+        "secret-named trait",
+        {"agents": [{"name": "A", "traits": {"api_key": "abc"}}]},
+        ("api_key", "secrets are never stored"),
+    ),
+    (
+        "sk- trait value",
+        {"agents": [{"name": "A", "traits": {"note": SK}}]},
+        ("traits.note", "secrets are never stored"),
+    ),
+    (
+        "api_key in a model",
+        {"model": {"service": "openai", "model": "gpt-4o", "api_key": SK}},
+        ("api_key",),
+    ),
+    (
+        "sk- in a model parameter",
+        {"model": {"service": "test", "model": "test", "parameters": {"canned_response": SK}}},
+        ("model", "secrets are never stored"),
+    ),
+    (
+        "sk- in a termination",
+        {"termination": {"kind": "text_mention", "text": SK}},
+        ("termination", "secrets are never stored"),
+    ),
 ]
 
 

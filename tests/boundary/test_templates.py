@@ -27,12 +27,24 @@ HOSTILE: list[tuple[str, Any, tuple[str, ...]]] = [
     ("attr filter", "{{ speaker_name | attr('__class__') }}", ("'attr'",)),
     ("map attribute", "{{ agent_names | map(attribute='__class__') | join }}", ("'__class__'",)),
     ("huge range", "{% for i in range(10**9) %}x{% endfor %}", ("range()",)),
-    ("nested ranges", "{% for i in range(1000) %}{% for j in range(1000) %}{% endfor %}{% endfor %}", ("nests loops",)),
+    (
+        "nested ranges",
+        "{% for i in range(1000) %}{% for j in range(1000) %}{% endfor %}{% endfor %}",
+        ("nests loops",),
+    ),
     ("loop over text", "{% for c in conversation %}{{ c }}{% endfor %}", ("loops over",)),
-    ("loops 3 deep", "{% for a in agent_names %}{% for b in agent_names %}{% for c in agent_names %}{% endfor %}{% endfor %}{% endfor %}", ("nests loops",)),
+    (
+        "loops 3 deep",
+        "{% for a in agent_names %}{% for b in agent_names %}{% for c in agent_names %}{% endfor %}{% endfor %}{% endfor %}",
+        ("nests loops",),
+    ),
     ("huge power", "{{ 10 ** 100000 }}", ("too large",)),
     ("tower of powers", "{{ 9 ** 9 ** 9 }}", ("too large",)),
-    ("huge power in a branch", "{% if current_turn > 50 %}{{ 2 ** 100000 }}{% endif %}", ("too large",)),
+    (
+        "huge power in a branch",
+        "{% if current_turn > 50 %}{{ 2 ** 100000 }}{% endif %}",
+        ("too large",),
+    ),
     ("huge repetition", "{{ 'a' * 100000000 }}", ("repetition",)),
     ("repeating the conversation", "{{ conversation * 3 }}", ("* on a variable",)),
     ("repeating a filter", "{{ (agent_names | join) * 1000 }}", ("* on a variable",)),
@@ -50,7 +62,9 @@ HOSTILE: list[tuple[str, Any, tuple[str, ...]]] = [
 ]
 
 
-@pytest.mark.parametrize(("template", "words"), [c[1:] for c in HOSTILE], ids=[c[0] for c in HOSTILE])
+@pytest.mark.parametrize(
+    ("template", "words"), [c[1:] for c in HOSTILE], ids=[c[0] for c in HOSTILE]
+)
 def test_hostile_templates_are_refused_at_creation(
     seeded_db: Database, refused: Callable[..., Any], template: Any, words: tuple[str, ...]
 ) -> None:
