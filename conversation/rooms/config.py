@@ -339,15 +339,15 @@ class RoomConfig:
             check_json_value(spec.traits, "roster", max_chars=MAX_CONFIG_CHARS)
             for spec in self.roster
         )
+        if budget <= 0:
+            raise ConversationValueError(
+                f"the roster's traits are more than {MAX_CONFIG_CHARS:,} characters as JSON, "
+                "the limit of a whole room config; make them smaller"
+            )
         for part in ("planner", "model", "termination", "context"):
             value = getattr(self, part)
-            if value is not None and budget > 0:
+            if value is not None:
                 budget -= check_json_value(value, part, max_chars=budget)
-        if budget < 0:
-            raise ConversationValueError(
-                f"the room config is more than {MAX_CONFIG_CHARS:,} characters as JSON; "
-                "make it smaller"
-            )
         if not isinstance(self.retry, RetrySettings):
             object.__setattr__(self, "retry", retry_settings(self.retry))
         CallSettings(  # validates the three settings together

@@ -33,6 +33,7 @@ from conversation.rooms.turn import Turn
 from conversation.sync import run_sync
 from conversation.text.limits import MAX_MESSAGE_CHARS as MAX_MESSAGE_CHARS
 from conversation.text.limits import (
+    MAX_AGENTS,
     MAX_REQUEST_ID_CHARS,
     MAX_STOP_REASON_CHARS,
     check_text,
@@ -213,7 +214,7 @@ class Room:
                 to = [to]
             if (
                 not isinstance(to, list | tuple)
-                or len(to) > len(config.names)
+                or len(to) > MAX_AGENTS
                 or not all(isinstance(n, str) and n in config.names for n in to)
                 or not to
             ):

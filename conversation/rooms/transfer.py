@@ -19,6 +19,7 @@ An ``export()`` imports back as an identical room (same config, same log).
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import re
@@ -267,6 +268,10 @@ def _remove_termination(messages: list[dict[str, Any]], remove: Any) -> None:
         )
 
 
+#: What ``Room.import_messages`` passes on to ``RoomConfig.build`` for a message list.
+_ROOM_OPTIONS = frozenset(inspect.signature(RoomConfig.build).parameters) - {"agents"}
+
+
 def import_room(
     room_class: Any,
     db: storage.Database,
@@ -279,16 +284,21 @@ def import_room(
     **room_options: Any,
 ) -> Any:
     """See ``Room.import_messages``."""
-    name_override = room_options.get("name_override")
+    name_override = room_options.pop("name_override", None)
     try:
         check_placement(name if name_override is None else name_override)
     except ConversationValueError as exc:
         raise ImportRejected(f"the imported room's {exc}") from None
+    unknown = sorted(set(room_options) - _ROOM_OPTIONS)
+    if unknown:
+        raise ConversationValueError(
+            f"unknown room option(s) {unknown} for an import; allowed: {sorted(_ROOM_OPTIONS)}"
+        )
     data = parse_import(messages)
     if isinstance(data, Mapping):
-        return _import_export(
-            room_class, db, data, name_override=room_options.pop("name_override", None)
-        )
+        return _import_export(room_class, db, data, name_override=name_override)
+    if name_override is not None:
+        name = name_override
     if agents is None:
         raise ConversationValueError("agents=... is required to resume from messages (the roster)")
     config = RoomConfig.build(agents=agents, **room_options)
