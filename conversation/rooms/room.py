@@ -31,13 +31,13 @@ from conversation.rooms.config import RoomConfig, check_name, check_placement, r
 from conversation.rooms.engine import Engine, HeldRoom, StepKind, owner_id
 from conversation.rooms.turn import Turn
 from conversation.sync import run_sync
-from conversation.text.limits import MAX_MESSAGE_CHARS as MAX_MESSAGE_CHARS
 from conversation.text.limits import (
     MAX_AGENTS,
     MAX_REQUEST_ID_CHARS,
     MAX_STOP_REASON_CHARS,
     check_text,
 )
+from conversation.text.limits import MAX_MESSAGE_CHARS as MAX_MESSAGE_CHARS
 from conversation.vocabulary import (
     FINAL_ROOM_STATUSES,
     OPEN_ROOM_STATUSES,
