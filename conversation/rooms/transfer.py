@@ -3,12 +3,18 @@
 Imports are untrusted input. Everything is checked before anything is written, and any failure
 leaves the database as it was:
 
-- size: at most ``MAX_IMPORT_BYTES`` of JSON, ``MAX_MESSAGES`` messages, nesting at most
-  ``MAX_DEPTH`` deep; ``NaN``/``Infinity`` are not JSON and are refused;
+- size: at most ``MAX_IMPORT_BYTES`` of JSON (bytes and text measured by their length, data by
+  one bounded walk, before anything is decoded or parsed; bytes must be UTF-8),
+  ``MAX_MESSAGES`` messages, nesting at most ``MAX_DEPTH`` deep; ``NaN``/``Infinity`` are not
+  JSON and are refused;
 - schema: a message has ``content`` and a speaker (``speaker`` or, as autogen writes it,
   ``name``), optionally ``role``, ``seq``, ``round``, ``passed``, ``to``; any other field (an
   ``api_key``, say) is refused by name; seqs, when given, must run 1, 2, 3... with no gap;
-- speakers: roster agents, or people with a valid name (no newline can forge a speaker);
+- speakers: roster agents, or people with a valid name (no newline can forge a speaker) that is
+  neither a notice name (``room``, ``system``) nor an agent's in another case; a system message
+  or event never carries an agent's name;
+- secrets: the config passes the secret guard, its model specs must resolve as a new room's do,
+  and every event's data, error, model label and request id are guarded too (``storage``);
 - versions: an export names its format and version; an unknown version is refused.
 
 A message list resumes a group chat (seed 004): the optional termination string (text, or a
