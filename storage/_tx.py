@@ -300,10 +300,44 @@ def check_limit(limit: int | None, offset: int = 0) -> None:
         raise StorageValueError(f"offset={offset} must be >= 0")
 
 
+#: What any JSON column accepts at most, whoever writes it: a backstop below the stricter
+#: limits of ``conversation.text.limits`` (storage knows nothing above it).
+JSON_MAX_DEPTH = 64
+
+
+def bounded_json(
+    value: Any, field: str, *, max_chars: int, max_depth: int = JSON_MAX_DEPTH
+) -> None:
+    """Refuse ``value`` when it nests deeper than ``max_depth`` or holds more than about
+    ``max_chars`` characters of text, measured in one walk before anything serialises it."""
+    total = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > max_depth:
+            raise StorageValueError(f"{field} is nested more than {max_depth} levels deep")
+        if isinstance(item, str):
+            total += len(item) + 2
+        elif isinstance(item, dict):
+            total += 2 + sum(len(str(k)) + 4 for k in item)
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list | tuple):
+            total += 2 + len(item)
+            stack.extend((v, depth + 1) for v in item)
+        else:
+            total += 8
+        if total > max_chars:
+            raise StorageValueError(
+                f"{field} is more than {max_chars:,} characters as JSON; the limit is {max_chars:,}"
+            )
+
+
 def check_json(value: Any, field: str) -> None:
     """Refuse values that are not strict JSON (NaN, infinities, sets, objects) before storing."""
     try:
         json.dumps(value, allow_nan=False)
+    except RecursionError:
+        raise StorageValueError(f"{field} is nested too deeply to store; flatten it") from None
     except (TypeError, ValueError) as exc:
         raise StorageValueError(
             f"{field} must be plain JSON (dicts, lists, strings, finite numbers, booleans, null): "
@@ -311,8 +345,11 @@ def check_json(value: Any, field: str) -> None:
         ) from None
 
 
-def json_object(value: Any, field: str, *, optional: bool = False) -> Any:
-    """A strict, secret-free JSON object (a dict) for a JSON column, or StorageValueError."""
+def json_object(
+    value: Any, field: str, *, optional: bool = False, max_chars: int | None = None
+) -> Any:
+    """A strict, secret-free JSON object (a dict) for a JSON column, or StorageValueError;
+    with ``max_chars``, of bounded size and depth (measured before it is serialised)."""
     from storage.secret_guard import check_no_secrets
 
     if value is None and optional:
@@ -321,6 +358,8 @@ def json_object(value: Any, field: str, *, optional: bool = False) -> Any:
         raise StorageValueError(
             f"{field} must be a dict (a JSON object), not {type(value).__name__}"
         )
+    if max_chars is not None:
+        bounded_json(value, field, max_chars=max_chars)
     check_json(value, field)
     check_no_secrets(value, field=field)
     return value

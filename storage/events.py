@@ -32,6 +32,7 @@ from storage._tx import (
 )
 from storage.database import Database
 from storage.errors import EventNotFound, RequestIdConflict, StorageValueError
+from storage.secret_guard import check_no_secrets
 from storage.tables import Event
 from storage.vocabulary import EVENT_KINDS, TURN_STATES
 
@@ -322,6 +323,18 @@ def _prepare_import(index: int, record: Any) -> dict[str, Any]:
     model = record.get("model")
     if model is not None and not isinstance(model, str):
         raise StorageValueError(f"{where}: model must be a string label")
+    # An imported record is untrusted configuration as much as data: its JSON fields and its
+    # labels pass the secret guard like a config does (free text, the content, does not).
+    check_no_secrets(
+        {
+            "data": record.get("data"),
+            "error": error,
+            "model": model,
+            "request_id": record.get("request_id"),
+            "speaker": record.get("speaker"),
+        },
+        field=where,
+    )
     visible_to = record.get("visible_to")
     saw = record.get("saw")
     times = {name: _timestamp(record.get(name), f"{where} {name}") for name in _TIMES}

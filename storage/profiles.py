@@ -24,6 +24,10 @@ from storage.errors import (
 from storage.tables import AgentProfile
 
 AGENT_NAME_MAX = 100
+#: An agent's traits and model spec as JSON, and its persona instruction (the same limits a
+#: room's roster applies: ``conversation.text.limits``).
+TRAITS_MAX_CHARS = 20_000
+INSTRUCTION_MAX_CHARS = 4_000
 
 
 # --- agent profiles ----------------------------------------------------------------------------
@@ -34,7 +38,7 @@ def _check_profile(name: str | _Unset, traits: Any, instruction: Any, model: Any
     if not isinstance(name, _Unset):
         values["name"] = check_name(name, "name", max_length=AGENT_NAME_MAX)
     if not isinstance(traits, _Unset):
-        traits = json_object(traits, "traits")
+        traits = json_object(traits, "traits", max_chars=TRAITS_MAX_CHARS)
         bad = [key for key in traits if not isinstance(key, str) or not key.strip()]
         if bad:
             raise StorageValueError(f"traits keys must be non-empty strings; got {bad!r}")
@@ -44,9 +48,14 @@ def _check_profile(name: str | _Unset, traits: Any, instruction: Any, model: Any
             raise StorageValueError(
                 f"instruction must be a string, not {type(instruction).__name__}"
             )
+        if len(instruction) > INSTRUCTION_MAX_CHARS:
+            raise StorageValueError(
+                f"instruction is {len(instruction):,} characters; the limit is "
+                f"{INSTRUCTION_MAX_CHARS:,}"
+            )
         values["instruction"] = instruction
     if not isinstance(model, _Unset):
-        values["model"] = json_object(model, "model", optional=True)
+        values["model"] = json_object(model, "model", optional=True, max_chars=TRAITS_MAX_CHARS)
     return values
 
 

@@ -33,10 +33,10 @@ from storage._tx import (
     word_count,
 )
 from storage.database import Database
-from storage.errors import RecordInUse, RoomNotFound, StorageValueError
+from storage.errors import ExperimentNotFound, RecordInUse, RoomNotFound, StorageValueError
 from storage.events import _insert_imported, _prepare_import, check_event_fields
 from storage.secret_guard import check_no_secrets
-from storage.tables import Event, Lease, Room
+from storage.tables import Event, Experiment, Lease, Room
 from storage.vocabulary import ROOM_STATUSES
 
 
@@ -71,7 +71,17 @@ def create_room(
     """
     values = new_room_values(db, name, config, status=status)
     now = values["created_at"]
+    if experiment_id is not None and (
+        not isinstance(experiment_id, int) or isinstance(experiment_id, bool)
+    ):
+        raise StorageValueError(f"experiment_id={experiment_id!r} must be an integer or None")
     with db.write() as session:
+        if experiment_id is not None and session.get(Experiment, experiment_id) is None:
+            # Checked here, in the same transaction, so the caller gets a typed error rather
+            # than the database's foreign-key failure.
+            raise ExperimentNotFound(
+                f"experiment_id={experiment_id}: no such experiment; create it first"
+            )
         room = Room(
             name=values["name"],
             config=values["config"],

@@ -2,7 +2,8 @@
 
 Every JSON document that describes configuration (room configs, experiment configs, agent profile
 traits and model specs, analysis questions and model specs) passes through :func:`check_no_secrets`
-before it is written. The rule, applied recursively to every dict key and string value:
+before it is written, and so does every imported event's ``data``, ``error``, model label, request
+id and speaker (``storage.events``: an import is untrusted input). The rule, applied recursively to every dict key and string value:
 
 1. **Secret-named keys.** A key whose normalised name (lower case, ``-``/space/``.`` -> ``_``,
    camelCase split) contains one of the words ``api_key``/``apikey``, ``secret``, ``password``/

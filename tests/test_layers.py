@@ -46,7 +46,15 @@ ALLOWED: dict[str, set[str]] = {
         "dialogue",
         "access",
     },
-    "experiments": {"exceptions", "vocabulary", "rooms", "planning", "termination", "access"},
+    "experiments": {
+        "exceptions",
+        "vocabulary",
+        "text",
+        "rooms",
+        "planning",
+        "termination",
+        "access",
+    },
     "worker": {"exceptions", "vocabulary", "rooms", "experiments", "models"},
 }
 PUBLIC_FACE = {"__init__", "next_speaker_utilities"}

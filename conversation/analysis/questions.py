@@ -44,11 +44,13 @@ MAX_QUESTION_CHARS = 4_000
 MAX_OPTIONS = 30
 MAX_OPTION_CHARS = 200
 _ROW_FIELD = "analysis_row"
-_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,63}$")
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 _SPEC_KEYS = frozenset({"type", "name", "text", "options", "min_value", "max_value"})
 _TEMPLATE_PART = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
 _PLACEHOLDER = re.compile(r"\{\{\s*[a-z_][a-z0-9_]*\s*\}\}")
 _EDSL_NAMES = frozenset({"scenario", "agent", "question", "answer", "loop", "range"})
+#: Names a question may not take: the columns every row has.
+_RESERVED_NAMES = frozenset({"scenario_index", _ROW_FIELD})
 
 
 @dataclass(frozen=True)
@@ -177,10 +179,17 @@ def question_from_spec(
             f"question type {kind!r} is not supported; use one of {list(QUESTION_TYPES)}"
         )
     name = spec.get("name")
-    if not isinstance(name, str) or not _NAME.match(name) or keyword.iskeyword(name):
+    if (
+        not isinstance(name, str)
+        or not _NAME.fullmatch(name)
+        or keyword.iskeyword(name)
+        or name in _RESERVED_NAMES
+    ):
+        shown = repr(name[:70]) if isinstance(name, str) else type(name).__name__
         raise ConversationValueError(
-            f"question name {name!r} must be lowercase letters, digits and underscores, "
-            "starting with a letter (at most 64), e.g. 'deal_reached'"
+            f"question name {shown} must be 1-64 lowercase letters, digits and underscores, "
+            "starting with a letter, and not a Python keyword or one of "
+            f"{sorted(_RESERVED_NAMES)}, e.g. 'deal_reached'"
         )
     text = _question_text(spec.get("text"), variables)
     if kind == "multiple_choice":
@@ -231,14 +240,14 @@ def _question_text(text: Any, variables: Sequence[str]) -> str:
 def _options(options: Any) -> list[str]:
     if not isinstance(options, list | tuple) or not 2 <= len(options) <= MAX_OPTIONS:
         raise ConversationValueError(
-            f"question options must be a list of 2 to {MAX_OPTIONS} choices, got {options!r}"
+            f"question options must be a list of 2 to {MAX_OPTIONS} choices, got {options!r:.80}"
         )
     cleaned: list[str] = []
     for index, option in enumerate(options):
         if not isinstance(option, str) or not option.strip() or len(option) > MAX_OPTION_CHARS:
             raise ConversationValueError(
                 f"question options[{index}] must be non-empty text of at most "
-                f"{MAX_OPTION_CHARS} characters, got {option!r}"
+                f"{MAX_OPTION_CHARS} characters, got {option!r:.80}"
             )
         cleaned.append(neutralize(option.strip()))
     duplicates = sorted({o for o in cleaned if cleaned.count(o) > 1})

@@ -38,6 +38,7 @@ from conversation.exceptions import ConversationStateError, ConversationValueErr
 from conversation.models.retries import async_call_with_retries, validate_retry_settings
 from conversation.planning.events import RoomEvent
 from conversation.sync import run_sync
+from conversation.text.limits import MAX_AGENTS, MAX_TRAITS_CHARS, check_json_value
 from conversation.text.safety import neutralize, neutralize_value
 from conversation.text.transcript import render_lines, render_record, render_transcript
 
@@ -84,6 +85,10 @@ def _validate_agents(agent_list: Any) -> list[str]:
         raise ConversationValueError(
             "agent_list must contain at least one agent; add agents with AgentList([...])"
         )
+    if len(agent_list) > MAX_AGENTS:
+        raise ConversationValueError(
+            f"agent_list holds {len(agent_list)} agents; a conversation has at most {MAX_AGENTS}"
+        )
     names: list[str] = []
     for position, agent in enumerate(agent_list):
         name = getattr(agent, "name", None)
@@ -100,6 +105,12 @@ def _validate_agents(agent_list: Any) -> list[str]:
             raise ConversationValueError(
                 f"agent names must be unique; {name!r} appears twice in agent_list"
             )
+        # Traits reach every prompt: bounded in size and depth like a room's roster.
+        check_json_value(
+            dict(getattr(agent, "traits", None) or {}),
+            f"traits of {name!r}",
+            max_chars=MAX_TRAITS_CHARS,
+        )
         names.append(name)
     return names
 
@@ -177,6 +188,17 @@ class Conversation:
         self.next_statement_question = next_statement_question
         self.per_round_message_template = per_round_message_template
         self._round_template = round_message_template(per_round_message_template)
+        if self._round_template is not None:  # refused now, not on the first turn
+            last = max(self.max_turns - 1, 0)
+            self._round_template.trial(
+                {
+                    "current_turn": turn,
+                    "max_turns": self.max_turns,
+                    "turns_left": max(self.max_turns - turn, 0),
+                    "speaker_name": self._names[turn % len(self._names)],
+                }
+                for turn in dict.fromkeys((0, last))
+            )
         self.next_speaker_generator = _validate_speaker_source(next_speaker_generator)
         self.conversation_index = _validate_index(conversation_index)
         if cache is not None and not (hasattr(cache, "fetch") and hasattr(cache, "store")):

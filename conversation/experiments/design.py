@@ -20,6 +20,14 @@ from conversation.exceptions import ConversationValueError
 from conversation.planning.registry import planner_turn_bound
 from conversation.termination.budget import Budget
 from conversation.termination.conditions import termination_turn_bound
+from conversation.text.limits import (
+    MAX_AGENTS,
+    MAX_CONDITION_CHARS,
+    MAX_DESIGN_CHARS,
+    MAX_MESSAGE_CHARS,
+    check_json_value,
+    check_text,
+)
 
 DESIGN_VERSION = 1
 MAX_ROOMS = 500
@@ -59,6 +67,7 @@ class Condition:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Condition:
+        check_condition(data, "condition")
         return cls(
             label=str(data["label"]),
             traits=data.get("traits") or {},
@@ -290,22 +299,105 @@ def condition_names(config: Mapping[str, Any]) -> dict[str, str]:
     return dict(zip([c.label for c in conditions], short_names(conditions), strict=True))
 
 
+CONDITION_FIELDS = frozenset(
+    {"label", "short", "traits", "model", "planner", "opening", "termination", "prompt_template"}
+)
+DESIGN_FIELDS = frozenset({"version", "template", "conditions", "replicates", "budget"})
+
+
+def check_condition(data: Any, where: str) -> None:
+    """One stored condition's shape: a label, trait overrides ``{agent: {trait: text}}``, and
+    optional dicts and texts (their contents are checked when its rooms are built)."""
+    if not isinstance(data, Mapping):
+        raise ConversationValueError(f"{where} must be an object, got {type(data).__name__}")
+    unknown = sorted(str(k) for k in data if k not in CONDITION_FIELDS)
+    if unknown:
+        raise ConversationValueError(
+            f"{where} has unknown field(s) {unknown}; allowed: {sorted(CONDITION_FIELDS)}"
+        )
+    check_text(data.get("label"), f"{where} label", MAX_CONDITION_CHARS, one_line=True)
+    traits = data.get("traits") or {}
+    if not isinstance(traits, Mapping) or not all(
+        isinstance(agent, str) and isinstance(values, Mapping) for agent, values in traits.items()
+    ):
+        raise ConversationValueError(
+            f"{where} traits must map agent names to {{trait: value}} objects, "
+            "e.g. {'Alice': {'mood': 'angry'}}"
+        )
+    for key in ("model", "planner", "termination"):
+        if data.get(key) is not None and not isinstance(data[key], Mapping):
+            raise ConversationValueError(f"{where} {key} must be an object or null")
+    if data.get("opening") is not None:
+        check_text(data["opening"], f"{where} opening", MAX_MESSAGE_CHARS)
+    if data.get("prompt_template") is not None and not isinstance(data["prompt_template"], str):
+        raise ConversationValueError(f"{where} prompt_template must be text or null")
+
+
+def check_design(config: Any) -> None:
+    """A stored design's shape and size, before any room is built from it: ``template`` (with
+    its agents and opening), ``conditions`` and ``replicates``; ``ConversationValueError`` names
+    the field."""
+    if not isinstance(config, Mapping):
+        raise ConversationValueError(
+            f"an experiment design must be an object with template, conditions and replicates, "
+            f"got {type(config).__name__}"
+        )
+    check_json_value(config, "experiment design", max_chars=MAX_DESIGN_CHARS)
+    unknown = sorted(str(k) for k in config if k not in DESIGN_FIELDS)
+    if unknown:
+        raise ConversationValueError(
+            f"experiment design has unknown field(s) {unknown}; allowed: {sorted(DESIGN_FIELDS)}"
+        )
+    template = config.get("template")
+    if not isinstance(template, Mapping):
+        raise ConversationValueError("template must be an object (the room every condition varies)")
+    agents = template.get("agents")
+    if (
+        not isinstance(agents, list)
+        or not agents
+        or len(agents) > MAX_AGENTS
+        or not all(isinstance(a, Mapping) and isinstance(a.get("name"), str) for a in agents)
+    ):
+        raise ConversationValueError(
+            f"template.agents must be a list of 1 to {MAX_AGENTS} agents, each with a name"
+        )
+    opening = template.get("opening")
+    if opening is not None:
+        check_text(opening, "template.opening", MAX_MESSAGE_CHARS, empty=True)
+    conditions = config.get("conditions")
+    if not isinstance(conditions, list) or not conditions:
+        raise ConversationValueError("conditions must be a non-empty list of conditions")
+    if len(conditions) > MAX_ROOMS:
+        raise ConversationValueError(
+            f"conditions: at most {MAX_ROOMS} conditions, got {len(conditions)}"
+        )
+    for index, condition in enumerate(conditions):
+        check_condition(condition, f"conditions[{index}]")
+    replicates = config.get("replicates", 1)
+    if not isinstance(replicates, int) or isinstance(replicates, bool):
+        raise ConversationValueError(
+            f"replicates must be a whole number from 1 to {MAX_REPLICATES}, got {replicates!r:.40}"
+        )
+
+
 def plan(conditions: Sequence[Condition], replicates: int) -> list[PlannedRoom]:
     """The rooms of a design, condition-major; validates the size."""
     if not conditions:
-        raise ValueError("An experiment needs at least one condition.")
-    if not 1 <= replicates <= MAX_REPLICATES:
-        raise ValueError(f"Replicates must be between 1 and {MAX_REPLICATES}, not {replicates}.")
+        raise ConversationValueError("An experiment needs at least one condition.")
+    if not isinstance(replicates, int) or not 1 <= replicates <= MAX_REPLICATES:
+        raise ConversationValueError(
+            f"Replicates must be between 1 and {MAX_REPLICATES}, not {replicates!r:.40}."
+        )
     labels = [c.label for c in conditions]
     repeated = sorted({label for label in labels if labels.count(label) > 1})
     if repeated:
-        raise ValueError(f"Condition labels must be unique; repeated: {repeated}.")
+        raise ConversationValueError(f"Condition labels must be unique; repeated: {repeated}.")
     check_short_names(conditions)
     rooms = [
         PlannedRoom(i, c, r) for i, c in enumerate(conditions) for r in range(1, replicates + 1)
     ]
     if len(rooms) > MAX_ROOMS:
-        raise ValueError(
+        raise ConversationValueError(
             f"This design has {len(rooms)} rooms; the limit is {MAX_ROOMS}. Use fewer conditions "
             "or replicates."
         )
@@ -372,8 +464,9 @@ def experiment_budget(config: Mapping[str, Any]) -> Budget | None:
 
 
 def planned_rooms(config: Mapping[str, Any]) -> list[PlannedRoom]:
+    check_design(config)
     conditions = [Condition.from_dict(c) for c in config.get("conditions", [])]
-    return plan(conditions, int(config.get("replicates", 1)))
+    return plan(conditions, config.get("replicates", 1))
 
 
 def room_agents(template: Mapping[str, Any], condition: Condition) -> list[dict[str, Any]]:
@@ -389,6 +482,8 @@ def room_agents(template: Mapping[str, Any], condition: Condition) -> list[dict[
 __all__ = [
     "BASELINE",
     "Condition",
+    "check_condition",
+    "check_design",
     "DESIGN_VERSION",
     "FINISHED",
     "MAX_REPLICATES",

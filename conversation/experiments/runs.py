@@ -14,12 +14,13 @@ from conversation.access.roles import Action, Actor, require, who
 from conversation.exceptions import ConversationValueError
 from conversation.experiments.design import (
     FINISHED,
+    check_design,
     experiment_budget,
     planned_rooms,
     room_agents,
 )
 from conversation.rooms.boundary import translated
-from conversation.rooms.config import RoomConfig, request_settings
+from conversation.rooms.config import RoomConfig, check_placement, request_settings
 from conversation.termination.budget import Budget, Spend
 from storage import repository as repo
 
@@ -60,7 +61,10 @@ def create(
     condition and the field, and leaves no experiment row and no room behind. ``actor`` needs
     the researcher role (``PermissionDenied``)."""
     require(actor, Action.CREATE_EXPERIMENT)
-    if not (config.get("template") or {}).get("opening", "").strip():
+    check_placement(name)
+    check_design(config)
+    opening = config["template"].get("opening")
+    if not isinstance(opening, str) or not opening.strip():
         raise ConversationValueError(
             "template.opening: the template needs an opening message; it starts every room"
         )
@@ -94,7 +98,7 @@ def planned_experiment_rooms(
         try:
             room_config = RoomConfig.build(
                 agents=room_agents(template, c),
-                planner=c.planner or template["planner"],
+                planner=c.planner or template.get("planner"),
                 termination=c.termination or template.get("termination"),
                 model=c.model or template.get("model"),
                 moderated=bool(template.get("moderated")),

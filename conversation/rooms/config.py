@@ -11,6 +11,7 @@ with the field named.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 import re
@@ -30,14 +31,27 @@ from conversation.models.settings import (
 )
 from conversation.planning.planner import RoundRobinRoomPlanner
 from conversation.planning.registry import planner_from_dict
+from conversation.rooms.log import max_turns_of
 from conversation.termination.budget import Budget
 from conversation.termination.conditions import termination_from_dict
+from conversation.text.limits import (
+    MAX_AGENTS,
+    MAX_CONDITION_CHARS,
+    MAX_CONFIG_CHARS,
+    MAX_MESSAGE_CHARS,
+    MAX_NAME_CHARS,
+    check_json_value,
+    check_text,
+)
+from conversation.text.limits import MAX_TRAITS_CHARS as MAX_TRAITS_CHARS
 from conversation.text.safety import compiled_template
 
 #: Agent and human names: a letter or digit, then letters, digits, ``_ - .`` (the @-mention
 #: grammar, so every agent can be addressed), at most 64 characters.
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-.]{0,63}")
-MAX_TRAITS_CHARS = 20_000
+#: Speaker names of the room's own notices (``room``) and of imported system messages
+#: (``system``): no agent and no person may use them, in any case.
+RESERVED_SPEAKERS = frozenset({"room", "system"})
 MAX_INSTRUCTION_CHARS = 4_000
 EDSL_DEFAULT_INSTRUCTION = (
     "You are answering questions as if you were a human. Do not break character."
@@ -59,25 +73,30 @@ ROOM_PROMPT_VARIABLES = (
 
 def check_name(value: Any, field_name: str) -> str:
     """A safe agent or human name (see ``NAME_PATTERN``), or ``ConversationValueError``."""
-    if not isinstance(value, str) or not NAME_PATTERN.fullmatch(value):
+    if not isinstance(value, str) or len(value) > 64 or not NAME_PATTERN.fullmatch(value):
+        shown = repr(value[:70]) if isinstance(value, str) else _clip(value)
         raise ConversationValueError(
-            f"{field_name} {value!r} is not a valid name: use 1-64 letters, digits, '_', '-' or "
+            f"{field_name} {shown} is not a valid name: use 1-64 letters, digits, '_', '-' or "
             "'.', starting with a letter or digit (no spaces, so it can be @-mentioned)"
         )
     return value
 
 
 def _check_json(value: Any, field_name: str, limit: int) -> None:
-    try:
-        text = json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ConversationValueError(
-            f"{field_name} must be plain JSON data (text, numbers, lists, objects): {exc}"
-        ) from None
-    if len(text) > limit:
-        raise ConversationValueError(
-            f"{field_name} is {len(text)} characters as JSON; the limit is {limit}"
-        )
+    """Plain JSON of bounded size and depth, measured before anything serialises it."""
+    check_json_value(value, field_name, max_chars=limit)
+
+
+def reserved_speaker(name: str, roster: Iterable[str] = ()) -> str | None:
+    """What ``name`` would impersonate: a notice name or an agent of ``roster`` (compared
+    without case: ``alice`` reads as ``Alice``); None when it is free for a person."""
+    folded = name.casefold()
+    if folded in RESERVED_SPEAKERS:
+        return f"{name!r} is the name the room's own notices use"
+    for agent in roster:
+        if agent.casefold() == folded:
+            return f"{name!r} is the name of the agent {agent!r} of this room"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +110,10 @@ class AgentSpec:
 
     def __post_init__(self) -> None:
         check_name(self.name, "agent name")
+        if self.name.casefold() in RESERVED_SPEAKERS:
+            raise ConversationValueError(
+                f"agent name {self.name!r} is reserved for the room's notices; choose another name"
+            )
         if not isinstance(self.traits, Mapping):
             raise ConversationValueError(
                 f"traits of {self.name!r} must be a dict of trait name to value, "
@@ -113,6 +136,8 @@ class AgentSpec:
             raise ConversationValueError(
                 f"model of {self.name!r} must be a model spec (a dict) or None"
             )
+        if self.model is not None:
+            _check_json(self.model, f"model of {self.name!r}", MAX_CONFIG_CHARS)
 
     @classmethod
     def from_agent(cls, agent: Any, *, in_process_only: bool = False) -> AgentSpec:
@@ -188,12 +213,19 @@ def roster_specs(agents: Any, *, in_process_only: bool = False) -> tuple[AgentSp
         raise ConversationValueError(
             "agents must be a list of agents (an EDSL AgentList, Agents, or dicts with a name)"
         )
+    size = len(agents) if hasattr(agents, "__len__") else None
+    if size is not None and size > MAX_AGENTS:
+        raise ConversationValueError(
+            f"agents: a room holds at most {MAX_AGENTS} agents, got {size}"
+        )
     try:
-        items: Iterable[Any] = list(agents)
+        items: list[Any] = list(itertools.islice(iter(agents), MAX_AGENTS + 1))
     except TypeError:
         raise ConversationValueError(
             f"agents must be a list of agents, got {type(agents).__name__}"
         ) from None
+    if len(items) > MAX_AGENTS:
+        raise ConversationValueError(f"agents: a room holds at most {MAX_AGENTS} agents")
     specs = tuple(AgentSpec.from_agent(a, in_process_only=in_process_only) for a in items)
     if not specs:
         raise ConversationValueError("a room needs at least one agent; pass agents=[...]")
@@ -251,6 +283,29 @@ class RetrySettings:
             )
 
 
+def retry_settings(value: Any) -> RetrySettings:
+    """``RetrySettings`` from None, itself, or a dict of ``max_attempts`` / ``base_delay``."""
+    if value is None:
+        return RetrySettings()
+    if isinstance(value, RetrySettings):
+        return value
+    if not isinstance(value, Mapping):
+        raise ConversationValueError(
+            f"retry must be a dict such as {{'max_attempts': 4, 'base_delay': 1.0}} or "
+            f"RetrySettings(...), got {type(value).__name__}"
+        )
+    unknown = sorted(str(k) for k in value if k not in ("max_attempts", "base_delay"))
+    if unknown:
+        raise ConversationValueError(
+            f"retry has unknown key(s) {unknown}; allowed: max_attempts, base_delay"
+        )
+    return RetrySettings(**value)
+
+
+#: Seeds are stored as JSON numbers and fed to ``random.Random``: 64 bits are plenty.
+MAX_SEED = 2**63
+
+
 @dataclass(frozen=True, slots=True)
 class RoomConfig:
     """Everything a worker needs to run a room, as JSON-ready data."""
@@ -286,6 +341,27 @@ class RoomConfig:
                 f"budget must be a Budget (or a dict with max_tokens / max_dollars), got "
                 f"{type(self.budget).__name__}"
             )
+        if len(self.roster) > MAX_AGENTS:
+            raise ConversationValueError(
+                f"a room holds at most {MAX_AGENTS} agents, got {len(self.roster)}"
+            )
+        # Size and depth first, before anything parses the parts (a 50 MB stop word, a
+        # termination nested 5000 deep): measured in one walk each, within one budget.
+        budget = MAX_CONFIG_CHARS - sum(
+            check_json_value(spec.traits, "roster", max_chars=MAX_CONFIG_CHARS)
+            for spec in self.roster
+        )
+        if budget <= 0:
+            raise ConversationValueError(
+                f"the roster's traits are more than {MAX_CONFIG_CHARS:,} characters as JSON, "
+                "the limit of a whole room config; make them smaller"
+            )
+        for part in ("planner", "model", "termination", "context"):
+            value = getattr(self, part)
+            if value is not None:
+                budget -= check_json_value(value, part, max_chars=budget)
+        if not isinstance(self.retry, RetrySettings):
+            object.__setattr__(self, "retry", retry_settings(self.retry))
         CallSettings(  # validates the three settings together
             max_output_tokens=self.max_output_tokens,
             timeout=self.request_timeout,
@@ -295,10 +371,19 @@ class RoomConfig:
         if self.termination is not None:
             termination_from_dict(self.termination)
         if self.prompt_template is not None:
-            compiled_template(self.prompt_template, ROOM_PROMPT_VARIABLES, "prompt_template")
+            template = compiled_template(
+                self.prompt_template, ROOM_PROMPT_VARIABLES, "prompt_template"
+            )
+            template.trial(_trial_values(self.names, max_turns_of(self.termination)))
         context_policy_from_dict(self.context)
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool):
-            raise ConversationValueError(f"seed must be an integer, got {self.seed!r}")
+        if (
+            not isinstance(self.seed, int)
+            or isinstance(self.seed, bool)
+            or not -MAX_SEED < self.seed < MAX_SEED
+        ):
+            raise ConversationValueError(
+                f"seed must be an integer of at most 63 bits, got {_clip(self.seed)}"
+            )
         if not isinstance(self.moderated, bool):
             raise ConversationValueError(f"moderated must be True or False, got {self.moderated!r}")
         if not isinstance(self.use_cache, bool):
@@ -402,8 +487,10 @@ class RoomConfig:
             termination = to_dict()
         if isinstance(context, ContextPolicy):
             context = context.to_dict()
-        if isinstance(retry, Mapping):
-            retry = RetrySettings(**retry)
+        for part, value in (("model", model), ("planner", planner), ("context", context)):
+            if isinstance(value, Mapping):  # measured before anything parses it
+                check_json_value(value, part, max_chars=MAX_CONFIG_CHARS)
+        retry = retry_settings(retry)
         if isinstance(budget, Mapping):
             budget = Budget.from_dict(budget)
         elif isinstance(budget, Budget) and not budget.limited:
@@ -421,7 +508,7 @@ class RoomConfig:
             seed=secrets.randbelow(2**31) if seed is None else seed,
             moderated=moderated,
             max_denials=max_denials,
-            retry=retry or RetrySettings(),
+            retry=retry,
             max_output_tokens=max_output_tokens,
             request_timeout=request_timeout,
             context_window=context_window,
@@ -454,6 +541,7 @@ class RoomConfig:
         """Validate and build (cached: workers read the same stored config on every turn)."""
         if not isinstance(data, Mapping):
             raise ConversationValueError("a room config must be a dict")
+        check_json_value(data, "room config", max_chars=MAX_CONFIG_CHARS + 10_000)
         try:
             key = json.dumps(data, sort_keys=True, allow_nan=False)
         except (TypeError, ValueError):
@@ -493,9 +581,7 @@ class RoomConfig:
         roster = data.get("roster")
         if not isinstance(roster, list):
             raise ConversationValueError("room config 'roster' must be a list of agent specs")
-        retry = data.get("retry") or {}
-        if not isinstance(retry, Mapping):
-            raise ConversationValueError("room config 'retry' must be a dict")
+        retry = retry_settings(data.get("retry") or {})
         model = data.get("model")
         if not isinstance(model, Mapping):
             raise ConversationValueError("room config 'model' must be a model spec dict")
@@ -509,7 +595,7 @@ class RoomConfig:
             seed=data.get("seed", 0),
             moderated=data.get("moderated", False),
             max_denials=data.get("max_denials", 3),
-            retry=RetrySettings(**retry),
+            retry=retry,
             # configs stored before these settings existed get the defaults
             max_output_tokens=data.get("max_output_tokens", DEFAULT_MAX_OUTPUT_TOKENS),
             request_timeout=data.get("request_timeout", DEFAULT_TIMEOUT_SECONDS),
@@ -519,12 +605,72 @@ class RoomConfig:
         )
 
 
+def check_placement(
+    name: Any, experiment_id: Any = None, condition: Any = None, replicate: Any = None
+) -> str:
+    """A room's name and its place in an experiment, checked before anything else is looked at
+    (a 50 MB name is refused by its length)."""
+    check_text(name, "name", MAX_NAME_CHARS, one_line=True)
+    if experiment_id is not None and (
+        not isinstance(experiment_id, int) or isinstance(experiment_id, bool) or experiment_id < 1
+    ):
+        raise ConversationValueError(
+            f"experiment_id must be a positive integer (an experiment's id) or None, got "
+            f"{type(experiment_id).__name__}"
+        )
+    if condition is not None:
+        check_text(condition, "condition", MAX_CONDITION_CHARS, one_line=True)
+    if replicate is not None and (
+        not isinstance(replicate, int) or isinstance(replicate, bool) or not 1 <= replicate <= 10**6
+    ):
+        raise ConversationValueError("replicate must be a positive integer or None")
+    return name
+
+
 REQUEST_SETTINGS = ("max_output_tokens", "request_timeout", "context_window", "use_cache")
 
 
 def request_settings(data: Mapping[str, Any]) -> dict[str, Any]:
     """The model request settings a template (or any dict) names, for ``Room.create``."""
     return {key: data[key] for key in REQUEST_SETTINGS if data.get(key) is not None}
+
+
+def _clip(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _trial_values(names: tuple[str, ...], max_turns: int | None) -> list[dict[str, Any]]:
+    """Representative values of a room prompt's variables: a first turn answering a message of
+    the largest size, and a later turn with feedback, an addressee and no opener."""
+    longest = "x" * MAX_MESSAGE_CHARS
+    last = max_turns - 1 if max_turns else 7
+    return [
+        {
+            "speaker_name": names[0],
+            "conversation": '{"speaker": "user", "text": "' + longest + '"}',
+            "agent_names": list(names),
+            "current_turn": 0,
+            "max_turns": max_turns,
+            "turns_left": max_turns,
+            "feedback": None,
+            "activity_opener": longest,
+            "addressee": None,
+        },
+        {
+            "speaker_name": names[-1],
+            "conversation": '{"speaker": "user", "text": "Hello"}\n{"speaker": "'
+            + names[0]
+            + '", "text": "Hi"}',
+            "agent_names": list(names),
+            "current_turn": max(last, 0),
+            "max_turns": max_turns,
+            "turns_left": 1 if max_turns else None,
+            "feedback": "Your last draft was not approved: keep it short.",
+            "activity_opener": None,
+            "addressee": names[0],
+        },
+    ]
 
 
 def _checked_models(roster: tuple[AgentSpec, ...]) -> tuple[AgentSpec, ...]:
@@ -616,9 +762,13 @@ __all__ = [
     "NAME_PATTERN",
     "ROOM_PROMPT_VARIABLES",
     "AgentSpec",
+    "RESERVED_SPEAKERS",
     "RetrySettings",
     "RoomConfig",
+    "reserved_speaker",
+    "retry_settings",
     "check_name",
+    "check_placement",
     "REQUEST_SETTINGS",
     "planner_to_dict",
     "request_settings",

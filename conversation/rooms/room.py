@@ -33,18 +33,23 @@ from conversation.exceptions import (
 )
 from conversation.models.settings import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
 from conversation.rooms.boundary import storage_errors
-from conversation.rooms.config import RoomConfig, check_name
+from conversation.rooms.config import RoomConfig, check_name, check_placement, reserved_speaker
 from conversation.rooms.engine import Engine, HeldRoom, StepKind, owner_id
 from conversation.rooms.turn import Turn
 from conversation.sync import run_sync
+from conversation.text.limits import (
+    MAX_AGENTS,
+    MAX_REQUEST_ID_CHARS,
+    MAX_STOP_REASON_CHARS,
+    check_text,
+)
+from conversation.text.limits import MAX_MESSAGE_CHARS as MAX_MESSAGE_CHARS
 from conversation.vocabulary import (
     FINAL_ROOM_STATUSES,
     OPEN_ROOM_STATUSES,
     REOPENED_BY_A_MESSAGE,
     RoomStatus,
 )
-
-MAX_MESSAGE_CHARS = 20_000
 
 
 class Room:
@@ -93,8 +98,7 @@ class Room:
         reaches it no new turn starts (``termination.budget``). ``actor`` needs the researcher role
         (``PermissionDenied``)."""
         require(actor, Action.CREATE_ROOM)
-        if not isinstance(name, str) or not name.strip() or len(name) > 200:
-            raise ConversationValueError("name must be non-empty text of at most 200 characters")
+        check_placement(name, experiment_id, condition, replicate)
         config = RoomConfig.build(
             agents=agents,
             planner=planner,
@@ -207,30 +211,41 @@ class Room:
             raise ConversationValueError("a message must be non-empty text")
         if len(content) > MAX_MESSAGE_CHARS:
             raise ConversationValueError(
-                f"a message is limited to {MAX_MESSAGE_CHARS} characters (got {len(content)})"
+                f"a message is limited to {MAX_MESSAGE_CHARS:,} characters (got {len(content):,})"
             )
+        if "\x00" in content:
+            raise ConversationValueError(
+                "a message may not contain NUL characters (\\x00); remove them"
+            )
+        if request_id is not None:
+            check_text(request_id, "request_id", MAX_REQUEST_ID_CHARS, one_line=True)
         check_name(speaker, "speaker")
         config = self.config
-        if speaker in config.names:
+        taken = reserved_speaker(speaker, config.names)
+        if taken is not None:
             raise ConversationValueError(
-                f"speaker {speaker!r} is an agent of this room; human messages need a person's "
-                "name (e.g. 'user')"
+                f"speaker {taken}; human messages need a person's name (e.g. 'user')"
             )
         audience = None
         if to is not None:
             if isinstance(to, str):
                 to = [to]
-            if not isinstance(to, list | tuple) or not all(isinstance(n, str) for n in to):
+            if (
+                not isinstance(to, list | tuple)
+                or len(to) > MAX_AGENTS
+                or not all(isinstance(n, str) and n in config.names for n in to)
+                or not to
+            ):
+                shown = (
+                    repr([n[:40] if isinstance(n, str) else n for n in list(to)[:5]])
+                    if isinstance(to, list | tuple)
+                    else type(to).__name__
+                )
                 raise ConversationValueError(
-                    f"to={to!r}: private messages go to a list of agent names of the room "
+                    f"to={shown}: private messages go to a list of agent names of the room "
                     f"{list(config.names)}"
                 )
             audience = list(dict.fromkeys(to))
-            unknown = [n for n in audience if n not in config.names]
-            if unknown or not audience:
-                raise ConversationValueError(
-                    f"to={list(to)!r}: private messages go to agents of the room {list(config.names)}"
-                )
         if request_id is not None and (not isinstance(request_id, str) or not request_id.strip()):
             raise ConversationValueError("request_id must be non-empty text or None")
         # One write: the message and the room it re-opens. A request sent again (a double click, a
@@ -287,6 +302,7 @@ class Room:
         stopped_by = who(actor, by)
         if not isinstance(reason, str) or not reason.strip():
             raise ConversationValueError("stop needs a reason (or leave the default)")
+        check_text(reason, "stop reason", MAX_STOP_REASON_CHARS)
         allowed = OPEN_ROOM_STATUSES | FINAL_ROOM_STATUSES - {RoomStatus.STOPPED}
         if not storage_errors(
             storage.stop_room,
@@ -471,4 +487,4 @@ def run_rooms(rooms: Sequence[Room]) -> None:
     run_sync(all_rooms())
 
 
-__all__ = ["Room", "run_rooms"]
+__all__ = ["MAX_MESSAGE_CHARS", "Room", "run_rooms"]

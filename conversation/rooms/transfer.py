@@ -3,12 +3,18 @@
 Imports are untrusted input. Everything is checked before anything is written, and any failure
 leaves the database as it was:
 
-- size: at most ``MAX_IMPORT_BYTES`` of JSON, ``MAX_MESSAGES`` messages, nesting at most
-  ``MAX_DEPTH`` deep; ``NaN``/``Infinity`` are not JSON and are refused;
+- size: at most ``MAX_IMPORT_BYTES`` of JSON (bytes and text measured by their length, data by
+  one bounded walk, before anything is decoded or parsed; bytes must be UTF-8),
+  ``MAX_MESSAGES`` messages, nesting at most ``MAX_DEPTH`` deep; ``NaN``/``Infinity`` are not
+  JSON and are refused;
 - schema: a message has ``content`` and a speaker (``speaker`` or, as autogen writes it,
   ``name``), optionally ``role``, ``seq``, ``round``, ``passed``, ``to``; any other field (an
   ``api_key``, say) is refused by name; seqs, when given, must run 1, 2, 3... with no gap;
-- speakers: roster agents, or people with a valid name (no newline can forge a speaker);
+- speakers: roster agents, or people with a valid name (no newline can forge a speaker) that is
+  neither a notice name (``room``, ``system``) nor an agent's in another case; a system message
+  or event never carries an agent's name;
+- secrets: the config passes the secret guard, its model specs must resolve as a new room's do,
+  and every event's data, error, model label and request id are guarded too (``storage``);
 - versions: an export names its format and version; an unknown version is refused.
 
 A message list resumes a group chat (seed 004): the optional termination string (text, or a
@@ -21,6 +27,7 @@ columns every export shares), recomputed on import.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import re
@@ -31,15 +38,18 @@ from typing import Any
 
 import storage
 from conversation.exceptions import ConversationValueError, ImportRejected
-from conversation.rooms.config import RoomConfig, check_name
+from conversation.rooms.config import RoomConfig, check_name, check_placement, reserved_speaker
 from conversation.rooms.log import RESUMED, log_view
+from conversation.text import limits
+from conversation.text.limits import MAX_IMPORT_BYTES as MAX_IMPORT_BYTES
+from conversation.text.limits import MAX_IMPORT_MESSAGES as MAX_MESSAGES
 from storage.provenance import iso, provenance_row
 
 EXPORT_FORMAT = "conversation-room"
 EXPORT_VERSION = 1
-MAX_IMPORT_BYTES = 5_000_000
-MAX_MESSAGES = 10_000
-MAX_DEPTH = 8
+#: An import may nest one level more than a config (the export around it).
+MAX_DEPTH = limits.MAX_DEPTH + 1
+#: An imported message may be longer than a person's (an agent's reply).
 MAX_CONTENT_CHARS = 100_000
 MESSAGE_FIELDS = frozenset({"content", "speaker", "name", "role", "seq", "round", "passed", "to"})
 EVENT_FIELDS = frozenset(
@@ -103,11 +113,22 @@ def _finite(value: Any, where: str) -> None:
 
 
 def parse_import(data: Any) -> Any:
-    """A JSON string or already-parsed data, checked for size, depth and non-finite numbers."""
-    if isinstance(data, bytes):
-        data = data.decode("utf-8", errors="strict")
+    """A JSON string or already-parsed data, checked for size, depth and non-finite numbers.
+    Sizes are measured first (bytes and text by their length, data in one bounded walk), so an
+    oversized import is refused before it is decoded, parsed or serialised."""
+    if isinstance(data, bytes | bytearray | memoryview):
+        if len(data) > MAX_IMPORT_BYTES:
+            raise ImportRejected(
+                f"the import is {len(data):,} bytes; the limit is {MAX_IMPORT_BYTES:,}"
+            )
+        try:
+            data = bytes(data).decode("utf-8", errors="strict")
+        except UnicodeDecodeError as exc:
+            raise ImportRejected(
+                f"the import is not UTF-8 text (byte {exc.start}); save the file as UTF-8 JSON"
+            ) from None
     if isinstance(data, str):
-        if len(data.encode("utf-8")) > MAX_IMPORT_BYTES:
+        if len(data) > MAX_IMPORT_BYTES or len(data.encode("utf-8")) > MAX_IMPORT_BYTES:
             raise ImportRejected(f"the import is larger than {MAX_IMPORT_BYTES:,} bytes")
         try:
             data = json.loads(data, parse_constant=_reject_constant)
@@ -118,14 +139,17 @@ def parse_import(data: Any) -> Any:
                 f"the import is nested more than {MAX_DEPTH} levels deep"
             ) from None
     else:
-        try:
-            size = len(json.dumps(data, allow_nan=True, default=str))
-        except (TypeError, ValueError, RecursionError):
+        if isinstance(data, list | tuple) and len(data) > MAX_MESSAGES * 2:
             raise ImportRejected(
-                "the import must be JSON data (lists, objects, text, numbers)"
-            ) from None
-        if size > MAX_IMPORT_BYTES:
-            raise ImportRejected(f"the import is larger than {MAX_IMPORT_BYTES:,} bytes")
+                f"at most {MAX_MESSAGES} messages can be imported, got {len(data)}"
+            )
+        limits.check_json_value(
+            data,
+            "the import",
+            max_chars=MAX_IMPORT_BYTES,
+            max_depth=MAX_DEPTH,
+            error=ImportRejected,
+        )
     if _depth(data) > MAX_DEPTH:
         raise ImportRejected(f"the import is nested more than {MAX_DEPTH} levels deep")
     _finite(data, "import")
@@ -178,6 +202,8 @@ def _check_messages(
             raise ImportRejected(f"{where} content must be text, got {type(content).__name__}")
         if len(content) > MAX_CONTENT_CHARS:
             raise ImportRejected(f"{where} content is longer than {MAX_CONTENT_CHARS} characters")
+        if "\x00" in content:
+            raise ImportRejected(f"{where} content contains a NUL character (\\x00); remove it")
         seq = message.get("seq")
         if seq is not None and seq != index + 1:
             raise ImportRejected(
@@ -197,7 +223,19 @@ def _check_messages(
         role = message.get("role")
         if role is not None and not isinstance(role, str):
             raise ImportRejected(f"{where} role must be text")
+        if role == "system" and not unnamed and speaker in roster:
+            raise ImportRejected(
+                f"{where} is a system message under the name of the agent {speaker!r}; a system "
+                "message cannot carry an agent's name (leave the name out of the first message)"
+            )
         human = speaker not in roster
+        if human and not unnamed:
+            taken = reserved_speaker(speaker, roster)
+            if taken is not None:
+                raise ImportRejected(
+                    f"{where} is by {taken}; a person's message needs a person's name (a "
+                    "system message is the first message, without a name)"
+                )
         if passed and (human or unnamed):
             raise ImportRejected(
                 f"{where}: only an agent can pass; {speaker!r} is not on the roster"
@@ -242,6 +280,10 @@ def _remove_termination(messages: list[dict[str, Any]], remove: Any) -> None:
         )
 
 
+#: What ``Room.import_messages`` passes on to ``RoomConfig.build`` for a message list.
+_ROOM_OPTIONS = frozenset(inspect.signature(RoomConfig.build).parameters) - {"agents"}
+
+
 def import_room(
     room_class: Any,
     db: storage.Database,
@@ -254,11 +296,21 @@ def import_room(
     **room_options: Any,
 ) -> Any:
     """See ``Room.import_messages``."""
+    name_override = room_options.pop("name_override", None)
+    try:
+        check_placement(name if name_override is None else name_override)
+    except ConversationValueError as exc:
+        raise ImportRejected(f"the imported room's {exc}") from None
+    unknown = sorted(set(room_options) - _ROOM_OPTIONS)
+    if unknown:
+        raise ConversationValueError(
+            f"unknown room option(s) {unknown} for an import; allowed: {sorted(_ROOM_OPTIONS)}"
+        )
     data = parse_import(messages)
     if isinstance(data, Mapping):
-        return _import_export(
-            room_class, db, data, name_override=room_options.pop("name_override", None)
-        )
+        return _import_export(room_class, db, data, name_override=name_override)
+    if name_override is not None:
+        name = name_override
     if agents is None:
         raise ConversationValueError("agents=... is required to resume from messages (the roster)")
     config = RoomConfig.build(agents=agents, **room_options)
@@ -367,6 +419,23 @@ def export_room(room: Any) -> dict[str, Any]:
     }
 
 
+def _check_model_specs(config: RoomConfig) -> None:
+    """An imported config's model specs are checked like a new room's: each must resolve (a
+    known service, known parameters, no key; the secret guard then checks the whole config)."""
+    from conversation import models
+
+    specs = [("model", config.model)] + [
+        (f"model of {spec.name!r}", spec.model) for spec in config.roster if spec.model
+    ]
+    for where, spec in specs:
+        if "in_process" in spec:
+            continue  # answered by an UnavailableModel outside the process that made it
+        try:
+            models.resolve_model({k: v for k, v in spec.items() if k != "instance"})
+        except ConversationValueError as exc:
+            raise ConversationValueError(f"{where}: {exc}") from None
+
+
 def _import_export(
     room_class: Any, db: storage.Database, data: Mapping[str, Any], name_override: str | None
 ) -> Any:
@@ -385,8 +454,23 @@ def _import_export(
         raise ImportRejected(f"the export has unknown field(s) {sorted(unknown)}")
     try:
         config = RoomConfig.from_dict(data.get("config") or {})
+        _check_model_specs(config)
     except ConversationValueError as exc:
         raise ImportRejected(f"the export's config is invalid: {exc}") from None
+    stop_reason = data.get("stop_reason")
+    if stop_reason is not None:
+        limits.check_text(
+            stop_reason,
+            "the export's stop_reason",
+            limits.MAX_STOP_REASON_CHARS,
+            error=ImportRejected,
+        )
+    exported_name = data.get("name")
+    if exported_name and name_override is None:
+        try:
+            check_placement(exported_name)
+        except ConversationValueError as exc:
+            raise ImportRejected(f"the export's {exc}") from None
     events = data.get("events")
     if not isinstance(events, list):
         raise ImportRejected("the export's events must be a list")
@@ -416,25 +500,40 @@ def _import_export(
                 check_name(event.get("speaker"), f"event {index} speaker")
             except ConversationValueError as exc:
                 raise ImportRejected(str(exc)) from None
-            if event["speaker"] in config.names:
+            taken = reserved_speaker(event["speaker"], config.names)
+            if taken is not None:
                 raise ImportRejected(
-                    f"event {index} is a human message by {event['speaker']!r}, an agent of the "
-                    "roster; human messages need a person's name"
+                    f"event {index} is a human message by {taken}; human messages need a "
+                    "person's name"
                 )
         elif event.get("kind") == "system":
-            if not isinstance(event.get("speaker"), str) or "\n" in event["speaker"]:
-                raise ImportRejected(f"event {index} has an invalid speaker")
+            try:
+                check_name(event.get("speaker"), f"event {index} speaker")
+            except ConversationValueError as exc:
+                raise ImportRejected(str(exc)) from None
+            clash = reserved_speaker(event["speaker"], config.names)
+            if clash is not None and event["speaker"].casefold() not in ("room", "system"):
+                raise ImportRejected(
+                    f"event {index} is a system event by {clash}; a system event speaks for "
+                    "the room ('room' or 'system'), never for an agent"
+                )
         elif event.get("speaker") not in config.names:
             raise ImportRejected(
                 f"event {index} is an agent turn by {event.get('speaker')!r}, who is not on the roster"
             )
-        if not isinstance(event.get("content", ""), str):
+        content = event.get("content", "")
+        if not isinstance(content, str):
             raise ImportRejected(f"event {index} content must be text")
         if not isinstance(event.get("provenance") or {}, Mapping):
             raise ImportRejected(f"event {index} provenance must be an object")
-    name = name_override or data.get("name") or "imported room"
+        if len(content) > MAX_CONTENT_CHARS or "\x00" in content:
+            raise ImportRejected(
+                f"event {index} content must be at most {MAX_CONTENT_CHARS:,} characters, "
+                "without NUL characters"
+            )
+    name = name_override or exported_name or "imported room"
     records = [{k: v for k, v in e.items() if k not in ("seq", "provenance")} for e in events]
-    room_id = _store(db, name, config, records, status=status, stop_reason=data.get("stop_reason"))
+    room_id = _store(db, name, config, records, status=status, stop_reason=stop_reason)
     return room_class(db, room_id)
 
 
@@ -465,10 +564,16 @@ def _store(
 def safe_export_path(folder: str | Path, filename: str) -> Path:
     """``folder / filename`` for an export file, refusing names that could leave ``folder``
     (separators, ``..``, absolute paths, hidden files) or are not plain file names."""
-    if not isinstance(filename, str) or not _SAFE_FILE.fullmatch(filename) or ".." in filename:
+    if (
+        not isinstance(filename, str)
+        or len(filename) > 100
+        or not _SAFE_FILE.fullmatch(filename)
+        or ".." in filename
+    ):
+        shown = repr(filename[:60]) if isinstance(filename, str) else type(filename).__name__
         raise ConversationValueError(
-            f"export file name {filename!r} is not allowed: use letters, digits, '_', '-' and '.', "
-            "starting with a letter or digit (no folders)"
+            f"export file name {shown} is not allowed: use at most 100 letters, digits, '_', '-' "
+            "and '.', starting with a letter or digit (no folders)"
         )
     base = Path(folder).resolve()
     path = (base / filename).resolve()

@@ -29,6 +29,7 @@ from jinja2 import meta, nodes
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
 
 from conversation.exceptions import ConversationValueError
+from conversation.text.limits import MAX_AGENTS
 
 ZERO_WIDTH_SPACE = "\u200b"
 _OPENER = re.compile(r"\{(?=[{%#])")
@@ -44,6 +45,13 @@ MAX_RANGE = 1_000
 #: steps with no output to notice it by.
 LOOPABLE_VARIABLES = frozenset({"agent_names"})
 MAX_LOOP_DEPTH = 2
+#: Steps of nested loops in all (a loop over agent_names counts as MAX_AGENTS steps).
+MAX_LOOP_STEPS = 100_000
+_BANNED_ATTRIBUTES = frozenset({"format", "format_map", "mro", "func_globals", "gi_frame"})
+_BANNED_NAMES = frozenset({"self", "caller", "varargs", "kwargs"})
+_BANNED_FILTERS = frozenset({"attr"})
+#: Variables that hold numbers: ``current_turn * 2`` is arithmetic, ``conversation * 2`` is not.
+_NUMBER_VARIABLES = frozenset({"current_turn", "max_turns", "turns_left"})
 _MAX_POWER_RESULT_BITS = 256
 _BANNED_NODES = (
     nodes.Macro,
@@ -140,6 +148,119 @@ def _bounded_iterable(node: nodes.Node) -> bool:
     return False
 
 
+def _refused(field: str, what: str) -> ConversationValueError:
+    return ConversationValueError(
+        f"{field} may not use {what}; use plain {{{{ variables }}}}, filters such as "
+        "| join(', ') and simple {% if %} / {% for %} blocks"
+    )
+
+
+def _static_number(node: nodes.Node, field: str) -> Any:
+    """The value of a constant arithmetic expression (bounded like the sandbox's), or None."""
+    if isinstance(node, nodes.Const):
+        return node.value
+    if isinstance(node, nodes.Neg | nodes.Pos):
+        inner = _static_number(node.node, field)
+        return -inner if isinstance(node, nodes.Neg) and isinstance(inner, int | float) else inner
+    if isinstance(node, nodes.Pow | nodes.Mul | nodes.Add | nodes.Sub):
+        left = _static_number(node.left, field)
+        right = _static_number(node.right, field)
+        if left is None or right is None:
+            return None
+        operator = {nodes.Pow: "**", nodes.Mul: "*", nodes.Add: "+", nodes.Sub: "-"}[type(node)]
+        try:
+            return _environment().call_binop(None, operator, left, right)
+        except SecurityError as exc:
+            raise ConversationValueError(f"{field} was rejected: {exc}") from None
+        except (ArithmeticError, TypeError, ValueError):
+            return None
+    return None
+
+
+def _loop_size(node: nodes.Node, field: str) -> int:
+    """How many times a loop over ``node`` may run at most (a list variable counts as the
+    largest roster, ``MAX_AGENTS``)."""
+    if isinstance(node, nodes.List | nodes.Tuple):
+        return len(node.items)
+    if isinstance(node, nodes.Call) and isinstance(node.node, nodes.Name):
+        values = [_static_number(arg, field) for arg in node.args]
+        if values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            try:
+                size = len(range(*values))
+            except (TypeError, ValueError):
+                return MAX_RANGE
+            if size > MAX_RANGE:
+                raise ConversationValueError(
+                    f"{field} loops over range() of {size:,} items; at most {MAX_RANGE} are allowed"
+                )
+            return size
+    if isinstance(node, nodes.Filter) and node.node is not None:
+        return _loop_size(node.node, field)
+    return MAX_AGENTS
+
+
+def _check_expressions(tree: nodes.Template, field: str) -> None:
+    """Refuse, before any rendering, what can only be an attack or a mistake: attribute tricks
+    (``__class__``, ``__mro__``, ``.format``, ``| attr``), the template's own ``self``, constant
+    powers, repetitions and ranges too large, repeating a variable's text, and nested loops of
+    more than ``MAX_LOOP_STEPS`` steps in all."""
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+        if isinstance(node, nodes.Getattr):
+            attribute = node.attr
+        elif (
+            isinstance(node, nodes.Getitem)
+            and isinstance(node.arg, nodes.Const)
+            and isinstance(node.arg.value, str)
+        ):
+            attribute = node.arg.value
+        else:
+            continue
+        if attribute.startswith("_") or attribute in _BANNED_ATTRIBUTES:
+            raise _refused(field, f"the attribute {attribute!r}")
+    for name in tree.find_all(nodes.Name):
+        if name.name in _BANNED_NAMES:
+            raise _refused(field, f"{name.name!r}")
+    for filter_ in tree.find_all(nodes.Filter):
+        if filter_.name in _BANNED_FILTERS:
+            raise _refused(field, f"the filter {filter_.name!r}")
+        for keyword in filter_.kwargs:  # map(attribute='__class__'), sort(attribute=...)
+            value = keyword.value
+            if (
+                isinstance(value, nodes.Const)
+                and isinstance(value.value, str)
+                and (value.value.startswith("_") or "._" in value.value)
+            ):
+                raise _refused(field, f"the attribute {value.value!r}")
+    for call in tree.find_all(nodes.Call):
+        if isinstance(call.node, nodes.Name) and call.node.name == "range":
+            _loop_size(call, field)
+    for binary in tree.find_all((nodes.Pow, nodes.Mul)):
+        _static_number(binary, field)
+        if isinstance(binary, nodes.Mul) and any(
+            isinstance(side, nodes.Filter | nodes.Concat)
+            or (isinstance(side, nodes.Name) and side.name not in _NUMBER_VARIABLES)
+            for side in (binary.left, binary.right)
+        ):
+            raise _refused(
+                field,
+                "* on a variable (repeating text makes a prompt grow with the conversation)",
+            )
+
+    def steps(node: nodes.Node, outer: int) -> None:
+        for child in node.iter_child_nodes():
+            inner = outer
+            if isinstance(child, nodes.For):
+                inner = outer * max(_loop_size(child.iter, field), 1)
+                if inner > MAX_LOOP_STEPS:
+                    raise ConversationValueError(
+                        f"{field} nests loops that would run {inner:,} steps; at most "
+                        f"{MAX_LOOP_STEPS:,} are allowed"
+                    )
+            steps(child, inner)
+
+    steps(tree, 1)
+
+
 class SafeTemplate:
     """A user-written template, checked once and rendered safely many times.
 
@@ -168,13 +289,33 @@ class SafeTemplate:
                 "check the {{ }} and {% %} pairs"
             ) from exc
         self._check_tree(tree)
-        unknown = meta.find_undeclared_variables(tree) - self.allowed - {"range"}
+        try:
+            undeclared = meta.find_undeclared_variables(tree)  # compiles: finds unknown filters
+        except jinja2.TemplateError as exc:
+            raise ConversationValueError(
+                f"{field} is not a valid template: {exc.message}; use plain {{{{ variables }}}} "
+                "and the usual filters (join, upper, default, ...)"
+            ) from exc
+        unknown = undeclared - self.allowed - {"range"}
         if unknown:
             raise ConversationValueError(
                 f"{field} uses unknown variable(s) {sorted(unknown)}; "
                 f"available: {sorted(self.allowed)}"
             )
-        self._template = self._env.from_string(tree)
+        try:
+            self._template = self._env.from_string(tree)
+        except jinja2.TemplateError as exc:  # an unknown filter or test, found when compiling
+            raise ConversationValueError(
+                f"{field} is not a valid template: {exc.message}; use plain {{{{ variables }}}} "
+                "and the usual filters (join, upper, default, ...)"
+            ) from exc
+
+    def trial(self, variable_sets: Iterable[Mapping[str, Any]]) -> None:
+        """Render once with each set of representative values and discard the text: a template
+        that fails (an unsafe attribute, a huge result, a division by zero, a missing value)
+        is refused now, naming the field, instead of failing a turn later."""
+        for variables in variable_sets:
+            self.render(variables)
 
     def _check_tree(self, tree: nodes.Template) -> None:
         for node in tree.find_all(_BANNED_NODES):
@@ -182,6 +323,7 @@ class SafeTemplate:
                 f"{self.field} may not use {type(node).__name__.lower()} blocks; "
                 "use plain {{ variables }}, {% if %} and simple {% for %} loops"
             )
+        _check_expressions(tree, self.field)
 
         for loop in tree.find_all(nodes.For):
             if not _bounded_iterable(loop.iter):
@@ -233,6 +375,8 @@ class SafeTemplate:
             raise ConversationValueError(
                 f"{self.field} failed: {exc.message}; available: {sorted(self.allowed)}"
             ) from exc
+        except jinja2.TemplateError as exc:
+            raise ConversationValueError(f"{self.field} failed to render: {exc}") from exc
         except (ArithmeticError, TypeError, ValueError) as exc:
             if isinstance(exc, ConversationValueError):
                 raise

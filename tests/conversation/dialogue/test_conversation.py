@@ -433,17 +433,16 @@ def test_a_forged_speaker_line_stays_inside_the_message() -> None:
     "template", ["{{ ''.__class__.__mro__ }}", "{{ 9 ** 9999999 }}", "{{ 'x' * 999999999 }}"]
 )
 def test_hostile_round_templates_are_rejected_quickly(template: str) -> None:
+    """Refused when given (the constructor), not when first rendered."""
     started = time.perf_counter()
-    c = Conversation(
-        agents("Alice"),
-        max_turns=1,
-        per_round_message_template=template,
-        default_model=scripted("x"),
-    )
     with pytest.raises(ConversationValueError, match="per_round_message_template"):
-        c.converse()
+        Conversation(
+            agents("Alice"),
+            max_turns=1,
+            per_round_message_template=template,
+            default_model=scripted("x"),
+        )
     assert time.perf_counter() - started < 1.0
-    assert c.transcript == []
 
 
 def test_round_message_variables() -> None:

@@ -151,7 +151,7 @@ def test_post_refuses_bad_or_agent_speaker_names(db: Database, speaker: str) -> 
     [
         ("", None, "non-empty"),
         ("   \n", None, "non-empty"),
-        ("x" * 20_001, None, "20000 characters"),
+        ("x" * 20_001, None, "20,000 characters"),
         (None, None, "non-empty"),
         ("hi", "", "request_id"),
         ("hi", 12, "request_id"),
