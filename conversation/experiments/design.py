@@ -302,7 +302,10 @@ def condition_names(config: Mapping[str, Any]) -> dict[str, str]:
 CONDITION_FIELDS = frozenset(
     {"label", "short", "traits", "model", "planner", "opening", "termination", "prompt_template"}
 )
-DESIGN_FIELDS = frozenset({"version", "template", "conditions", "replicates", "budget"})
+#: ``seeds`` and ``rerun_of``: a re-run from the model cache (``runs.rerun_experiment``).
+DESIGN_FIELDS = frozenset(
+    {"version", "template", "conditions", "replicates", "budget", "seeds", "rerun_of"}
+)
 
 
 def check_condition(data: Any, where: str) -> None:
@@ -331,6 +334,10 @@ def check_condition(data: Any, where: str) -> None:
         check_text(data["opening"], f"{where} opening", MAX_MESSAGE_CHARS)
     if data.get("prompt_template") is not None and not isinstance(data["prompt_template"], str):
         raise ConversationValueError(f"{where} prompt_template must be text or null")
+
+
+def _is_seed(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
 
 
 def check_design(config: Any) -> None:
@@ -373,6 +380,17 @@ def check_design(config: Any) -> None:
         )
     for index, condition in enumerate(conditions):
         check_condition(condition, f"conditions[{index}]")
+    seeds = config.get("seeds")
+    if seeds is not None and (
+        not isinstance(seeds, Mapping)
+        or not all(isinstance(k, str) and _is_seed(v) for k, v in seeds.items())
+    ):
+        raise ConversationValueError(
+            "seeds must map room request ids ('c1-r1') to whole-number seeds (a re-run's design)"
+        )
+    rerun_of = config.get("rerun_of")
+    if rerun_of is not None and (not isinstance(rerun_of, int) or isinstance(rerun_of, bool)):
+        raise ConversationValueError("rerun_of must be the id of the experiment re-run, or null")
     replicates = config.get("replicates", 1)
     if not isinstance(replicates, int) or isinstance(replicates, bool):
         raise ConversationValueError(
