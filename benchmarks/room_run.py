@@ -5,7 +5,7 @@ an instant offline model that does no work of its own) runs 1,000 turns in one `
 Each turn's wall time is the time between two calls of the model; the figures are the medians of turns 40-60
 and 790-810, their ratio (target <= 1.5) and the absolute cost at turn 800 (target <= 3 ms).
 
-Run: ``python benchmarks/room_run.py [--turns 1000]`` (no key needed; a temporary HOME).
+Run: ``python benchmarks/room_run.py [--turns 1000] [--no-cache]`` (no key needed; a temporary HOME).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def instant_reply(user_prompt: str, system_prompt: str) -> str:
     return "I see your point; go on."
 
 
-def turn_times(db: Database, turns: int) -> list[float]:
+def turn_times(db: Database, turns: int, *, use_cache: bool = True) -> list[float]:
     agents = AgentList([Agent(name="Alice", traits={"role": "a"}), Agent(name="Bob", traits={})])
     room = Room.create(
         db,
@@ -45,6 +45,7 @@ def turn_times(db: Database, turns: int) -> list[float]:
         termination=MaxTurns(turns),
         model=OfflineModel(func=instant_reply),
         in_process_only=True,  # the reply function lives in this process
+        use_cache=use_cache,  # on: each turn also reads and writes the model cache
     )
     room.post("Talk for a long time.", request_id="start")
     STAMPS.clear()
@@ -55,13 +56,15 @@ def turn_times(db: Database, turns: int) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=1000)
+    parser.add_argument("--no-cache", action="store_true", help="rooms without the model cache")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-room-run-"))
     db = Database(f"sqlite:///{folder / 'rooms.db'}")
-    times = turn_times(db, args.turns)
+    times = turn_times(db, args.turns, use_cache=not args.no_cache)
     early = statistics.median(times[40:60]) * 1000
     late = statistics.median(times[790:810]) * 1000
-    print(f"Room.run, {len(times)} turns, instant model, SQLite file")
+    cache = "without" if args.no_cache else "with"
+    print(f"Room.run, {len(times)} turns, instant model, SQLite file, {cache} the model cache")
     print(f"  per turn at turn 50:  {early:.2f} ms")
     print(f"  per turn at turn 800: {late:.2f} ms  (target <= 3 ms)")
     print(f"  ratio 800/50:         {late / early:.2f}  (target <= 1.5)")
