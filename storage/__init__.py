@@ -38,7 +38,16 @@ from storage.errors import (
 from storage.repository import *  # noqa: F403 - the curated repository API, listed in repository.__all__
 from storage.repository import __all__ as _repository_all
 from storage.secret_guard import check_no_secrets
-from storage.tables import AgentProfile, Analysis, AnalysisAnswer, Event, Experiment, Lease, Room
+from storage.tables import (
+    AgentProfile,
+    Analysis,
+    AnalysisAnswer,
+    Event,
+    Experiment,
+    Lease,
+    Room,
+    RoomConfigVersion,
+)
 from storage.vocabulary import (
     EVENT_KINDS,
     OPEN_TURN_STATES,
@@ -73,6 +82,7 @@ __all__ = [
     "RecordNotFound",
     "RequestIdConflict",
     "Room",
+    "RoomConfigVersion",
     "RoomNotFound",
     "StorageError",
     "StorageValueError",

@@ -32,6 +32,10 @@ from storage.batch import (
     room_logs,
     settle_rooms,
 )
+from storage.config_versions import (
+    change_room_config,
+    room_config_versions,
+)
 from storage.events import (
     append_message,
     events,
@@ -89,6 +93,8 @@ from storage.turns import (
 
 __all__ = [
     "ExperimentRoom",
+    "change_room_config",
+    "room_config_versions",
     "add_experiment_rooms",
     "apply_turns",
     "create_room_with_log",

@@ -122,7 +122,9 @@ class PolicyBase:
     def _choose(self, roster: tuple[str, ...], transcript: Sequence[RoomEvent]) -> str | None:
         raise NotImplementedError
 
-    def because(self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str) -> str:
+    def because(
+        self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str
+    ) -> str:
         """Why ``speaker`` (this policy's choice) speaks next, in plain English."""
         return self.label
 

@@ -168,7 +168,9 @@ class CoordinatorPolicy(PolicyBase):
             return self.coordinator
         return None
 
-    def because(self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str) -> str:
+    def because(
+        self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str
+    ) -> str:
         pick = self.pending_pick(transcript)
         if pick is not None:
             if pick.speaker == self.coordinator:

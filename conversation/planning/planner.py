@@ -209,7 +209,9 @@ class RoundRobinRoomPlanner:
         for rnd in range(current, self.max_rounds):
             speaker = self._next_in_round(names, activity, rnd, previous)
             if speaker is not None:
-                return PlannedTurn(speaker, rnd, reason=_round_reason(names, activity, rnd, speaker))
+                return PlannedTurn(
+                    speaker, rnd, reason=_round_reason(names, activity, rnd, speaker)
+                )
         return None
 
     def _next_in_round(

@@ -105,7 +105,9 @@ class RoundRobinPolicy(_HistoryPolicy):
         last = history[-1] if history else None
         return first_permitted(self.transitions, previous, _rotation(roster, last))
 
-    def because(self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str) -> str:
+    def because(
+        self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str
+    ) -> str:
         turns = [e for e in transcript if e.kind == "message" and e.speaker in roster]
         if turns and turns[-1].passed:
             return "next in order after a pass"
@@ -181,7 +183,9 @@ class FocalSpeakerPolicy(_HistoryPolicy):
         addressee = after if after is not None and after != focal else None
         return PlannedTurn(planned.speaker, planned.round, addressee, planned.reason)
 
-    def because(self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str) -> str:
+    def because(
+        self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str
+    ) -> str:
         if speaker == self.focal_name(roster):
             return "focal agent"
         return "next in order after the focal agent"
@@ -244,7 +248,9 @@ class RandomPolicy(_HistoryPolicy):
         repeat = [last] if last is not None and last in roster else []
         return _draw(self, len(history), previous, [fresh, repeat])
 
-    def because(self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str) -> str:
+    def because(
+        self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str
+    ) -> str:
         return "random draw (seeded)"
 
 
@@ -283,7 +289,9 @@ class RandomInclusivePolicy(_HistoryPolicy):
         repeat = [last] if last is not None and last in members else []
         return _draw(self, len(history), previous, [unseen, others, repeat])
 
-    def because(self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str) -> str:
+    def because(
+        self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str
+    ) -> str:
         return "random draw (seeded) among those yet to speak this cycle"
 
 
@@ -344,7 +352,9 @@ class AddressedPolicy(_QueuePolicy):
     def _invited(self, roster: Sequence[str], event: RoomEvent) -> list[str]:
         return mentioned_roster(event.content, roster)
 
-    def because(self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str) -> str:
+    def because(
+        self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str
+    ) -> str:
         who = self.inviter(roster, transcript, speaker)
         return f"mentioned by {who}" if who else "mentioned"
 
@@ -367,6 +377,8 @@ class FreePolicy(_QueuePolicy):
     def _invited(self, roster: Sequence[str], event: RoomEvent) -> list[str]:
         return list(roster)
 
-    def because(self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str) -> str:
+    def because(
+        self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str
+    ) -> str:
         who = self.inviter(roster, transcript, speaker)
         return f"open floor: answering {who}" if who else "open floor"

@@ -270,10 +270,13 @@ class RoomConfig:
     request_timeout: float = DEFAULT_TIMEOUT_SECONDS
     #: The model's context window in tokens; None: known for known models, 4096 for servers.
     context_window: int | None = None
+    #: Per-agent breakpoints: ``{"before": [names], "after": [names]}`` (see ``breakpoints_of``).
+    breakpoints: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.roster:
             raise ConversationValueError("a room needs at least one agent")
+        object.__setattr__(self, "breakpoints", checked_breakpoints(self.breakpoints, self.names))
         CallSettings(  # validates the three settings together
             max_output_tokens=self.max_output_tokens,
             timeout=self.request_timeout,
@@ -310,6 +313,11 @@ class RoomConfig:
 
     def planner_object(self) -> Any:
         return planner_from_dict(self.planner)
+
+    def breakpoints_of(self, when: str) -> tuple[str, ...]:
+        """The agents with a breakpoint ``when`` (``"before"`` they speak, ``"after"`` each of
+        their turns)."""
+        return tuple((self.breakpoints or {}).get(when, ()))
 
     def termination_object(self) -> Any:
         return termination_from_dict(self.termination) if self.termination is not None else None
@@ -360,6 +368,7 @@ class RoomConfig:
         request_timeout: float = DEFAULT_TIMEOUT_SECONDS,
         context_window: int | None = None,
         in_process_only: bool = False,
+        breakpoints: Mapping[str, Any] | None = None,
     ) -> RoomConfig:
         """From the objects a caller passes to ``Room.create``. A model object that cannot be
         rebuilt in another process is refused unless ``in_process_only`` (see ``bindings``)."""
@@ -395,10 +404,11 @@ class RoomConfig:
             max_output_tokens=max_output_tokens,
             request_timeout=request_timeout,
             context_window=context_window,
+            breakpoints=breakpoints,
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "version": 1,
             "roster": [spec.to_dict() for spec in self.roster],
             "planner": _plain(self.planner),
@@ -414,6 +424,9 @@ class RoomConfig:
             "request_timeout": self.request_timeout,
             "context_window": self.context_window,
         }
+        if self.breakpoints is not None:  # absent when unused: older configs read the same
+            data["breakpoints"] = _plain(self.breakpoints)
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RoomConfig:
@@ -450,6 +463,7 @@ class RoomConfig:
             "max_output_tokens",
             "request_timeout",
             "context_window",
+            "breakpoints",
         }
         unknown = set(data) - known
         if unknown:
@@ -478,7 +492,45 @@ class RoomConfig:
             max_output_tokens=data.get("max_output_tokens", DEFAULT_MAX_OUTPUT_TOKENS),
             request_timeout=data.get("request_timeout", DEFAULT_TIMEOUT_SECONDS),
             context_window=data.get("context_window"),
+            breakpoints=data.get("breakpoints"),
         )
+
+
+#: When a breakpoint pauses a room: before the agent speaks, or after each of its turns.
+BREAKPOINT_KINDS = ("before", "after")
+
+
+def checked_breakpoints(value: Any, roster: tuple[str, ...]) -> dict[str, list[str]] | None:
+    """``{"before": [...], "after": [...]}`` (names of the roster, each once), or None when no
+    breakpoint is set; ``ConversationValueError`` naming the problem otherwise."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise ConversationValueError(
+            f"breakpoints must be a dict like {{'before': ['Ana'], 'after': ['Bo']}}, got {value!r}"
+        )
+    unknown = sorted(set(value) - set(BREAKPOINT_KINDS))
+    if unknown:
+        raise ConversationValueError(
+            f"breakpoints has unknown key(s) {unknown}; use 'before' and/or 'after'"
+        )
+    checked: dict[str, list[str]] = {}
+    for when in BREAKPOINT_KINDS:
+        names = value.get(when) or []
+        if isinstance(names, str) or not isinstance(names, list | tuple):
+            raise ConversationValueError(
+                f"breakpoints[{when!r}] must be a list of agent names, got {names!r}"
+            )
+        strangers = [n for n in names if n not in roster]
+        if strangers:
+            raise ConversationValueError(
+                f"breakpoints[{when!r}] names {strangers}, not on the roster {list(roster)}; "
+                "use agent names of this room"
+            )
+        checked[when] = list(dict.fromkeys(names))
+    if not any(checked.values()):
+        return None
+    return checked
 
 
 REQUEST_SETTINGS = ("max_output_tokens", "request_timeout", "context_window")
@@ -509,7 +561,7 @@ def _config_from_json(key: str) -> RoomConfig:
     """The validated config of a stored JSON document, shared by every caller that reads it:
     so its dicts and lists are read-only (a caller that changed one would change it for all)."""
     config = RoomConfig._from_dict(json.loads(key))
-    for name in ("planner", "model", "termination", "context"):
+    for name in ("planner", "model", "termination", "context", "breakpoints"):
         object.__setattr__(config, name, _frozen(getattr(config, name)))
     for spec in config.roster:
         object.__setattr__(spec, "traits", _frozen(spec.traits))
@@ -578,9 +630,11 @@ __all__ = [
     "NAME_PATTERN",
     "ROOM_PROMPT_VARIABLES",
     "AgentSpec",
+    "BREAKPOINT_KINDS",
     "RetrySettings",
     "RoomConfig",
     "check_name",
+    "checked_breakpoints",
     "REQUEST_SETTINGS",
     "planner_to_dict",
     "request_settings",

@@ -49,6 +49,7 @@ from conversation.models.bindings import ModelCache
 from conversation.models.retries import ROOM_STATUSES, backoff_delay, http_status, is_transient
 from conversation.planning.coordinator import CoordinatorPolicy, InvalidPickError, parse_pick
 from conversation.planning.planner import plan_turn
+from conversation.rooms.breakpoints import breakpoint_pause, released
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.log import LogView, RoomLog, covers_seqs, turn_request_id
 from conversation.rooms.prompt import (
@@ -113,6 +114,7 @@ class Plan:
     prompt: TurnPrompt | None = None
     again: bool = False  # wait: planning again at once may take a turn
     drafting: Drafting | None = None  # claim / resume of a coordinator-after turn
+    notice_data: dict[str, Any] | None = None  # settle: the data of its notice (a breakpoint)
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,11 +209,19 @@ def failure_reason(turn: storage.Event, record: Mapping[str, Any] | None = None)
     )
 
 
-def settlement(room_id: int, token: int, status: str, reason: str | None) -> storage.RoomSettlement:
+def settlement(
+    room_id: int,
+    token: int,
+    status: str,
+    reason: str | None,
+    notice_data: dict[str, Any] | None = None,
+) -> storage.RoomSettlement:
     """The storage settlement of a room (a terminated or failed room gets its reason as a system
-    event too, kept with the event that ended it)."""
+    event too, kept with the event that ended it; so does a room a breakpoint pauses)."""
     notice = data = None
-    if status == RoomStatus.TERMINATED:
+    if status == RoomStatus.PAUSED and reason:
+        notice, data = reason, notice_data
+    elif status == RoomStatus.TERMINATED:
         notice = f"Stopped: {reason}"
         data = {"event": "terminated", "reason": reason}
     elif status == RoomStatus.FAILED and reason:
@@ -329,6 +339,20 @@ class Engine:
         planned = plan_turn(planner, config.names, view.events)
         if planned is None:
             return Plan(StepKind.SETTLE, status=RoomStatus.SETTLED)
+        # Breakpoints, like moderation, are a rule of the room's config read at each turn: the
+        # room pauses here, before any claim or model call (see rooms/breakpoints.py).
+        pause = breakpoint_pause(config, rows, planned.speaker)
+        if pause is not None:
+            return Plan(
+                StepKind.SETTLE,
+                status=RoomStatus.PAUSED,
+                reason=pause.reason,
+                notice_data=pause.data,
+            )
+        because = planned.reason or "chosen by the planner"
+        releaser = released(rows, planned.speaker)
+        if releaser is not None:
+            because = f"{because}; breakpoint released by {releaser}"
         last = rows[-1] if rows else None
         common: dict[str, Any] = {
             "room_id": held.room_id,
@@ -355,7 +379,7 @@ class Engine:
                     data={"event": "summary", "covers_seqs": covers_seqs(view, request.covers)},
                 )
                 return Plan(StepKind.CLAIM, config=config, claim=claim, prompt=summary)
-        if isinstance(planner, CoordinatorPolicy):
+        if isinstance(planner, CoordinatorPolicy) and not planned.mention:
             drafters = planner.candidates_needed(config.names, view.events)
             if drafters:
                 drafting = self._drafting(config, view, planner, drafters)
@@ -377,7 +401,7 @@ class Engine:
         data = None
         eligible = (
             planner.pick_needed(config.names, view.events)
-            if isinstance(planner, CoordinatorPolicy)
+            if isinstance(planner, CoordinatorPolicy) and not planned.mention
             else None
         )
         if eligible is not None:
@@ -393,8 +417,9 @@ class Engine:
                 template=room_template(config),
                 addressee=planned.addressee,
             )
+            data = {"chosen_because": because}
             if planned.addressee is not None:
-                data = {"addressee": planned.addressee}
+                data["addressee"] = planned.addressee
         spec = config.spec(planned.speaker)
         claim = storage.TurnClaim(
             **common,
@@ -503,7 +528,13 @@ class Engine:
         applied = storage.settle_rooms(
             self.db,
             [
-                settlement(held_rooms[i].room_id, held_rooms[i].token, str(p.status), p.reason)
+                settlement(
+                    held_rooms[i].room_id,
+                    held_rooms[i].token,
+                    str(p.status),
+                    p.reason,
+                    p.notice_data,
+                )
                 for i, p in settling
             ],
         )
@@ -739,7 +770,11 @@ class Engine:
             commits=commits,
             settlements=[
                 settlement(
-                    replies[i][0].held.room_id, replies[i][0].held.token, str(p.status), p.reason
+                    replies[i][0].held.room_id,
+                    replies[i][0].held.token,
+                    str(p.status),
+                    p.reason,
+                    p.notice_data,
                 )
                 for i, p in settles
             ],
@@ -863,7 +898,12 @@ class Engine:
             kind="agent",
             speaker=outcome.picked,
             content=outcome.reply.text,
-            data={"candidates": candidates, "picked": outcome.picked, "picked_by": picked_by},
+            data={
+                "candidates": candidates,
+                "picked": outcome.picked,
+                "picked_by": picked_by,
+                "chosen_because": f"picked by coordinator from {len(candidates)} drafts",
+            },
         )
 
     # -- one room ---------------------------------------------------------------------------------
