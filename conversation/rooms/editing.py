@@ -9,6 +9,7 @@ claimed keeps the version it was planned with).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import storage
@@ -64,8 +65,10 @@ def changed_config(
     ``planner``, ...; empty when nothing changes). ``changes`` is a whole ``RoomConfig`` or a
     dict of ``Room.create`` arguments; ``ConversationValueError`` names a bad one."""
     arguments = build_arguments(current)
+    model = current.model  # kept as stored (with its live instance) unless it is changed
     if isinstance(changes, RoomConfig):
         arguments.update(build_arguments(changes))
+        model = changes.model
     elif isinstance(changes, Mapping):
         given = dict(changes)
         if "roster" in given:
@@ -80,12 +83,15 @@ def changed_config(
         if "seed" in given and given["seed"] is None:
             raise ConversationValueError("seed must be an integer (the room's seed is kept)")
         arguments.update(given)
+        model = None if "model" in given else model
     else:
         raise ConversationValueError(
             "update_config takes a dict of settings (e.g. {'moderated': True}) or a RoomConfig, "
             f"got {type(changes).__name__}"
         )
     new = RoomConfig.build(**arguments)
+    if model is not None:
+        new = replace(new, model=model)
     before, after = current.to_dict(), new.to_dict()
     fields = [k for k in after.keys() | before.keys() if before.get(k) != after.get(k)]
     order = list(after)
