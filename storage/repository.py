@@ -79,6 +79,7 @@ from storage.rooms import (
     get_room,
     list_rooms,
     list_runnable_rooms,
+    room_family,
     stop_room,
     update_room,
 )
@@ -95,6 +96,7 @@ __all__ = [
     "ExperimentRoom",
     "change_room_config",
     "room_config_versions",
+    "room_family",
     "add_experiment_rooms",
     "apply_turns",
     "create_room_with_log",

@@ -402,6 +402,32 @@ def _copy_events(session: Any, source_id: int, fork_id: int, at_seq: int) -> Non
     )
 
 
+def room_family(db: Database, room_id: int, limit: int = 500) -> list[Room]:
+    """The fork tree ``room_id`` belongs to: its root (followed up ``parent_room_id``) and every
+    room forked from it, directly or not, in id order (at most ``limit`` rooms). Raises
+    :class:`RoomNotFound`."""
+    with db.read() as session:
+        room = session.get(Room, room_id)
+        if room is None:
+            raise RoomNotFound(f"room {room_id} does not exist")
+        seen = {room_id}
+        while room.parent_room_id is not None and room.parent_room_id not in seen:
+            parent = session.get(Room, room.parent_room_id)
+            if parent is None:
+                break
+            seen.add(parent.id)  # type: ignore[arg-type]
+            room = parent
+        family = {room.id: room}
+        frontier = [room.id]
+        while frontier and len(family) < limit:
+            children = session.exec(
+                select(Room).where(col(Room.parent_room_id).in_(frontier)).limit(limit)
+            ).all()
+            frontier = [c.id for c in children if c.id not in family]
+            family.update({c.id: c for c in children})
+        return [family[key] for key in sorted(family)][:limit]  # type: ignore[type-var]
+
+
 def list_runnable_rooms(db: Database, now: datetime | None = None, limit: int = 100) -> list[int]:
     """Ids of rooms a worker may pick up: status ``running`` and lease free, released or expired.
 
@@ -437,6 +463,7 @@ __all__ = [
     "list_rooms",
     "list_runnable_rooms",
     "create_room_with_log",
+    "room_family",
     "new_room_values",
     "stop_room",
     "update_room",

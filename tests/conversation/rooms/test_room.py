@@ -354,9 +354,12 @@ def test_fork_copies_the_log_up_to_seq_and_records_its_parent(db: Database) -> N
     assert fork.id != room.id
     assert (fork.record.parent_room_id, fork.record.parent_seq) == (room.id, 2)
     assert fork.status == "idle" and fork.config == room.config
-    assert [(e.seq, e.kind, e.speaker, e.content, e.request_id) for e in fork.events()] == [
+    copied, notice = fork.events()[:-1], fork.events()[-1]
+    assert [(e.seq, e.kind, e.speaker, e.content, e.request_id) for e in copied] == [
         (e.seq, e.kind, e.speaker, e.content, e.request_id) for e in parent_log[:2]
     ]
+    # The fork says where it came from (a system event, never shown to agents as a message).
+    assert (notice.seq, notice.kind, notice.data["event"]) == (3, "system", "forked")
     # The fork goes its own way; the parent is untouched.
     drive_with(fork, OfflineModel(replies=["another continuation"]))
     fork.post("a different question")
