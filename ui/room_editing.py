@@ -61,6 +61,25 @@ def _roster_section(db: Any, config: Any, key: str) -> list[Any]:
     return agents
 
 
+def _normal(field: str, value: Any) -> Any:
+    """A stored setting in its canonical form (defaults filled in), to compare like with like."""
+    if field == "termination" and value:
+        from conversation.termination.conditions import termination_from_dict
+
+        return termination_from_dict(value).to_dict()
+    if field == "model" and value:
+        # The same model whether or not this process holds its live object, and with the
+        # offline model's zero pace left out (as the picker leaves it out).
+        parameters = {
+            k: v
+            for k, v in (value.get("parameters") or {}).items()
+            if not (k == "latency" and not v) and k != "scripted"
+        }
+        rest = {k: v for k, v in value.items() if k not in ("instance", "parameters")}
+        return {**rest, "parameters": parameters}
+    return value
+
+
 def settings_changes(config: Any, values: dict[str, Any]) -> dict[str, Any]:
     """Only the settings of ``values`` that differ from ``config`` (what "Apply" sends)."""
     data = config.to_dict()
@@ -69,9 +88,11 @@ def settings_changes(config: Any, values: dict[str, Any]) -> dict[str, Any]:
     if names != list(config.names):
         changes["agents"] = values["agents"]
     for field in ("planner", "termination", "moderated", "prompt_template", "context"):
-        if field in values and values[field] != data.get(field):
+        if field in values and _normal(field, values[field]) != _normal(field, data.get(field)):
             changes[field] = values[field]
-    if values.get("model") is not None and values["model"] != data["model"]:
+    if values.get("model") is not None and _normal("model", values["model"]) != _normal(
+        "model", data["model"]
+    ):
         changes["model"] = values["model"]
     wanted = {k: list(v) for k, v in (values.get("breakpoints") or {}).items() if v}
     if wanted != {k: v for k, v in (data.get("breakpoints") or {}).items() if v}:
