@@ -65,7 +65,8 @@ def changed_config(
     ``planner``, ...; empty when nothing changes). ``changes`` is a whole ``RoomConfig`` or a
     dict of ``Room.create`` arguments; ``ConversationValueError`` names a bad one."""
     arguments = build_arguments(current)
-    model = current.model  # kept as stored (with its live instance) unless it is changed
+    # The model is kept as stored (with its live instance) unless it is changed.
+    model: Mapping[str, Any] | None = current.model
     if isinstance(changes, RoomConfig):
         arguments.update(build_arguments(changes))
         model = changes.model
