@@ -761,7 +761,11 @@ class Engine:
             if commit.room_status is None and held.room is not None:
                 upcoming = self.plan(held.room, held)
                 wanted = (StepKind.SETTLE, StepKind.FAIL, StepKind.CLAIM)[: 3 if claim_next else 2]
-                if upcoming.kind in wanted and upcoming.write:
+                # A breakpoint's pause is not written with this commit: the settings may have
+                # changed while the turn ran (a claim would be refused by its expected seq; a
+                # settlement is not), so the next step decides it from a fresh read.
+                breakpoint = upcoming.status == RoomStatus.PAUSED
+                if upcoming.kind in wanted and upcoming.write and not breakpoint:
                     follow.append((index, upcoming))
         claims = [(i, p) for i, p in follow if p.kind == StepKind.CLAIM]
         settles = [(i, p) for i, p in follow if p.kind != StepKind.CLAIM]

@@ -360,3 +360,13 @@ def test_export_carries_the_versions_and_import_restores_them(db: Database) -> N
     assert again.config_versions()[1]["by"] == "ann"
     assert again.config.moderated is True
     assert again.export()["config_versions"] == exported["config_versions"]
+
+
+def test_deleting_an_edited_room_leaves_no_versions_behind(db: Database) -> None:
+    import storage
+
+    room = make_room(db)
+    room.update_config({"moderated": True})
+    assert len(storage.room_config_versions(db, room.id)) == 2
+    assert storage.delete_room(db, room.id)
+    assert storage.room_config_versions(db, room.id) == []
