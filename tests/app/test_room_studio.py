@@ -131,3 +131,16 @@ def test_the_room_page_panels_are_fragments() -> None:
                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
             }
             assert not called & widgets, called & widgets
+
+
+def test_fork_giving_a_message_to_another_agent(db: Database) -> None:
+    room = mug_room(db)
+    room.run(max_turns=1)
+    at = app("pages/room.py", room=str(room.id))
+    at.selectbox(key=f"fork-at-{room.id}").set_value(2).run()
+    at.selectbox(key=f"fork-speaker-{room.id}-2").set_value("Seller").run()
+    at.button(key=f"fork-{room.id}").click().run()
+    assert not at.exception
+    fork = Room.open(db, max(r.id for r in repo.list_rooms(db)))
+    assert fork.events()[1].speaker == "Seller" and fork.status == "paused"
+    assert fork.events()[1].data["forked_from"]["speaker"] == "Buyer"

@@ -370,3 +370,29 @@ def test_deleting_an_edited_room_leaves_no_versions_behind(db: Database) -> None
     assert len(storage.room_config_versions(db, room.id)) == 2
     assert storage.delete_room(db, room.id)
     assert storage.room_config_versions(db, room.id) == []
+
+
+def test_a_turn_already_claimed_keeps_its_version(db: Database) -> None:
+    import asyncio
+
+    import storage
+    from conversation.rooms.engine import Call, Engine, HeldRoom
+    from tests.support.room_common import FixedModels
+
+    room = make_room(db, termination=MaxTurns(4))
+    room.post("hello")
+    engine = Engine(db, "test-owner")
+    engine.models = FixedModels(OfflineModel(seed=1, mention_probability=0))
+    token = storage.acquire_lease(db, room.id, "test-owner", 60)
+    assert token is not None
+    held = HeldRoom(room.id, token)
+    [call] = engine.begin([held])
+    assert isinstance(call, Call) and call.turn.speaker == "Alice"
+    room.update_config({"moderated": True}, by="ann")  # while Alice's turn is being written
+    reply = asyncio.run(engine.call(call))
+    [step] = engine.finish([(call, reply)], claim_next=True)  # type: ignore[list-item]
+    assert step.turn is not None and step.turn.state == "done"  # claimed under version 1
+    assert held.pending is None  # the next claim, planned from version 1, was not made
+    storage.release_lease(db, room.id, "test-owner", token)
+    [draft] = room.run()
+    assert draft.speaker == "Bob" and draft.state == "waiting"  # version 2 from the next turn
