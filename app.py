@@ -1,9 +1,15 @@
-"""Conversation rooms: the web app's entry point (`streamlit run app.py`).
+"""Conversation rooms: the web app's entry point (``streamlit run app.py``).
 
-Page configuration, navigation over the screens in ``pages/``, the shared sidebar and the
-in-process runner all live in :mod:`ui.bootstrap`; this file only starts them.
+An ``st.App`` (Streamlit's ASGI server) serving the Streamlit script ``streamlit_app.py``. Its
+lifespan (:func:`ui.bootstrap.lifespan`) opens the database and starts the in-process runner
+when the server starts, not on the first page visit, so rooms left running by a previous server
+go on at once; when the server stops (SIGTERM) the runner releases its rooms' leases.
 """
 
-from ui.bootstrap import run_app
+from pathlib import Path
 
-run_app()
+import streamlit as st
+
+from ui.bootstrap import lifespan
+
+app = st.App(str(Path(__file__).resolve().with_name("streamlit_app.py")), lifespan=lifespan)

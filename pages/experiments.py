@@ -216,9 +216,21 @@ experiment_id = current
 experiment = repo.get_experiment(db, experiment_id)
 
 st.subheader(escape_markdown(experiment.name))
-c1, c2 = st.columns([1, 3])
+c1, c3, c2 = st.columns([1, 2, 2])
 if c1.button("Stop", key="exp-stop", disabled=experiment.status != "running"):
     ex.stop(db, experiment_id)
+    st.rerun()
+rerun_slot = f"experiment-rerun-{experiment_id}"
+request_id(rerun_slot)  # drawn with the button: a double click makes one re-run
+if c3.button(
+    "Re-run from cache",
+    key="exp-rerun",
+    help="The same design as a new experiment, each room with its original seed: every answer "
+    "the model gave comes from the model cache, so the transcripts repeat exactly, at no cost.",
+):
+    rerun = once(rerun_slot, lambda: ex.rerun_experiment(db, experiment_id))
+    wake_runner()
+    st.query_params["experiment"] = str(rerun)
     st.rerun()
 c2.page_link(
     "pages/results.py",

@@ -8,6 +8,7 @@ from storage import repository as repo
 from ui import charts, results
 from ui import experiments as ex
 from ui.bootstrap import database, page_setup
+from ui.coding import results_coding
 from ui.live import LiveCache, render_transcript
 from ui.params import parse_id
 from ui.widgets import escape_markdown, model_picker, synced_selectbox
@@ -90,7 +91,7 @@ charts_tab, transcript_tab, compare_tab, analysis_tab, export_tab = st.tabs(
 )
 
 with charts_tab:
-    events = frames.events_frame(db, selected, kinds=["human", "agent", "pass"])
+    events = frames.events_frame(db, selected, kinds=["human", "agent", "pass"], provenance=False)
     speaker_filter = charts.clicked_values(st.session_state.get("chart-speakers"))
     c1, c2 = st.columns(2)
     c1.plotly_chart(charts.speaker_activity(events), key="chart-speakers", on_select="rerun")
@@ -300,3 +301,5 @@ with export_tab:
         key="dl-edsl",
         on_click="ignore",
     )
+
+results_coding(db, selected)  # tags: filter, counts by condition, the coding CSV

@@ -18,6 +18,7 @@ from ui.bootstrap import (
     wake_runner,
 )
 from ui.branches import branch_tree, compare_branches, fork_panel
+from ui.coding import tag_panel
 from ui.live import forget, live_transcript
 from ui.params import parse_id
 from ui.room_details import prompt_preview, turn_details_panel
@@ -242,6 +243,9 @@ with right:
             key=f"export-csv-{room_id}",
             on_click="ignore",
         )
+
+    with st.expander("Code messages (qualitative tags)"):
+        tag_panel(db, shown_id, room.events(), by=human_name())
 
     st.caption(
         "Address agents with "

@@ -23,8 +23,10 @@ from sqlalchemy import and_, case, func, or_, select
 from sqlalchemy.sql import ColumnElement
 
 from storage._tx import as_set, check_limit
+from storage.codes import tag_labels
 from storage.database import Database
-from storage.tables import AnalysisAnswer, Event, Room
+from storage.provenance import PROVENANCE_COLUMNS, provenance_row
+from storage.tables import AnalysisAnswer, Event, MessageTag, Room
 
 ROOM_COLUMNS = [
     "room_id",
@@ -73,6 +75,16 @@ EVENT_COLUMNS = [
     "request_id",
     "created_at",
 ]
+# The provenance columns every export shares (storage.provenance), then the message's tags.
+EVENT_COLUMNS += [c for c in PROVENANCE_COLUMNS if c not in EVENT_COLUMNS] + ["tags"]
+# What events_frame reads: never ``saw`` (a turn's list of every seq it saw: quadratic in a long
+# room's length) nor the retry bookkeeping.
+_EVENT_READ = (
+    "id", "room_id", "seq", "activity", "round", "kind", "speaker", "content", "words", "state",
+    "request_id", "visible_to", "data", "model", "input_tokens", "output_tokens", "cost",
+    "latency", "error", "attempts", "created_at", "updated_at",
+)  # fmt: skip
+_PROVENANCE_ONLY = ("data", "visible_to", "updated_at")
 SPEAKER_COLUMNS = [
     "speaker",
     "kind",
@@ -207,21 +219,22 @@ def events_frame(
     kinds: str | Collection[str] | None = None,
     limit: int | None = None,
     offset: int = 0,
+    provenance: bool = True,
 ) -> pd.DataFrame:
-    """The events of one or many rooms, ordered by (room_id, seq): the transcript table.
+    """The events of one or many rooms, ordered by (room_id, seq): the transcript table, and the
+    room CSV and Results events CSV exports. ``provenance=False`` (charts, which need none of
+    it) leaves the provenance and ``tags`` cells empty and skips their work (a few times faster
+    on a long room); every export keeps the default.
 
     ``after_seq`` applies to every room (for one room: the live tail). Columns: ``EVENT_COLUMNS``
-    (``error_type``/``error_message`` are unpacked from the error document).
+    (``error_type``/``error_message`` are unpacked from the error document; the provenance
+    columns are :func:`storage.provenance.provenance_row`'s; ``tags`` lists the message's tag
+    labels as a JSON array, see :mod:`storage.codes`).
     """
     check_limit(limit, offset)
     ids = [room_ids] if isinstance(room_ids, int) else list(room_ids)
     query = (
-        select(
-            *[_T.c[name] for name in EVENT_COLUMNS[:15]],
-            _T.c.error,
-            _T.c.request_id,
-            _T.c.created_at,
-        )
+        select(*[_T.c[n] for n in _EVENT_READ if provenance or n not in _PROVENANCE_ONLY])
         .where(_T.c.room_id.in_(ids))
         .order_by(_T.c.room_id, _T.c.seq)
         .offset(offset)
@@ -235,8 +248,34 @@ def events_frame(
         query = query.limit(limit)
     with db.read() as session:
         rows = session.connection().execute(query).all()
-    unpacked = [(*row[:15], *_error_fields(row[15]), row[16], row[17]) for row in rows]
-    return _frame(unpacked, EVENT_COLUMNS)
+    labels = tag_labels(db, ids) if rows and provenance else {}
+    records = []
+    for row in rows:
+        record = provenance_row(row, times_as_text=False) if provenance else _basic(row)
+        error_type, error_message = _error_fields(row.error)
+        record.update(
+            activity=row.activity,
+            round=row.round,
+            content=row.content,
+            words=row.words,
+            latency=row.latency,
+            attempts=row.attempts,
+            error_type=error_type,
+            error_message=error_message,
+            request_id=row.request_id,
+            tags=labels.get(row.id),
+        )
+        records.append(tuple(record.get(name) for name in EVENT_COLUMNS))
+    return _frame(records, EVENT_COLUMNS)
+
+
+def _basic(row: Any) -> dict[str, Any]:
+    """The stored columns of an event row that the charts read (no provenance)."""
+    return {
+        name: getattr(row, name)
+        for name in ("room_id", "seq", "kind", "speaker", "state", "model", "input_tokens",
+                     "output_tokens", "cost", "created_at")
+    } | {"event_id": row.id}  # fmt: skip
 
 
 def _error_fields(error: dict[str, Any] | None) -> tuple[Any, Any]:
@@ -344,8 +383,67 @@ def analysis_frame(db: Database, analysis_id: int) -> pd.DataFrame:
     return _frame([(*row[:10], *_error_fields(row[10])) for row in rows], columns)
 
 
+TAG_COLUMNS = [
+    "tag_id",
+    "room_id",
+    "experiment_id",
+    "condition",
+    "seq",
+    "event_id",
+    "kind",
+    "speaker",
+    "content",
+    "label",
+    "rating",
+    "note",
+    "by",
+    "created_at",
+    "updated_at",
+]
+
+
+def tags_frame(db: Database, room_ids: Sequence[int] | None = None) -> pd.DataFrame:
+    """Every message tag of some rooms (all rooms: ``None``) with its message and its room's
+    design fields: the coding table (its own CSV export, and tag counts by condition).
+
+    Columns: ``TAG_COLUMNS`` (``created_at``/``updated_at`` are the tag's)."""
+    tags = MessageTag.__table__  # type: ignore[attr-defined]
+    rooms = Room.__table__  # type: ignore[attr-defined]
+    query = (
+        select(
+            tags.c.id,
+            tags.c.room_id,
+            rooms.c.experiment_id,
+            rooms.c.condition,
+            _T.c.seq,
+            tags.c.event_id,
+            _T.c.kind,
+            _T.c.speaker,
+            _T.c.content,
+            tags.c.label,
+            tags.c.rating,
+            tags.c.note,
+            tags.c.by,
+            tags.c.created_at,
+            tags.c.updated_at,
+        )
+        .join(_T, _T.c.id == tags.c.event_id)
+        .join(rooms, rooms.c.id == tags.c.room_id)
+        .order_by(tags.c.room_id, _T.c.seq, tags.c.id)
+    )
+    if room_ids is not None:
+        query = query.where(tags.c.room_id.in_(list(room_ids)))
+    with db.read() as session:
+        rows = session.connection().execute(query).all()
+    frame = _frame(rows, TAG_COLUMNS)
+    frame["rating"] = frame["rating"].astype("Int64")
+    return frame
+
+
 __all__ = [
     "EVENT_COLUMNS",
+    "TAG_COLUMNS",
+    "tags_frame",
     "ROOM_COLUMNS",
     "SPEAKER_COLUMNS",
     "STAT_COLUMNS",

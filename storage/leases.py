@@ -13,11 +13,12 @@ machines, keep clocks synchronised (NTP) and TTLs far above the skew (tens of se
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Mapping
 from datetime import timedelta
 
 from sqlalchemy import insert, update
 
-from storage._tx import _LEASE, LEASES, holds_lease, lease_ok, lock_room
+from storage._tx import _LEASE, LEASES, holds_lease, lease_ok, lock_room, lock_rooms
 from storage.database import Database
 from storage.errors import LeaseLost, StorageValueError
 from storage.tables import Lease
@@ -67,6 +68,76 @@ def acquire_lease(db: Database, room_id: int, owner: str, ttl_seconds: float) ->
             )
     log.debug("room %s: lease %s acquired by %s", room_id, token, owner)
     return token
+
+
+def acquire_leases(
+    db: Database, room_ids: Iterable[int], owner: str, ttl_seconds: float
+) -> dict[int, int]:
+    """:func:`acquire_lease` for many rooms in one write transaction (rooms locked in id order,
+    so two workers taking overlapping sets cannot deadlock): ``{room_id: token}`` of the leases
+    taken; rooms held by anyone, or gone, are left out."""
+    _check(owner, ttl_seconds)
+    ids = sorted(set(room_ids))
+    if not ids:
+        return {}
+    now = db.now()
+    expires = now + timedelta(seconds=ttl_seconds)
+    taken: dict[int, int] = {}
+    with db.write_connection() as conn:
+        existing = lock_rooms(conn, ids)  # in id order; also: which rooms still exist
+        for room_id in ids:
+            if room_id not in existing:
+                continue
+            row = conn.execute(_LEASE, {"room_id": room_id}).first()
+            if row is None:
+                conn.execute(
+                    insert(LEASES).values(
+                        room_id=room_id, owner=owner, token=1, acquired_at=now, expires_at=expires
+                    )
+                )
+                taken[room_id] = 1
+                continue
+            held_by, current, expires_at = row
+            if held_by is not None and expires_at is not None and expires_at > now:
+                continue
+            taken[room_id] = int(current) + 1
+            conn.execute(
+                update(LEASES)
+                .where(LEASES.c.room_id == room_id)
+                .values(owner=owner, token=taken[room_id], acquired_at=now, expires_at=expires)
+            )
+    if taken:
+        log.debug("leases of rooms %s acquired by %s", sorted(taken), owner)
+    return taken
+
+
+def renew_leases(
+    db: Database, leases: Mapping[int, int], owner: str, ttl_seconds: float
+) -> set[int]:
+    """:func:`renew_lease` for many ``{room_id: token}`` in one write transaction; returns the
+    rooms whose lease is lost (expired, released or taken over)."""
+    _check(owner, ttl_seconds)
+    if not leases:
+        return set()
+    now = db.now()
+    lost: set[int] = set()
+    with db.write_connection() as conn:
+        ids = sorted(leases)
+        existing = lock_rooms(conn, ids)
+        for room_id in ids:
+            row = (
+                conn.execute(_LEASE, {"room_id": room_id}).first() if room_id in existing else None
+            )
+            token = leases[room_id]
+            if row is None or row[0] != owner or not lease_ok(row[0], row[1], row[2], token, now):
+                lost.add(room_id)
+                continue
+            conn.execute(
+                update(LEASES)
+                .where(LEASES.c.room_id == room_id)
+                .values(expires_at=now + timedelta(seconds=ttl_seconds))
+            )
+    return lost
 
 
 def renew_lease(db: Database, room_id: int, owner: str, token: int, ttl_seconds: float) -> bool:
@@ -131,10 +202,12 @@ def require_lease(db: Database, room_id: int, token: int) -> None:
 
 __all__ = [
     "acquire_lease",
+    "acquire_leases",
     "get_lease",
     "holds_lease",
     "lease_is_current",
     "release_lease",
     "renew_lease",
+    "renew_leases",
     "require_lease",
 ]

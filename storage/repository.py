@@ -9,7 +9,9 @@ they live in small modules by concept:
 - :mod:`storage.leases`: per-room leases with fencing tokens;
 - :mod:`storage.experiments`: experiment designs and their rooms;
 - :mod:`storage.profiles`: the agent library;
-- :mod:`storage.analysis`: analyses and their answers.
+- :mod:`storage.analysis`: analyses and their answers;
+- :mod:`storage.codes`: codebooks and message tags (qualitative coding).
+- :mod:`storage.cache`: the persistent model cache (answers by EDSL's cache key).
 """
 
 from __future__ import annotations
@@ -31,6 +33,21 @@ from storage.batch import (
     release_leases,
     room_logs,
     settle_rooms,
+)
+from storage.cache import (
+    cache_size,
+    cached_responses,
+    clear_model_cache,
+    store_cached_responses,
+)
+from storage.codes import (
+    add_code_label,
+    code_labels,
+    delete_tag,
+    get_tag,
+    message_tags,
+    remove_code_label,
+    tag_event,
 )
 from storage.config_versions import (
     change_room_config,
@@ -57,10 +74,12 @@ from storage.experiments import (
 )
 from storage.leases import (
     acquire_lease,
+    acquire_leases,
     get_lease,
     lease_is_current,
     release_lease,
     renew_lease,
+    renew_leases,
     require_lease,
 )
 from storage.profiles import (
@@ -94,6 +113,10 @@ from storage.turns import (
 
 __all__ = [
     "ExperimentRoom",
+    "cache_size",
+    "cached_responses",
+    "clear_model_cache",
+    "store_cached_responses",
     "change_room_config",
     "room_config_versions",
     "room_family",
@@ -109,9 +132,13 @@ __all__ = [
     "room_logs",
     "TurnCommit",
     "acquire_lease",
+    "acquire_leases",
+    "renew_leases",
+    "add_code_label",
     "answers",
     "append_message",
     "claim_turn",
+    "code_labels",
     "commit_turn",
     "commit_turns",
     "count_rooms",
@@ -123,6 +150,7 @@ __all__ = [
     "delete_analysis",
     "delete_experiment",
     "delete_room",
+    "delete_tag",
     "events",
     "find_event",
     "fork_room",
@@ -132,6 +160,7 @@ __all__ = [
     "get_experiment",
     "get_lease",
     "get_room",
+    "get_tag",
     "import_event",
     "import_events",
     "latest_seq",
@@ -141,12 +170,15 @@ __all__ = [
     "list_experiments",
     "list_rooms",
     "list_runnable_rooms",
+    "message_tags",
     "open_turn",
     "record_answer",
     "record_attempt",
     "release_lease",
+    "remove_code_label",
     "renew_lease",
     "require_lease",
+    "tag_event",
     "update_agent_profile",
     "update_analysis",
     "update_experiment",

@@ -219,6 +219,66 @@ class AnalysisAnswer(SQLModel, table=True):
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
 
 
+class CodeLabel(SQLModel, table=True):
+    """A label of a qualitative-coding codebook: an experiment's (shared by its rooms) or, for a
+    room outside any experiment, the room's own. Revision 0007."""
+
+    __tablename__ = "code_labels"
+    __table_args__ = (
+        # The codebook of one experiment / one room; deleting either cascades through these.
+        sa.Index("ix_code_labels_experiment", "experiment_id"),
+        sa.Index("ix_code_labels_room", "room_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    experiment_id: int | None = Field(
+        default=None, foreign_key="experiments.id", ondelete="CASCADE"
+    )
+    room_id: int | None = Field(default=None, foreign_key="rooms.id", ondelete="CASCADE")
+    label: str = Field(max_length=80)
+    description: str | None = Field(default=None, sa_type=sa.Text)
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class MessageTag(SQLModel, table=True):
+    """A researcher's code on one message: a label of the codebook, an optional rating and note,
+    who and when. Never part of event data (events stay the room's log). Revision 0007."""
+
+    __tablename__ = "message_tags"
+    __table_args__ = (
+        # One tag per (message, label, coder): tagging again updates the rating and note. It also
+        # serves the cascade from a deleted event.
+        sa.UniqueConstraint("event_id", "label", "by", name="uq_message_tags_event_label_by"),
+        # A room's tags (transcript, exports) and the cascade from a deleted room.
+        sa.Index("ix_message_tags_room", "room_id", "event_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    event_id: int = Field(foreign_key="events.id", ondelete="CASCADE")
+    room_id: int = Field(foreign_key="rooms.id", ondelete="CASCADE")
+    label: str = Field(max_length=80)
+    rating: int | None = None
+    note: str | None = Field(default=None, sa_type=sa.Text)
+    by: str
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class CachedResponse(SQLModel, table=True):
+    """One model answer of the persistent model cache (EDSL's ``CacheEntry``, as its
+    ``to_dict()``), found by EDSL's cache key: a hash of the model, its parameters, both prompts
+    and the iteration. Written once (a second writer of the same key changes nothing), shared by
+    every process using the database. Revision 0003."""
+
+    __tablename__ = "model_cache"
+
+    key: str = Field(primary_key=True, max_length=64)
+    model: str
+    service: str | None = None
+    entry: dict[str, Any] = Field(default_factory=dict, sa_type=JSONDoc())
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
 # Instrument the models now: the repository builds snapshots with ``model_construct`` on Core
 # paths, and attribute access on those needs configured mappers even if no ORM query ran yet.
 configure_mappers()
@@ -227,9 +287,12 @@ __all__ = [
     "AgentProfile",
     "Analysis",
     "AnalysisAnswer",
+    "CodeLabel",
+    "CachedResponse",
     "Event",
     "Experiment",
     "Lease",
+    "MessageTag",
     "OPEN_TURN_WHERE",
     "Room",
     "RoomConfigVersion",

@@ -1,6 +1,6 @@
 """Shared set-up for every screen: page config, navigation, the database, the runner, the sidebar.
 
-Navigation. ``app.py`` calls :func:`run_app`, which registers the screens of ``pages/`` with
+Navigation. ``streamlit_app.py`` (served by ``app.py``'s ``st.App``) calls :func:`run_app`, which registers the screens of ``pages/`` with
 ``st.navigation`` and runs the chosen one. Streamlit has a trap here (see TESTING.md): because a
 folder named ``pages/`` sits beside ``app.py``, a fresh server starts in the legacy multipage mode,
 and the first visitor who arrives by a deep link (``/room?room=7``) gets ``pages/room.py`` run on
@@ -11,8 +11,9 @@ served by the app's navigation with its sidebar, runner and page config. ``tests
 server (and AppTest, which resets that mode on every run, exercises the same path).
 
 Database and runner. One :class:`storage.Database` and one in-process runner per server process and
-database URL (``st.cache_resource``); the runner never calls ``st.*`` and is stopped through
-``on_release`` (``st.cache_resource.clear()`` in tests).
+database URL (``st.cache_resource``), started by the server's :func:`lifespan` (or, when the
+script is run on its own, by the first page); the runner never calls ``st.*`` and is stopped with
+the server, or through ``on_release`` (``st.cache_resource.clear()`` in tests).
 """
 
 from __future__ import annotations
@@ -136,6 +137,30 @@ def _runner(url: str):  # type: ignore[no-untyped-def]
     # lease timeout.
     atexit.register(_stop_runner, runner)
     return runner
+
+
+@contextlib.asynccontextmanager
+async def lifespan(app):  # type: ignore[no-untyped-def]
+    """The server's start and stop (``st.App`` in ``app.py``): the database is opened (and
+    migrated) and the runner started before the first visitor, and stopped with the server. A
+    database that cannot be opened does not stop the server: the pages say what is wrong."""
+    import anyio
+
+    runner = await anyio.to_thread.run_sync(_start_with_server)
+    try:
+        yield
+    finally:
+        if runner is not None:
+            await anyio.to_thread.run_sync(_stop_runner, runner)
+
+
+def _start_with_server():  # type: ignore[no-untyped-def]
+    _load_secrets_into_environment()
+    try:
+        return ensure_runner()
+    except Exception:  # noqa: BLE001 - reported by the first page, which opens it again
+        log.exception("the runner could not start with the server")
+        return None
 
 
 def ensure_runner():  # type: ignore[no-untyped-def]

@@ -27,6 +27,7 @@ import streamlit as st
 
 from storage import repository as repo
 
+from . import provenance
 from .widgets import avatar, escape_markdown
 
 FAST_SECONDS = float(os.environ.get("ROOMS_UI_POLL_SECONDS", "0.75"))
@@ -121,25 +122,36 @@ def status_line(room: Any, cache: LiveCache) -> str:
 
 
 def render_event(event: Any, roster: Sequence[str]) -> None:
-    """One log entry as a chat message (bodies as plain text) or a one-line notice."""
-    special = (event.data or {}).get("event")
-    if event.kind == "system" and special == "pick":
-        chosen = "no one" if (event.data or {}).get("passed") else event.content
+    """One log entry as a chat message (bodies as plain text) or a one-line notice, with its
+    provenance (``ui.provenance``): private recipients, who acted and when, why the speaker was
+    chosen, cache hits, and an edit's original draft, denied drafts and candidates not chosen
+    one click away."""
+    data = event.data or {}
+    special = data.get("event")
+    if special == "pick" and (event.kind == "system" or event.state == "done"):
+        # A coordinator's pick (a system notice, or the coordinator agent's own pick turn).
+        if event.kind == "system":
+            chosen = "no one" if data.get("passed") else event.content
+        else:
+            chosen = data.get("pick") or "no one"
         st.caption(
             f"{escape_markdown(event.speaker)} picked {escape_markdown(chosen)} to speak next."
         )
+        _provenance(event)
         return
     if event.kind == "system":
         st.caption(f":material/info: {escape_markdown(event.content)}")
+        _provenance(event)
         return
     if special == "summary":
-        covered = (event.data or {}).get("covers_seqs") or []
+        covered = data.get("covers_seqs") or []
         span = f" of #{covered[0]}-#{covered[1] - 1}" if len(covered) == 2 else ""  # [start, end)
         with st.expander(f"Summary{span} (what agents are shown instead of those messages)"):
             st.text(event.content if event.state == "done" else "…")
         return
     if event.kind == "pass":
-        st.caption(f"{escape_markdown(event.speaker)} passed.")
+        st.caption(f"{escape_markdown(event.speaker)} passed (#{event.seq}).")
+        _provenance(event)
         return
     if event.kind == "agent" and event.state in ("stopped", "abandoned"):
         # A turn a person skipped (Pass, Stop, Abandon): it counts as a pass and published
@@ -151,6 +163,7 @@ def render_event(event: Any, roster: Sequence[str]) -> None:
         if event.content:
             with st.expander("Its unpublished draft"):
                 st.text(event.content)
+        _provenance(event)
         return
     with st.chat_message(event.speaker, avatar=avatar(event.speaker, roster, event.kind)):
         who = (
@@ -170,6 +183,18 @@ def render_event(event: Any, roster: Sequence[str]) -> None:
             st.text(f"[failed] {message}")
         else:
             st.text(event.content)
+        _provenance(event)
+
+
+def _provenance(event: Any) -> None:
+    """The event's provenance notes (one caption) and its one-click texts (expanders)."""
+    notes = provenance.marks(event)
+    if notes:
+        st.caption(escape_markdown(" · ".join(notes)))
+    for title, texts in provenance.one_click_texts(event):
+        with st.expander(escape_markdown(title)):
+            for text in texts:
+                st.text(text)
 
 
 def _state_note(event: Any) -> str:

@@ -11,6 +11,7 @@ import pandas as pd
 
 from storage import ROOM_STATUSES
 from storage import repository as repo
+from storage.provenance import provenance_row
 
 STATUSES = ROOM_STATUSES
 QUESTION_TYPES = {
@@ -247,7 +248,8 @@ def export_edsl_results(db: Any, room_ids: Sequence[int]) -> str:
 
 def rooms_to_results(db: Any, room_ids: Sequence[int]) -> Any:
     """One EDSL ``Result`` per finished agent message: the agent (name, traits), the room as the
-    scenario (id, name, condition, replicate, seq), the model, the text as the answer to a
+    scenario (name, condition, replicate, activity and the provenance columns every export
+    shares: ``storage.provenance.PROVENANCE_COLUMNS``), the model, the text as the answer to a
     ``dialogue`` free-text question, and the turn's tokens and cost. Text is neutralised the way
     every value entering EDSL is (``safety.neutralize``); the database keeps the original."""
     from edsl import Agent, QuestionFreeText, Results, Scenario, Survey
@@ -278,12 +280,15 @@ def rooms_to_results(db: Any, room_ids: Sequence[int]) -> Any:
                     agent=Agent(name=spec.name, traits=neutralize_value(dict(spec.traits))),
                     scenario=Scenario(
                         {
-                            "room_id": rid,
                             "room_name": neutralize(record.name),
                             "condition": neutralize(record.condition or ""),
                             "replicate": record.replicate,
-                            "seq": event.seq,
                             "activity": event.activity,
+                            # The provenance columns every export shares (room_id and seq too).
+                            **{
+                                k: neutralize(v) if isinstance(v, str) else v
+                                for k, v in provenance_row(event).items()
+                            },
                         }
                     ),
                     model=models[key],

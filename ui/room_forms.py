@@ -118,6 +118,52 @@ def _stop_section(template: Any, key: str) -> dict[str, Any] | None:
     return rooms.termination_dict(max_turns=turns or None, stop_text=word or None)
 
 
+def model_settings_fields(key: str, current: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The per-room model request settings as form fields: the output limit, the request timeout,
+    the context window (0: the model's own, see ``models.settings.context_window``) and the model
+    cache. ``current``: a room config's values (``RoomConfig.to_dict()``) to edit; returns the
+    keyword arguments ``Room.create`` takes."""
+    from conversation.models.settings import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
+
+    now = dict(current or {})
+    c1, c2, c3 = st.columns(3)
+    max_output = c1.number_input(
+        "Max output tokens per reply",
+        1,
+        1_000_000,
+        int(now.get("max_output_tokens") or DEFAULT_MAX_OUTPUT_TOKENS),
+        key=f"{key}-max-output",
+    )
+    timeout = c2.number_input(
+        "Request timeout (seconds)",
+        1.0,
+        3600.0,
+        float(now.get("request_timeout") or DEFAULT_TIMEOUT_SECONDS),
+        key=f"{key}-timeout",
+    )
+    window = c3.number_input(
+        "Context window in tokens (0: the model's own)",
+        0,
+        10_000_000,
+        int(now.get("context_window") or 0),
+        key=f"{key}-window-tokens",
+        help="Known models have theirs; a server reports its own or ROOMS_CONTEXT_WINDOW applies.",
+    )
+    use_cache = st.checkbox(
+        "Reuse cached answers (the model cache)",
+        value=bool(now.get("use_cache", True)),
+        key=f"{key}-use-cache",
+        help="A call answered before (same model, prompts and seed) is answered from the "
+        "database at no cost; off: the model is asked every time.",
+    )
+    return {
+        "max_output_tokens": int(max_output),
+        "request_timeout": float(timeout),
+        "context_window": int(window) or None,
+        "use_cache": bool(use_cache),
+    }
+
+
 def create_room_form(db: Any, key: str = "new") -> None:
     """The whole create-room form; on success the page switches to the new room."""
     st.subheader("New room")
@@ -147,6 +193,7 @@ def create_room_form(db: Any, key: str = "new") -> None:
             "current_turn, max_turns, turns_left, feedback, activity_opener.",
         )
         model, model_problem = model_picker("Model for the room", key=f"{key}-model")
+        model_settings = model_settings_fields(f"{key}-model-settings")
     opening = st.text_area(
         "Opening message (posted by you; it starts the room)",
         value=template.opening if template else "",
@@ -161,6 +208,7 @@ def create_room_form(db: Any, key: str = "new") -> None:
         "moderated": moderated,
         "prompt_template": prompt.strip() or None,
         "context": rooms.context_dict(window or None, None),
+        "settings": model_settings,
     }
     draft = (
         rooms.draft_from_template(template, **draft_args)
@@ -257,4 +305,4 @@ def import_room_form(db: Any, key: str = "import") -> None:
         st.rerun()
 
 
-__all__ = ["create_room_form", "import_room_form"]
+__all__ = ["create_room_form", "import_room_form", "model_settings_fields"]

@@ -87,6 +87,9 @@ class RoomDraft:
     moderated: bool = False
     prompt_template: str | None = None
     context: Mapping[str, Any] | None = None
+    #: Model request settings (``max_output_tokens``, ``request_timeout``, ``context_window``,
+    #: ``use_cache``); missing ones take ``RoomConfig``'s defaults.
+    settings: Mapping[str, Any] | None = None
 
     def config(self) -> Any:
         """The validated ``RoomConfig`` (raises ``ConversationValueError`` naming the field)."""
@@ -100,6 +103,7 @@ class RoomDraft:
             prompt_template=self.prompt_template or None,
             context=dict(self.context) if self.context else None,
             moderated=self.moderated,
+            **dict(self.settings or {}),
         )
 
 
@@ -138,6 +142,7 @@ def create_room(
     replicate: int | None = None,
 ) -> Any:
     """Store the room and, with an opening message, post it (which starts the room)."""
+    from conversation.rooms.config import request_settings
     from conversation.rooms.room import Room
 
     config = draft.config()
@@ -154,6 +159,7 @@ def create_room(
         experiment_id=experiment_id,
         condition=condition,
         replicate=replicate,
+        **request_settings(config.to_dict()),
     )
     if opening and opening.strip():
         room.post(opening.strip(), speaker=speaker, request_id=request_id)
@@ -205,6 +211,7 @@ def turn_details(event: Any) -> dict[str, Any]:
         "input tokens": event.input_tokens,
         "output tokens": event.output_tokens,
         "cost ($)": event.cost,
+        "from the model cache": (event.data or {}).get("cache_hit"),
         "latency (s)": round(event.latency, 3) if event.latency is not None else None,
         "attempts": event.attempts,
         "error": f"{error.get('type')}: {error.get('message')}" if error else None,

@@ -26,7 +26,7 @@ since it bounds what is sent to a model): an event costs its speaker and content
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -230,27 +230,45 @@ def _latest_summary(events: Sequence[RoomEvent], viewer: str | None) -> int | No
     return None
 
 
+def _costs_of(events: Sequence[RoomEvent], costs: Sequence[int] | None) -> Callable[[int], int]:
+    """The token cost of the event at a position: from ``costs`` (kept per event by a room's
+    log, so a long room's turn does not estimate every message again) or estimated now."""
+    if costs is None:
+        return lambda position: event_tokens(events[position])
+    if len(costs) != len(events):
+        raise ConversationValueError(
+            f"costs must give one token count per event: {len(costs)} for {len(events)} events"
+        )
+    return costs.__getitem__
+
+
 def _window(
     candidates: Sequence[int],
-    events: Sequence[RoomEvent],
+    cost_of: Callable[[int], int],
     policy: ContextPolicy,
     budget: int | None,
-) -> list[int]:
-    """The newest contiguous run of ``candidates`` within the count and token limits."""
-    if policy.max_messages is None and budget is None:
-        return list(candidates)  # no limits: everything visible (no per-event cost to weigh)
+) -> tuple[list[int], int]:
+    """The newest contiguous run of ``candidates`` within the count and token limits, and its
+    token cost."""
+    fits_count = policy.max_messages is None or len(candidates) <= policy.max_messages
+    if fits_count:
+        # Often everything fits: one C-speed sum instead of a walk (a long room's prompt shows
+        # every message while the window allows).
+        total = sum(map(cost_of, candidates))
+        if budget is None or total <= budget:
+            return list(candidates), total
     chosen: list[int] = []
     used = 0
     for position in reversed(candidates):
         if policy.max_messages is not None and len(chosen) >= policy.max_messages:
             break
-        cost = event_tokens(events[position])
+        cost = cost_of(position)
         if budget is not None and used + cost > budget:
             break
         chosen.append(position)
         used += cost
     chosen.reverse()
-    return chosen
+    return chosen, used
 
 
 def _covered(summary: RoomEvent | None, position: int) -> bool:
@@ -271,11 +289,13 @@ def build_context(
     seqs: Sequence[int] | None = None,
     current_turn: int | None = None,
     max_turns: int | None = None,
+    costs: Sequence[int] | None = None,
 ) -> AgentContext:
     """What ``agent`` is shown now (see the module docstring for the guarantees).
 
     ``current_turn`` defaults to the number of agent turns so far; the turns-left hint is given
-    when ``max_turns`` is.
+    when ``max_turns`` is. ``costs``, when given, are the events' ``event_tokens`` (one per event,
+    computed once by the caller).
     """
     policy = policy or ContextPolicy()
     names = check_roster(roster)
@@ -293,14 +313,15 @@ def build_context(
     visible = [
         i
         for i, e in enumerate(events)
-        if e.kind in _SHOWN_KINDS and e.visible_for(agent) and i != opener
+        if e.kind in _SHOWN_KINDS and (e.visible_to is None or e.visible_for(agent)) and i != opener
     ]
-    candidates = [i for i in visible if not _covered(summary, i)]
+    candidates = visible if summary is None else [i for i in visible if not _covered(summary, i)]
+    cost_of = _costs_of(events, costs)
     fixed = estimate_tokens(persona)
-    fixed += event_tokens(events[opener]) if opener is not None else 0
-    fixed += event_tokens(summary) if summary is not None else 0
+    fixed += cost_of(opener) if opener is not None else 0
+    fixed += cost_of(summary_at) if summary_at is not None else 0
     budget = None if policy.max_tokens is None else max(0, policy.max_tokens - fixed)
-    chosen = _window(candidates, events, policy, budget)
+    chosen, used = _window(candidates, cost_of, policy, budget)
 
     def order(position: int) -> tuple[int, int]:
         # A summary sits where the part it covers began; everything else at its own position.
@@ -308,13 +329,19 @@ def build_context(
             return (summary.covers[0], -1)
         return (position, 0)
 
-    shown = set(chosen) | {p for p in (opener, summary_at) if p is not None}
-    positions = tuple(sorted(shown, key=order) if summary is not None else sorted(shown))
-    omitted = tuple(
-        i
-        for i in visible
-        if i not in shown and not (_covered(summary, i) and events[i].visible_to is None)
-    )
+    extra = [p for p in (opener, summary_at) if p is not None]
+    if summary is None and len(chosen) == len(visible):
+        # Everything visible is shown: nothing omitted, and the order is already the log's.
+        positions = tuple(sorted([*chosen, *extra]) if extra else chosen)
+        omitted: tuple[int, ...] = ()
+    else:
+        shown = set(chosen) | set(extra)
+        positions = tuple(sorted(shown, key=order) if summary is not None else sorted(shown))
+        omitted = tuple(
+            i
+            for i in visible
+            if i not in shown and not (_covered(summary, i) and events[i].visible_to is None)
+        )
     if max_turns is not None:
         turn = len(agent_turns(names, events)) if current_turn is None else current_turn
         hint: TurnsLeft | None = turns_left(turn, max_turns)
@@ -324,11 +351,11 @@ def build_context(
         agent=agent,
         persona=persona,
         positions=positions,
-        saw=positions if seqs is None else tuple(seqs[i] for i in positions),
+        saw=positions if seqs is None else tuple(map(seqs.__getitem__, positions)),
         opener=opener,
         summary=summary_at,
         omitted=omitted,
-        tokens=fixed + sum(event_tokens(events[i]) for i in chosen),
+        tokens=fixed + used,
         turns_left=hint,
     )
 
@@ -357,6 +384,7 @@ def summary_request(
     policy: ContextPolicy,
     *,
     persona: str = "",
+    costs: Sequence[int] | None = None,
 ) -> SummaryRequest | None:
     """What needs summarising now, or None (no summaries wanted, or not enough fell out yet)."""
     if not policy.summarize or not policy.windowed:
@@ -373,11 +401,12 @@ def summary_request(
         for i, e in enumerate(events)
         if e.kind in _SHOWN_KINDS and e.visible_to is None and i >= covered_end and i != opener
     ]
+    cost_of = _costs_of(events, costs)
     fixed = estimate_tokens(persona)
-    fixed += event_tokens(events[opener]) if opener is not None else 0
-    fixed += event_tokens(previous) if previous is not None else 0
+    fixed += cost_of(opener) if opener is not None else 0
+    fixed += cost_of(previous_at) if previous_at is not None else 0
     budget = None if policy.max_tokens is None else max(0, policy.max_tokens - fixed)
-    kept = _window(public, events, policy, budget)
+    kept, _ = _window(public, cost_of, policy, budget)
     window_start = kept[0] if kept else len(events)
     fresh = tuple(
         i

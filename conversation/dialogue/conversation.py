@@ -54,6 +54,20 @@ def print_statement(statement: AgentStatement) -> None:
     sys.stdout.flush()
 
 
+def _storable_spec(model: Any, field: str) -> dict[str, Any]:
+    """EDSL's spec of ``model`` (``to_dict``, never a key), refused with a clear error when it
+    could not be rebuilt by ``from_dict`` (a model built on a Python function, say): a saved
+    conversation that came back with a different model would be worse than none."""
+    problem = models.portability_problem(model)
+    if problem is not None:
+        raise ConversationValueError(
+            f"{field} cannot be serialized: {problem}. Use a model EDSL can store (e.g. "
+            "Model('test', canned_response='...'), OfflineModel(seed=1) or a model name), or "
+            "set it again after from_dict"
+        )
+    return models.model_spec(model)
+
+
 def _is_model(value: Any) -> bool:
     return hasattr(value, "async_get_response") and hasattr(value, "to_dict")
 
@@ -483,7 +497,8 @@ class Conversation:
             own = getattr(agent, "model", None)
             bound = own if _is_model(own) else self._model_overrides.get(name)
             if bound is not None:
-                agent_models[name] = models.model_spec(bound)
+                agent_models[name] = _storable_spec(bound, f"agent {name!r}'s model")
+        default = self.default_model
         return {
             "format": "conversation",
             "version": FORMAT_VERSION,
@@ -496,7 +511,7 @@ class Conversation:
             "per_round_message_template": self.per_round_message_template,
             "speaker_strategy": strategy.to_dict(),
             "conversation_index": self.conversation_index,
-            "default_model": models.model_spec(self.default_model) if self.default_model else None,
+            "default_model": _storable_spec(default, "default_model") if default else None,
             "agent_models": agent_models,
             "statements": [s.to_dict() for s in self.agent_statements],
             "stop_reason": self.stop_reason,

@@ -37,6 +37,7 @@ def template_from_room(db: Any, room_id: int) -> dict[str, Any]:
         "prompt_template": config["prompt_template"],
         "context": config["context"],
         "opening": first.content if first is not None else "",
+        **request_settings(config),  # the output limit, timeout, window and model cache
     }
 
 
@@ -72,6 +73,7 @@ def planned_experiment_rooms(
 ) -> list[repo.ExperimentRoom]:
     """Every planned room of a design with its validated room config (nothing is written)."""
     template = config["template"]
+    seeds = config.get("seeds") or {}  # a re-run's: the seed each room of the original had
     rooms = []
     for planned in planned_rooms(config):
         c = planned.condition
@@ -84,6 +86,7 @@ def planned_experiment_rooms(
                 moderated=bool(template.get("moderated")),
                 prompt_template=c.prompt_template or template.get("prompt_template"),
                 context=template.get("context"),
+                seed=seeds.get(planned.request_id),
                 **request_settings(template),
             )
         except ConversationValueError as exc:
@@ -101,6 +104,46 @@ def planned_experiment_rooms(
             )
         )
     return rooms
+
+
+def rerun_experiment(
+    db: Any, experiment_id: int, *, name: str | None = None, speaker: str | None = None
+) -> int:
+    """Run an experiment again from the model cache: a new experiment (returned, ``running``)
+    with the same design, each room with the seed of the original room of its condition and
+    replicate, and the cache on. Every model call the original made is answered from the
+    database's model cache, so each transcript comes out as it was, at no cost; a call the
+    original did not make (a room it never finished, a cache it had turned off) asks the model.
+    The openings are posted by the original's poster unless ``speaker`` is given (the name is
+    part of every prompt)."""
+    with translated():
+        original = repo.get_experiment(db, experiment_id)
+        rooms = repo.list_rooms(db, experiment_id=experiment_id, limit=None)
+    config = dict(original.config)
+    template = dict(config.get("template") or {})
+    template["use_cache"] = True
+    config["template"] = template
+    index = {p.condition.label: p.condition_index for p in planned_rooms(config)}
+    seeds = dict(config.get("seeds") or {})
+    for room in rooms:
+        seed = (room.config or {}).get("seed")
+        if room.condition in index and room.replicate is not None and isinstance(seed, int):
+            seeds[f"c{index[room.condition]}-r{room.replicate}"] = seed
+    config["seeds"] = seeds
+    config["rerun_of"] = experiment_id
+    if speaker is None:
+        speaker = _opening_speaker(db, rooms) or "user"
+    return create(db, name or f"{original.name} (re-run)", config, speaker=speaker)
+
+
+def _opening_speaker(db: Any, rooms: Any) -> str | None:
+    for room in rooms[:1]:
+        first = next(
+            (e for e in repo.events(db, int(room.id or 0), limit=5) if e.kind == "human"), None
+        )
+        if first is not None:
+            return str(first.speaker)
+    return None
 
 
 def catch_up(db: Any, *, speaker: str = "user") -> int:
@@ -197,6 +240,7 @@ __all__ = [
     "materialize",
     "planned_experiment_rooms",
     "progress",
+    "rerun_experiment",
     "stop",
     "template_from_room",
 ]

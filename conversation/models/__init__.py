@@ -5,6 +5,7 @@
 - ``resolve_model`` / ``model_spec`` / ``default_model`` / ``available_providers``: which model
   answers, stored as a JSON spec without secrets.
 - ``describe_model`` / ``model_label``: what a person (or a log line) is told about a model.
+- ``StoredCache``: EDSL's model cache persisted in the rooms database (shared by processes).
 """
 
 from conversation.models.calls import ModelReply, ask, ask_sync
@@ -16,12 +17,16 @@ from conversation.models.providers import (
     available_providers,
     default_model,
     model_spec,
+    portability_problem,
     resolve_model,
     service_for,
 )
+from conversation.models.stored_cache import StoredCache, cache_key
 
 __all__ = [
     "ModelReply",
+    "StoredCache",
+    "cache_key",
     "ask",
     "ask_sync",
     "OfflineModel",
@@ -32,6 +37,7 @@ __all__ = [
     "needs_remote_jobs",
     "resolve_model",
     "model_spec",
+    "portability_problem",
     "default_model",
     "available_providers",
     "service_for",

@@ -14,7 +14,10 @@ Contract:
 - a model that EDSL can reach only through Expected Parrot's remote jobs (an Expected Parrot key,
   no provider key; see ``providers``) is asked through a one-question job instead (slower, and its
   prompts' Jinja delimiters are neutralised because a job renders them);
-- without a cache, a fresh in-memory ``edsl.Cache`` is used: nothing is written to disk;
+- without a cache, a fresh in-memory ``edsl.Cache`` is used: nothing is written to disk; with a
+  ``StoredCache`` (``models.stored_cache``) the entry of this call's key is loaded from the
+  database first and a new answer written back (only once its text is valid);
+- a cache hit (``cache_used``) was not paid for: ``cost`` 0.0 and 0 tokens;
 - ``cost`` is EDSL's price in USD, ``None`` when unknown (self-hosted servers, whose "price" EDSL
   would otherwise invent from a fallback rate).
 
@@ -35,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,8 +48,11 @@ from edsl.caching import Cache
 from conversation.exceptions import ConversationStateError, ConversationValueError, ModelCallError
 from conversation.models.labels import model_label, needs_remote_jobs
 from conversation.models.settings import SELF_HOSTED_SERVICES, CallSettings
+from conversation.models.stored_cache import StoredCache, cache_key
 from conversation.text.tokens import prompt_tokens
 from conversation.text.transcript import strip_echo
+
+log = logging.getLogger(__name__)
 
 _SELF_HOSTED = SELF_HOSTED_SERVICES
 _BOUNDED = "_rooms_bounded_copies"
@@ -92,7 +99,7 @@ async def ask(
     *,
     user_prompt: str,
     system_prompt: str,
-    cache: Cache | None = None,
+    cache: Cache | StoredCache | None = None,
     iteration: int = 0,
     settings: CallSettings | None = None,
 ) -> ModelReply:
@@ -121,7 +128,14 @@ async def ask(
         _check_fits(label, settings, system_prompt, user_prompt)
         model = _bounded(model, settings)
     if needs_remote_jobs(model):
-        return await _ask_through_a_job(model, label, user_prompt, system_prompt, cache)
+        job_cache = None if isinstance(cache, StoredCache) else cache  # a job keys its own prompts
+        return await _ask_through_a_job(model, label, user_prompt, system_prompt, job_cache)
+    stored = cache if isinstance(cache, StoredCache) else None
+    if stored is not None:
+        key = cache_key(
+            model, user_prompt=user_prompt, system_prompt=system_prompt, iteration=iteration
+        )
+        cache = await stored.cache_for(key)
     if cache is None:
         cache = Cache(data={})
     started = time.perf_counter()
@@ -160,13 +174,18 @@ async def ask(
     cost = outputs.total_cost
     if getattr(model, "_inference_service_", None) in _SELF_HOSTED:
         cost = None  # EDSL prices unknown models at a made-up fallback rate; a local server's is unknown
+    hit = bool(outputs.cache_used)
+    if stored is not None and not hit:
+        if outputs.cache_key != key:  # EDSL changed how it keys calls: nothing would ever hit
+            log.warning("%s: EDSL's cache key %s is not %s", label, outputs.cache_key, key)
+        await stored.save(cache)  # type: ignore[arg-type]
     return ModelReply(
         text=text,
         model_name=label,
-        input_tokens=outputs.input_tokens,
-        output_tokens=outputs.output_tokens,
-        cost=float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
-        cache_used=bool(outputs.cache_used),
+        input_tokens=0 if hit else outputs.input_tokens,
+        output_tokens=0 if hit else outputs.output_tokens,
+        cost=0.0 if hit else _dollars(cost),
+        cache_used=hit,
         cache_key=outputs.cache_key,
         latency=latency,
         raw=outputs.response,
@@ -281,7 +300,7 @@ def ask_sync(
     *,
     user_prompt: str,
     system_prompt: str,
-    cache: Cache | None = None,
+    cache: Cache | StoredCache | None = None,
     iteration: int = 0,
     settings: CallSettings | None = None,
 ) -> ModelReply:
@@ -322,6 +341,10 @@ def _parsed_text(edsl_dict: Any) -> str | None:
     if not isinstance(text, str) or text.startswith("[ERROR:") or text == "None":
         return None
     return text
+
+
+def _dollars(cost: Any) -> float | None:
+    return float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None
 
 
 def _short(raw: Any, limit: int = 300) -> str:

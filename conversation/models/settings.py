@@ -5,26 +5,32 @@ the service understands it: see ``clients``), the request timeout in seconds, th
 the prompt must fit in (with the output limit), the speaker names whose copied labels are
 stripped from a reply, and the room's other names (a reply is cut where it makes up their turn). A room builds them from its config (``RoomConfig.call_settings``).
 
-``context_window(spec)`` is the window of a known model (by name), a setting for servers
-(``context_window`` in the room config), or ``SERVER_CONTEXT_WINDOW`` for a self-hosted server that
-names none (llama.cpp's own default is smaller than most models allow; start the server with
-``--n_ctx`` at least this large, or set the room's window).
+``context_window(spec)``, first found wins: the room's ``context_window``; for a known hosted model
+its window (by name); for a self-hosted server (OpenAI-compatible, Ollama) the window the server
+reports (llama.cpp's ``/props``, vLLM's ``max_model_len``: ``server_window``), else the
+``ROOMS_CONTEXT_WINDOW`` environment setting, else ``SERVER_CONTEXT_WINDOW`` (llama.cpp's own
+default is smaller than most models allow; start the server with ``--n_ctx`` at least this large,
+or set the window); for an unknown hosted model the setting, else no bound.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from conversation.exceptions import ConversationValueError
+from conversation.models.server_window import reported_context_window
 
 DEFAULT_MAX_OUTPUT_TOKENS = 512
 DEFAULT_TIMEOUT_SECONDS = 120.0
 SERVER_CONTEXT_WINDOW = 4096
 OFFLINE_CONTEXT_WINDOW = 32_768
 SELF_HOSTED_SERVICES = frozenset({"openai_compatible", "ollama"})
+#: The environment setting for the context window of servers and unknown models (tokens).
+CONTEXT_WINDOW_ENV = "ROOMS_CONTEXT_WINDOW"
 
 # Context windows (tokens) of known model families, by name prefix; the longest prefix wins.
 KNOWN_WINDOWS: dict[str, int] = {
@@ -104,22 +110,47 @@ class CallSettings:
 
 def context_window(spec: Mapping[str, Any] | None, configured: int | None = None) -> int | None:
     """The context window for a model spec: ``configured`` when given, else a known model's
-    window, ``SERVER_CONTEXT_WINDOW`` for a self-hosted server, ``OFFLINE_CONTEXT_WINDOW`` for the
-    offline and test models, or None when the model is unknown (no bound is assumed then)."""
+    window, what a self-hosted server reports, the ``ROOMS_CONTEXT_WINDOW`` setting,
+    ``SERVER_CONTEXT_WINDOW`` for a self-hosted server, ``OFFLINE_CONTEXT_WINDOW`` for the offline
+    and test models, or None when the model is unknown and nothing is set (no bound then)."""
     if configured is not None:
         return configured
     spec = spec or {}
     service = str(spec.get("service") or "")
-    name = str(spec.get("model") or "").lower().rsplit("/", 1)[-1]
+    model = str(spec.get("model") or "")
+    name = model.lower().rsplit("/", 1)[-1]
     if service in ("offline", "test"):
         return OFFLINE_CONTEXT_WINDOW
     matches = [prefix for prefix in KNOWN_WINDOWS if name.startswith(prefix)]
     if matches and service not in SELF_HOSTED_SERVICES:
         return KNOWN_WINDOWS[max(matches, key=len)]
     if service in SELF_HOSTED_SERVICES:
+        reported = reported_context_window(spec.get("base_url"), model)
+        if reported is not None:
+            return reported
+        setting = configured_window()
+        if setting is not None:
+            return setting
         # a server's window is how it was started, not what the model could take: the smaller
         return min([SERVER_CONTEXT_WINDOW, *(KNOWN_WINDOWS[m] for m in matches)])
-    return None
+    return configured_window()
+
+
+def configured_window() -> int | None:
+    """``ROOMS_CONTEXT_WINDOW`` (tokens), or None when it is not set."""
+    value = os.environ.get(CONTEXT_WINDOW_ENV, "").strip()
+    if not value:
+        return None
+    try:
+        window = int(value.replace("_", ""))
+    except ValueError:
+        window = 0
+    if window <= 0:
+        raise ConversationValueError(
+            f"{CONTEXT_WINDOW_ENV} must be a positive number of tokens, got {value!r}; "
+            "e.g. 8192 (the --n_ctx your server was started with), or unset it"
+        )
+    return window
 
 
 __all__ = [
@@ -129,6 +160,8 @@ __all__ = [
     "OFFLINE_CONTEXT_WINDOW",
     "SELF_HOSTED_SERVICES",
     "SERVER_CONTEXT_WINDOW",
+    "CONTEXT_WINDOW_ENV",
     "CallSettings",
+    "configured_window",
     "context_window",
 ]

@@ -31,9 +31,11 @@ from conversation.exceptions import ConversationValueError
 __all__ = [
     "EVENT_KINDS",
     "EventKind",
+    "EventLog",
     "RoomEvent",
     "activity_start",
     "agent_turns",
+    "agent_turns_since",
     "check_roster",
     "current_activity",
     "last_message",
@@ -188,8 +190,66 @@ def check_roster(roster: Sequence[str]) -> tuple[str, ...]:
     return names
 
 
+class EventLog(tuple):  # type: ignore[type-arg]
+    """An immutable transcript (a tuple of :class:`RoomEvent`) that carries what its keeper
+    worked out incrementally for ``roster``: the position of the last human message, the roster
+    agents' turns in order, and how many of them precede each position.
+
+    A room's log builds one per view as events arrive (O(new events)), so the helpers below answer
+    in O(1) for a long room instead of scanning it on every turn; they fall back to a scan for any
+    other sequence, or for another roster. Use :meth:`of` to build one from scratch.
+    """
+
+    roster: tuple[str, ...]
+    last_human: int | None
+    speakers: tuple[str, ...]
+    turns_before: tuple[int, ...]  # turns_before[i]: roster agents' turns in events[:i]
+
+    @classmethod
+    def build(
+        cls,
+        events: Sequence[RoomEvent],
+        roster: tuple[str, ...],
+        last_human: int | None,
+        speakers: Sequence[str],
+        turns_before: Sequence[int],
+    ) -> EventLog:
+        """From facts the caller kept (``turns_before`` has one entry per event plus one)."""
+        log = cls(events)
+        log.roster, log.last_human = roster, last_human
+        log.speakers, log.turns_before = tuple(speakers), tuple(turns_before)
+        return log
+
+    @classmethod
+    def of(cls, roster: Sequence[str], events: Sequence[RoomEvent]) -> EventLog:
+        """Work the facts out with one scan of ``events``."""
+        names = tuple(roster)
+        members = set(names)
+        last_human: int | None = None
+        speakers: list[str] = []
+        turns_before = [0]
+        for index, event in enumerate(events):
+            if event.kind == "message":
+                if event.speaker in members:
+                    speakers.append(event.speaker)
+                else:
+                    last_human = index
+            turns_before.append(len(speakers))
+        return cls.build(events, names, last_human, speakers, turns_before)
+
+    def knows(self, roster: Sequence[str]) -> bool:
+        return self.roster == tuple(roster)
+
+
+def _known(roster: Sequence[str], events: Sequence[RoomEvent]) -> EventLog | None:
+    return events if type(events) is EventLog and events.knows(roster) else None
+
+
 def opener_index(roster: Sequence[str], events: Sequence[RoomEvent]) -> int | None:
     """Position of the last human (non-roster) message, or None when there is none."""
+    known = _known(roster, events)
+    if known is not None:
+        return known.last_human
     members = set(roster)
     for index in range(len(events) - 1, -1, -1):
         event = events[index]
@@ -219,8 +279,19 @@ def current_activity(
 
 def agent_turns(roster: Sequence[str], events: Iterable[RoomEvent]) -> list[str]:
     """Speakers of the roster agents' turns (messages and passes), in transcript order."""
+    if type(events) is EventLog and events.knows(roster):
+        return list(events.speakers)
     members = set(roster)
     return [e.speaker for e in events if e.kind == "message" and e.speaker in members]
+
+
+def agent_turns_since(roster: Sequence[str], events: Sequence[RoomEvent], start: int) -> int:
+    """How many roster agents' turns (messages and passes) ``events[start:]`` holds."""
+    known = _known(roster, events)
+    if known is not None:
+        return known.turns_before[-1] - known.turns_before[min(start, len(events))]
+    members = set(roster)
+    return sum(1 for e in events[start:] if e.kind == "message" and e.speaker in members)
 
 
 def last_message(events: Sequence[RoomEvent]) -> RoomEvent | None:

@@ -32,7 +32,13 @@ from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from conversation.exceptions import ConversationValueError
-from conversation.planning.events import RoomEvent, activity_start, check_roster, opener_index
+from conversation.planning.events import (
+    RoomEvent,
+    activity_start,
+    agent_turns_since,
+    check_roster,
+    opener_index,
+)
 from conversation.planning.mentions import mentioned_roster
 from conversation.planning.transitions import (
     TransitionRules,
@@ -94,9 +100,7 @@ def cycle_round(roster: Sequence[str], transcript: Sequence[RoomEvent]) -> int:
     """
     if not roster:
         return 0
-    members = set(roster)
-    start = activity_start(roster, transcript)
-    turns = sum(1 for e in transcript[start:] if e.kind == "message" and e.speaker in members)
+    turns = agent_turns_since(roster, transcript, activity_start(roster, transcript))
     return turns // len(roster)
 
 

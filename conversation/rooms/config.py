@@ -268,8 +268,12 @@ class RoomConfig:
     max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS
     #: Seconds one model request may take before it is abandoned (and retried with backoff).
     request_timeout: float = DEFAULT_TIMEOUT_SECONDS
-    #: The model's context window in tokens; None: known for known models, 4096 for servers.
+    #: The model's context window in tokens; None: known for known models; for a server what it
+    #: reports, else ``ROOMS_CONTEXT_WINDOW``, else 4096 (``models.settings.context_window``).
     context_window: int | None = None
+    #: Answers come from the database's model cache when the same call was answered before
+    #: (same model and parameters, prompts and seed), and new answers are stored there.
+    use_cache: bool = True
     #: Per-agent breakpoints: ``{"before": [names], "after": [names]}`` (see ``breakpoints_of``).
     breakpoints: Mapping[str, Any] | None = None
 
@@ -292,6 +296,11 @@ class RoomConfig:
             raise ConversationValueError(f"seed must be an integer, got {self.seed!r}")
         if not isinstance(self.moderated, bool):
             raise ConversationValueError(f"moderated must be True or False, got {self.moderated!r}")
+        if not isinstance(self.use_cache, bool):
+            raise ConversationValueError(
+                f"use_cache must be True or False, got {self.use_cache!r}; False asks the model "
+                "every time (nothing is read from or written to the model cache)"
+            )
         if (
             not isinstance(self.max_denials, int)
             or isinstance(self.max_denials, bool)
@@ -344,6 +353,13 @@ class RoomConfig:
         )
 
     @property
+    def cache_iteration(self) -> int:
+        """The EDSL cache ``iteration`` of this room's calls: its seed, so rooms with other seeds
+        (the replicates of an experiment) get their own answers, and a fork or a re-run (the same
+        seed) reuses them."""
+        return self.seed % 2**63
+
+    @property
     def in_process_only(self) -> bool:
         """True when a model of this room exists only in the process that created it."""
         return is_in_process_only(self.model) or any(
@@ -367,6 +383,7 @@ class RoomConfig:
         max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
         request_timeout: float = DEFAULT_TIMEOUT_SECONDS,
         context_window: int | None = None,
+        use_cache: bool = True,
         in_process_only: bool = False,
         breakpoints: Mapping[str, Any] | None = None,
     ) -> RoomConfig:
@@ -404,6 +421,7 @@ class RoomConfig:
             max_output_tokens=max_output_tokens,
             request_timeout=request_timeout,
             context_window=context_window,
+            use_cache=use_cache,
             breakpoints=breakpoints,
         )
 
@@ -423,6 +441,7 @@ class RoomConfig:
             "max_output_tokens": self.max_output_tokens,
             "request_timeout": self.request_timeout,
             "context_window": self.context_window,
+            "use_cache": self.use_cache,
         }
         if self.breakpoints is not None:  # absent when unused: older configs read the same
             data["breakpoints"] = _plain(self.breakpoints)
@@ -463,6 +482,7 @@ class RoomConfig:
             "max_output_tokens",
             "request_timeout",
             "context_window",
+            "use_cache",
             "breakpoints",
         }
         unknown = set(data) - known
@@ -492,6 +512,7 @@ class RoomConfig:
             max_output_tokens=data.get("max_output_tokens", DEFAULT_MAX_OUTPUT_TOKENS),
             request_timeout=data.get("request_timeout", DEFAULT_TIMEOUT_SECONDS),
             context_window=data.get("context_window"),
+            use_cache=data.get("use_cache", True),
             breakpoints=data.get("breakpoints"),
         )
 
@@ -533,7 +554,7 @@ def checked_breakpoints(value: Any, roster: tuple[str, ...]) -> dict[str, list[s
     return checked
 
 
-REQUEST_SETTINGS = ("max_output_tokens", "request_timeout", "context_window")
+REQUEST_SETTINGS = ("max_output_tokens", "request_timeout", "context_window", "use_cache")
 
 
 def request_settings(data: Mapping[str, Any]) -> dict[str, Any]:

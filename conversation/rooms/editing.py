@@ -32,6 +32,7 @@ EDITABLE = (
     "max_output_tokens",
     "request_timeout",
     "context_window",
+    "use_cache",
     "breakpoints",
 )
 
@@ -53,6 +54,7 @@ def build_arguments(config: RoomConfig) -> dict[str, Any]:
         "max_output_tokens": data["max_output_tokens"],
         "request_timeout": data["request_timeout"],
         "context_window": data["context_window"],
+        "use_cache": config.use_cache,
         "breakpoints": data.get("breakpoints"),
         "in_process_only": config.in_process_only,
     }

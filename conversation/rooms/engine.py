@@ -27,12 +27,16 @@ refusal rule for every caller); after any refusal or a lost lease the room's cac
 and read whole next time.
 
 Exactly-once holds for the transcript, not for the model call: a turn resumed after a crash asks
-the model again, with the same prompt.
+the model again, with the same prompt; with the room's model cache on (``RoomConfig.use_cache``,
+the default) that answer comes from the database's cache when the first call was answered, at no
+cost. Every turn records ``data["cache_hit"]``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
+import dataclasses
 import logging
 import os
 import signal
@@ -47,6 +51,7 @@ from conversation import models
 from conversation.context.window import SUMMARY_SPEAKER, summary_request
 from conversation.models.bindings import ModelCache
 from conversation.models.retries import ROOM_STATUSES, backoff_delay, http_status, is_transient
+from conversation.models.stored_cache import StoredCache
 from conversation.planning.coordinator import CoordinatorPolicy, InvalidPickError, parse_pick
 from conversation.planning.planner import plan_turn
 from conversation.rooms.breakpoints import breakpoint_pause, released
@@ -150,11 +155,48 @@ class HeldRoom:
     pending: Call | None = None  # the next turn, claimed together with the last commit
     refusals: int = 0
     plan_failures: int = 0
+    rules: RoomRules | None = None  # the room's config as last read, and what it builds
+
+    def rules_of(self, room: storage.Room) -> RoomRules:
+        """The room's rules, built again only when its stored config changed (a worker reads
+        the same config on every turn; validating it and building its planner each time would
+        cost more than the rest of the turn)."""
+        if self.rules is None or self.rules.source != room.config:
+            self.rules = RoomRules.of(room.config)
+        return self.rules
 
     def forget_log(self) -> None:
         """Read the log whole next time (after a refusal or a lost lease it may be stale)."""
         self.log = None
         self.pending = None
+
+
+@dataclass(frozen=True, slots=True)
+class RoomRules:
+    """A stored config validated, with the planner and stop rule it builds (both immutable)."""
+
+    source: Mapping[str, Any]
+    config: RoomConfig
+    planner: Any
+    condition: Any
+    resolved: dict[str, Any] = dataclasses.field(default_factory=dict)  # speaker -> model
+
+    def model_for(self, speaker: str, models: ModelCache) -> Any:
+        """The model that answers for ``speaker`` (resolved once per config)."""
+        model = self.resolved.get(speaker)
+        if model is None:
+            model = self.resolved[speaker] = models.get(self.config.model_of(speaker))
+        return model
+
+    @classmethod
+    def of(cls, source: Mapping[str, Any]) -> RoomRules:
+        config = RoomConfig.from_dict(source)
+        return cls(
+            copy.deepcopy(dict(source)),
+            config,
+            config.planner_object(),
+            config.termination_object(),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,6 +306,18 @@ class Engine:
         self.cache = cache
         self.models = models or ModelCache()
         self._now = clock or (lambda: datetime.now(UTC))
+        self._stored_cache: StoredCache | None = None
+
+    def cache_for(self, config: RoomConfig) -> Any:
+        """The cache a room's calls use: none when the room turned it off, else the caller's
+        ``cache``, else the database's model cache (shared by every process)."""
+        if not config.use_cache:
+            return None
+        if self.cache is not None:
+            return self.cache
+        if self._stored_cache is None:
+            self._stored_cache = StoredCache(self.db)
+        return self._stored_cache
 
     # -- 1. plan ----------------------------------------------------------------------------------
 
@@ -291,7 +345,7 @@ class Engine:
     def _with_log(self, room: storage.Room, held: HeldRoom, new_rows: list[storage.Event]) -> Plan:
         """Bring ``held.log`` up to date with the rows just read, then plan."""
         try:
-            names = RoomConfig.from_dict(room.config).names
+            names = held.rules_of(room).config.names
         except Exception:  # noqa: BLE001 - a broken config is the plan's failure to report
             names = ()
         if held.log is None:
@@ -305,7 +359,8 @@ class Engine:
     def _plan(self, room: storage.Room, held: HeldRoom) -> Plan:
         if room.status != RoomStatus.RUNNING:
             return Plan(StepKind.WAIT, status=RoomStatus(room.status), reason=room.stop_reason)
-        config = RoomConfig.from_dict(room.config)
+        rules = held.rules_of(room)
+        config = rules.config
         assert held.log is not None
         rows = held.log.rows
         open_row = held.log.open_turn
@@ -316,7 +371,7 @@ class Engine:
                 return Plan(StepKind.FAIL, status=RoomStatus.FAILED, reason=room.stop_reason)
             data = open_row.data or {}
             if data.get("event") == "candidates":
-                planner = config.planner_object()
+                planner = rules.planner
                 assert isinstance(planner, CoordinatorPolicy)
                 before = held.log.view(before_seq=open_row.seq)
                 drafting = self._drafting(config, before, planner, data.get("eligible", []))
@@ -330,12 +385,12 @@ class Engine:
             prompt = self._resumed_prompt(config, held.log, open_row)
             return Plan(StepKind.RESUME, config=config, turn=open_row, prompt=prompt)
         view = held.log.view()
-        condition = config.termination_object()
+        condition = rules.condition
         if condition is not None:
             decision = condition.evaluate(view.state())
             if decision is not None:
                 return Plan(StepKind.SETTLE, status=RoomStatus.TERMINATED, reason=decision.reason)
-        planner = config.planner_object()
+        planner = rules.planner
         planned = plan_turn(planner, config.names, view.events)
         if planned is None:
             return Plan(StepKind.SETTLE, status=RoomStatus.SETTLED)
@@ -426,7 +481,7 @@ class Engine:
             speaker=planned.speaker,
             round=planned.round,
             saw=list(prompt.saw),
-            model=models.model_label(self.models.get(spec.model or config.model)),
+            model=models.model_label(rules.model_for(spec.name, self.models)),
             data=data,
         )
         return Plan(StepKind.CLAIM, config=config, claim=claim, prompt=prompt)
@@ -582,8 +637,11 @@ class Engine:
         (a ``fail`` step). With ``renew``, the lease is renewed while the call runs (a worker
         renews its leases itself)."""
         held, turn, config, prompt = call.held, call.turn, call.config, call.prompt
-        own = config.spec(turn.speaker).model if turn.speaker in config.names else None
-        model = self.models.get(own or config.model)
+        rules = held.rules
+        if rules is not None and rules.config is config:
+            model = rules.model_for(turn.speaker, self.models)
+        else:
+            model = self.models.get(config.model_of(turn.speaker))
         attempts = turn.attempts
         if not prompt.user_prompt:  # a resumed summary with nothing left to summarise
             nothing = models.ModelReply(
@@ -607,7 +665,8 @@ class Engine:
                         model,
                         user_prompt=prompt.user_prompt,
                         system_prompt=prompt.system_prompt,
-                        cache=self.cache,
+                        cache=self.cache_for(config),
+                        iteration=config.cache_iteration,
                         settings=config.call_settings(turn.speaker),
                     )
                     break
@@ -651,7 +710,8 @@ class Engine:
                 self.models.get(own or config.model),
                 user_prompt=prompt.user_prompt,
                 system_prompt=prompt.system_prompt,
-                cache=self.cache,
+                cache=self.cache_for(config),
+                iteration=config.cache_iteration,
             )
 
         replies = await asyncio.gather(*(draft(n, p) for n, p in drafting.prompts))
@@ -820,7 +880,13 @@ class Engine:
 
     def commit_for(self, call: Call, outcome: Reply) -> storage.TurnCommit:
         """The fenced commit of a reply: ``done`` (``waiting``, with the room, in a moderated
-        room), a pass, a coordinator's pick, or a context summary."""
+        room), a pass, a coordinator's pick, or a context summary; ``data["cache_hit"]`` says
+        whether the answer came from the model cache."""
+        commit = self._commit_for(call, outcome)
+        hit = {"cache_hit": outcome.reply.cache_used}
+        return dataclasses.replace(commit, data={**(commit.data or {}), **hit})
+
+    def _commit_for(self, call: Call, outcome: Reply) -> storage.TurnCommit:
         turn, reply = call.turn, outcome.reply
         base: dict[str, Any] = {
             "event_id": turn.id,

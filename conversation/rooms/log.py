@@ -24,7 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conversation.planning.events import RoomEvent
+from conversation.context.window import event_tokens
+from conversation.planning.events import EventLog, RoomEvent
 from conversation.termination.state import RoomState, TokenUsage
 from conversation.text.transcript import render_record
 
@@ -108,9 +109,10 @@ class LogView:
     usage: Mapping[int, TokenUsage]
     resumed_at: int
     last_seq: int
-    #: Kept by a RoomLog (empty / None otherwise): each event's transcript line, the usage
-    #: total, and the agent turns since the resume point; derived once per event, not per turn.
+    #: Kept by a RoomLog (empty / None otherwise): each event's transcript line and its
+    #: estimated prompt tokens (``context.window.event_tokens``), the usage total, and the agent turns since the resume point; derived once per event, not per turn.
     lines: tuple[str, ...] = ()
+    costs: tuple[int, ...] = ()
     usage_total: TokenUsage | None = None
     turns: int | None = None
 
@@ -164,9 +166,13 @@ class RoomLog:
         "_resumed_at",
         "_folded",
         "_lines",
+        "_costs",
         "_tokens",
         "_members",
         "_turns",
+        "_last_human",
+        "_speakers",
+        "_turns_before",
     )
 
     def __init__(self, roster: Sequence[str], rows: Sequence[Any] = ()) -> None:
@@ -178,9 +184,14 @@ class RoomLog:
         self._resumed_at = 0
         self._folded = 0  # rows[:_folded] are in the view for good
         self._lines: list[str] = []
+        self._costs: list[int] = []
         self._tokens = [0, 0]  # prompt, completion totals of the folded rows
         self._members = frozenset(self.roster)
         self._turns = 0  # roster agents' messages since the resume point
+        # What EventLog carries (see planning.events): kept as events are folded in.
+        self._last_human: int | None = None
+        self._speakers: list[str] = []
+        self._turns_before = [0]
         self.extend(rows)
 
     @property
@@ -213,12 +224,15 @@ class RoomLog:
         # Copies (C-speed, microseconds): a view handed out never changes as the log grows.
         return LogView(
             self.roster,
-            tuple(self._events),
+            EventLog.build(
+                self._events, self.roster, self._last_human, self._speakers, self._turns_before
+            ),
             tuple(self._seqs),
             dict(self._usage),
             self._resumed_at,
             self.last_seq,
             lines=tuple(self._lines),
+            costs=tuple(self._costs),
             usage_total=TokenUsage(*self._tokens),
             turns=self._turns,
         )
@@ -237,9 +251,15 @@ class RoomLog:
                 self._turns = 0  # counted again from the new resume point
             if len(self._events) > known:
                 event = self._events[-1]
-                if event.kind == "message" and event.speaker in self._members:
-                    self._turns += 1
-                self._lines.append(event_line(self._seqs[-1], self._events[-1]))
+                if event.kind == "message":
+                    if event.speaker in self._members:
+                        self._turns += 1
+                        self._speakers.append(event.speaker)
+                    else:
+                        self._last_human = len(self._events) - 1
+                self._turns_before.append(len(self._speakers))
+                self._lines.append(event_line(self._seqs[-1], event))
+                self._costs.append(event_tokens(event))
                 self._tokens[0] += row.input_tokens or 0
                 self._tokens[1] += row.output_tokens or 0
             self._folded += 1

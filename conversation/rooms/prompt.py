@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from conversation.context.window import ContextPolicy, build_context, summary_request
 from conversation.dialogue.prompts import persona
+from conversation.planning.events import opener_index
 from conversation.rooms.config import ROOM_PROMPT_VARIABLES, RoomConfig
 from conversation.rooms.log import LogView, event_line, max_turns_of
 from conversation.text.safety import SafeTemplate, compiled_template
@@ -119,6 +120,21 @@ def build_turn_prompt(
     current = view.agent_turns()
     template = template or room_template(config)
 
+    def fill(lines: Sequence[str], opener: str | None) -> str:
+        return template.render(
+            {
+                "speaker_name": speaker,
+                "conversation": render_lines(lines),
+                "agent_names": list(config.names),
+                "current_turn": current,
+                "max_turns": max_turns,
+                "turns_left": max(max_turns - current, 0) if max_turns else None,
+                "feedback": feedback,
+                "activity_opener": opener,
+                "addressee": addressee,
+            }
+        ).strip()
+
     def render(policy: ContextPolicy) -> tuple[str, tuple[int, ...]]:
         context = build_context(
             speaker,
@@ -129,26 +145,25 @@ def build_turn_prompt(
             seqs=view.seqs,
             current_turn=current,
             max_turns=max_turns,
+            costs=view.costs or None,
         )
-        lines = [_turn_record(view, position) for position in context.positions]
+        lines = _turn_records(view, context.positions)
         opener = view.events[context.opener] if context.opener is not None else None
-        user = template.render(
-            {
-                "speaker_name": speaker,
-                "conversation": render_lines(lines),
-                "agent_names": list(config.names),
-                "current_turn": current,
-                "max_turns": max_turns,
-                "turns_left": max(max_turns - current, 0) if max_turns else None,
-                "feedback": feedback,
-                "activity_opener": opener.content if opener is not None else None,
-                "addressee": addressee,
-            }
-        ).strip()
-        return user, tuple(context.saw)
+        return fill(lines, opener.content if opener is not None else None), tuple(context.saw)
 
-    user, saw = _fitted(config, speaker, system, render)
+    def empty() -> str:
+        opener_at = opener_index(config.names, view.events)
+        return fill([], view.events[opener_at].content if opener_at is not None else None)
+
+    user, saw = _fitted(config, speaker, system, render, empty)
     return TurnPrompt(system, user, saw)
+
+
+def _turn_records(view: LogView, positions: Sequence[int]) -> list[str]:
+    """``_turn_record`` of each position (a C-speed lookup when the view keeps its lines)."""
+    if view.lines:
+        return list(map(view.lines.__getitem__, positions))
+    return [event_line(view.seqs[p], view.events[p]) for p in positions]
 
 
 def _turn_record(view: LogView, position: int) -> str:
@@ -164,16 +179,26 @@ def _fitted(
     speaker: str,
     system: str,
     render: Any,
+    empty: Callable[[], str] | None = None,
 ) -> tuple[str, tuple[int, ...]]:
-    """``render(policy)`` with the room's policy narrowed until both prompts fit the window
-    minus the output limit (the estimate errs high; a few narrowings at most)."""
+    """``render(policy)`` with the room's policy, narrowed until both prompts fit the window
+    minus the output limit when they do not (the estimate errs high; a few narrowings at most).
+    ``empty()`` renders the user prompt with no message shown (``render`` is used when not
+    given)."""
     policy = config.context_policy()
     budget = config.call_settings(speaker).prompt_budget
     if budget is None:
         return render(policy)
+    # Usually everything the policy shows fits: one render, checked.
+    user, saw = render(policy)
+    if prompt_tokens(system, user) <= budget:
+        return user, saw
     # What the template and the persona take with no message shown; the rest is the window's.
-    empty, _ = render(ContextPolicy(max_messages=1, max_tokens=1))
-    fixed = prompt_tokens(system, empty) - estimate_tokens(EMPTY_TRANSCRIPT)
+    if empty is None:
+        blank, _ = render(ContextPolicy(max_messages=1, max_tokens=1))
+    else:
+        blank = empty()
+    fixed = prompt_tokens(system, blank) - estimate_tokens(EMPTY_TRANSCRIPT)
     room = budget - fixed - estimate_tokens(TRANSCRIPT_HEADER)
     # build_context counts the persona inside max_tokens as well: give it back
     allowed = max(1, room + estimate_tokens(system))
@@ -204,6 +229,7 @@ def build_pick_prompt(
             persona=system,
             policy=policy,
             seqs=view.seqs,
+            costs=view.costs or None,
         )
         lines = [
             _turn_record(view, position)
@@ -233,7 +259,13 @@ def build_candidates_prompt(
 
     def render(policy: ContextPolicy) -> tuple[str, tuple[int, ...]]:
         context = build_context(
-            coordinator, config.names, view.events, persona=system, policy=policy, seqs=view.seqs
+            coordinator,
+            config.names,
+            view.events,
+            persona=system,
+            policy=policy,
+            seqs=view.seqs,
+            costs=view.costs or None,
         )
         lines = [
             _turn_record(view, position)
@@ -250,7 +282,9 @@ def build_candidates_prompt(
 def build_summary_prompt(config: RoomConfig, view: LogView) -> TurnPrompt | None:
     """The prompt that summarises what fell out of the context window, or None when nothing
     needs summarising (see ``context.summary_request``)."""
-    request = summary_request(config.names, view.events, config.context_policy())
+    request = summary_request(
+        config.names, view.events, config.context_policy(), costs=view.costs or None
+    )
     if request is None:
         return None
     saw = tuple(view.seqs[i] for i in request.positions)

@@ -75,6 +75,7 @@ class Room:
         max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
         request_timeout: float = DEFAULT_TIMEOUT_SECONDS,
         context_window: int | None = None,
+        use_cache: bool = True,
         in_process_only: bool = False,
         breakpoints: Any = None,
     ) -> Room:
@@ -98,6 +99,7 @@ class Room:
             max_output_tokens=max_output_tokens,
             request_timeout=request_timeout,
             context_window=context_window,
+            use_cache=use_cache,
             in_process_only=in_process_only,
             breakpoints=breakpoints,
         )

@@ -14,7 +14,9 @@ leaves the database as it was:
 A message list resumes a group chat (seed 004): the optional termination string (text, or a
 function of the text) is removed from the last message, a warning is given when the last message
 would stop the room at once, a system event records the resumption, and caps count from there.
-An ``export()`` imports back as an identical room (same config, same log).
+An ``export()`` imports back as an identical room (same config, same log, same recorded times);
+each exported event carries its ``provenance`` (``storage.provenance.PROVENANCE_COLUMNS``, the
+columns every export shares), recomputed on import.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import storage
 from conversation.exceptions import ConversationValueError, ImportRejected
 from conversation.rooms.config import RoomConfig, check_name
 from conversation.rooms.log import RESUMED, log_view
+from storage.provenance import iso, provenance_row
 
 EXPORT_FORMAT = "conversation-room"
 EXPORT_VERSION = 1
@@ -59,6 +62,9 @@ EVENT_FIELDS = frozenset(
         "error",
         "attempts",
         "saw",
+        "created_at",
+        "updated_at",
+        "provenance",
     }
 )
 _SAFE_FILE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}")
@@ -343,6 +349,11 @@ def export_room(room: Any) -> dict[str, Any]:
                 "error": e.error,
                 "attempts": e.attempts,
                 "saw": e.saw,
+                "created_at": iso(e.created_at),
+                "updated_at": iso(e.updated_at),
+                # Derived from the fields above (the columns every export shares); an import
+                # recomputes it, so it can never disagree with the log.
+                "provenance": provenance_row(e),
             }
         )
     exported = {
@@ -442,8 +453,10 @@ def _import_export(
             )
         if not isinstance(event.get("content", ""), str):
             raise ImportRejected(f"event {index} content must be text")
+        if not isinstance(event.get("provenance") or {}, Mapping):
+            raise ImportRejected(f"event {index} provenance must be an object")
     name = name_override or data.get("name") or "imported room"
-    records = [{k: v for k, v in e.items() if k != "seq"} for e in events]
+    records = [{k: v for k, v in e.items() if k not in ("seq", "provenance")} for e in events]
     room_id = _store(
         db,
         name,

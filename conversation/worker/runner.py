@@ -150,18 +150,13 @@ class Worker:
         free = self.concurrency - len(self._held)
         if free <= 0:
             return 0
-        started = 0
-        for room_id in storage.list_runnable_rooms(self.db, limit=free + len(self._held)):
-            if started >= free:
-                break
-            if room_id in self._held:
-                continue
-            token = storage.acquire_lease(self.db, room_id, self.owner, self.engine.lease_ttl)
-            if token is None:
-                continue  # another worker took it first
+        runnable = storage.list_runnable_rooms(self.db, limit=free + len(self._held))
+        wanted = [room_id for room_id in runnable if room_id not in self._held][:free]
+        # One write for all of them; a room another worker took first is simply left out.
+        taken = storage.acquire_leases(self.db, wanted, self.owner, self.engine.lease_ttl)
+        for room_id, token in taken.items():
             self._held[room_id] = _Held(HeldRoom(room_id, token))
-            started += 1
-        return started
+        return len(taken)
 
     def _begin_due(self) -> None:
         """One engine ``begin`` for every due room: plans, settlements and claims, batched."""
@@ -234,13 +229,11 @@ class Worker:
         if loop.time() - self._renewed < self.engine.lease_ttl / 3:
             return
         self._renewed = loop.time()
-        for room_id, held in list(self._held.items()):
-            if not storage.renew_lease(
-                self.db, room_id, self.owner, held.record.token, self.engine.lease_ttl
-            ):
-                if held.task is not None:
-                    held.task.cancel()
-                del self._held[room_id]
+        tokens = {room_id: held.record.token for room_id, held in self._held.items()}
+        for room_id in storage.renew_leases(self.db, tokens, self.owner, self.engine.lease_ttl):
+            held = self._held.pop(room_id)
+            if held.task is not None:
+                held.task.cancel()
 
     def _look_after_experiments(self, *, force: bool = False) -> None:
         """Every few seconds: create the rooms of running experiments that a crash left out, and

@@ -24,7 +24,7 @@ from ui import rooms
 from ui.templates import MUG_NEGOTIATION, PLANNER_CODER_REVIEWER
 
 ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
+APP = str(ROOT / "streamlit_app.py")  # the script app.py serves
 
 
 def app(page: str | None = None, **params: str) -> AppTest:

@@ -1,5 +1,6 @@
-"""The app's in-process runner and restarts: a server stopped with SIGTERM releases the leases
-of the rooms its runner drives, so the next server (or a worker) takes them over at once."""
+"""The app's in-process runner and restarts: the runner starts with the server (no visit needed),
+and a server stopped with SIGTERM releases the leases of the rooms its runner drives, so the next
+server (or a worker) takes them over at once."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from storage import repository as repo
 pytestmark = pytest.mark.browser
 
 
-def test_a_server_stopped_with_sigterm_releases_its_runners_leases(fresh_server, browser) -> None:  # type: ignore[no-untyped-def]
+def test_the_runner_starts_with_the_server_and_releases_its_leases_on_sigterm(fresh_server) -> None:  # type: ignore[no-untyped-def]
     fresh_server.folder.mkdir(parents=True, exist_ok=True)
     db = fresh_server.database()
     room = Room.create(
@@ -26,19 +27,15 @@ def test_a_server_stopped_with_sigterm_releases_its_runners_leases(fresh_server,
     )
     room.post("talk slowly")
     fresh_server.start()
-    page = browser.new_page()
-    try:
-        page.goto(f"{fresh_server.url}/room?room={room.id}")  # the first visit starts the runner
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            lease = repo.get_lease(db, room.id)
-            if lease is not None and lease.owner and lease.owner.startswith("worker:"):
-                break
-            time.sleep(0.1)
-        else:
-            pytest.fail(f"the runner never took the room:\n{fresh_server.log()}")
-    finally:
-        page.close()
+    # No page is opened: the server's lifespan started the runner, which takes the room.
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        lease = repo.get_lease(db, room.id)
+        if lease is not None and lease.owner and lease.owner.startswith("worker:"):
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"the runner never took the room:\n{fresh_server.log()}")
     fresh_server.stop()  # SIGTERM, as systemd or a container runtime sends it
     lease = repo.get_lease(db, room.id)
     assert lease is not None and lease.owner is None, (lease, fresh_server.log())

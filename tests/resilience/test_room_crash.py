@@ -50,6 +50,9 @@ def make_room(db: Database, name: str, **options: object) -> Room:
         agents=AGENTS,
         planner=RoundRobinRoomPlanner(max_rounds=2),
         seed=5,
+        # These tests compare the prompts the model is asked: no answers from the model cache
+        # (the twin rooms share a seed and prompts; tests/resilience/test_model_cache covers it).
+        use_cache=False,
         **options,  # type: ignore[arg-type]
     )
 

@@ -124,3 +124,25 @@ def test_runnable_rooms_are_running_with_a_free_or_expired_lease(
     # With an explicit time, the leased room becomes runnable once its lease is over.
     later = clock.now + timedelta(seconds=200)
     assert leased in storage.list_runnable_rooms(db, now=later)
+
+
+def test_many_leases_are_taken_and_renewed_in_one_write_like_one_at_a_time(
+    db: Database, clock: FakeClock
+) -> None:
+    rooms = [storage.create_room(db, f"r{i}", status="running") for i in range(4)]
+    assert storage.acquire_lease(db, rooms[1], "w1", 10) == 1  # held by someone else
+    storage.acquire_lease(db, rooms[2], "w1", 10)
+    clock.advance(11)  # rooms[2]'s lease expired: free to take, with the next token
+    storage.acquire_lease(db, rooms[1], "w1", 10)  # held again (token 2)
+    taken = storage.acquire_leases(db, [*reversed(rooms), 999_999], "w2", 10)
+    assert taken == {rooms[0]: 1, rooms[2]: 2, rooms[3]: 1}  # a missing room is left out
+    assert storage.acquire_leases(db, rooms, "w3", 10) == {}
+    clock.advance(5)
+    assert storage.renew_leases(db, taken, "w2", 10) == set()
+    clock.advance(9)  # 14 s after taking, 9 s after renewing: still held
+    assert storage.acquire_leases(db, rooms, "w3", 10) == {rooms[1]: 3}
+    wrong = {rooms[0]: taken[rooms[0]], rooms[2]: taken[rooms[2]] + 5, rooms[1]: 2}
+    assert storage.renew_leases(db, wrong, "w2", 10) == {rooms[2], rooms[1]}
+    clock.advance(11)
+    assert storage.renew_leases(db, {rooms[0]: taken[rooms[0]]}, "w2", 10) == {rooms[0]}
+    assert storage.acquire_leases(db, [], "w2", 10) == {}

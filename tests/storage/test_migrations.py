@@ -42,7 +42,7 @@ def _revision(url: str) -> str | None:
 
 
 def test_revisions_are_linear_and_numbered() -> None:
-    assert migrate.known_revisions() == ["0001", "0002", "0006"]
+    assert migrate.known_revisions() == ["0001", "0002", "0003", "0007", "0006"]
     assert migrate.head_revision() == "0006"
 
 

@@ -1,6 +1,7 @@
 """A tiny OpenAI-compatible HTTP server for end-to-end tests (stdlib only, 127.0.0.1, port 0).
 
-It implements ``POST /v1/chat/completions`` and ``GET /v1/models``. Each chat request takes the
+It implements ``POST /v1/chat/completions`` and ``GET /v1/models``, and with ``n_ctx`` llama.cpp's
+``GET /props`` (its context window). Each chat request takes the
 next scripted ``Reply`` (status, body or text, delay, headers); when the script is empty it answers
 200 with ``default_text``. Every request is recorded (path, JSON body, headers) so a test can count
 attempts and read exactly what the client sent.
@@ -48,9 +49,15 @@ class Request:
 class OpenAICompatibleServer:
     """Start with ``start()`` or a ``with`` block; ``base_url`` ends in ``/v1``."""
 
-    def __init__(self, default_text: str = "ok", model_ids: tuple[str, ...] = ("tiny",)) -> None:
+    def __init__(
+        self,
+        default_text: str = "ok",
+        model_ids: tuple[str, ...] = ("tiny",),
+        n_ctx: int | None = None,
+    ) -> None:
         self.default_text = default_text
         self.model_ids = model_ids
+        self.n_ctx = n_ctx
         self._script: deque[Reply] = deque()
         self._requests: list[Request] = []
         self._lock = threading.Lock()
@@ -104,6 +111,11 @@ class OpenAICompatibleServer:
 
     # -- behaviour ----------------------------------------------------------------------------
 
+    def _log(self, request: Request) -> None:
+        """Record a request that takes no scripted reply (GETs: models, props)."""
+        with self._lock:
+            self._requests.append(request)
+
     def _record(self, request: Request) -> Reply:
         with self._lock:
             self._requests.append(request)
@@ -149,10 +161,12 @@ def _handler_for(server: OpenAICompatibleServer) -> type[BaseHTTPRequestHandler]
             self.wfile.write(data)
 
         def do_GET(self) -> None:
-            server._record(Request("GET", self.path, None, dict(self.headers)))
+            server._log(Request("GET", self.path, None, dict(self.headers)))
             if self.path.rstrip("/") == "/v1/models":
                 data = [{"id": m, "object": "model", "owned_by": "tests"} for m in server.model_ids]
                 self._send(200, {"object": "list", "data": data})
+            elif self.path.rstrip("/") == "/props" and server.n_ctx is not None:
+                self._send(200, {"default_generation_settings": {"n_ctx": server.n_ctx}})
             else:
                 self._send(
                     404, {"error": {"message": f"no route {self.path}", "type": "not_found"}}

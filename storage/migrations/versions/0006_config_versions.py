@@ -1,7 +1,7 @@
 """Room configuration versions: a room's settings edited after creation, every version kept.
 
 Revision ID: 0006
-Revises: 0002
+Revises: 0007
 Create Date: 2026-12-01
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 from storage.coltypes import JSONDoc, UTCDateTime
 
 revision: str = "0006"
-down_revision: str | None = "0002"
+down_revision: str | None = "0007"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

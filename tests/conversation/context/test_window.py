@@ -340,3 +340,17 @@ def test_negative_control_a_plain_last_n_would_drop_the_opener() -> None:
     assert (
         0 in build_context("Carol", ROSTER, events, policy=ContextPolicy(max_messages=3)).positions
     )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60), st.text(max_size=60))
+def test_token_estimates_add_up_over_line_breaks_and_never_shrink(a: str, b: str) -> None:
+    # Estimated line by line (and memoised): the same figure as the text as a whole would get.
+    from conversation.text.tokens import estimate_tokens
+
+    assert estimate_tokens(a + "\n" + b) == estimate_tokens(a) + 1 + estimate_tokens(b)
+    assert estimate_tokens(a + b) >= estimate_tokens(a)
+    long_line = (a or "x") * (2_000 // max(1, len(a or "x")) + 1)
+    assert estimate_tokens(long_line + "\n" + b) == (
+        estimate_tokens(long_line) + 1 + estimate_tokens(b)
+    )

@@ -524,6 +524,21 @@ def test_serialization_rejections() -> None:
     )
     with pytest.raises(ConversationValueError, match="cannot be serialized"):
         with_generator.to_dict()
+    from edsl import Model
+
+    def reply(user_prompt: str, system_prompt: str) -> str:
+        return "hi"
+
+    with_function_model = Conversation(
+        agents("Alice"), default_model=Model("test", func=lambda *a, **k: "hi")
+    )
+    with pytest.raises(ConversationValueError, match="default_model cannot be serialized"):
+        with_function_model.to_dict()
+    team = agents("Alice")
+    team[0].model = OfflineModel(func=reply)  # an agent's own model: a reply function
+    scripted = Conversation(team)
+    with pytest.raises(ConversationValueError, match="agent 'Alice'.s model cannot be serialized"):
+        scripted.to_dict()
     data = Conversation(agents("Alice")).to_dict()
     data["version"] = 99
     with pytest.raises(ConversationValueError, match="unknown conversation format version 99"):

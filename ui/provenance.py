@@ -1,0 +1,93 @@
+"""What the transcript says about how each event came to be: private recipients, who posted,
+moderators' decisions (approve, edit, deny, pick, stop), why the speaker was chosen, cache hits,
+a coordinator's pick, and the texts one click away (an edit's original draft, denied drafts,
+candidates not chosen). Plain strings only: the caller shows them escaped or with ``st.text``.
+No Streamlit here."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+_PAST = {
+    "approve": "approved",
+    "edit": "edited and approved",
+    "deny": "denied",
+    "pick": "picked",
+    "stop": "skipped",
+    "resume": "resumed",
+    "abandon": "abandoned",
+}
+
+
+def _data(event: Any) -> Mapping[str, Any]:
+    data = getattr(event, "data", None)
+    return data if isinstance(data, Mapping) else {}
+
+
+def _time(at: Any) -> str:
+    """``2026-12-01T14:10:08+00:00`` -> ``14:10:08 UTC`` (the date is in the exports)."""
+    text = str(at or "")
+    return f"{text[11:19]} UTC" if len(text) >= 19 and text[10] == "T" else text
+
+
+def marks(event: Any) -> list[str]:
+    """Short provenance notes of one event, in reading order (plain text, maybe empty)."""
+    data = _data(event)
+    found: list[str] = []
+    if event.visible_to:
+        found.append("private to " + ", ".join(event.visible_to))
+    by = data.get("by")
+    if event.kind == "human" and by and by != event.speaker:
+        found.append(f"posted by {by}")
+    if event.kind == "system" and by:
+        found.append(f"by {by}")
+    if data.get("chosen_because"):
+        found.append(f"why {event.speaker}: {data['chosen_because']}")
+    if data.get("candidates") and data.get("picked"):
+        who = data.get("picked_by")
+        found.append(f"draft picked by {who}" if who else "draft picked")
+    if data.get("cache_hit"):
+        found.append("from the model cache")
+    for decision in data.get("decisions") or []:
+        if isinstance(decision, Mapping):
+            verb = _PAST.get(str(decision.get("verb")), str(decision.get("verb")))
+            found.append(f"{verb} by {decision.get('by')} at {_time(decision.get('at'))}")
+    return found
+
+
+def one_click_texts(event: Any) -> list[tuple[str, list[str]]]:
+    """``(title, texts)`` for what sits behind one click: the original draft of an edit, each
+    denied draft with its reason, and the candidates a coordinator did not choose."""
+    data = _data(event)
+    found: list[tuple[str, list[str]]] = []
+    if data.get("edited") and data.get("draft") is not None:
+        who = data.get("edited_by")
+        title = f"Original draft (edited by {who})" if who else "Original draft (before the edit)"
+        found.append((title, [str(data["draft"])]))
+    denials = [d for d in data.get("denials") or [] if isinstance(d, Mapping)]
+    if denials:
+        texts = [
+            f"Draft: {d.get('draft', '')}\nDenied by {d.get('by', '?')}: {d.get('reason', '')}"
+            for d in denials
+        ]
+        found.append((f"Denied drafts ({len(denials)})", texts))
+    others = [
+        c
+        for c in data.get("candidates") or []
+        if isinstance(c, Mapping) and not c.get("chosen") and not c.get("passed")
+    ]
+    if others:
+        # Until someone picks (a person coordinates), every draft is still a candidate.
+        undecided = getattr(event, "state", None) == "waiting"
+        title = "Drafts to pick from" if undecided else "Drafts not chosen"
+        found.append(
+            (
+                f"{title} ({len(others)})",
+                [f"{c.get('speaker')}: {c.get('text', '')}" for c in others],
+            )
+        )
+    return found
+
+
+__all__ = ["marks", "one_click_texts"]
