@@ -11,7 +11,8 @@ translation between the two, so every worker, every restart and every replay see
   one is open, and a turn's own prompt is built from the events before it;
 - system events stay ``system`` (shown, never a turn), except those whose ``data.event`` is
   ``pick`` or ``summary`` (bookkeeping of the coordinator and of context summaries), and
-  ``resumed`` (an import's resume point, from which caps count).
+  ``resumed`` (an import's resume point, from which caps count); ``forked``, ``config_changed``
+  and breakpoint pauses (``data.by == "breakpoint"``) are left out (how people ran the room).
 
 Rows are duck-typed (``seq, kind, speaker, content, round, state, visible_to, data,
 input_tokens, output_tokens``) so this module needs nothing from ``storage``.
@@ -32,6 +33,9 @@ from conversation.text.transcript import render_record
 OPEN_STATES = frozenset({"running", "waiting", "interrupted"})
 CONSUMED_STATES = frozenset({"stopped", "abandoned", "failed"})
 RESUMED = "resumed"
+#: System notices about how people operate a room, kept in the log but never shown to agents (so a
+#: fork or a settings change does not change what the agents are asked).
+OPERATOR_NOTICES = frozenset({"forked", "config_changed"})
 
 
 def event_line(seq: int, event: RoomEvent) -> str:
@@ -82,6 +86,8 @@ def to_room_event(row: Any) -> RoomEvent | None:
         content = "" if passed else (row.content or "")
         return RoomEvent(row.speaker, content, round_, passed, visible_to=visible)
     data = _data(row)
+    if data.get("event") in OPERATOR_NOTICES or data.get("by") == "breakpoint":
+        return None  # how people ran the room (a fork, new settings, a breakpoint): not shown
     special = data.get("event")
     if special == "pick":
         return RoomEvent(

@@ -104,7 +104,10 @@ def test_a_new_version_applies_from_the_next_turn_in_run(db: Database) -> None:
     room.post("hello")
     assert [t.speaker for t in room.run(max_turns=2)] == ["Alice", "Bob"]
     room.update_config({"roster": [*AGENTS, {"name": "Dan"}]}, by="ann")
+    model = OfflineModel(seed=1, mention_probability=0)
+    drive_with(room, model)
     taken = room.run(max_turns=2)
+    assert not any("Settings changed" in user for _, user in model.prompts)
     assert [t.speaker for t in taken] == ["Cara", "Dan"]
     room.update_config({"moderated": True})
     [draft] = room.run()
@@ -148,6 +151,7 @@ def test_fork_with_an_edited_message_replays_from_it(db: Database) -> None:
     system, user = model.prompts[0]
     assert "@Cara's plan instead" in user
     assert original.content not in user
+    assert "Forked by" not in user  # how people ran the room is never shown to agents
     # The original room is untouched.
     assert room.events()[1].content == original.content
 
