@@ -17,7 +17,7 @@ from storage import repository as repo
 
 from . import rooms
 from .bootstrap import human_name, wake_runner
-from .room_forms import _planner_section, _stop_section
+from .room_forms import _planner_section, _stop_section, model_settings_fields
 from .widgets import escape_markdown, model_picker
 
 #: Stop rules the form can show and rebuild; a room with others keeps them (edited in code).
@@ -87,7 +87,18 @@ def settings_changes(config: Any, values: dict[str, Any]) -> dict[str, Any]:
     names = [a.name if hasattr(a, "name") else a["name"] for a in values["agents"]]
     if names != list(config.names):
         changes["agents"] = values["agents"]
-    for field in ("planner", "termination", "moderated", "prompt_template", "context"):
+    fields = (
+        "planner",
+        "termination",
+        "moderated",
+        "prompt_template",
+        "context",
+        "max_output_tokens",
+        "request_timeout",
+        "context_window",
+        "use_cache",
+    )
+    for field in fields:
         if field in values and _normal(field, values[field]) != _normal(field, data.get(field)):
             changes[field] = values[field]
     if values.get("model") is not None and _normal("model", values["model"]) != _normal(
@@ -117,7 +128,11 @@ def settings_editor(db: Any, room_id: int) -> None:
     roster = [a.name if hasattr(a, "name") else a["name"] for a in agents]
     values: dict[str, Any] = {"agents": agents}
     defaults = SimpleNamespace(planner=dict(config.planner), termination=config.termination)
-    values["planner"] = _planner_section(defaults, roster, key)
+    kind = str(config.planner.get("kind"))
+    if kind in rooms.PLANNER_LABELS:
+        values["planner"] = _planner_section(defaults, roster, key)
+    else:  # a planner the form does not offer (e.g. a coordinator): kept as it is
+        st.text(f"Turn taking: {kind} (kept as it is; change it with Room.update_config)")
     if _form_stops(config.termination):
         values["termination"] = _stop_section(defaults, key)
     else:
@@ -160,6 +175,7 @@ def settings_editor(db: Any, room_id: int) -> None:
     values["prompt_template"] = prompt.strip() or None
     model, problem = model_picker("Model for the room", key=f"{key}-model", current=config.model)
     values["model"] = model
+    values.update(model_settings_fields(f"{key}-request", config.to_dict()))
     changes = settings_changes(config, values)
     if st.button("Apply settings", key=f"{key}-apply", type="primary", disabled=not changes):
         if problem:

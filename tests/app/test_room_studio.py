@@ -144,3 +144,33 @@ def test_fork_giving_a_message_to_another_agent(db: Database) -> None:
     fork = Room.open(db, max(r.id for r in repo.list_rooms(db)))
     assert fork.events()[1].speaker == "Seller" and fork.status == "paused"
     assert fork.events()[1].data["forked_from"]["speaker"] == "Buyer"
+
+
+def test_the_settings_form_changes_the_request_settings(db: Database) -> None:
+    room = mug_room(db)
+    at = app("pages/room.py", room=str(room.id))
+    key = f"edit-{room.id}-v1"
+    at.number_input(key=f"{key}-request-max-output").set_value(321).run()
+    at.button(key=f"{key}-apply").click().run()
+    assert not at.exception
+    again = Room.open(db, room.id)
+    assert again.config.max_output_tokens == 321
+    change = again.events()[-1].data
+    assert change["event"] == "config_changed" and change["changes"] == ["max_output_tokens"]
+
+
+def test_a_planner_the_form_does_not_offer_is_kept(db: Database) -> None:
+    from conversation.planning.coordinator import CoordinatorPolicy
+
+    room = Room.create(
+        db,
+        name="coordinated",
+        agents=[{"name": "Mo"}, {"name": "Ann"}, {"name": "Bo"}],
+        planner=CoordinatorPolicy("Mo"),
+    )
+    at = app("pages/room.py", room=str(room.id))
+    assert any("Turn taking: coordinator (kept as it is" in t.value for t in at.text)
+    at.checkbox(key=f"edit-{room.id}-v1-mod").check().run()
+    at.button(key=f"edit-{room.id}-v1-apply").click().run()
+    again = Room.open(db, room.id)
+    assert again.config.moderated is True and again.config.planner["kind"] == "coordinator"
