@@ -4,12 +4,18 @@ An ``st.App`` (Streamlit's ASGI server) serving the Streamlit script ``streamlit
 lifespan (:func:`ui.bootstrap.lifespan`) opens the database and starts the in-process runner
 when the server starts, not on the first page visit, so rooms left running by a previous server
 go on at once; when the server stops (SIGTERM) the runner releases its rooms' leases.
+
+Executed as a Streamlit script itself (``AppTest.from_file("app.py")``), it draws the app.
 """
 
 from pathlib import Path
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from ui.bootstrap import lifespan
+from ui.bootstrap import lifespan, run_app
 
-app = st.App(str(Path(__file__).resolve().with_name("streamlit_app.py")), lifespan=lifespan)
+if get_script_run_ctx(suppress_warning=True) is not None:
+    run_app()  # a script run: the same screens as streamlit_app.py
+else:
+    app = st.App(str(Path(__file__).resolve().with_name("streamlit_app.py")), lifespan=lifespan)

@@ -8,6 +8,7 @@ Three families, so callers can tell a mistake in their own code from a failure d
   room, approving a turn that does not wait, a request id reused with different content).
 - ``ModelCallError``: a model call failed during a run; it carries the agent and the turn.
 - ``StorageUnavailableError``: the database cannot be used right now (transient).
+- ``PermissionDenied``: the signed-in person's role does not allow the act (nothing changed).
 
 Storage raises its own small tree (``storage.errors``); ``conversation.rooms.boundary`` is the one
 place that translates it into this one.
@@ -53,6 +54,17 @@ class StorageUnavailableError(ConversationError):
     nothing was changed. Trying again later may succeed."""
 
 
+class PermissionDenied(ConversationError, PermissionError):
+    """The actor's role does not allow the act (``conversation.access``); nothing was changed.
+    ``actor`` is who tried, ``action`` what (an ``Action`` value), ``needed`` the least role."""
+
+    def __init__(self, message: str, *, actor: str, action: str, needed: str) -> None:
+        super().__init__(message)
+        self.actor = actor
+        self.action = action
+        self.needed = needed
+
+
 class ModelCallError(ConversationError):
     """A model call failed, or returned no usable text, during a turn.
 
@@ -89,4 +101,5 @@ __all__ = [
     "ImportRejected",
     "StorageUnavailableError",
     "ModelCallError",
+    "PermissionDenied",
 ]

@@ -4,10 +4,13 @@ delete; import and export as JSON or an EDSL AgentList."""
 import pandas as pd
 import streamlit as st
 
+from conversation import library as agents_library
+from conversation.access import Action
 from storage import StorageValueError
 from storage import repository as repo
 from ui import library
-from ui.bootstrap import database, page_setup
+from ui.access import note
+from ui.bootstrap import actor, database, page_setup
 from ui.templates import TEMPLATES
 from ui.widgets import escape_markdown, field_error, model_picker, spec_label
 
@@ -15,6 +18,8 @@ page_setup()
 
 NEW = "+ New agent"
 db = database()
+me = actor()
+edits = me.can(Action.EDIT_AGENTS)  # the engine refuses the writes below otherwise
 
 st.title("Agents")
 st.caption(
@@ -27,6 +32,8 @@ by_name = {p.name: p for p in profiles}
 notice = st.session_state.pop("agents_notice", None)
 if notice:
     st.success(escape_markdown(notice))
+if not edits:
+    note(Action.EDIT_AGENTS)
 
 left, right = st.columns([2, 3], gap="large")
 
@@ -57,12 +64,17 @@ with left:
             + escape_markdown(", ".join(TEMPLATES[tkey].roster))
             + " (names already used are skipped)"
         )
-        if st.button("Add to the library", key="agents-from-tpl"):
+        if st.button("Add to the library", key="agents-from-tpl", disabled=not edits):
             added = library.add_missing(
                 TEMPLATES[tkey].agents,
                 by_name,
-                lambda d: repo.create_agent_profile(
-                    db, d.name, traits=dict(d.traits), instruction=d.instruction, model=None
+                lambda d: agents_library.create_profile(
+                    db,
+                    d.name,
+                    traits=dict(d.traits),
+                    instruction=d.instruction,
+                    model=None,
+                    actor=me,
                 ),
             )
             st.session_state["agents_notice"] = (
@@ -74,7 +86,7 @@ with left:
         upload = st.file_uploader(
             "Import agents (this app's JSON, or an EDSL AgentList)", type=["json"], key="import"
         )
-        if upload is not None and st.button("Import", key="do-import"):
+        if upload is not None and st.button("Import", key="do-import", disabled=not edits):
             try:
                 drafts = library.parse_import(upload.getvalue())
                 clashes = [d.name for d in drafts if d.name.lower() in {n.lower() for n in by_name}]
@@ -84,12 +96,13 @@ with left:
                         "or delete them first; nothing was imported."
                     )
                 for draft in drafts:
-                    repo.create_agent_profile(
+                    agents_library.create_profile(
                         db,
                         draft.name,
                         traits=dict(draft.traits),
                         instruction=draft.instruction,
                         model=dict(draft.model) if draft.model else None,
+                        actor=me,
                     )
             except (library.LibraryError, StorageValueError) as exc:
                 st.error("Import rejected: " + escape_markdown(exc), icon=":material/block:")
@@ -162,27 +175,29 @@ with right:
         return draft, found
 
     save, duplicate, delete = st.columns(3)
-    if save.button("Save", type="primary", key=f"save-{slot}", width="stretch"):
+    if save.button("Save", type="primary", key=f"save-{slot}", width="stretch", disabled=not edits):
         draft, found = _collect()
         st.session_state[f"agent-problems-{slot}"] = found
         if not found:
             try:
                 if current is None:
-                    repo.create_agent_profile(
+                    agents_library.create_profile(
                         db,
                         draft.name,
                         traits=dict(draft.traits),
                         instruction=draft.instruction,
                         model=dict(draft.model) if draft.model else None,
+                        actor=me,
                     )
                 else:
-                    repo.update_agent_profile(
+                    agents_library.update_profile(
                         db,
                         int(current.id or 0),
                         name=draft.name,
                         traits=dict(draft.traits),
                         instruction=draft.instruction,
                         model=dict(draft.model) if draft.model else None,
+                        actor=me,
                     )
             except StorageValueError as exc:
                 st.session_state[f"agent-problems-{slot}"] = {"name": str(exc)}
@@ -194,22 +209,27 @@ with right:
                 st.session_state["agents_notice"] = f"Saved {draft.name}."
                 st.session_state["agent-choice-next"] = draft.name
         st.rerun()
-    if current is not None and duplicate.button("Duplicate", key=f"dup-{slot}", width="stretch"):
+    if current is not None and duplicate.button(
+        "Duplicate", key=f"dup-{slot}", width="stretch", disabled=not edits
+    ):
         copy = library.unique_copy_name(current.name, by_name)
-        repo.create_agent_profile(
+        agents_library.create_profile(
             db,
             copy,
             traits=dict(current.traits),
             instruction=current.instruction,
             model=current.model,
+            actor=me,
         )
         st.session_state["agents_notice"] = f"Duplicated {current.name} as {copy}."
         st.session_state["agent-choice-next"] = copy
         st.rerun()
     if current is not None:
         confirm = delete.checkbox("Confirm delete", key=f"confirm-{slot}")
-        if delete.button("Delete", key=f"del-{slot}", disabled=not confirm, width="stretch"):
-            repo.delete_agent_profile(db, int(current.id or 0))
+        if delete.button(
+            "Delete", key=f"del-{slot}", disabled=not confirm or not edits, width="stretch"
+        ):
+            agents_library.delete_profile(db, int(current.id or 0), actor=me)
             st.session_state["agents_notice"] = f"Deleted {current.name}."
             st.session_state["agent-choice-next"] = NEW
             st.rerun()

@@ -1,14 +1,19 @@
 """Experiments: design a batch from a template room (conditions x replicates), see the planned rooms
 and calls, run it with progress and live counts, stop it. It resumes after a server restart."""
 
+import zlib
+
 import pandas as pd
 import streamlit as st
 
+from conversation.access import Action
 from storage import frames
 from storage import repository as repo
 from ui import experiments as ex
-from ui import widgets
+from ui import manage, widgets
+from ui.access import note
 from ui.bootstrap import (
+    actor,
     database,
     human_name,
     model_summary,
@@ -23,6 +28,7 @@ from ui.widgets import escape_markdown, model_choices, offline_spec, spec_for_ch
 
 page_setup()
 db = database()
+me = actor()
 PROGRESS_SECONDS = 1.0
 
 st.title("Experiments")
@@ -30,7 +36,8 @@ st.title("Experiments")
 
 if ex.catch_up(db, speaker=human_name()):  # resumes experiments a restart cut short
     wake_runner()
-all_experiments = repo.list_experiments(db, limit=None)
+show_archived = st.toggle("Show archived experiments", key="exp-show-archived")
+all_experiments = repo.list_experiments(db, archived=None if show_archived else False, limit=None)
 # No status in the labels: the picker is drawn once per page run, so a status in it would go
 # stale while the progress panel below follows the rooms (issue 10).
 labels = {e.id: f"#{e.id} {e.name}" for e in all_experiments}
@@ -39,8 +46,12 @@ if linked.problem:
     st.warning(linked.problem)
 current = linked.value
 if current is not None and current not in labels:
-    st.error(f"There is no experiment {current}. Pick another one or design a new one.")
-    current = None
+    try:  # an archived experiment stays reachable by its link
+        labels[current] = f"#{current} {repo.get_experiment(db, current).name}"
+    except LookupError:
+        st.error(f"There is no experiment {current}. Pick another one or design a new one.")
+        current = None
+manage.show_notice()
 options = [None, *labels]
 picked = widgets.synced_selectbox(
     "Experiment",
@@ -169,6 +180,11 @@ if current is None:
     replicates = st.number_input(
         "Replicates per condition", 1, ex.MAX_REPLICATES, 4, key="exp-reps"
     )
+    b1, b2 = st.columns(2)
+    budget = ex.budget_from_inputs(
+        b1.number_input("Budget, US dollars (0: none)", 0.0, step=0.5, key="exp-budget-usd"),
+        b2.number_input("Budget, tokens (0: none)", 0, step=10_000, key="exp-budget-tokens"),
+    )
 
     try:
         plan = ex.plan(conditions, int(replicates))
@@ -184,22 +200,58 @@ if current is None:
         st.warning(
             "Some rooms have no turn limit: set 'stop after N agent turns' or a planner cap."
         )
-    st.dataframe(
-        pd.DataFrame([{"condition": c.label, "rooms": int(replicates)} for c in conditions]),
+    # Short names label the Results tables and chart axes: derived from what differs, editable.
+    # Keyed by the conditions themselves, so a new design starts from its own derived names.
+    derived = ex.short_names(conditions)
+    names_key = f"exp-shorts-{zlib.crc32(chr(0).join(c.label for c in conditions).encode())}"
+    edited = st.data_editor(
+        pd.DataFrame(
+            {
+                "condition": [c.label for c in conditions],
+                "short name": derived,
+                "rooms": [int(replicates)] * len(conditions),
+            }
+        ),
         hide_index=True,
         width="stretch",
+        disabled=["condition", "rooms"],
+        key=names_key,
+        column_config={
+            "short name": st.column_config.TextColumn(
+                "short name",
+                max_chars=ex.MAX_SHORT_NAME,
+                help="Shown in Results tables and chart axes; unique, at most 24 characters.",
+            )
+        },
     )
+    conditions = [
+        c.named(None if str(short or "").strip() == d else str(short or ""))
+        for c, short, d in zip(conditions, edited["short name"], derived, strict=True)
+    ]
+    try:
+        ex.check_short_names(conditions)
+    except ValueError as exc:
+        st.error(escape_markdown(exc))
+        st.stop()
     slot = "experiment-create"
     request_id(slot)  # drawn with the button: a double click makes one experiment
-    if st.button("Create and run", type="primary", key="exp-run", disabled=calls is None):
+    if not me.can(Action.CREATE_EXPERIMENT):
+        note(Action.CREATE_EXPERIMENT)
+    if st.button(
+        "Create and run",
+        type="primary",
+        key="exp-run",
+        disabled=calls is None or not me.can(Action.CREATE_EXPERIMENT),
+    ):
         try:
             made = once(
                 slot,
                 lambda: ex.create(
                     db,
                     name.strip() or "experiment",
-                    ex.design(template, conditions, int(replicates)),
+                    ex.design(template, conditions, int(replicates), budget=budget),
                     speaker=human_name(),
+                    actor=me,
                 ),
             )
         except ValueError as exc:
@@ -217,18 +269,23 @@ experiment = repo.get_experiment(db, experiment_id)
 
 st.subheader(escape_markdown(experiment.name))
 c1, c3, c2 = st.columns([1, 2, 2])
-if c1.button("Stop", key="exp-stop", disabled=experiment.status != "running"):
-    ex.stop(db, experiment_id)
+if c1.button(
+    "Stop",
+    key="exp-stop",
+    disabled=experiment.status != "running" or not me.can(Action.CONTROL),
+):
+    ex.stop(db, experiment_id, actor=me)
     st.rerun()
 rerun_slot = f"experiment-rerun-{experiment_id}"
 request_id(rerun_slot)  # drawn with the button: a double click makes one re-run
 if c3.button(
     "Re-run from cache",
     key="exp-rerun",
+    disabled=not me.can(Action.CREATE_EXPERIMENT),
     help="The same design as a new experiment, each room with its original seed: every answer "
     "the model gave comes from the model cache, so the transcripts repeat exactly, at no cost.",
 ):
-    rerun = once(rerun_slot, lambda: ex.rerun_experiment(db, experiment_id))
+    rerun = once(rerun_slot, lambda: ex.rerun_experiment(db, experiment_id, actor=me))
     wake_runner()
     st.query_params["experiment"] = str(rerun)
     st.rerun()
@@ -253,6 +310,7 @@ def progress_panel() -> None:
     k2.metric("Running", now.running)
     k3.metric("Messages", now.messages)
     k4.metric("Cost", f"${now.cost:.4f}")
+    st.caption(escape_markdown(ex.spend_line(now)))
     st.caption(escape_markdown(" · ".join(f"{k}: {v}" for k, v in sorted(now.by_status.items()))))
     table = frames.rooms_summary(db, experiment_id=experiment_id, limit=None)
     if not table.empty:
@@ -280,6 +338,9 @@ if experiment.status == "running":
     st.fragment(progress_panel, run_every=PROGRESS_SECONDS)()
 else:
     progress_panel()
+
+with st.expander("Manage (rename, archive, delete)", icon=":material/tune:"):
+    manage.experiment_panel(db, experiment)
 
 with st.expander("Design", icon=":material/schema:"):
     st.json(experiment.config, expanded=False)

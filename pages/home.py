@@ -2,9 +2,14 @@
 
 import streamlit as st
 
+from conversation.access import Action
+from storage import ROOM_STATUSES as STATUSES
 from storage import repository as repo
-from ui import rooms
+from storage.rooms import ROOM_SORTS
+from ui import manage, rooms
+from ui.access import note
 from ui.bootstrap import (
+    actor,
     database,
     human_name,
     model_summary,
@@ -39,6 +44,10 @@ else:
     st.success(f"**Active model: {escape_markdown(label)}**", icon=":material/smart_toy:")
 
 st.subheader("Start a room from a template")
+me = actor()
+creates = me.can(Action.CREATE_ROOM)
+if not creates:
+    note(Action.CREATE_ROOM)
 columns = st.columns(len(TEMPLATES))
 for column, template in zip(columns, TEMPLATES.values(), strict=True):
     with column.container(border=True):
@@ -46,11 +55,15 @@ for column, template in zip(columns, TEMPLATES.values(), strict=True):
         st.caption(escape_markdown(template.description))
         st.caption("Agents: " + escape_markdown(", ".join(template.roster)))
         request_id(f"start-{template.key}")  # drawn with the button: a double click is one room
-        if st.button("Start", key=f"start-{template.key}", type="primary"):
+        if st.button("Start", key=f"start-{template.key}", type="primary", disabled=not creates):
             room = once(
                 f"start-{template.key}",
                 lambda t=template: rooms.create_room(
-                    db, rooms.draft_from_template(t), opening=t.opening, speaker=human_name()
+                    db,
+                    rooms.draft_from_template(t),
+                    opening=t.opening,
+                    speaker=human_name(),
+                    actor=me,
                 ),
             )
             wake_runner()
@@ -58,10 +71,56 @@ for column, template in zip(columns, TEMPLATES.values(), strict=True):
 st.page_link("pages/room.py", label="Or design a room yourself", icon=":material/add:")
 
 
-def rooms_overview() -> None:
-    table = rooms.overview(db)
+ALL_ROOMS, OWN_ROOMS = "All rooms", "Rooms outside experiments"
+
+
+def room_filters() -> dict:
+    """The filter row above the rooms table, as keywords of ``rooms.overview``."""
+    f1, f2, f3 = st.columns([3, 2, 2])
+    search = f1.text_input(
+        "Search", key="home-search", placeholder="name, condition or #id", icon=":material/search:"
+    )
+    statuses = f2.multiselect(
+        "Status", sorted(STATUSES), key="home-status", placeholder="any status"
+    )
+    experiments = {OWN_ROOMS: None, ALL_ROOMS: None} | {
+        f"#{e.id} {e.name}": e.id for e in repo.list_experiments(db, archived=False, limit=None)
+    }
+    scope = f3.selectbox(
+        "Experiment",
+        list(experiments),
+        key="home-experiment",
+        help="Experiment rooms are left out by default: pick an experiment, or All rooms.",
+    )
+    d1, d2, d3, d4 = st.columns([2, 2, 2, 2], vertical_alignment="bottom")
+    since = d1.date_input("Created from", value=None, key="home-from")
+    until = d2.date_input("Created until", value=None, key="home-until")
+    sort = d3.selectbox("Sort by", list(ROOM_SORTS), key="home-sort")
+    archived = d4.toggle("Show archived", key="home-archived")
+    filters: dict = {
+        "search": search or None,
+        "status": statuses or None,
+        "sort": sort,
+        "archived": None if archived else False,
+        "created_after": rooms.day_bound(since),
+        "created_before": rooms.day_bound(until, next_day=True),
+    }
+    if scope == OWN_ROOMS:
+        filters["in_experiment"] = False
+    elif scope != ALL_ROOMS:
+        filters["experiment_id"] = experiments[scope]
+    return filters
+
+
+def rooms_overview(filters: dict, page: int) -> None:
+    table, total = rooms.overview(db, offset=(page - 1) * rooms.HOME_PAGE_SIZE, **filters)
     if table.empty:
-        st.info("No rooms yet: start one above.")
+        if repo.count_rooms(db) == 0:
+            st.info("No rooms yet: start one above.")
+        else:
+            st.info(
+                "No room matches these filters: change the search, status, experiment or dates."
+            )
         return
     picked = st.dataframe(
         table,
@@ -72,6 +131,7 @@ def rooms_overview() -> None:
         width="stretch",
         column_config={
             "room_id": st.column_config.NumberColumn("room", format="#%d"),
+            "experiment_id": st.column_config.NumberColumn("experiment", format="#%d"),
             "cost": st.column_config.NumberColumn("cost so far", format="$%.4f"),
             "last_message": st.column_config.TextColumn("last message", width="large"),
         },
@@ -79,12 +139,36 @@ def rooms_overview() -> None:
     if picked.selection.rows:
         chosen = int(table.iloc[picked.selection.rows[0]]["room_id"])
         st.switch_page("pages/room.py", query_params={"room": str(chosen)})
-    st.caption("Select a row to open the room.")
+    first = (page - 1) * rooms.HOME_PAGE_SIZE + 1
+    st.caption(
+        f"Rooms {first:d}-{first + len(table) - 1:d} of {total:,}. Select a row to open the room."
+    )
 
 
 st.subheader(f"Rooms ({repo.count_rooms(db):,})")
+manage.show_notice()
+filters = room_filters()
+hidden = repo.count_rooms(db, in_experiment=True, archived=False)
+if filters.get("in_experiment") is False and hidden:
+    st.caption(f"{hidden:,} experiment room(s) not listed: pick an experiment or All rooms.")
+matching = repo.count_rooms(db, **{k: v for k, v in filters.items() if k != "sort"})
+total_pages = max(1, -(-matching // rooms.HOME_PAGE_SIZE))
+if st.session_state.get("home-page", 1) > total_pages:
+    st.session_state["home-page"] = total_pages  # fewer rooms match now
+page = int(st.session_state.get("home-page", 1))
 busy = repo.count_rooms(db, status="running") > 0
 if busy:
-    st.fragment(rooms_overview, run_every=OVERVIEW_REFRESH_SECONDS)()
+    st.fragment(rooms_overview, run_every=OVERVIEW_REFRESH_SECONDS)(filters, page)
 else:
-    rooms_overview()
+    rooms_overview(filters, page)
+if total_pages > 1:
+    st.number_input("Page", 1, total_pages, key="home-page", width=160)
+with st.expander("Manage a room (rename, archive, delete)", icon=":material/tune:"):
+    target = st.number_input("Room #", min_value=1, step=1, value=None, key="home-manage-id")
+    if target is not None:
+        try:
+            record = repo.get_room(db, int(target))
+        except LookupError:
+            st.warning(f"There is no room {int(target)}.")
+        else:
+            manage.room_panel(db, record)

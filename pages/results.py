@@ -3,11 +3,13 @@ filter), follow-up analysis with EDSL questions, side-by-side comparison, and ex
 
 import streamlit as st
 
+from conversation.access import Action
 from storage import frames
 from storage import repository as repo
-from ui import charts, results
+from ui import cached, charts, condition_stats, results
 from ui import experiments as ex
-from ui.bootstrap import database, page_setup
+from ui.access import note
+from ui.bootstrap import actor, database, page_setup
 from ui.coding import results_coding
 from ui.live import LiveCache, render_transcript
 from ui.params import parse_id
@@ -16,7 +18,10 @@ from ui.widgets import escape_markdown, model_picker, synced_selectbox
 page_setup()
 
 db = database()
+me = actor()
 PAGE_SIZE = 100
+TRANSCRIPT_TAIL = 50  # events a transcript shows first (drawing 200 costs half a second)
+LONG_TAIL = 200  # at most (ui.live.MAX_SHOWN)
 
 st.title("Results")
 
@@ -40,13 +45,16 @@ statuses = f2.multiselect(
 total = repo.count_rooms(db, status=statuses or None, experiment_id=experiment_id)
 pages = max(1, -(-total // PAGE_SIZE))
 page_no = f3.number_input("Page", 1, pages, 1, key="res-page") if pages > 1 else 1
-rooms = frames.rooms_summary(
+rooms = cached.rooms_summary(
     db,
     status=statuses or None,
     experiment_id=experiment_id,
     limit=PAGE_SIZE,
     offset=(page_no - 1) * PAGE_SIZE,
 )
+
+short_names = results.condition_names(db, experiment_id)  # {condition: short name}, in order
+rooms = results.with_short_names(rooms, short_names)
 
 # Chart clicks (stored by the charts below on the previous run) narrow the rooms table.
 reason_filter = charts.clicked_values(st.session_state.get("chart-reasons"))
@@ -86,12 +94,12 @@ st.caption(
     f"{len(picked)} room(s) selected." if picked else "No rows selected: using every room shown."
 )
 
-charts_tab, transcript_tab, compare_tab, analysis_tab, export_tab = st.tabs(
-    ["Charts", "Transcript", "Compare", "Analysis", "Export"]
+charts_tab, transcript_tab, compare_tab, analysis_tab, stats_tab, export_tab = st.tabs(
+    ["Charts", "Transcript", "Compare", "Analysis", "Statistics", "Export"]
 )
 
 with charts_tab:
-    events = frames.events_frame(db, selected, kinds=["human", "agent", "pass"], provenance=False)
+    events = cached.events_frame(db, selected, kinds=["human", "agent", "pass"], provenance=False)
     speaker_filter = charts.clicked_values(st.session_state.get("chart-speakers"))
     c1, c2 = st.columns(2)
     c1.plotly_chart(charts.speaker_activity(events), key="chart-speakers", on_select="rerun")
@@ -112,7 +120,7 @@ with charts_tab:
         answers = frames.analysis_frame(db, latest.id)
         answers = answers[answers["room_id"].isin(selected)]
         c6.plotly_chart(
-            charts.outcomes_by_condition(answers, question=latest.name),
+            charts.outcomes_by_condition(answers, question=latest.name, names=short_names),
             key="chart-outcomes",
             on_select="rerun",
         )
@@ -144,12 +152,27 @@ with transcript_tab:
             icon=":material/open_in_new:",
             query_params={"room": str(room_id)},
         )
+        last = repo.latest_seq(db, room_id)
+        tail = TRANSCRIPT_TAIL
+        if last > TRANSCRIPT_TAIL:
+            tail = st.radio(
+                f"Events shown (of {last:d})",
+                [TRANSCRIPT_TAIL, LONG_TAIL],
+                format_func=lambda n: f"the last {n}",
+                horizontal=True,
+                key="res-transcript-tail",
+            )
+            st.caption("The whole log is in the Export tab (events CSV, JSON).")
         render_transcript(
-            room, LiveCache(events=results.events_by_seq(db, room_id)), results.roster(room)
+            room,
+            LiveCache(events=results.events_by_seq(db, room_id, tail=tail)),
+            results.roster(room),
         )
 
 with compare_tab:
     names = results.room_labels(rooms)
+    # Two transcripts cost as much as the rest of the page: drawn when asked for.
+    show_both = st.toggle("Show both transcripts", key="cmp-transcripts")
     left, right = st.columns(2)
     for column, key, default in ((left, "cmp-a", 0), (right, "cmp-b", 1)):
         with column:
@@ -180,9 +203,12 @@ with compare_tab:
                         )
                     )
                 )
-            render_transcript(
-                room, LiveCache(events=results.events_by_seq(db, rid)), results.roster(room)
-            )
+            if show_both:
+                render_transcript(
+                    room,
+                    LiveCache(events=results.events_by_seq(db, rid, tail=TRANSCRIPT_TAIL)),
+                    results.roster(room),
+                )
 
 with analysis_tab:
     st.markdown(
@@ -198,7 +224,10 @@ with analysis_tab:
             placeholder="e.g. deal, no deal, walked away",
         )
         model, model_problem = model_picker("Model", key="an-model")
-        run = st.form_submit_button("Run analysis", type="primary")
+        analyses_allowed = me.can(Action.RUN_ANALYSIS)
+        if not analyses_allowed:
+            note(Action.RUN_ANALYSIS)
+        run = st.form_submit_button("Run analysis", type="primary", disabled=not analyses_allowed)
     if run:
         try:
             question = results.question_spec(kind, text, options)
@@ -219,6 +248,7 @@ with analysis_tab:
                 model=model,
                 experiment_id=experiment_id,
                 progress=show_progress,
+                actor=me,
             )
             st.session_state["results_notice"] = f"Analysis #{analysis_id} stored."
             st.session_state["an-pick-next"] = analysis_id
@@ -239,13 +269,17 @@ with analysis_tab:
         failed = results.failed_answers(db, aid)
         if failed:
             st.warning(f"{len(failed)} answer(s) failed; their reasons are in the table.")
-            if st.button(f"Retry {len(failed)} failed answer(s)", key="an-retry"):
+            if st.button(
+                f"Retry {len(failed)} failed answer(s)",
+                key="an-retry",
+                disabled=not me.can(Action.RUN_ANALYSIS),
+            ):
                 retry_bar = st.progress(0.0, text="Asking again…")
 
                 def show_retry(done: int, total: int) -> None:
                     retry_bar.progress(done / total, text=f"{done} of {total} rooms")
 
-                still = results.retry_failed_answers(db, aid, progress=show_retry)
+                still = results.retry_failed_answers(db, aid, progress=show_retry, actor=me)
                 st.session_state["results_notice"] = (
                     f"Analysis #{aid}: {len(failed) - still} answer(s) recovered, {still} still failing."
                 )
@@ -253,7 +287,9 @@ with analysis_tab:
                 st.rerun()
         answers = frames.analysis_frame(db, aid)
         st.plotly_chart(
-            charts.outcomes_by_condition(answers, question=repo.get_analysis(db, aid).name),
+            charts.outcomes_by_condition(
+                answers, question=repo.get_analysis(db, aid).name, names=short_names
+            ),
             key="chart-analysis",
         )
         st.dataframe(answers, hide_index=True, width="stretch")
@@ -263,6 +299,14 @@ with analysis_tab:
             file_name=f"analysis-{aid}.csv",
             mime="text/csv",
         )
+
+with stats_tab:
+    condition_stats.render(
+        db,
+        rooms[rooms["room_id"].isin(selected)],
+        short_names,
+        analysis=latest if experiment_id is not None else None,
+    )
 
 with export_tab:
     st.caption(

@@ -4,12 +4,19 @@ turns, read and change nothing behind its back: every action is one call into th
 import pandas as pd
 import streamlit as st
 
-from conversation.exceptions import ConversationStateError, RequestConflictError
+from conversation.access import Action
+from conversation.exceptions import (
+    ConversationStateError,
+    PermissionDenied,
+    RequestConflictError,
+)
 from conversation.rooms.room import MAX_MESSAGE_CHARS, Room
 from storage import frames
 from storage import repository as repo
 from ui import rooms
+from ui.access import note
 from ui.bootstrap import (
+    actor,
     database,
     human_name,
     page_setup,
@@ -33,15 +40,32 @@ from ui.widgets import (
 
 page_setup()
 db = database()
+me = actor()  # who acts: every verb below is checked against this role by the engine
 
 linked = parse_id(st.query_params.get("room"), "room")
 if linked.problem:
     st.warning(linked.problem)
 room_id = linked.value
-recent = repo.list_rooms(db, limit=200)
-# No status in the labels: other rooms change while this page shows one, and the picker is only
-# redrawn with the page (the status of the shown room is in the line under its title).
-labels = {r.id: f"#{r.id} {r.name}" for r in recent}
+# The picker reaches every room: a search (name, condition or #id) and pages of 100. No status in
+# the labels: other rooms change while this page shows one, and the picker is only redrawn with
+# the page (the status of the shown room is in the line under its title).
+PICKER_PAGE = 100
+s1, s2 = st.columns([4, 1])
+find = s1.text_input(
+    "Find a room", key="room-find", placeholder="name, condition or #id", icon=":material/search:"
+)
+picker_page = int(st.session_state.get("room-find-page", 1))
+labels, matching = rooms.picker_labels(db, search=find, page=picker_page, page_size=PICKER_PAGE)
+if picker_page > max(1, -(-matching // PICKER_PAGE)):  # the search narrowed the list: page 1
+    st.session_state["room-find-page"] = picker_page = 1
+    labels, matching = rooms.picker_labels(db, search=find, page=1, page_size=PICKER_PAGE)
+if matching > PICKER_PAGE:
+    s2.number_input(
+        f"Page (of {-(-matching // PICKER_PAGE):d})",
+        1,
+        -(-matching // PICKER_PAGE),
+        key="room-find-page",
+    )
 if room_id is not None and room_id not in labels:
     try:
         found = repo.get_room(db, room_id)
@@ -66,6 +90,9 @@ if picked != room_id:
 
 if room_id is None:
     st.title("Rooms")
+    if not me.can(Action.CREATE_ROOM):
+        note(Action.CREATE_ROOM)
+        st.stop()
     new_tab, import_tab = st.tabs(["New room", "Import"])
     with new_tab:
         create_room_form(db)
@@ -104,14 +131,14 @@ breakpoint_notice(record)
 left, right = st.columns([3, 2], gap="large")
 
 with left:
-    live_transcript(db, room_id, roster)
+    live_transcript(db, room_id, roster, budget=config.budget)
 
 
 def act(action, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
     """Run one Room/Turn verb; a verb that no longer fits (another tab was faster) is reported."""
     try:
         action(*args, **kwargs)
-    except (ConversationStateError, ValueError) as exc:
+    except (ConversationStateError, PermissionDenied, ValueError) as exc:
         st.session_state[f"_notice:{room_id}"] = str(exc)
     forget(shown_id)
     wake_runner()
@@ -121,38 +148,47 @@ def act(action, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
 with right:
     pending = room.pending()
     status = record.status
+    controls, moderates = me.can(Action.CONTROL), me.can(Action.MODERATE)
+    if not controls:
+        note(Action.CONTROL)
     b1, b2, b3, b4 = st.columns(4)
     if b1.button(
         "Resume",
         key="ctl-resume",
-        disabled=status not in ("paused", "failed"),
+        disabled=status not in ("paused", "failed") or not controls,
         help="Let the agents go on after a pause or a failed turn. An idle, settled, ended or "
         "stopped room is started by a message.",
         width="stretch",
     ):
-        act(room.resume)
+        act(room.resume, actor=me)
     if b2.button(
         "Pause",
         key="ctl-pause",
-        disabled=status not in ("running", "waiting", "settled", "idle"),
+        disabled=status not in ("running", "waiting", "settled", "idle") or not controls,
         width="stretch",
     ):
-        act(room.pause)
-    if b3.button("Stop", key="ctl-stop", disabled=status == "stopped", width="stretch"):
-        act(room.stop)
+        act(room.pause, actor=me)
+    if b3.button(
+        "Stop", key="ctl-stop", disabled=status == "stopped" or not controls, width="stretch"
+    ):
+        act(room.stop, actor=me)
     if (
         b4.button(
             "Pass",
             key="ctl-pass",
-            disabled=pending is None,
+            disabled=pending is None or not moderates,
             help="Skip the current agent's turn (it counts as a pass).",
             width="stretch",
         )
         and pending is not None
     ):
-        act(pending.abandon if pending.state == "interrupted" else pending.stop)
+        act(pending.abandon if pending.state == "interrupted" else pending.stop, actor=me)
 
-    if pending is not None and pending.state == "waiting":
+    if pending is not None and pending.state in ("waiting", "interrupted") and not moderates:
+        with st.container(border=True):
+            st.text(f"{pending.speaker}'s turn waits for a moderator ({pending.state}).")
+            note(Action.MODERATE)
+    elif pending is not None and pending.state == "waiting":
         with st.container(border=True):
             st.markdown(f"**Draft by {escape_markdown(pending.speaker)}** waits for approval")
             denials = len(pending.inputs["denials"])
@@ -163,13 +199,17 @@ with right:
                 key=f"draft-{pending.id}-{denials}",
             )
             if st.button("Approve", type="primary", key=f"approve-{pending.id}-{denials}"):
-                act(pending.approve, edited if edited.strip() != draft.strip() else None)
+                act(
+                    pending.approve,
+                    edited if edited.strip() != draft.strip() else None,
+                    actor=me,
+                )
             reason = st.text_input(
                 "Reason (the agent is told)", key=f"deny-reason-{pending.id}-{denials}"
             )
             if st.button("Deny", key=f"deny-{pending.id}-{denials}"):
                 if reason.strip():
-                    act(pending.deny, reason.strip())
+                    act(pending.deny, reason.strip(), actor=me)
                 else:
                     st.error("Say why: the agent is told the reason and tries again.")
     elif pending is not None and pending.state == "interrupted":
@@ -179,9 +219,9 @@ with right:
             st.text(f"{error.get('type', 'error')}: {error.get('message', '')}")
             c1, c2 = st.columns(2)
             if c1.button("Retry the turn", key=f"retry-{pending.id}"):
-                act(pending.resume)
+                act(pending.resume, actor=me)
             if c2.button("Abandon it", key=f"abandon-{pending.id}"):
-                act(pending.abandon)
+                act(pending.abandon, actor=me)
 
     details_tab, settings_tab, copy_tab, branches_tab = st.tabs(
         ["Turn details", "Settings", "Fork & export", "Branches"]
@@ -219,12 +259,12 @@ with right:
         )
         prompt_preview(db, shown_id)
         with st.expander("Edit settings", icon=":material/edit:"):
-            settings_editor(db, shown_id)
+            settings_editor(db, shown_id, me)
     with branches_tab:
         branch_tree(db, shown_id)
         compare_branches(db, shown_id)
     with copy_tab:
-        fork_panel(db, shown_id)
+        fork_panel(db, shown_id, me)
         # Built when clicked (a deferred download), not on every rerun: on a long room each
         # export reads and formats the whole log (about 0.5 s for 5,000 events).
         st.download_button(
@@ -260,13 +300,18 @@ with right:
 # over the limit is drawn right above it, and the callback puts the text back into the box
 # before the page runs.
 chat_key = f"chat-{room_id}"
-restarts = status == "stopped"  # (a settled or ended room: a message starts a new activity)
+posts = me.can(Action.POST)
+restarts = (
+    status == "stopped" and posts
+)  # (a settled or ended room: a message starts a new activity)
 slot = f"post-{room_id}"
 drawn_request_id = request_id(slot)  # made with the box: a repeated submit is one message
 with st.bottom:
     refused = st.session_state.pop(f"_refused:{room_id}", None)
     if refused:
         st.error(refused, icon=":material/block:")
+    if not posts:
+        note(Action.POST)
     if restarts:
         st.caption(
             "This room has been stopped. Sending a message restarts it: the agents answer the "
@@ -277,21 +322,30 @@ with st.bottom:
         key=chat_key,
         on_submit=keep_if_too_long,
         args=(chat_key, f"_refused:{room_id}", MAX_MESSAGE_CHARS),
+        disabled=not posts,
     )
 
 if message:
     try:
         try:
             room.post(
-                message, speaker=human_name(), request_id=drawn_request_id, to=private or None
+                message,
+                speaker=human_name(),
+                request_id=drawn_request_id,
+                to=private or None,
+                actor=me,
             )
         except RequestConflictError:
             # The drawn id was already used for another text: this is a new message.
             spend_request_id(slot)
             room.post(
-                message, speaker=human_name(), request_id=request_id(slot), to=private or None
+                message,
+                speaker=human_name(),
+                request_id=request_id(slot),
+                to=private or None,
+                actor=me,
             )
-    except ValueError as exc:
+    except (ValueError, PermissionDenied) as exc:
         st.session_state[f"_notice:{room_id}"] = f"Not sent: {exc}"
     else:
         spend_request_id(slot)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from sqlalchemy import delete
+from sqlalchemy import delete, func
 from sqlmodel import col, select
 
 from storage._tx import (
@@ -193,7 +193,26 @@ def answers(db: Database, analysis_id: int) -> list[AnalysisAnswer]:
         )
 
 
+def count_answers(
+    db: Database, *, room_ids: Collection[int] | None = None, experiment_id: int | None = None
+) -> int:
+    """How many stored answers concern these rooms, or the rooms of an experiment (what a
+    delete would take with it)."""
+    query = select(func.count()).select_from(AnalysisAnswer)
+    if room_ids is not None:
+        query = query.where(col(AnalysisAnswer.room_id).in_(sorted(room_ids)))
+    if experiment_id is not None:
+        query = query.where(
+            col(AnalysisAnswer.room_id).in_(
+                select(Room.id).where(Room.experiment_id == experiment_id)
+            )
+        )
+    with db.read() as session:
+        return int(session.exec(query).one())
+
+
 __all__ = [
+    "count_answers",
     "answers",
     "create_analysis",
     "delete_analysis",

@@ -101,6 +101,10 @@ class Database:
             except BaseException:
                 self.dispose()
                 raise
+        from storage.schema_head import at_head
+
+        if at_head(self.read_engine):
+            return  # already at the newest schema: Alembic is not even imported
         from storage import migrate  # local import: migrate needs this module's Database type
 
         try:

@@ -78,6 +78,12 @@ class AnalysisNotFound(RecordNotFound):
     """No analysis has this id."""
 
 
+class RecordInUse(StorageError):
+    """A record cannot be deleted now: a worker holds a live lease on the room (or on one of the
+    experiment's rooms), or the experiment is still running. Nothing was written; stop it first,
+    and try again once its lease is released or expired."""
+
+
 class RequestIdConflict(StorageError):
     """A request id was sent again with a different message: one id names one message only."""
 
@@ -118,6 +124,7 @@ __all__ = [
     "ExperimentNotFound",
     "InvalidTransition",
     "LeaseLost",
+    "RecordInUse",
     "RecordNotFound",
     "RequestIdConflict",
     "RoomNotFound",

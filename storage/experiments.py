@@ -6,7 +6,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, insert, update
+from sqlalchemy import delete, func, insert, update
 from sqlalchemy import select as sa_select
 from sqlmodel import col, select
 
@@ -24,13 +24,16 @@ from storage._tx import (
 from storage.database import Database
 from storage.errors import (
     ExperimentNotFound,
+    RecordInUse,
     StorageValueError,
 )
-from storage.tables import Experiment, Room
+from storage.tables import Analysis, Event, Experiment, Room
 from storage.vocabulary import EXPERIMENT_STATUSES
 
 EXPERIMENTS = Experiment.__table__  # type: ignore[attr-defined]
 ROOMS = Room.__table__  # type: ignore[attr-defined]
+ANALYSES = Analysis.__table__  # type: ignore[attr-defined]
+EVENTS = Event.__table__  # type: ignore[attr-defined]
 
 
 # --- experiments -------------------------------------------------------------------------------
@@ -183,19 +186,45 @@ def list_experiments(
     db: Database,
     *,
     status: str | Collection[str] | None = None,
+    archived: bool | None = None,
     limit: int | None = 100,
     offset: int = 0,
 ) -> list[Experiment]:
-    """Experiments, newest first."""
+    """Experiments, newest first. ``archived``: ``False`` only those not archived, ``True``
+    only archived ones, ``None`` (default) both."""
     check_limit(limit, offset)
     query = select(Experiment).order_by(col(Experiment.id).desc()).offset(offset)
     statuses = as_set(status)
     if statuses is not None:
         query = query.where(col(Experiment.status).in_(sorted(statuses)))
+    if archived is not None:
+        column = col(Experiment.archived_at)
+        query = query.where(column.is_not(None) if archived else column.is_(None))
     if limit is not None:
         query = query.limit(limit)
     with db.read() as session:
         return list(session.exec(query))
+
+
+def set_experiment_archived(db: Database, experiment_id: int, archived: bool = True) -> Experiment:
+    """Archive an experiment (hidden from the pickers unless asked for) or bring it back; its
+    rooms are archived (or brought back) with it. Nothing else changes. Raises
+    :class:`ExperimentNotFound`."""
+    now = db.now()
+    stamp = now if archived else None
+    with db.write() as session:
+        experiment = session.exec(
+            select(Experiment).where(Experiment.id == experiment_id).with_for_update()
+        ).first()
+        if experiment is None:
+            raise ExperimentNotFound(f"experiment {experiment_id} does not exist")
+        experiment.archived_at = stamp
+        session.exec(
+            update(ROOMS).where(ROOMS.c.experiment_id == experiment_id).values(archived_at=stamp)
+        )
+        session.flush()
+        session.refresh(experiment)
+        return experiment
 
 
 def update_experiment(
@@ -233,10 +262,76 @@ def update_experiment(
         return experiment
 
 
-def delete_experiment(db: Database, experiment_id: int) -> bool:
-    """Delete an experiment; its rooms stay (their ``experiment_id`` becomes NULL)."""
+def experiment_spend(
+    db: Database, experiment_id: int, *, excluding_room: int | None = None
+) -> tuple[int, float]:
+    """``(tokens, dollars)`` recorded on the events of the experiment's rooms (tokens: input +
+    output; dollars: the known costs), optionally leaving one room out: one aggregate query
+    (rooms by ``ix_rooms_experiment``, their events by ``uq_events_room_seq``), run before a
+    budgeted experiment's turns start."""
+    rooms = sa_select(ROOMS.c.id).where(ROOMS.c.experiment_id == experiment_id)
+    if excluding_room is not None:
+        rooms = rooms.where(ROOMS.c.id != excluding_room)
+    return _spend(db, EVENTS.c.room_id.in_(rooms.scalar_subquery()))
+
+
+def room_spend(db: Database, room_id: int) -> tuple[int, float]:
+    """``(tokens, dollars)`` recorded on one room's events (see :func:`experiment_spend`)."""
+    return _spend(db, EVENTS.c.room_id == room_id)
+
+
+def _spend(db: Database, where: Any) -> tuple[int, float]:
+    query = sa_select(
+        func.coalesce(func.sum(EVENTS.c.input_tokens), 0),
+        func.coalesce(func.sum(EVENTS.c.output_tokens), 0),
+        func.coalesce(func.sum(EVENTS.c.cost), 0.0),
+    ).where(where)
+    with db.read_connection() as conn:
+        row = conn.execute(query).one()
+    return int(row[0]) + int(row[1]), float(row[2])
+
+
+def delete_experiment(db: Database, experiment_id: int, *, with_rooms: bool = False) -> bool:
+    """Delete an experiment. ``False`` if it did not exist.
+
+    ``with_rooms=False``: its rooms stay (their ``experiment_id`` becomes NULL), and so do its
+    analyses (their ``experiment_id`` becomes NULL). ``with_rooms=True``: its rooms go too, each
+    with its events, lease and analysis answers, and so do the experiment's analyses; refused
+    with :class:`RecordInUse` (nothing deleted) while the experiment is ``running`` (a worker
+    would create its missing rooms again) or a worker holds a live lease on one of its rooms.
+    One transaction: all or nothing.
+    """
+    from storage.rooms import live_leases
+
+    now = db.now()
     with db.write() as session:
-        result = session.exec(delete(Experiment).where(col(Experiment.id) == experiment_id))
+        conn = session.connection()
+        status = conn.execute(
+            sa_select(EXPERIMENTS.c.status)
+            .where(EXPERIMENTS.c.id == experiment_id)
+            .with_for_update()
+        ).scalar()
+        if status is None:
+            return False
+        if with_rooms:
+            if status == "running":
+                raise RecordInUse(
+                    f"experiment {experiment_id} is running: stop it first, then delete it"
+                )
+            room_ids = list(
+                conn.execute(
+                    sa_select(ROOMS.c.id).where(ROOMS.c.experiment_id == experiment_id)
+                ).scalars()
+            )
+            busy = live_leases(conn, room_ids, now)
+            if busy:
+                raise RecordInUse(
+                    f"experiment {experiment_id}: a worker still runs room(s) "
+                    f"{', '.join(map(str, busy[:5]))}; try again once their leases are released"
+                )
+            conn.execute(delete(ANALYSES).where(ANALYSES.c.experiment_id == experiment_id))
+            conn.execute(delete(ROOMS).where(ROOMS.c.experiment_id == experiment_id))
+        result = conn.execute(delete(EXPERIMENTS).where(EXPERIMENTS.c.id == experiment_id))
         return bool(result.rowcount)
 
 
@@ -245,7 +340,10 @@ __all__ = [
     "add_experiment_rooms",
     "create_experiment",
     "delete_experiment",
+    "experiment_spend",
     "get_experiment",
     "list_experiments",
+    "set_experiment_archived",
+    "room_spend",
     "update_experiment",
 ]

@@ -26,6 +26,7 @@ from storage._tx import as_set, check_limit
 from storage.codes import tag_labels
 from storage.database import Database
 from storage.provenance import PROVENANCE_COLUMNS, provenance_row
+from storage.rooms import room_conditions, room_order
 from storage.tables import AnalysisAnswer, Event, MessageTag, Room
 
 ROOM_COLUMNS = [
@@ -39,6 +40,7 @@ ROOM_COLUMNS = [
     "parent_room_id",
     "created_at",
     "updated_at",
+    "archived_at",
 ]
 STAT_COLUMNS = [
     "events",
@@ -116,21 +118,9 @@ def _sum(column: Any) -> Any:
     return func.coalesce(func.sum(column), 0)
 
 
-def _room_filter(
-    query: Any, status: str | Collection[str] | None, experiment_id: int | None
-) -> Any:
-    rooms = Room.__table__  # type: ignore[attr-defined]
-    statuses = as_set(status)
-    if statuses is not None:
-        query = query.where(rooms.c.status.in_(sorted(statuses)))
-    if experiment_id is not None:
-        query = query.where(rooms.c.experiment_id == experiment_id)
-    return query
-
-
 def _frame(rows: Sequence[Any], columns: list[str]) -> pd.DataFrame:
     frame = pd.DataFrame([tuple(row) for row in rows], columns=columns)
-    for name in ("created_at", "updated_at"):
+    for name in ("created_at", "updated_at", "archived_at"):
         if name in frame:
             frame[name] = pd.to_datetime(frame[name], utc=True)
     for name in _NULLABLE_INTS:
@@ -147,27 +137,25 @@ def rooms_summary(
     room_ids: Sequence[int] | None = None,
     limit: int | None = 100,
     offset: int = 0,
+    sort: str = "newest",
+    **filters: Any,
 ) -> pd.DataFrame:
-    """One row per room (newest first, one page): the room's fields and its statistics.
+    """One row per room (one page, newest first by default): the room's fields and statistics.
 
-    Columns: ``ROOM_COLUMNS + STAT_COLUMNS``. Filters: status (one or several), experiment, or an
-    explicit list of room ids. Use :func:`storage.rooms.count_rooms` for the page count.
+    Columns: ``ROOM_COLUMNS + STAT_COLUMNS``. Filters: status (one or several), experiment, an
+    explicit list of room ids, and every keyword of :func:`storage.rooms.room_conditions`
+    (``search``, ``created_after``, ``created_before``, ``archived``, ``in_experiment``);
+    ``sort`` is a key of :data:`storage.rooms.ROOM_SORTS`. Filtering, ordering and paging are
+    SQL, and statistics are aggregated only for the page's rooms. The page count:
+    :func:`storage.rooms.count_rooms` with the same filters.
     """
     check_limit(limit, offset)
     rooms = Room.__table__  # type: ignore[attr-defined]
-    query = select(
-        rooms.c.id,
-        rooms.c.name,
-        rooms.c.status,
-        rooms.c.stop_reason,
-        rooms.c.experiment_id,
-        rooms.c.condition,
-        rooms.c.replicate,
-        rooms.c.parent_room_id,
-        rooms.c.created_at,
-        rooms.c.updated_at,
-    ).order_by(rooms.c.id.desc())
-    query = _room_filter(query, status, experiment_id)
+    query = (
+        select(*[rooms.c[name] for name in ["id", *ROOM_COLUMNS[1:]]])
+        .where(*room_conditions(status=status, experiment_id=experiment_id, **filters))
+        .order_by(*room_order(sort))
+    )
     if room_ids is not None:
         query = query.where(rooms.c.id.in_(list(room_ids)))
     query = query.offset(offset)
@@ -186,6 +174,53 @@ def rooms_summary(
     frame["cost"] = frame["cost"].fillna(0.0).astype("float64")
     frame["mean_latency"] = frame["mean_latency"].astype("float64")
     return frame
+
+
+def data_version(db: Database) -> tuple[Any, ...]:
+    """A cheap fingerprint of what the results pages show (one query over the rooms table and
+    one primary-key probe of the events): it changes whenever a room is created, deleted,
+    archived or touched (every turn and message touches its room) or an event is added, so a
+    page may cache its frames under it and never show stale numbers."""
+    rooms = Room.__table__  # type: ignore[attr-defined]
+    query = select(
+        select(func.count()).select_from(rooms).scalar_subquery(),
+        select(func.max(rooms.c.updated_at)).scalar_subquery(),
+        select(func.count(rooms.c.archived_at)).scalar_subquery(),
+        select(func.max(_T.c.id)).scalar_subquery(),
+    )
+    with db.read() as session:
+        row = session.connection().execute(query).one()
+    return tuple(str(v) for v in row)
+
+
+def last_messages(db: Database, room_ids: Sequence[int]) -> pd.DataFrame:
+    """Each room's latest message (speaker and content) and its current activity, for a page of
+    rooms in two indexed queries (never the whole log). Columns: room_id, activity, speaker,
+    content (``None`` for a room with no message yet)."""
+    ids = list(room_ids)
+    columns = ["room_id", "activity", "speaker", "content"]
+    if not ids:
+        return pd.DataFrame(columns=columns)
+    newest = (
+        select(_T.c.room_id, func.max(_T.c.seq).label("seq"))
+        .where(_T.c.room_id.in_(ids), _is_message())
+        .group_by(_T.c.room_id)
+        .subquery()
+    )
+    said = select(_T.c.room_id, _T.c.speaker, _T.c.content).join(
+        newest, and_(_T.c.room_id == newest.c.room_id, _T.c.seq == newest.c.seq)
+    )
+    activity = (
+        select(_T.c.room_id, func.max(_T.c.activity))
+        .where(_T.c.room_id.in_(ids))
+        .group_by(_T.c.room_id)
+    )
+    with db.read() as session:
+        conn = session.connection()
+        messages = {row[0]: (row[1], row[2]) for row in conn.execute(said)}
+        activities = dict(tuple(row) for row in conn.execute(activity))
+    rows = [(rid, int(activities.get(rid) or 0), *messages.get(rid, (None, None))) for rid in ids]
+    return pd.DataFrame(rows, columns=columns)
 
 
 def _stats_query(room_ids: list[int]) -> Any:
@@ -448,7 +483,9 @@ __all__ = [
     "SPEAKER_COLUMNS",
     "STAT_COLUMNS",
     "analysis_frame",
+    "data_version",
     "events_frame",
+    "last_messages",
     "rooms_summary",
     "speaker_stats",
 ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from storage.analysis import (
     answers,
+    count_answers,
     create_analysis,
     delete_analysis,
     get_analysis,
@@ -68,8 +69,11 @@ from storage.experiments import (
     add_experiment_rooms,
     create_experiment,
     delete_experiment,
+    experiment_spend,
     get_experiment,
     list_experiments,
+    room_spend,
+    set_experiment_archived,
     update_experiment,
 )
 from storage.leases import (
@@ -99,6 +103,7 @@ from storage.rooms import (
     list_rooms,
     list_runnable_rooms,
     room_family,
+    set_room_archived,
     stop_room,
     update_room,
 )
@@ -141,6 +146,7 @@ __all__ = [
     "code_labels",
     "commit_turn",
     "commit_turns",
+    "count_answers",
     "count_rooms",
     "create_agent_profile",
     "create_analysis",
@@ -168,6 +174,8 @@ __all__ = [
     "list_agent_profiles",
     "list_analyses",
     "list_experiments",
+    "experiment_spend",
+    "room_spend",
     "list_rooms",
     "list_runnable_rooms",
     "message_tags",
@@ -179,6 +187,8 @@ __all__ = [
     "renew_lease",
     "require_lease",
     "tag_event",
+    "set_experiment_archived",
+    "set_room_archived",
     "update_agent_profile",
     "update_analysis",
     "update_experiment",

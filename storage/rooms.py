@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from sqlalchemy import and_, delete, func, insert, literal, or_, update
 from sqlalchemy import select as sa_select
@@ -13,6 +13,7 @@ from sqlmodel import col, select
 
 from storage._tx import (
     EVENTS,
+    LEASES,
     ROOMS,
     UNSET,
     _Unset,
@@ -32,7 +33,7 @@ from storage._tx import (
 )
 from storage.config_versions import check_room_config, insert_config_versions
 from storage.database import Database
-from storage.errors import RoomNotFound, StorageValueError
+from storage.errors import RecordInUse, RoomNotFound, StorageValueError
 from storage.events import _insert_imported, _prepare_import, check_event_fields
 from storage.tables import Event, Lease, Room
 from storage.vocabulary import ROOM_STATUSES
@@ -181,38 +182,92 @@ def get_room(db: Database, room_id: int) -> Room:
     return row
 
 
-def list_rooms(
-    db: Database,
+#: How a room list may be ordered (a key of this table), each with a unique tie-breaker.
+ROOM_SORTS: Final[dict[str, tuple[Any, ...]]] = {
+    "newest": (ROOMS.c.id.desc(),),
+    "oldest": (ROOMS.c.id.asc(),),
+    "recent activity": (ROOMS.c.updated_at.desc(), ROOMS.c.id.desc()),
+    "name": (ROOMS.c.name.asc(), ROOMS.c.id.desc()),
+    "status": (ROOMS.c.status.asc(), ROOMS.c.id.desc()),
+}
+
+
+def room_conditions(
     *,
     status: str | Collection[str] | None = None,
     experiment_id: int | None = None,
-    limit: int | None = 100,
-    offset: int = 0,
-) -> list[Room]:
-    """Rooms, newest first, optionally filtered by status (one or several) and experiment."""
-    check_limit(limit, offset)
-    query = select(Room).order_by(col(Room.id).desc()).offset(offset)
+    search: str | None = None,
+    created_after: datetime | None = None,
+    created_before: datetime | None = None,
+    archived: bool | None = None,
+    in_experiment: bool | None = None,
+) -> list[Any]:
+    """The WHERE clauses of a room list (every filter is optional; all must hold).
+
+    ``search``: a case-insensitive part of the name or condition, or a room id (``42``/``#42``).
+    ``created_after`` is inclusive, ``created_before`` exclusive. ``archived``: ``False`` only
+    rooms not archived, ``True`` only archived ones, ``None`` both. ``in_experiment``: ``False``
+    only rooms of no experiment, ``True`` only experiment rooms, ``None`` both.
+    """
+    clauses: list[Any] = []
     statuses = as_set(status)
     if statuses is not None:
-        query = query.where(col(Room.status).in_(sorted(statuses)))
+        clauses.append(ROOMS.c.status.in_(sorted(statuses)))
     if experiment_id is not None:
-        query = query.where(Room.experiment_id == experiment_id)
+        clauses.append(ROOMS.c.experiment_id == experiment_id)
+    needle = (search or "").strip().lower()
+    if needle:
+        matches = [
+            func.lower(ROOMS.c.name).contains(needle, autoescape=True),
+            func.lower(func.coalesce(ROOMS.c.condition, "")).contains(needle, autoescape=True),
+        ]
+        digits = needle.removeprefix("#")
+        if digits.isdigit() and len(digits) < 19:
+            matches.append(ROOMS.c.id == int(digits))
+        clauses.append(or_(*matches))
+    if created_after is not None:
+        clauses.append(ROOMS.c.created_at >= created_after)
+    if created_before is not None:
+        clauses.append(ROOMS.c.created_at < created_before)
+    if archived is not None:
+        column = ROOMS.c.archived_at
+        clauses.append(column.is_not(None) if archived else column.is_(None))
+    if in_experiment is not None:
+        column = ROOMS.c.experiment_id
+        clauses.append(column.is_not(None) if in_experiment else column.is_(None))
+    return clauses
+
+
+def room_order(sort: str) -> tuple[Any, ...]:
+    """The ORDER BY of :data:`ROOM_SORTS` ``[sort]``; an unknown key is a StorageValueError."""
+    require_in(sort, ROOM_SORTS, "sort")
+    return ROOM_SORTS[sort]
+
+
+def list_rooms(
+    db: Database,
+    *,
+    limit: int | None = 100,
+    offset: int = 0,
+    sort: str = "newest",
+    **filters: Any,
+) -> list[Room]:
+    """Rooms, newest first by default (``sort``: a key of :data:`ROOM_SORTS`), filtered by the
+    keywords of :func:`room_conditions` (status, experiment_id, search, created_after,
+    created_before, archived, in_experiment)."""
+    check_limit(limit, offset)
+    query = (
+        select(Room).where(*room_conditions(**filters)).order_by(*room_order(sort)).offset(offset)
+    )
     if limit is not None:
         query = query.limit(limit)
     with db.read() as session:
         return list(session.exec(query))
 
 
-def count_rooms(
-    db: Database, *, status: str | Collection[str] | None = None, experiment_id: int | None = None
-) -> int:
-    """How many rooms match the same filters as :func:`list_rooms` (for paging)."""
-    query = select(func.count()).select_from(Room)
-    statuses = as_set(status)
-    if statuses is not None:
-        query = query.where(col(Room.status).in_(sorted(statuses)))
-    if experiment_id is not None:
-        query = query.where(Room.experiment_id == experiment_id)
+def count_rooms(db: Database, **filters: Any) -> int:
+    """How many rooms match the filters of :func:`room_conditions` (for paging)."""
+    query = select(func.count()).select_from(Room).where(*room_conditions(**filters))
     with db.read() as session:
         return int(session.exec(query).one())
 
@@ -227,6 +282,8 @@ def update_room(
     config: dict[str, Any] | _Unset = UNSET,
     expected_status: str | Collection[str] | None = None,
     token: int | None = None,
+    notice: str | None = None,
+    notice_data: dict[str, Any] | None = None,
 ) -> Room | None:
     """Change the given fields; return the room as committed, or ``None`` when a check failed.
 
@@ -234,8 +291,12 @@ def update_room(
     status is one of them (e.g. resume only a ``paused`` room; two tabs pressing "resume" at once
     change it once). Fence: with ``token`` (a worker's lease token), it applies only while that
     lease is current and unexpired, so a zombie worker cannot mark a room settled or failed.
+    With ``notice``, a system event (``notice_data`` its data: who paused or resumed the room)
+    goes at the end of the log in the same transaction, only when the update applies.
     Raises :class:`RoomNotFound`, :class:`StorageValueError`, :class:`ConfigContainsSecret`.
     """
+    if notice is not None:
+        check_event_fields(speaker="room", content=notice, data=notice_data)
     values: dict[str, Any] = {}
     if not isinstance(name, _Unset):
         values["name"] = check_name(name, "name")
@@ -260,19 +321,93 @@ def update_room(
             return None
         values["updated_at"] = now
         session.exec(update(Room).where(col(Room.id) == room_id).values(**values))
+        if notice is not None:
+            _append_notice(conn, room_id, notice, notice_data, now)
         room = session.get(Room, room_id, populate_existing=True)
         assert room is not None
         return room
 
 
-def delete_room(db: Database, room_id: int) -> bool:
+def set_room_archived(db: Database, room_id: int, archived: bool = True) -> Room:
+    """Archive a room (hidden from Home and the pickers unless asked for) or bring it back.
+
+    Archiving changes nothing else: a running room goes on. Returns the room as committed;
+    raises :class:`RoomNotFound`."""
+    now = db.now()
+    with db.write() as session:
+        lock_room(session.connection(), room_id)
+        session.exec(
+            update(Room)
+            .where(col(Room.id) == room_id)
+            .values(archived_at=now if archived else None)
+        )
+        room = session.get(Room, room_id, populate_existing=True)
+        assert room is not None
+        return room
+
+
+def live_leases(conn: Any, room_ids: Sequence[int], now: datetime) -> list[int]:
+    """Inside a transaction: which of ``room_ids`` a worker holds now (held and unexpired)."""
+    if not room_ids:
+        return []
+    query = (
+        sa_select(LEASES.c.room_id)
+        .where(
+            LEASES.c.room_id.in_(list(room_ids)),
+            LEASES.c.owner.is_not(None),
+            LEASES.c.expires_at > now,
+        )
+        .order_by(LEASES.c.room_id)
+    )
+    return [int(r) for r in conn.execute(query).scalars()]
+
+
+def delete_room(db: Database, room_id: int, *, even_if_leased: bool = False) -> bool:
     """Delete a room with its events, lease and analysis answers. ``False`` if it did not exist.
 
+    Refused with :class:`RecordInUse` (nothing deleted) while a worker holds a live lease on it,
+    so no worker is left committing turns of a room that is gone: stop the room and wait for the
+    lease to be released (``even_if_leased=True`` skips the check: tests, crash simulations).
     Forks of it keep their copied events (``parent_room_id`` becomes NULL).
     """
+    now = db.now()
     with db.write() as session:
+        conn = session.connection()
+        exists = conn.execute(sa_select(ROOMS.c.id).where(ROOMS.c.id == room_id)).scalar()
+        if exists is None:
+            return False
+        lock_room(conn, room_id)
+        if not even_if_leased and live_leases(conn, [room_id], now):
+            raise RecordInUse(
+                f"room {room_id} is being run by a worker (live lease): stop it first and try "
+                "again once its lease is released"
+            )
         result = session.exec(delete(Room).where(col(Room.id) == room_id))
         return bool(result.rowcount)
+
+
+def _append_notice(
+    conn: Any, room_id: int, notice: str, data: dict[str, Any] | None, now: datetime
+) -> None:
+    """A system event at the end of a room's log, inside the caller's write transaction."""
+    probe = probe_room(conn, room_id)
+    conn.execute(
+        insert(EVENTS),
+        {
+            "room_id": room_id,
+            "seq": probe.last_seq + 1,
+            "activity": probe.last_activity,
+            "round": probe.last_round,
+            "kind": "system",
+            "speaker": "room",
+            "content": notice,
+            "words": word_count(notice),
+            "attempts": 0,
+            "data": data,
+            "created_at": now,
+            "updated_at": now,
+        },
+    )
 
 
 def fork_room(
@@ -295,9 +430,11 @@ def fork_room(
     :class:`StorageValueError`; raises :class:`RoomNotFound`. One transaction: all or nothing.
 
     ``edit``: new values for the copy of event ``at_seq`` (``content``, ``speaker``, ``data``
-    merged key by key); ``status``: the fork's status (``idle`` by default); ``notice``: a system
-    event appended after the copies (with ``notice_data``).
+    merged key by key); ``status``: the fork's status (``idle`` by default). With ``notice``, a
+    system event (``notice_data``: who forked it) follows the copied log.
     """
+    if notice is not None:
+        check_event_fields(speaker="room", content=notice, data=notice_data)
     if not isinstance(at_seq, int) or at_seq < 0:
         raise StorageValueError(f"at_seq={at_seq!r} must be an integer >= 0")
     require_in(status, ROOM_STATUSES, "status")
@@ -333,24 +470,7 @@ def fork_room(
         if edit:
             _edit_copy(conn, fork.id, at_seq, edit, now)
         if notice is not None:
-            probe = probe_room(conn, fork.id)
-            conn.execute(
-                insert(EVENTS),
-                {
-                    "room_id": fork.id,
-                    "seq": probe.last_seq + 1,
-                    "activity": probe.last_activity,
-                    "round": probe.last_round,
-                    "kind": "system",
-                    "speaker": "room",
-                    "content": notice,
-                    "words": word_count(notice),
-                    "attempts": 0,
-                    "data": notice_data,
-                    "created_at": now,
-                    "updated_at": now,
-                },
-            )
+            _append_notice(conn, fork.id, notice, notice_data, now)
         return fork.id
 
 
@@ -455,6 +575,7 @@ def list_runnable_rooms(db: Database, now: datetime | None = None, limit: int = 
 
 
 __all__ = [
+    "ROOM_SORTS",
     "count_rooms",
     "create_room",
     "delete_room",
@@ -464,7 +585,11 @@ __all__ = [
     "list_runnable_rooms",
     "create_room_with_log",
     "room_family",
+    "live_leases",
     "new_room_values",
+    "room_conditions",
+    "room_order",
+    "set_room_archived",
     "stop_room",
     "update_room",
 ]

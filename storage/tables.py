@@ -46,6 +46,8 @@ class Experiment(SQLModel, table=True):
     status: str = Field(default="draft")
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    # Set when a person archives it (revision 0005): hidden from pickers unless asked for.
+    archived_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class Room(SQLModel, table=True):
@@ -76,6 +78,8 @@ class Room(SQLModel, table=True):
     replicate: int | None = None
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    # Set when a person archives it (revision 0005): hidden from Home and pickers by default.
+    archived_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class Event(SQLModel, table=True):

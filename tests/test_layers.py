@@ -24,6 +24,7 @@ CONVERSATION = ROOT / "conversation"
 ALLOWED: dict[str, set[str]] = {
     "exceptions": set(),
     "vocabulary": set(),
+    "access": {"exceptions"},
     "sync": {"exceptions"},
     "text": {"exceptions"},
     "planning": {"exceptions", "text"},
@@ -31,7 +32,8 @@ ALLOWED: dict[str, set[str]] = {
     "context": {"exceptions", "planning", "text"},
     "models": {"exceptions", "text"},
     "dialogue": {"exceptions", "text", "planning", "termination", "models", "sync"},
-    "analysis": {"exceptions", "text", "models"},
+    "analysis": {"exceptions", "text", "models", "access"},
+    "library": {"exceptions", "access"},
     "rooms": {
         "exceptions",
         "vocabulary",
@@ -42,14 +44,15 @@ ALLOWED: dict[str, set[str]] = {
         "context",
         "models",
         "dialogue",
+        "access",
     },
-    "experiments": {"exceptions", "vocabulary", "rooms", "planning", "termination"},
+    "experiments": {"exceptions", "vocabulary", "rooms", "planning", "termination", "access"},
     "worker": {"exceptions", "vocabulary", "rooms", "experiments", "models"},
 }
 PUBLIC_FACE = {"__init__", "next_speaker_utilities"}
 #: Folders of plain functions and frozen dataclasses over events: no edsl, no database, no UI,
 #: no clock, no global random.
-PURE = ("exceptions", "vocabulary", "text", "planning", "termination", "context")
+PURE = ("exceptions", "vocabulary", "text", "planning", "termination", "context", "access")
 HEAVY = {"edsl", "sqlmodel", "sqlalchemy", "storage", "streamlit", "pandas", "ui", "plotly"}
 MODEL_MACHINERY = ("edsl.language_models", "edsl.inference_services", "edsl.caching")
 PROJECT = ("conversation", "storage", "ui", "pages")

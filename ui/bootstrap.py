@@ -14,6 +14,10 @@ Database and runner. One :class:`storage.Database` and one in-process runner per
 database URL (``st.cache_resource``), started by the server's :func:`lifespan` (or, when the
 script is run on its own, by the first page); the runner never calls ``st.*`` and is stopped with
 the server, or through ``on_release`` (``st.cache_resource.clear()`` in tests).
+
+Sign-in (``ui.access``). With an ``[auth]`` section in the secrets, :func:`run_app` draws only the
+sign-in screen until the visitor signed in with a role: navigation is registered hidden (which
+still ends the legacy multipage mode) and no page, sidebar or runner is started.
 """
 
 from __future__ import annotations
@@ -57,16 +61,24 @@ SCREENS: tuple[Screen, ...] = (
 _run = threading.local()
 
 
-def _navigation() -> StreamlitPage:
+def _navigation(position: str = "sidebar") -> StreamlitPage:
     pages = [
         st.Page(s.path, title=s.title, icon=s.icon, url_path=s.url_path, default=i == 0)
         for i, s in enumerate(SCREENS)
     ]
-    return st.navigation(pages)
+    return st.navigation(pages, position=position)  # type: ignore[arg-type]
 
 
 def run_app() -> None:
-    """The whole of ``app.py``: config, navigation, runner, shared sidebar, then the chosen page."""
+    """The whole of ``app.py``: config, navigation, runner, shared sidebar, then the chosen page
+    (or, when sign-in is configured and the visitor has not signed in, the sign-in screen only)."""
+    from ui import access
+
+    if not access.admitted():
+        st.set_page_config(page_title=APP_TITLE, page_icon="💬", layout="centered")
+        _navigation(position="hidden")  # ends the legacy multipage mode; no page runs
+        access.sign_in_screen(APP_TITLE)
+        return
     page = _navigation()
     _shared_setup()
     _run.via_app = True
@@ -202,9 +214,11 @@ def model_summary() -> tuple[str, bool, list[str]]:
 
 
 def _sidebar() -> None:
+    from ui.access import default_name, identity_sidebar
     from ui.widgets import escape_markdown
 
     with st.sidebar:
+        identity_sidebar()
         label, offline, providers = model_summary()
         if offline:
             st.warning(f"Model: {escape_markdown(label)}", icon=":material/smart_toy:")
@@ -216,7 +230,7 @@ def _sidebar() -> None:
             st.success(f"Model: {escape_markdown(label)}", icon=":material/smart_toy:")
         if providers:
             st.caption("Keys found for: " + escape_markdown(", ".join(providers)))
-        st.session_state.setdefault("human_name", "user")
+        st.session_state.setdefault("human_name", default_name())
         st.text_input(
             "Your name in rooms",
             key="human_name",
@@ -227,8 +241,16 @@ def _sidebar() -> None:
 
 def human_name() -> str:
     """The name the person signs messages with (sidebar), default ``user``."""
-    name = str(st.session_state.get("human_name") or "user").strip()
-    return name or "user"
+    from ui.access import typed_name
+
+    return typed_name()
+
+
+def actor():  # type: ignore[no-untyped-def]
+    """The person using the app (``ui.access.current_actor``): pass it to every engine call."""
+    from ui.access import current_actor
+
+    return current_actor()
 
 
 def request_id(slot: str) -> str:

@@ -14,6 +14,7 @@ import streamlit as st
 
 from storage import repository as repo
 
+from .access import note
 from .bootstrap import human_name, wake_runner
 from .widgets import escape_markdown
 
@@ -27,8 +28,10 @@ def _messages(events: Sequence[Any]) -> list[Any]:
 
 
 @st.fragment
-def fork_panel(db: Any, room_id: int) -> None:
-    """Fork at a message, optionally edited or given to another speaker (then resumed there)."""
+def fork_panel(db: Any, room_id: int, actor: Any = None) -> None:
+    """Fork at a message, optionally edited or given to another speaker (then resumed there).
+    ``actor``: who acts (forking needs the researcher role)."""
+    from conversation.access import Action
     from conversation.rooms.room import Room
 
     room = Room.open(db, room_id)
@@ -61,13 +64,17 @@ def fork_panel(db: Any, room_id: int) -> None:
     edited = text.strip() != chosen.content.strip()
     moved = speaker != chosen.speaker
     label = "Fork with these changes" if edited or moved else "Fork from here"
-    if st.button(label, key=f"fork-{room_id}"):
+    allowed = actor is None or actor.can(Action.CREATE_ROOM)
+    if not allowed:
+        note(Action.CREATE_ROOM)
+    if st.button(label, key=f"fork-{room_id}", disabled=not allowed):
         try:
             fork = room.fork(
                 at,
                 name=f"{room.name} (fork at #{at})",
                 edit=text if edited else None,
                 speaker=speaker if moved else None,
+                actor=actor,
                 by=human_name(),
             )
         except ValueError as exc:

@@ -47,6 +47,12 @@ def _layout(fig: go.Figure, title: str, **kw: Any) -> go.Figure:
     return fig
 
 
+def _n(frame: pd.DataFrame, what: str) -> str:
+    """``n = 120 messages in 10 rooms``: every chart says how much data it shows."""
+    rooms = frame["room_id"].nunique() if "room_id" in frame else 0
+    return f"n = {len(frame):,} {what} in {rooms:,} room{'s' if rooms != 1 else ''}"
+
+
 def _messages(events: pd.DataFrame) -> pd.DataFrame:
     """Human messages and finished agent messages (the counting rule of :mod:`storage.frames`)."""
     if events.empty or "kind" not in events:
@@ -85,7 +91,7 @@ def speaker_activity(events: pd.DataFrame) -> go.Figure:
     )
     return _layout(
         fig,
-        title,
+        f"{title} ({_n(msgs, 'messages')})",
         barmode="group",
         yaxis={"title": "messages"},
         yaxis2={"title": "words", "overlaying": "y", "side": "right"},
@@ -111,7 +117,9 @@ def message_length(events: pd.DataFrame) -> go.Figure:
             customdata=part[["speaker", "room_id"]].values,
             hovertemplate="room %{customdata[1]} seq %{x}: %{y} words<extra>%{customdata[0]}</extra>",
         )
-    return _layout(fig, title, xaxis={"title": "seq"}, yaxis={"title": "words"})
+    return _layout(
+        fig, f"{title} ({_n(msgs, 'messages')})", xaxis={"title": "seq"}, yaxis={"title": "words"}
+    )
 
 
 def latency(events: pd.DataFrame) -> go.Figure:
@@ -132,7 +140,9 @@ def latency(events: pd.DataFrame) -> go.Figure:
             boxpoints="all",
             customdata=part[["speaker", "room_id"]].values,
         )
-    return _layout(fig, title, yaxis={"title": "seconds"}, showlegend=False)
+    return _layout(
+        fig, f"{title} ({_n(turns, 'turns')})", yaxis={"title": "seconds"}, showlegend=False
+    )
 
 
 def tokens_and_cost(events: pd.DataFrame) -> go.Figure:
@@ -162,7 +172,12 @@ def tokens_and_cost(events: pd.DataFrame) -> go.Figure:
             hovertemplate="%{x}: %{y} " + label + " (cost $%{customdata[1]:.4f})<extra></extra>",
         )
     total = float(per["cost"].fillna(0).sum())
-    return _layout(fig, f"{title} (total ${total:.4f})", barmode="stack", yaxis={"title": "tokens"})
+    return _layout(
+        fig,
+        f"{title} (total ${total:.4f}; {_n(turns, 'turns')})",
+        barmode="stack",
+        yaxis={"title": "tokens"},
+    )
 
 
 def stop_reasons(rooms: pd.DataFrame) -> go.Figure:
@@ -180,7 +195,7 @@ def stop_reasons(rooms: pd.DataFrame) -> go.Figure:
         customdata=[[r] for r in counts.index],
         hovertemplate="%{y}: %{x} rooms<extra></extra>",
     )
-    return _layout(fig, title, xaxis={"title": "rooms"})
+    return _layout(fig, f"{title} (n = {len(rooms):,} rooms)", xaxis={"title": "rooms"})
 
 
 def answer_kind(answers: Iterable[Any]) -> str:
@@ -195,71 +210,190 @@ def answer_kind(answers: Iterable[Any]) -> str:
     return "categorical"
 
 
-def _yes(value: Any) -> float | None:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    if isinstance(value, bool):
-        return 1.0 if value else 0.0
-    text = str(value).strip().lower()
-    return 1.0 if text in YES else 0.0 if text in NO else None
+def condition_labels(
+    frame: pd.DataFrame, names: Mapping[str, str] | None
+) -> tuple[pd.DataFrame, list[str]]:
+    """``frame`` with a ``label`` column (the condition's short name) and the labels in design
+    order (``names``: ``{condition: short name}`` in that order; conditions not in it after)."""
+    out = frame.copy()
+    if "condition" not in out:
+        out["condition"] = NO_CONDITION
+    out["condition"] = out["condition"].fillna(NO_CONDITION).astype(str)
+    names = dict(names or {})
+    out["label"] = out["condition"].map(lambda c: names.get(c, c))
+    present = set(out["label"])
+    order = [n for n in names.values() if n in present]
+    order += sorted(present - set(order))
+    return out, order
 
 
-def outcomes_by_condition(answers: pd.DataFrame, *, question: str = "answer") -> go.Figure:
-    """An analysis question's answers by experiment condition.
+def n_ticks(labels: list[str], counts: Mapping[str, int]) -> dict[str, Any]:
+    """An x axis whose tick under each condition says how many rooms it stands for:
+    ``t0.7·gpt4o (n=10)`` (plain text, escaped for Plotly)."""
+    return {
+        "categoryorder": "array",
+        "categoryarray": [plain(label) for label in labels],
+        "tickvals": [plain(label) for label in labels],
+        "ticktext": [f"{plain(label)} (n={int(counts.get(label, 0))})" for label in labels],
+    }
 
-    Yes/no answers: the share of "yes" per condition (e.g. the deal rate). Numbers: the mean with
-    each room as a point. Anything else: stacked counts of each answer.
+
+def _error_bars(low: pd.Series, high: pd.Series, centre: pd.Series) -> dict[str, Any]:
+    return {
+        "type": "data",
+        "symmetric": False,
+        "array": (high - centre).fillna(0).clip(lower=0).tolist(),
+        "arrayminus": (centre - low).fillna(0).clip(lower=0).tolist(),
+    }
+
+
+def outcomes_by_condition(
+    answers: pd.DataFrame,
+    *,
+    question: str = "answer",
+    names: Mapping[str, str] | None = None,
+) -> go.Figure:
+    """An analysis question's answers by experiment condition, in design order, each condition
+    labelled with its short name (``names``) and its n.
+
+    Yes/no answers: the share of "yes" per condition (e.g. the deal rate) with its 95% Wilson
+    interval. Numbers: each room as a point and the mean with its 95% t interval. Anything
+    else: stacked counts of each answer.
     """
+    from conversation.analysis import statistics
+
     title = f"{plain(question)} by condition"
     if answers.empty:
         return _empty(title, "No answers yet: run an analysis first.")
-    frame = answers.copy()
-    if "condition" not in frame:
-        frame["condition"] = NO_CONDITION
-    frame["condition"] = frame["condition"].fillna(NO_CONDITION).astype(str)
+    frame, order = condition_labels(answers, names)
     kind = answer_kind(frame["answer"])
     fig = go.Figure()
     if kind == "yes_no":
-        frame["yes"] = frame["answer"].map(_yes)
-        per = (
-            frame.dropna(subset=["yes"])
-            .groupby("condition", sort=True)
-            .agg(rate=("yes", "mean"), n=("yes", "size"))
-            .reset_index()
-        )
+        per = statistics.rates_by_condition(frame, "answer", by="label", order=order)
+        per = per[per["condition"].isin(order)]
         fig.add_bar(
             x=[plain(c) for c in per["condition"]],
             y=per["rate"],
+            error_y=_error_bars(per["low"], per["high"], per["rate"]),
             text=[f"{r:.0%} of {n}" for r, n in zip(per["rate"], per["n"], strict=True)],
-            customdata=per[["condition"]].values,
+            customdata=[[_condition_of(frame, c)] for c in per["condition"]],
             hovertemplate="%{x}: %{y:.0%} yes<extra></extra>",
             textposition="outside",
             cliponaxis=False,
         )
+        counts = dict(zip(per["condition"], per["n"], strict=True))
         return _layout(
-            fig, f"{title}: share answering yes", yaxis={"range": [0, 1.12], "tickformat": ".0%"}
+            fig,
+            f"{title}: share answering yes (95% Wilson CI)",
+            yaxis={"range": [0, 1.12], "tickformat": ".0%"},
+            xaxis=n_ticks(order, counts),
         )
     if kind == "numeric":
         frame["value"] = pd.to_numeric(frame["answer"], errors="coerce")
-        for condition, part in frame.groupby("condition", sort=True):
+        for label in order:
+            part = frame[frame["label"] == label]
             fig.add_box(
+                x=[plain(label)] * len(part),
                 y=part["value"],
-                name=plain(condition),
+                name=plain(label),
                 boxpoints="all",
-                boxmean=True,
                 customdata=part[["condition", "room_id"]].values,
             )
-        return _layout(fig, f"{title} (mean and rooms)", showlegend=False)
+        fig.add_trace(_means_trace(frame, "value", order))
+        counts = frame.dropna(subset=["value"]).groupby("label").size().to_dict()
+        return _layout(
+            fig,
+            f"{title} (rooms, and the mean with its 95% t CI)",
+            showlegend=False,
+            xaxis=n_ticks(order, counts),
+        )
     frame["answer"] = frame["answer"].astype(str)
-    counts = frame.groupby(["condition", "answer"], sort=True).size().reset_index(name="rooms")
-    for answer, part in counts.groupby("answer", sort=True):
+    counts_by = frame.groupby(["label", "answer"], sort=True).size().reset_index(name="rooms")
+    for answer, part in counts_by.groupby("answer", sort=True):
         fig.add_bar(
-            x=[plain(c) for c in part["condition"]],
+            x=[plain(c) for c in part["label"]],
             y=part["rooms"],
             name=plain(str(answer)[:40]),
-            customdata=part[["condition"]].values,
+            customdata=[[_condition_of(frame, c)] for c in part["label"]],
         )
-    return _layout(fig, title, barmode="stack", yaxis={"title": "rooms"})
+    counts = frame.groupby("label").size().to_dict()
+    return _layout(
+        fig, title, barmode="stack", yaxis={"title": "rooms"}, xaxis=n_ticks(order, counts)
+    )
+
+
+def _condition_of(frame: pd.DataFrame, label: str) -> str:
+    """The stored condition behind a short name (what a click filters on)."""
+    match = frame.loc[frame["label"] == label, "condition"]
+    return str(match.iloc[0]) if len(match) else label
+
+
+def _means_trace(
+    frame: pd.DataFrame, column: str, order: list[str], method: str = "t"
+) -> go.Scatter:
+    from conversation.analysis import statistics
+
+    means = statistics.means_by_condition(frame, column, by="label", order=order, method=method)
+    return go.Scatter(
+        x=[plain(c) for c in means["condition"]],
+        y=means["mean"],
+        mode="markers",
+        marker={"symbol": "diamond", "size": 12, "color": "black"},
+        error_y=_error_bars(means["low"], means["high"], means["mean"]),
+        name="mean",
+        hovertemplate="%{x}: mean %{y:.2f}<extra></extra>",
+    )
+
+
+METRICS = {
+    "messages": "messages per room",
+    "agent_messages": "agent messages per room",
+    "human_messages": "human messages per room",
+    "words": "words per room",
+    "passes": "passes per room",
+    "failed_turns": "failed turns per room",
+    "cost": "cost per room ($)",
+    "output_tokens": "output tokens per room",
+}
+
+
+def metric_by_condition(
+    rooms: pd.DataFrame,
+    metric: str,
+    *,
+    names: Mapping[str, str] | None = None,
+    method: str = "t",
+) -> go.Figure:
+    """A per-room statistic (``rooms_summary`` columns, see :data:`METRICS`) by condition: every
+    room as a point, and the mean with its 95% interval (``method``: ``t`` or ``bootstrap``);
+    each tick says its n (rooms)."""
+    label = METRICS.get(metric, metric)
+    title = f"{plain(label)} by condition"
+    if rooms.empty:
+        return _empty(title)
+    frame, order = condition_labels(rooms, names)
+    fig = go.Figure()
+    for name in order:
+        part = frame[frame["label"] == name]
+        fig.add_scatter(
+            x=[plain(name)] * len(part),
+            y=part[metric],
+            mode="markers",
+            opacity=0.45,
+            name=plain(name),
+            customdata=part[["condition", "room_id"]].values,
+            hovertemplate="room %{customdata[1]}: %{y}<extra></extra>",
+        )
+    fig.add_trace(_means_trace(frame, metric, order, method))
+    counts = frame.groupby("label").size().to_dict()
+    ci = "t" if method == "t" else "bootstrap"
+    return _layout(
+        fig,
+        f"{title} (mean and 95% {ci} CI)",
+        showlegend=False,
+        xaxis=n_ticks(order, counts),
+        yaxis={"title": plain(label)},
+    )
 
 
 def clicked_values(selection: Mapping[str, Any] | None, index: int = 0) -> list[Any]:
@@ -289,8 +423,12 @@ __all__ = [
     "answer_kind",
     "plain",
     "clicked_values",
+    "condition_labels",
     "latency",
+    "METRICS",
     "message_length",
+    "metric_by_condition",
+    "n_ticks",
     "outcomes_by_condition",
     "speaker_activity",
     "stop_reasons",

@@ -12,9 +12,12 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from conversation.access import Action
 from conversation.analysis import coding
 from storage import frames
 
+from .access import current_actor
+from .access import note as role_note
 from .charts import NO_CONDITION, plain
 from .widgets import escape_markdown
 
@@ -32,6 +35,10 @@ def _preview(event: Any) -> str:
 def tag_panel(db: Any, room_id: int, events: Sequence[Any], *, by: str) -> None:
     """Tag one message of the room as ``by`` (a fragment: choosing a message or a label reruns
     only this panel)."""
+    me = current_actor()
+    if not me.can(Action.RUN_ANALYSIS):
+        role_note(Action.RUN_ANALYSIS)
+        return
     messages = [e for e in events if e.kind in TAGGABLE_KINDS and e.state in (None, "done")]
     labels = coding.codebook(db, room_id=room_id)
     with st.form(f"code-add-{room_id}", clear_on_submit=True, border=False):
@@ -44,7 +51,7 @@ def tag_panel(db: Any, room_id: int, events: Sequence[Any], *, by: str) -> None:
         )
         if c2.form_submit_button("Add label") and new_label.strip():
             try:
-                labels = coding.add_label(db, new_label.strip(), room_id=room_id)
+                labels = coding.add_label(db, new_label.strip(), room_id=room_id, actor=me)
             except ValueError as exc:
                 st.error(escape_markdown(exc))
     if not messages:
@@ -75,6 +82,7 @@ def tag_panel(db: Any, room_id: int, events: Sequence[Any], *, by: str) -> None:
                 by=by,
                 rating=int(rating) if rating is not None else None,
                 note=note or None,
+                actor=me,
             )
         except ValueError as exc:
             st.error(escape_markdown(exc))
@@ -101,7 +109,7 @@ def tag_panel(db: Any, room_id: int, events: Sequence[Any], *, by: str) -> None:
             f"Remove my {len(mine)} tag(s) of this message", key=f"code-untag-{room_id}"
         ):
             for tag in mine:
-                coding.untag(db, tag.id)
+                coding.untag(db, tag.id, actor=me)
             st.rerun(scope="fragment")
     else:
         st.caption("This message has no tags yet.")

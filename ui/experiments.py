@@ -7,7 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from conversation.experiments import *  # noqa: F403 - the whole engine API, as before
+from conversation.experiments import Progress
 from conversation.experiments import __all__ as _engine_all
+from conversation.termination.budget import Budget, format_dollars
 
 
 def template_from_room_template(
@@ -29,4 +31,21 @@ def template_from_room_template(
     }
 
 
-__all__ = [*_engine_all, "template_from_room_template"]
+def budget_from_inputs(dollars: float | None, tokens: int | None) -> Budget | None:
+    """The experiment budget typed on the design form (0 or empty: no limit of that kind)."""
+    budget = Budget(max_tokens=int(tokens) if tokens else None, max_dollars=dollars or None)
+    return budget if budget.limited else None
+
+
+def spend_line(progress: Progress) -> str:
+    """What the experiment's rooms spent, against its budget if it has one."""
+    spent = progress.spent
+    if progress.budget is None:
+        return f"Spent: {spent.tokens:,} tokens, {format_dollars(spent.dollars)}; no budget"
+    reached = progress.budget.reached(spent) is not None
+    return f"Spent: {progress.budget.describe(spent)} budget" + (
+        " (reached: no new turns start)" if reached else ""
+    )
+
+
+__all__ = [*_engine_all, "budget_from_inputs", "spend_line", "template_from_room_template"]

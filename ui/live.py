@@ -25,6 +25,7 @@ from typing import Any
 
 import streamlit as st
 
+from conversation.termination.budget import Budget, Spend, format_dollars
 from storage import repository as repo
 
 from . import provenance
@@ -227,10 +228,29 @@ def render_transcript(room: Any, cache: LiveCache, roster: Sequence[str]) -> Non
         render_event(event, roster)
 
 
-def live_transcript(db: Any, room_id: int, roster: Sequence[str]) -> None:
-    """Draw the transcript and keep it current (see the module doc for the polling rules)."""
+def spend_line(cache: LiveCache, budget: Budget | None = None) -> str:
+    """What the room spent (every recorded model call), against its budget if it has one."""
+    spent = Spend(
+        sum((e.input_tokens or 0) + (e.output_tokens or 0) for e in cache.events.values()),
+        sum(e.cost or 0.0 for e in cache.events.values()),
+    )
+    unpriced = any(
+        e.cost is None and (e.input_tokens or e.output_tokens) for e in cache.events.values()
+    )
+    note = " (some calls have no known price)" if unpriced else ""
+    if budget is None:
+        return f"Spent: {spent.tokens:,} tokens, {format_dollars(spent.dollars)}{note}; no budget"
+    return f"Spent: {budget.describe(spent)} budget{note}"
+
+
+def live_transcript(
+    db: Any, room_id: int, roster: Sequence[str], *, budget: Budget | None = None
+) -> None:
+    """Draw the transcript and keep it current (see the module doc for the polling rules),
+    with what the room spent against ``budget``."""
     room, cache = refresh(db, room_id)
     render_transcript(room, cache, roster)
+    st.caption(escape_markdown(spend_line(cache, budget)))
     drawn = cache.marker
 
     def watch() -> None:
@@ -253,5 +273,6 @@ __all__ = [
     "refresh",
     "render_event",
     "render_transcript",
+    "spend_line",
     "status_line",
 ]

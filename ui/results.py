@@ -50,7 +50,8 @@ def filter_rooms(
 def rooms_table(rooms: pd.DataFrame) -> pd.DataFrame:
     """The rooms table as shown and exported (readable column order)."""
     columns = [
-        "room_id", "name", "status", "stop_reason", "experiment_id", "condition", "replicate",
+        "room_id", "name", "status", "stop_reason", "experiment_id", "short", "condition",
+        "replicate",
         "messages", "human_messages", "agent_messages", "passes", "failed_turns", "words",
         "input_tokens", "output_tokens", "cost", "mean_latency", "created_at", "updated_at",
     ]  # fmt: skip
@@ -66,10 +67,10 @@ def events_table(events: pd.DataFrame) -> pd.DataFrame:
 
 
 def room_labels(rooms: pd.DataFrame) -> dict[int, str]:
+    shorts = rooms["short"] if "short" in rooms else rooms["condition"]
     return {
-        int(r.room_id): f"#{r.room_id} {r.name}"
-        + (f" [{r.condition}]" if isinstance(r.condition, str) else "")
-        for r in rooms.itertuples()
+        int(rid): f"#{rid} {name}" + (f" [{short}]" if isinstance(short, str) else "")
+        for rid, name, short in zip(rooms["room_id"], rooms["name"], shorts, strict=True)
     }
 
 
@@ -84,8 +85,34 @@ def roster(room: Any) -> list[str]:
     return names
 
 
-def events_by_seq(db: Any, room_id: int) -> dict[int, Any]:
-    return {e.seq: e for e in repo.events(db, room_id)}
+def events_by_seq(db: Any, room_id: int, tail: int | None = None) -> dict[int, Any]:
+    """A room's events by seq; with ``tail``, only the last ``tail`` of them (what a transcript
+    shows: a 2,000-message room is not read whole to draw its last 200)."""
+    after = None
+    if tail is not None:
+        after = max(0, repo.latest_seq(db, room_id) - tail)
+    return {e.seq: e for e in repo.events(db, room_id, after_seq=after)}
+
+
+def condition_names(db: Any, experiment_id: int | None) -> dict[str, str]:
+    """``{condition: short name}`` of an experiment, in design order (empty for "All rooms", or
+    a design without conditions): the labels of the Results tables and chart axes."""
+    if experiment_id is None:
+        return {}
+    from conversation.experiments.design import condition_names as names_of
+
+    try:
+        return names_of(repo.get_experiment(db, experiment_id).config)
+    except (LookupError, KeyError, TypeError, ValueError):
+        return {}
+
+
+def with_short_names(rooms: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame:
+    """``rooms`` with a ``short`` column beside ``condition`` (the condition's short name)."""
+    if "condition" not in rooms or rooms.empty:
+        return rooms
+    short = rooms["condition"].map(lambda c: names.get(c, c) if isinstance(c, str) else None)
+    return rooms.assign(short=short)
 
 
 def latest_analysis(db: Any, experiment_id: int | None) -> Any | None:
@@ -131,14 +158,19 @@ def run_analysis(
     model: dict[str, Any] | None = None,
     experiment_id: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    actor: Any = None,
 ) -> int:
     """Ask ``spec`` about every room, store each answer, and return the analysis id.
+    ``actor`` needs the researcher role (``PermissionDenied`` before anything is stored).
 
     Rooms are asked in small batches so progress can be shown. Every valid answer is stored; an
     answer that failed (EDSL's validation refused the reply, or the call failed) is stored as the
     room's error with its reason and the raw reply, so ``retry_failed_answers`` can ask again.
     The analysis ends ``done``, or ``failed`` while some answers are missing.
     """
+    from conversation.access import Action, require
+
+    require(actor, Action.RUN_ANALYSIS)
     analysis_id = repo.create_analysis(
         db,
         spec["text"][:200],
@@ -147,7 +179,7 @@ def run_analysis(
         experiment_id=experiment_id,
         status="running",
     )
-    _ask_rooms(db, analysis_id, spec, list(room_ids), model, progress)
+    _ask_rooms(db, analysis_id, spec, list(room_ids), model, progress, actor)
     return analysis_id
 
 
@@ -157,16 +189,25 @@ def failed_answers(db: Any, analysis_id: int) -> list[int]:
 
 
 def retry_failed_answers(
-    db: Any, analysis_id: int, *, progress: Callable[[int, int], None] | None = None
+    db: Any,
+    analysis_id: int,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    actor: Any = None,
 ) -> int:
     """Ask the analysis's question again for the rooms whose answer failed, with the same model;
     returns how many still fail. Valid answers already stored are not touched."""
+    from conversation.access import Action, require
+
+    require(actor, Action.RUN_ANALYSIS)
     analysis = repo.get_analysis(db, analysis_id)
     rooms = failed_answers(db, analysis_id)
     if not rooms:
         return 0
     repo.update_analysis(db, analysis_id, status="running")
-    return _ask_rooms(db, analysis_id, dict(analysis.question), rooms, analysis.model, progress)
+    return _ask_rooms(
+        db, analysis_id, dict(analysis.question), rooms, analysis.model, progress, actor
+    )
 
 
 def _ask_rooms(
@@ -176,6 +217,7 @@ def _ask_rooms(
     room_ids: list[int],
     model: dict[str, Any] | None,
     progress: Callable[[int, int], None] | None,
+    actor: Any = None,
 ) -> int:
     from conversation.analysis.questions import analyze, question_from_spec
     from conversation.models import default_model, model_label, resolve_model
@@ -190,7 +232,7 @@ def _ask_rooms(
         chunk = room_ids[start : start + ANALYSIS_CHUNK]
         scenarios = [transcript_scenario(db, rid) for rid in chunk]
         try:
-            outcome = analyze([question], scenarios, model=chosen)
+            outcome = analyze([question], scenarios, model=chosen, actor=actor)
         except Exception as exc:  # a failed batch stores its error with each of its rooms
             error = {"type": type(exc).__name__, "code": getattr(exc, "code", None),
                      "message": str(exc)[:500]}  # fmt: skip
@@ -315,6 +357,8 @@ __all__ = [
     "export_edsl_results",
     "export_json",
     "filter_rooms",
+    "condition_names",
+    "with_short_names",
     "latest_analysis",
     "question_spec",
     "room_labels",

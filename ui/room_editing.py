@@ -16,6 +16,7 @@ import streamlit as st
 from storage import repository as repo
 
 from . import rooms
+from .access import note
 from .bootstrap import human_name, wake_runner
 from .room_forms import _planner_section, _stop_section, model_settings_fields
 from .widgets import escape_markdown, model_picker
@@ -112,8 +113,10 @@ def settings_changes(config: Any, values: dict[str, Any]) -> dict[str, Any]:
 
 
 @st.fragment
-def settings_editor(db: Any, room_id: int) -> None:
-    """The edit-settings form of room ``room_id`` (a fragment; "Apply" reruns the page)."""
+def settings_editor(db: Any, room_id: int, actor: Any = None) -> None:
+    """The edit-settings form of room ``room_id`` (a fragment; "Apply" reruns the page).
+    ``actor``: who acts (changing settings needs the researcher role, as creating a room)."""
+    from conversation.access import Action
     from conversation.rooms.room import Room
 
     room = Room.open(db, room_id)
@@ -177,12 +180,17 @@ def settings_editor(db: Any, room_id: int) -> None:
     values["model"] = model
     values.update(model_settings_fields(f"{key}-request", config.to_dict()))
     changes = settings_changes(config, values)
-    if st.button("Apply settings", key=f"{key}-apply", type="primary", disabled=not changes):
+    allowed = actor is None or actor.can(Action.CREATE_ROOM)
+    if not allowed:
+        note(Action.CREATE_ROOM)
+    if st.button(
+        "Apply settings", key=f"{key}-apply", type="primary", disabled=not changes or not allowed
+    ):
         if problem:
             st.error(escape_markdown(problem))
             return
         try:
-            room.update_config(changes, by=human_name())
+            room.update_config(changes, actor=actor, by=human_name())
         except ValueError as exc:
             st.error("Not applied: " + escape_markdown(exc))
             return

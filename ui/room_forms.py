@@ -13,6 +13,7 @@ import streamlit as st
 from storage import repository as repo
 
 from . import rooms
+from .access import current_actor
 from .bootstrap import human_name, once, request_id, wake_runner
 from .templates import TEMPLATES
 from .widgets import escape_markdown, model_picker
@@ -185,6 +186,11 @@ def create_room_form(db: Any, key: str = "new") -> None:
             value=bool(template.moderated) if template else False,
             key=f"{key}-moderated-{tkey}",
         )
+        b1, b2 = st.columns(2)
+        budget = rooms.budget_dict(
+            b1.number_input("Budget, US dollars (0: none)", 0.0, step=0.5, key=f"{key}-usd"),
+            b2.number_input("Budget, tokens (0: none)", 0, step=10_000, key=f"{key}-tokens"),
+        )
     with st.expander("Prompt and model", expanded=False, icon=":material/smart_toy:"):
         prompt = st.text_area(
             "Prompt template (empty: the default)",
@@ -209,6 +215,7 @@ def create_room_form(db: Any, key: str = "new") -> None:
         "prompt_template": prompt.strip() or None,
         "context": rooms.context_dict(window or None, None),
         "settings": model_settings,
+        "budget": budget,
     }
     draft = (
         rooms.draft_from_template(template, **draft_args)
@@ -239,7 +246,12 @@ def create_room_form(db: Any, key: str = "new") -> None:
             room = once(
                 slot,
                 lambda: rooms.create_room(
-                    db, draft, opening=opening, speaker=human_name(), request_id=drawn
+                    db,
+                    draft,
+                    opening=opening,
+                    speaker=human_name(),
+                    request_id=drawn,
+                    actor=current_actor(),
                 ),
             )
         except ValueError as exc:
@@ -292,6 +304,7 @@ def import_room_form(db: Any, key: str = "import") -> None:
                     agents=agents or None,
                     remove_termination_string=strip or None,
                     name=name.strip() or "imported room",
+                    actor=current_actor(),
                     **options,
                 )
         except ValueError as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 import pandas as pd
@@ -65,6 +66,13 @@ def termination_dict(
     return termination_from_dict(data).to_dict()
 
 
+def budget_dict(dollars: float | None, tokens: int | None) -> dict[str, Any] | None:
+    """A room budget from the form's two fields (0 or empty: no limit of that kind)."""
+    if not dollars and not tokens:
+        return None
+    return {"max_tokens": int(tokens) if tokens else None, "max_dollars": dollars or None}
+
+
 def context_dict(max_messages: int | None, max_tokens: int | None) -> dict[str, Any] | None:
     from conversation.context.window import context_policy_from_dict
 
@@ -90,6 +98,7 @@ class RoomDraft:
     #: Model request settings (``max_output_tokens``, ``request_timeout``, ``context_window``,
     #: ``use_cache``); missing ones take ``RoomConfig``'s defaults.
     settings: Mapping[str, Any] | None = None
+    budget: Mapping[str, Any] | None = None  # {"max_tokens": ..., "max_dollars": ...}
 
     def config(self) -> Any:
         """The validated ``RoomConfig`` (raises ``ConversationValueError`` naming the field)."""
@@ -104,6 +113,7 @@ class RoomDraft:
             context=dict(self.context) if self.context else None,
             moderated=self.moderated,
             **dict(self.settings or {}),
+            budget=dict(self.budget) if self.budget else None,
         )
 
 
@@ -140,8 +150,10 @@ def create_room(
     experiment_id: int | None = None,
     condition: str | None = None,
     replicate: int | None = None,
+    actor: Any = None,
 ) -> Any:
-    """Store the room and, with an opening message, post it (which starts the room)."""
+    """Store the room and, with an opening message, post it (which starts the room). ``actor``
+    (``conversation.access.Actor``) is checked by the engine and recorded as who posted."""
     from conversation.rooms.config import request_settings
     from conversation.rooms.room import Room
 
@@ -156,13 +168,15 @@ def create_room(
         moderated=config.moderated,
         prompt_template=config.prompt_template,
         context=dict(config.context) if config.context else None,
+        budget=config.budget,
         experiment_id=experiment_id,
         condition=condition,
         replicate=replicate,
         **request_settings(config.to_dict()),
+        actor=actor,
     )
     if opening and opening.strip():
-        room.post(opening.strip(), speaker=speaker, request_id=request_id)
+        room.post(opening.strip(), speaker=speaker, request_id=request_id, actor=actor)
     return room
 
 
@@ -229,37 +243,71 @@ def export_text(room: Any) -> str:
 # --- overview --------------------------------------------------------------------------------
 
 
-def overview(db: Any, limit: int = 50) -> pd.DataFrame:
-    """Rooms for the Home page: status, activity, messages, cost so far, and the last message."""
+HOME_PAGE_SIZE = 25
+
+
+def day_bound(day: date | None, *, next_day: bool = False) -> datetime | None:
+    """Midnight UTC at the start of ``day`` (or of the day after it): a date filter's bound."""
+    if day is None:
+        return None
+    start = datetime.combine(day, time.min, tzinfo=UTC)
+    return start + timedelta(days=1) if next_day else start
+
+
+OVERVIEW_COLUMNS = [
+    "room_id", "name", "status", "experiment_id", "condition", "activity", "messages", "cost",
+    "last_message", "stop_reason", "created_at", "updated_at",
+]  # fmt: skip
+
+
+def overview(
+    db: Any, limit: int = HOME_PAGE_SIZE, offset: int = 0, **filters: Any
+) -> tuple[pd.DataFrame, int]:
+    """One page of rooms for the Home page (status, activity, messages, cost so far, the last
+    message) and how many rooms match in all. ``filters``: ``sort`` and the keywords of
+    :func:`storage.rooms.room_conditions` (search, status, experiment, dates, archived, ...).
+    Filtering, ordering, paging and the statistics are SQL (three queries for the page)."""
     from storage import frames
 
-    rooms = frames.rooms_summary(db, limit=limit)
+    total = repo.count_rooms(db, **{k: v for k, v in filters.items() if k != "sort"})
+    rooms = frames.rooms_summary(db, limit=limit, offset=offset, **filters)
     if rooms.empty:
-        return rooms
-    last_messages, activities = [], []
-    for row in rooms.itertuples():
-        tail = repo.events(db, int(row.room_id), after_seq=max(0, int(row.last_seq) - 5))
-        said = [e for e in tail if e.kind == "human" or (e.kind == "agent" and e.state == "done")]
-        last = said[-1] if said else None
-        last_messages.append(f"{last.speaker}: {last.content[:80]}" if last else "")
-        activities.append(tail[-1].activity if tail else 0)
-    rooms = rooms.assign(activity=activities, last_message=last_messages)
-    return rooms[
-        ["room_id", "name", "status", "activity", "messages", "cost", "last_message",
-         "stop_reason", "updated_at"]
-    ]  # fmt: skip
+        return rooms.reindex(columns=OVERVIEW_COLUMNS), total
+    tails = frames.last_messages(db, [int(r) for r in rooms["room_id"]])
+    said = [
+        f"{speaker}: {str(content)[:80]}" if isinstance(content, str) else ""
+        for speaker, content in zip(tails["speaker"], tails["content"], strict=True)
+    ]
+    rooms = rooms.merge(
+        tails[["room_id", "activity"]].assign(last_message=said), on="room_id", how="left"
+    )
+    return rooms[OVERVIEW_COLUMNS], total
+
+
+def picker_labels(
+    db: Any, *, search: str = "", page: int = 1, page_size: int = 100, archived: bool | None = False
+) -> tuple[dict[int, str], int]:
+    """The Room page's picker: one page of rooms matching ``search`` (name, condition or id), as
+    ``{id: "#id name"}``, and how many match in all (every room is reachable by paging)."""
+    filters: dict[str, Any] = {"search": search or None, "archived": archived}
+    total = repo.count_rooms(db, **filters)
+    found = repo.list_rooms(db, limit=page_size, offset=(max(page, 1) - 1) * page_size, **filters)
+    return {int(r.id or 0): f"#{r.id} {r.name}" for r in found}, total
 
 
 __all__ = [
     "PLANNER_LABELS",
     "RoomDraft",
+    "budget_dict",
     "context_dict",
     "create_room",
+    "day_bound",
     "describe_termination",
     "draft_from_template",
     "export_text",
     "is_summary",
     "overview",
+    "picker_labels",
     "planner_dict",
     "preview_prompt",
     "sample_rows",

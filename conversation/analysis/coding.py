@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import storage
+from conversation.access import Action, require
 from conversation.exceptions import ConversationValueError, StorageUnavailableError
 
 T = TypeVar("T")
@@ -100,10 +101,12 @@ def add_label(
     experiment_id: int | None = None,
     room_id: int | None = None,
     description: str | None = None,
+    actor: Any = None,
 ) -> list[str]:
     """Add a label to a codebook (an experiment's, or the one a room uses); the codebook after.
     A label already there is refused (``ConversationValueError``), as is a bad one (empty, over
     80 characters, a control character) or a codebook over 100 labels."""
+    require(actor, Action.RUN_ANALYSIS)
     owner = _owner(db, experiment_id, room_id)
     _call(storage.add_code_label, db, label, description=description, **owner)
     return codebook(db, **owner)
@@ -115,8 +118,10 @@ def remove_label(
     *,
     experiment_id: int | None = None,
     room_id: int | None = None,
+    actor: Any = None,
 ) -> list[str]:
     """Remove a label from a codebook (tags already given keep it); the codebook after."""
+    require(actor, Action.RUN_ANALYSIS)
     owner = _owner(db, experiment_id, room_id)
     rows = _call(storage.code_labels, db, **owner)
     found = next((row for row in rows if row.label == label), None)
@@ -136,10 +141,12 @@ def tag_message(
     by: str,
     rating: int | None = None,
     note: str | None = None,
+    actor: Any = None,
 ) -> Tag:
     """Tag a message (any event of a room) with a codebook label, as ``by``; tagging it again
     with the same label (same coder) replaces the rating and note. ``rating``: a whole number
     from -100 to 100; ``note``: free text up to 2,000 characters."""
+    require(actor, Action.RUN_ANALYSIS)
     event = _call(storage.get_event, db, event_id)
     labels = codebook(db, room_id=event.room_id)
     if label not in labels:
@@ -150,8 +157,9 @@ def tag_message(
     return Tag.of(_call(storage.tag_event, db, event_id, label, by=by, rating=rating, note=note))
 
 
-def untag(db: storage.Database, tag_id: int) -> bool:
+def untag(db: storage.Database, tag_id: int, *, actor: Any = None) -> bool:
     """Delete one tag; False when there was none."""
+    require(actor, Action.RUN_ANALYSIS)
     return _call(storage.delete_tag, db, tag_id)
 
 

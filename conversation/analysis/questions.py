@@ -33,6 +33,7 @@ from typing import Any
 import jinja2
 from jinja2 import meta
 
+from conversation.access.roles import Action, Actor, require
 from conversation.exceptions import ConversationValueError, ModelCallError
 from conversation.text.safety import SafeTemplate, neutralize, neutralize_value
 from conversation.text.transcript import render_transcript
@@ -101,8 +102,11 @@ def analyze(
     *,
     model: Any = None,
     cache: Any = None,
+    actor: Actor | None = None,
 ) -> Analysis:
-    """Ask every question about every scenario with ``model`` (default: ``default_model()``)."""
+    """Ask every question about every scenario with ``model`` (default: ``default_model()``).
+    ``actor`` needs the researcher role (``PermissionDenied`` before any model is asked)."""
+    require(actor, Action.RUN_ANALYSIS)
     from edsl import Cache, Scenario, ScenarioList, Survey
 
     from conversation.models import default_model, needs_remote_jobs, resolve_model

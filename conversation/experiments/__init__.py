@@ -5,7 +5,9 @@
 
 from conversation.experiments.design import *  # noqa: F403
 from conversation.experiments.design import __all__ as _design
+from conversation.experiments.manage import *  # noqa: F403
+from conversation.experiments.manage import __all__ as _manage
 from conversation.experiments.runs import *  # noqa: F403
 from conversation.experiments.runs import __all__ as _runs
 
-__all__ = [*_design, *_runs]
+__all__ = [*_design, *_runs, *_manage]

@@ -11,11 +11,14 @@ The web app's Experiments page and the worker both use it.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from conversation.exceptions import ConversationValueError
 from conversation.planning.registry import planner_turn_bound
+from conversation.termination.budget import Budget
 from conversation.termination.conditions import termination_turn_bound
 
 DESIGN_VERSION = 1
@@ -23,6 +26,8 @@ MAX_ROOMS = 500
 MAX_REPLICATES = 50
 FINISHED = frozenset({"settled", "terminated", "stopped", "failed"})
 BASELINE = "baseline"
+MAX_SHORT_NAME = 24
+"""The longest short name of a condition (it labels chart axes and table rows)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,10 +42,13 @@ class Condition:
     opening: str | None = None
     termination: Mapping[str, Any] | None = None
     prompt_template: str | None = None
+    short: str | None = None
+    """The researcher's short name (charts, tables); ``None``: derived (see :func:`short_names`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "label": self.label,
+            "short": self.short,
             "traits": {a: dict(t) for a, t in self.traits.items()},
             "model": dict(self.model) if self.model else None,
             "planner": dict(self.planner) if self.planner else None,
@@ -59,11 +67,17 @@ class Condition:
             opening=data.get("opening"),
             termination=data.get("termination"),
             prompt_template=data.get("prompt_template"),
+            short=data.get("short"),
         )
 
     def but(self, label: str, **changes: Any) -> Condition:
+        """A new condition (a new label); a short name given to this one does not carry over."""
         values = {f: getattr(self, f) for f in self.__dataclass_fields__} | changes
-        return Condition(**(values | {"label": label}))
+        return Condition(**(values | {"label": label, "short": changes.get("short")}))
+
+    def named(self, short: str | None) -> Condition:
+        """The same condition with the researcher's short name (``None`` or blank: derived)."""
+        return replace(self, short=(short or "").strip() or None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +188,108 @@ def with_prompts(conditions: Sequence[Condition], prompts: Sequence[str]) -> lis
     ]
 
 
+def _parts(label: str) -> dict[str, str]:
+    """``"Buyer.budget=$5, Seller.style=firm | model=gpt-4o | prompt 2"`` as
+    ``{"Buyer.budget": "$5", "Seller.style": "firm", "model": "gpt-4o", "prompt": "2"}``; a
+    free-text part (``"tight budget"``) is kept whole under its position (``"#0"``)."""
+    parts: dict[str, str] = {}
+    for position, piece in enumerate(re.split(r"\s*\|\s*|,\s+", label.strip())):
+        if not piece:
+            continue
+        key, sep, value = piece.partition("=")
+        prompt = re.fullmatch(r"prompt (\d+)", piece)
+        if sep:
+            parts[key.strip()] = value.strip()
+        elif prompt:
+            parts["prompt"] = prompt.group(1)
+        elif (named := re.fullmatch(r"(\w[\w ]*?) (\S*\d\S*)", piece.strip())) is not None:
+            parts[named.group(1)] = named.group(2)  # "budget $18,000": a factor and its value
+        else:
+            parts[f"#{position}"] = piece.strip()
+    return parts
+
+
+def _key_abbreviation(key: str) -> str:
+    """``Buyer.budget`` -> ``bb``, ``temp`` -> ``t``, ``max_turns`` -> ``mt``; the model and the
+    prompt variant are shown by their value alone (``gpt4o``, ``p2``)."""
+    if key == "model" or key.startswith("#"):
+        return ""
+    if key == "prompt":
+        return "p"
+    words = [w for w in re.split(r"[._\s-]+", key) if w]
+    return "".join(w[0] for w in words).lower()
+
+
+def _value_abbreviation(value: str) -> str:
+    compact = re.sub(r"[\s\-_/:]+", "", value)
+    return compact[:12]
+
+
+def short_names(conditions: Sequence[Condition]) -> list[str]:
+    """Each condition's short name, in design order: the researcher's when given, otherwise what
+    differs between the conditions, abbreviated (``temp=0.7, model=gpt-4o`` with other
+    temperatures and models -> ``t0.7·gpt4o``). Unique; at most :data:`MAX_SHORT_NAME`
+    characters (a clash falls back to ``c1``, ``c2``, ... by position)."""
+    parsed = [_parts(c.label) for c in conditions]
+    keys: list[str] = []
+    for parts in parsed:
+        keys.extend(k for k in parts if k not in keys)
+    differing = [k for k in keys if len({p.get(k) for p in parsed}) > 1]
+    abbreviations = {k: _key_abbreviation(k) for k in differing}
+    clashing = {a for a in abbreviations.values() if list(abbreviations.values()).count(a) > 1}
+    names: list[str] = []
+    for index, (condition, parts) in enumerate(zip(conditions, parsed, strict=True)):
+        if condition.short:
+            names.append(condition.short)
+            continue
+        bits = []
+        for key in differing:
+            if key not in parts:
+                continue
+            prefix = (
+                key if abbreviations[key] in clashing and abbreviations[key] else abbreviations[key]
+            )
+            value = parts[key]
+            bits.append(value if key.startswith("#") else prefix + _value_abbreviation(value))
+        name = "·".join(bits) or condition.label
+        names.append(name[:MAX_SHORT_NAME] or f"c{index + 1}")
+    given = {c.short for c in conditions if c.short}
+    for index, name in enumerate(names):
+        derived = not conditions[index].short
+        if derived and (names.count(name) > 1 or name in given):
+            names[index] = f"c{index + 1}"
+    return names
+
+
+def check_short_names(conditions: Sequence[Condition]) -> None:
+    """Refuse short names that are too long, contain a line break, or repeat (given or derived):
+    a ``ConversationValueError`` naming the condition and the fix."""
+    for condition in conditions:
+        short = condition.short
+        if short is None:
+            continue
+        if not short.strip() or len(short) > MAX_SHORT_NAME or "\n" in short:
+            raise ConversationValueError(
+                f"conditions[{condition.label!r}].short: {short!r} must be 1 to "
+                f"{MAX_SHORT_NAME} characters on one line; shorten it or leave it empty "
+                "(a name is then derived from what differs)"
+            )
+    names = short_names(conditions)
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ConversationValueError(
+            f"conditions.short: short names must be unique; {', '.join(map(repr, repeated))} "
+            "is used twice: rename one of them"
+        )
+
+
+def condition_names(config: Mapping[str, Any]) -> dict[str, str]:
+    """A stored design's conditions as ``{label: short name}``, in design order (the order of
+    every Results table and chart axis)."""
+    conditions = [Condition.from_dict(c) for c in config.get("conditions", [])]
+    return dict(zip([c.label for c in conditions], short_names(conditions), strict=True))
+
+
 def plan(conditions: Sequence[Condition], replicates: int) -> list[PlannedRoom]:
     """The rooms of a design, condition-major; validates the size."""
     if not conditions:
@@ -184,6 +300,7 @@ def plan(conditions: Sequence[Condition], replicates: int) -> list[PlannedRoom]:
     repeated = sorted({label for label in labels if labels.count(label) > 1})
     if repeated:
         raise ValueError(f"Condition labels must be unique; repeated: {repeated}.")
+    check_short_names(conditions)
     rooms = [
         PlannedRoom(i, c, r) for i, c in enumerate(conditions) for r in range(1, replicates + 1)
     ]
@@ -228,16 +345,30 @@ def estimate_calls(template: Mapping[str, Any], rooms: Sequence[PlannedRoom]) ->
 
 
 def design(
-    template: Mapping[str, Any], conditions: Sequence[Condition], replicates: int
+    template: Mapping[str, Any],
+    conditions: Sequence[Condition],
+    replicates: int,
+    *,
+    budget: Budget | Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The JSON stored with the experiment (validated by :func:`plan`)."""
+    """The JSON stored with the experiment (validated by :func:`plan`). ``budget``: the whole
+    experiment's spending limit, across its rooms (``template["budget"]`` is each room's own)."""
     plan(conditions, replicates)
+    if isinstance(budget, Mapping):
+        budget = Budget.from_dict(budget)
     return {
         "version": DESIGN_VERSION,
         "template": dict(template),
         "conditions": [c.to_dict() for c in conditions],
         "replicates": replicates,
+        "budget": budget.to_dict() if budget is not None and budget.limited else None,
     }
+
+
+def experiment_budget(config: Mapping[str, Any]) -> Budget | None:
+    """The experiment's own budget (across its rooms), or None; ``ConversationValueError``
+    naming ``budget`` when the stored one is malformed."""
+    return Budget.from_dict(config.get("budget"), field="budget")
 
 
 def planned_rooms(config: Mapping[str, Any]) -> list[PlannedRoom]:
@@ -262,13 +393,18 @@ __all__ = [
     "FINISHED",
     "MAX_REPLICATES",
     "MAX_ROOMS",
+    "MAX_SHORT_NAME",
     "PlannedRoom",
+    "check_short_names",
+    "condition_names",
     "crossed_conditions",
     "design",
     "estimate_calls",
+    "experiment_budget",
     "plan",
     "planned_rooms",
     "room_agents",
+    "short_names",
     "turns_per_room",
     "with_models",
     "with_planner_setting",

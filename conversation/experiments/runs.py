@@ -10,14 +10,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from conversation.access.roles import Action, Actor, require, who
 from conversation.exceptions import ConversationValueError
 from conversation.experiments.design import (
     FINISHED,
+    experiment_budget,
     planned_rooms,
     room_agents,
 )
 from conversation.rooms.boundary import translated
 from conversation.rooms.config import RoomConfig, request_settings
+from conversation.termination.budget import Budget, Spend
 from storage import repository as repo
 
 
@@ -38,19 +41,30 @@ def template_from_room(db: Any, room_id: int) -> dict[str, Any]:
         "context": config["context"],
         "opening": first.content if first is not None else "",
         **request_settings(config),  # the output limit, timeout, window and model cache
+        "budget": config["budget"],
     }
 
 
-def create(db: Any, name: str, config: Mapping[str, Any], *, speaker: str = "user") -> int:
+def create(
+    db: Any,
+    name: str,
+    config: Mapping[str, Any],
+    *,
+    speaker: str = "user",
+    actor: Actor | None = None,
+) -> int:
     """Store the experiment (status ``running``) with all its rooms, started, in one transaction.
 
     The design is validated whole first (every condition's room config is built, as
     ``Room.create`` would): a refused design raises ``ConversationValueError`` naming the
-    condition and the field, and leaves no experiment row and no room behind."""
+    condition and the field, and leaves no experiment row and no room behind. ``actor`` needs
+    the researcher role (``PermissionDenied``)."""
+    require(actor, Action.CREATE_EXPERIMENT)
     if not (config.get("template") or {}).get("opening", "").strip():
         raise ConversationValueError(
             "template.opening: the template needs an opening message; it starts every room"
         )
+    experiment_budget(config)  # a malformed budget is refused before anything is written
     rooms = planned_experiment_rooms(name, config, speaker=speaker)
     with translated():
         return repo.create_experiment(db, name, dict(config), status="running", rooms=rooms)
@@ -87,6 +101,7 @@ def planned_experiment_rooms(
                 prompt_template=c.prompt_template or template.get("prompt_template"),
                 context=template.get("context"),
                 seed=seeds.get(planned.request_id),
+                budget=template.get("budget"),
                 **request_settings(template),
             )
         except ConversationValueError as exc:
@@ -107,7 +122,12 @@ def planned_experiment_rooms(
 
 
 def rerun_experiment(
-    db: Any, experiment_id: int, *, name: str | None = None, speaker: str | None = None
+    db: Any,
+    experiment_id: int,
+    *,
+    name: str | None = None,
+    speaker: str | None = None,
+    actor: Any = None,
 ) -> int:
     """Run an experiment again from the model cache: a new experiment (returned, ``running``)
     with the same design, each room with the seed of the original room of its condition and
@@ -116,6 +136,7 @@ def rerun_experiment(
     original did not make (a room it never finished, a cache it had turned off) asks the model.
     The openings are posted by the original's poster unless ``speaker`` is given (the name is
     part of every prompt)."""
+    require(actor, Action.CREATE_EXPERIMENT)
     with translated():
         original = repo.get_experiment(db, experiment_id)
         rooms = repo.list_rooms(db, experiment_id=experiment_id, limit=None)
@@ -168,8 +189,11 @@ def finish_experiments(db: Any) -> int:
     return marked
 
 
-def stop(db: Any, experiment_id: int) -> int:
-    """Stop every unfinished room of the experiment; returns how many were stopped."""
+def stop(db: Any, experiment_id: int, *, actor: Actor | None = None, by: str = "user") -> int:
+    """Stop every unfinished room of the experiment; returns how many were stopped. ``actor``
+    needs the moderator role; each room's stop notice records who stopped it."""
+    require(actor, Action.CONTROL)
+    by = who(actor, by)
     from conversation.exceptions import ConversationStateError
     from conversation.rooms.room import Room
 
@@ -179,7 +203,7 @@ def stop(db: Any, experiment_id: int) -> int:
         if room.status in FINISHED:
             continue
         try:
-            Room(db, int(room.id or 0)).stop("the experiment was stopped")
+            Room(db, int(room.id or 0)).stop("the experiment was stopped", by=by)
             stopped += 1
         except ConversationStateError:
             pass  # it finished meanwhile
@@ -205,6 +229,9 @@ class Progress:
     by_status: dict[str, int]
     messages: int
     cost: float
+    #: The experiment's budget (None: none) and what its rooms spent (tokens, known dollars).
+    budget: Budget | None = None
+    spent: Spend = Spend()
 
     @property
     def fraction(self) -> float:
@@ -228,6 +255,8 @@ def progress(db: Any, experiment_id: int) -> Progress:
         by_status={str(k): int(v) for k, v in counts.items()},
         messages=int(rooms["messages"].sum()) if not rooms.empty else 0,
         cost=float(rooms["cost"].sum()) if not rooms.empty else 0.0,
+        budget=experiment_budget(experiment.config),
+        spent=Spend(*repo.experiment_spend(db, experiment_id)),
     )
 
 

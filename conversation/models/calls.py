@@ -18,8 +18,13 @@ Contract:
   ``StoredCache`` (``models.stored_cache``) the entry of this call's key is loaded from the
   database first and a new answer written back (only once its text is valid);
 - a cache hit (``cache_used``) was not paid for: ``cost`` 0.0 and 0 tokens;
-- ``cost`` is EDSL's price in USD, ``None`` when unknown (self-hosted servers, whose "price" EDSL
-  would otherwise invent from a fallback rate).
+- ``cost`` is US dollars from EDSL's price table (``edsl``'s ``PriceManager``, fetched from
+  Expected Parrot and cached on disk) when the table lists the model; ``None`` when it does not
+  (self-hosted servers, models missing from the table, no table available: EDSL would otherwise
+  invent a price from a fallback rate); ``0.0`` for the offline and EDSL test models;
+- the request holds a slot of its provider's limiter while it runs (``models.limits``: calls in
+  flight per provider, shared by the whole process); waiting for a slot is not part of the
+  timeout or the latency.
 
 With ``settings`` (``CallSettings``):
 - the model is asked for at most ``max_output_tokens`` (its ``max_tokens`` parameter, on a copy of
@@ -47,6 +52,7 @@ from edsl.caching import Cache
 
 from conversation.exceptions import ConversationStateError, ConversationValueError, ModelCallError
 from conversation.models.labels import model_label, needs_remote_jobs
+from conversation.models.limits import call_slot
 from conversation.models.settings import SELF_HOSTED_SERVICES, CallSettings
 from conversation.models.stored_cache import StoredCache, cache_key
 from conversation.text.tokens import prompt_tokens
@@ -129,7 +135,8 @@ async def ask(
         model = _bounded(model, settings)
     if needs_remote_jobs(model):
         job_cache = None if isinstance(cache, StoredCache) else cache  # a job keys its own prompts
-        return await _ask_through_a_job(model, label, user_prompt, system_prompt, job_cache)
+        async with call_slot(model):
+            return await _ask_through_a_job(model, label, user_prompt, system_prompt, job_cache)
     stored = cache if isinstance(cache, StoredCache) else None
     if stored is not None:
         key = cache_key(
@@ -138,29 +145,30 @@ async def ask(
         cache = await stored.cache_for(key)
     if cache is None:
         cache = Cache(data={})
-    started = time.perf_counter()
-    call = model.async_get_response(
-        user_prompt, system_prompt, cache, iteration=iteration, question_type="free_text"
-    )
     timeout = settings.timeout if settings is not None else None
-    try:
-        response = await (call if timeout is None else asyncio.wait_for(call, timeout))
-    except TimeoutError as exc:
-        if timeout is None or isinstance(exc, ModelTimeoutError):
-            raise
-        local = getattr(model, "_inference_service_", None) in _SELF_HOSTED
-        raise ModelTimeoutError(
-            f"{label} gave no answer within {timeout:g} s (the room's request timeout)"
-            + (
-                "; a self-hosted server keeps working on an abandoned request, so a retry "
-                f"waits at least {timeout:g} s"
-                if local
-                else ""
-            ),
-            timeout=timeout,
-            min_backoff=timeout if local else 0.0,
-        ) from exc
-    latency = time.perf_counter() - started
+    async with call_slot(model):
+        started = time.perf_counter()
+        call = model.async_get_response(
+            user_prompt, system_prompt, cache, iteration=iteration, question_type="free_text"
+        )
+        try:
+            response = await (call if timeout is None else asyncio.wait_for(call, timeout))
+        except TimeoutError as exc:
+            if timeout is None or isinstance(exc, ModelTimeoutError):
+                raise
+            local = getattr(model, "_inference_service_", None) in _SELF_HOSTED
+            raise ModelTimeoutError(
+                f"{label} gave no answer within {timeout:g} s (the room's request timeout)"
+                + (
+                    "; a self-hosted server keeps working on an abandoned request, so a retry "
+                    f"waits at least {timeout:g} s"
+                    if local
+                    else ""
+                ),
+                timeout=timeout,
+                min_backoff=timeout if local else 0.0,
+            ) from exc
+        latency = time.perf_counter() - started
     outputs = response.model_outputs
     text = _reply_text(model, outputs.response, response.edsl_dict)
     if text is not None and settings is not None and settings.speakers:
@@ -171,9 +179,6 @@ async def ask(
             "the turn failed and nothing was recorded",
             code="empty_response",
         )
-    cost = outputs.total_cost
-    if getattr(model, "_inference_service_", None) in _SELF_HOSTED:
-        cost = None  # EDSL prices unknown models at a made-up fallback rate; a local server's is unknown
     hit = bool(outputs.cache_used)
     if stored is not None and not hit:
         if outputs.cache_key != key:  # EDSL changed how it keys calls: nothing would ever hit
@@ -184,7 +189,7 @@ async def ask(
         model_name=label,
         input_tokens=0 if hit else outputs.input_tokens,
         output_tokens=0 if hit else outputs.output_tokens,
-        cost=0.0 if hit else _dollars(cost),
+        cost=0.0 if hit else known_cost(model, outputs.total_cost),
         cache_used=hit,
         cache_key=outputs.cache_key,
         latency=latency,
@@ -239,18 +244,37 @@ async def _ask_through_a_job(
         )
     result = results[0]
     raw = dict(result.get("raw_model_response") or {})
-    cost = raw.get("turn_cost")
+    cache_used = bool((result.get("cache_used_dict") or {}).get("turn"))
     return ModelReply(
         text=text.strip(),
         model_name=label,
         input_tokens=raw.get("turn_input_tokens"),
         output_tokens=raw.get("turn_output_tokens"),
-        cost=float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
-        cache_used=bool((result.get("cache_used_dict") or {}).get("turn")),
+        cost=0.0 if cache_used else known_cost(model, raw.get("turn_cost")),
+        cache_used=cache_used,
         cache_key=None,
         latency=latency,
         raw=raw,
     )
+
+
+def known_cost(model: Any, total_cost: Any) -> float | None:
+    """EDSL's cost of a call in US dollars when its price table lists the model, else None (see
+    the module docstring); 0.0 for the offline and EDSL test models."""
+    from edsl.language_models.price_manager import PriceManager
+
+    from conversation.models.offline import OFFLINE_SERVICE
+
+    service = getattr(model, "_inference_service_", None)
+    if service == OFFLINE_SERVICE:
+        return 0.0
+    if service in _SELF_HOSTED or isinstance(total_cost, bool):
+        return None
+    if not isinstance(total_cost, int | float):
+        return None  # EDSL puts its error message here when it could not price the call
+    if (service, getattr(model, "model", None)) not in PriceManager.get_instance().get_all_prices():
+        return None  # EDSL priced it at a fallback rate: not a real price
+    return float(total_cost)
 
 
 def _check_fits(label: str, settings: CallSettings, system_prompt: str, user_prompt: str) -> None:
@@ -352,4 +376,4 @@ def _short(raw: Any, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-__all__ = ["ModelReply", "ModelTimeoutError", "ask", "ask_sync"]
+__all__ = ["ModelReply", "ModelTimeoutError", "ask", "ask_sync", "known_cost"]

@@ -108,6 +108,27 @@ def _close_before_the_loop(loop: asyncio.AbstractEventLoop, owner: _PerLoopClien
     loop.close = close  # type: ignore[method-assign]
 
 
+def _kept_clients(meta: type) -> type:
+    """A metaclass whose classes' ``_async_client_instances`` is always their per-loop cache.
+
+    EDSL assigns that attribute a plain dict in ``OpenAIService.__init_subclass__`` and again
+    after every job (``Jobs._cleanup_async_clients`` walks every OpenAI service class): a plain
+    dict would hand one loop's client to another loop ("attached to a different loop"). Those
+    assignments are ignored; the clients are closed per loop instead (``_PerLoopClients``)."""
+
+    def get(cls: Any) -> Any:
+        return cls._rooms_async_clients_
+
+    def ignore(cls: Any, value: Any) -> None:
+        return None
+
+    return type(
+        f"KeptClients{meta.__name__}",
+        (meta,),
+        {"__module__": __name__, "_async_client_instances": property(get, ignore)},
+    )
+
+
 def no_retry_service(service: type[OpenAIService]) -> type[OpenAIService]:
     """A subclass of ``service`` whose sync and async clients use ``max_retries=0``."""
     if not (isinstance(service, type) and issubclass(service, OpenAIService)):
@@ -119,7 +140,7 @@ def no_retry_service(service: type[OpenAIService]) -> type[OpenAIService]:
             return _made[service]
         import openai
 
-        made = type(
+        made = _kept_clients(type(service))(
             f"NoRetry{service.__name__}",
             (service,),
             {
@@ -129,10 +150,9 @@ def no_retry_service(service: type[OpenAIService]) -> type[OpenAIService]:
                 "_sync_client_": functools.partial(openai.OpenAI, max_retries=0),
                 "_async_client_": functools.partial(openai.AsyncOpenAI, max_retries=0),
                 "create_model": classmethod(_create_model),
+                "_rooms_async_clients_": _PerLoopClients(),
             },
         )
-        # OpenAIService.__init_subclass__ gave the class plain dict caches; replace the async one.
-        made._async_client_instances = _PerLoopClients()  # type: ignore[attr-defined]
         _made[service] = made
         return made
 

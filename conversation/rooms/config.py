@@ -30,6 +30,7 @@ from conversation.models.settings import (
 )
 from conversation.planning.planner import RoundRobinRoomPlanner
 from conversation.planning.registry import planner_from_dict
+from conversation.termination.budget import Budget
 from conversation.termination.conditions import termination_from_dict
 from conversation.text.safety import compiled_template
 
@@ -274,6 +275,8 @@ class RoomConfig:
     #: Answers come from the database's model cache when the same call was answered before
     #: (same model and parameters, prompts and seed), and new answers are stored there.
     use_cache: bool = True
+    #: The room's spending limit (tokens and/or US dollars); None: no limit.
+    budget: Budget | None = None
     #: Per-agent breakpoints: ``{"before": [names], "after": [names]}`` (see ``breakpoints_of``).
     breakpoints: Mapping[str, Any] | None = None
 
@@ -281,6 +284,11 @@ class RoomConfig:
         if not self.roster:
             raise ConversationValueError("a room needs at least one agent")
         object.__setattr__(self, "breakpoints", checked_breakpoints(self.breakpoints, self.names))
+        if self.budget is not None and not isinstance(self.budget, Budget):
+            raise ConversationValueError(
+                f"budget must be a Budget (or a dict with max_tokens / max_dollars), got "
+                f"{type(self.budget).__name__}"
+            )
         CallSettings(  # validates the three settings together
             max_output_tokens=self.max_output_tokens,
             timeout=self.request_timeout,
@@ -384,6 +392,7 @@ class RoomConfig:
         request_timeout: float = DEFAULT_TIMEOUT_SECONDS,
         context_window: int | None = None,
         use_cache: bool = True,
+        budget: Budget | Mapping[str, Any] | None = None,
         in_process_only: bool = False,
         breakpoints: Mapping[str, Any] | None = None,
     ) -> RoomConfig:
@@ -404,6 +413,10 @@ class RoomConfig:
             context = context.to_dict()
         if isinstance(retry, Mapping):
             retry = RetrySettings(**retry)
+        if isinstance(budget, Mapping):
+            budget = Budget.from_dict(budget)
+        elif isinstance(budget, Budget) and not budget.limited:
+            budget = None
         return cls(
             roster=_checked_models(roster_specs(agents, in_process_only=in_process_only)),
             planner=planner if isinstance(planner, Mapping) else planner_to_dict(planner),
@@ -422,6 +435,7 @@ class RoomConfig:
             request_timeout=request_timeout,
             context_window=context_window,
             use_cache=use_cache,
+            budget=budget,
             breakpoints=breakpoints,
         )
 
@@ -442,6 +456,7 @@ class RoomConfig:
             "request_timeout": self.request_timeout,
             "context_window": self.context_window,
             "use_cache": self.use_cache,
+            "budget": self.budget.to_dict() if self.budget is not None else None,
         }
         if self.breakpoints is not None:  # absent when unused: older configs read the same
             data["breakpoints"] = _plain(self.breakpoints)
@@ -483,6 +498,7 @@ class RoomConfig:
             "request_timeout",
             "context_window",
             "use_cache",
+            "budget",
             "breakpoints",
         }
         unknown = set(data) - known
@@ -513,6 +529,7 @@ class RoomConfig:
             request_timeout=data.get("request_timeout", DEFAULT_TIMEOUT_SECONDS),
             context_window=data.get("context_window"),
             use_cache=data.get("use_cache", True),
+            budget=Budget.from_dict(data.get("budget")),
             breakpoints=data.get("breakpoints"),
         )
 

@@ -40,6 +40,7 @@ import dataclasses
 import logging
 import os
 import signal
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -67,6 +68,7 @@ from conversation.rooms.prompt import (
     is_pass,
     room_template,
 )
+from conversation.termination.budget import Budget, Spend
 from conversation.vocabulary import RoomStatus, TurnState
 
 log = logging.getLogger(__name__)
@@ -79,6 +81,8 @@ FAULT_POINTS = ("after_claim", "during_call", "after_answer", "before_commit")
 PLAN_ATTEMPTS = 3
 #: Claims refused in a row (the log kept moving) before a caller gives the room up for now.
 MAX_REFUSALS = 3
+#: How long an engine trusts an experiment's budget as read (a changed budget applies after this).
+BUDGET_TTL_SECONDS = 5.0
 #: The speaker of a coordinator-after turn while its drafts are written, when the coordinator is
 #: a person (the row then takes the chosen agent's name).
 COORDINATOR_SPEAKER = "coordinator"
@@ -307,6 +311,7 @@ class Engine:
         self.models = models or ModelCache()
         self._now = clock or (lambda: datetime.now(UTC))
         self._stored_cache: StoredCache | None = None
+        self._budgets: dict[int, tuple[float, Budget | None]] = {}
 
     def cache_for(self, config: RoomConfig) -> Any:
         """The cache a room's calls use: none when the room turned it off, else the caller's
@@ -385,6 +390,9 @@ class Engine:
             prompt = self._resumed_prompt(config, held.log, open_row)
             return Plan(StepKind.RESUME, config=config, turn=open_row, prompt=prompt)
         view = held.log.view()
+        over = self._over_budget(room, config, held)
+        if over is not None:
+            return Plan(StepKind.SETTLE, status=RoomStatus.TERMINATED, reason=over)
         condition = rules.condition
         if condition is not None:
             decision = condition.evaluate(view.state())
@@ -485,6 +493,45 @@ class Engine:
             data=data,
         )
         return Plan(StepKind.CLAIM, config=config, claim=claim, prompt=prompt)
+
+    def _over_budget(self, room: storage.Room, config: RoomConfig, held: HeldRoom) -> str | None:
+        """Why no new turn may start (the room's or its experiment's budget is spent), or None.
+
+        The room's spend comes from its log (current, including a reply not yet committed); the
+        rest of an experiment's from one aggregate query over its other rooms, made only when
+        the experiment has a budget (read at most every ``BUDGET_TTL_SECONDS``)."""
+        if config.budget is None and room.experiment_id is None:
+            return None
+        assert held.log is not None
+        spent = held.log.spent()
+        if config.budget is not None:
+            reason = config.budget.reached(spent)
+            if reason is not None:
+                return reason
+        if room.experiment_id is None:
+            return None
+        budget = self._experiment_budget(room.experiment_id)
+        if budget is None:
+            return None
+        tokens, dollars = storage.experiment_spend(
+            self.db, room.experiment_id, excluding_room=held.room_id
+        )
+        return budget.reached(spent + Spend(tokens, dollars), scope="experiment budget")
+
+    def _experiment_budget(self, experiment_id: int) -> Budget | None:
+        """The experiment's budget from its stored design (``config["budget"]``, written by
+        ``experiments.design.design``)."""
+        now = time.monotonic()
+        known = self._budgets.get(experiment_id)
+        if known is not None and known[0] > now:
+            return known[1]
+        try:
+            config = storage.get_experiment(self.db, experiment_id).config
+        except storage.ExperimentNotFound:
+            config = {}
+        budget = Budget.from_dict((config or {}).get("budget"), field="experiment budget")
+        self._budgets[experiment_id] = (now + BUDGET_TTL_SECONDS, budget)
+        return budget
 
     def _drafting(
         self, config: RoomConfig, view: LogView, planner: CoordinatorPolicy, drafters: Sequence[str]
@@ -1001,6 +1048,7 @@ class Engine:
 
 
 __all__ = [
+    "BUDGET_TTL_SECONDS",
     "Call",
     "Engine",
     "FAULT_ENV",

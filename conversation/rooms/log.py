@@ -10,12 +10,14 @@ translation between the two, so every worker, every restart and every replay see
 - open turns (``running``, ``waiting``, ``interrupted``) are left out: nothing is planned while
   one is open, and a turn's own prompt is built from the events before it;
 - system events stay ``system`` (shown, never a turn), except those whose ``data.event`` is
-  ``pick`` or ``summary`` (bookkeeping of the coordinator and of context summaries), and
-  ``resumed`` (an import's resume point, from which caps count); ``forked``, ``config_changed``
-  and breakpoint pauses (``data.by == "breakpoint"``) are left out (how people ran the room).
+  ``pick`` or ``summary`` (bookkeeping of the coordinator and of context summaries),
+  ``resumed`` without ``by`` (an import's resume point, from which caps count), and the audit
+  notices of a person's act on the room (``paused``, ``resumed``, ``forked`` with ``by``), a
+  settings change (``config_changed``) and a breakpoint's pause (``data.by == "breakpoint"``):
+  those are for people reading the log, never shown to agents, and change no count.
 
 Rows are duck-typed (``seq, kind, speaker, content, round, state, visible_to, data,
-input_tokens, output_tokens``) so this module needs nothing from ``storage``.
+input_tokens, output_tokens, cost``) so this module needs nothing from ``storage``.
 """
 
 from __future__ import annotations
@@ -27,15 +29,17 @@ from typing import Any
 
 from conversation.context.window import event_tokens
 from conversation.planning.events import EventLog, RoomEvent
+from conversation.termination.budget import Spend
 from conversation.termination.state import RoomState, TokenUsage
 from conversation.text.transcript import render_record
 
 OPEN_STATES = frozenset({"running", "waiting", "interrupted"})
 CONSUMED_STATES = frozenset({"stopped", "abandoned", "failed"})
 RESUMED = "resumed"
-#: System notices about how people operate a room, kept in the log but never shown to agents (so a
-#: fork or a settings change does not change what the agents are asked).
-OPERATOR_NOTICES = frozenset({"forked", "config_changed"})
+#: System events recording a person's act on the room (``data.event``, with ``data.by``).
+AUDIT_NOTICES = frozenset({"paused", "resumed", "forked"})
+#: Notices about how the room is run, never shown to agents (a settings change).
+OPERATOR_NOTICES = frozenset({"config_changed"})
 
 
 def event_line(seq: int, event: RoomEvent) -> str:
@@ -89,6 +93,8 @@ def to_room_event(row: Any) -> RoomEvent | None:
     if data.get("event") in OPERATOR_NOTICES or data.get("by") == "breakpoint":
         return None  # how people ran the room (a fork, new settings, a breakpoint): not shown
     special = data.get("event")
+    if special in AUDIT_NOTICES and "by" in data:
+        return None  # who paused, resumed or forked the room: for people, not agents
     if special == "pick":
         return RoomEvent(
             row.speaker, row.content or "", round_, bool(data.get("passed")), kind="pick"
@@ -179,6 +185,7 @@ class RoomLog:
         "_last_human",
         "_speakers",
         "_turns_before",
+        "_spent",
     )
 
     def __init__(self, roster: Sequence[str], rows: Sequence[Any] = ()) -> None:
@@ -198,6 +205,7 @@ class RoomLog:
         self._last_human: int | None = None
         self._speakers: list[str] = []
         self._turns_before = [0]
+        self._spent = [0, 0.0]  # tokens and dollars of every folded row (budgets)
         self.extend(rows)
 
     @property
@@ -214,6 +222,15 @@ class RoomLog:
         """Append rows that follow the last one (in seq order)."""
         self.rows.extend(rows)
         self._fold()
+
+    def spent(self) -> Spend:
+        """Tokens and US dollars recorded on every row (each model call: turns, passes, picks,
+        summaries), for budgets; O(1) but for rows after an open turn."""
+        tokens, dollars = self._spent
+        for row in self.rows[self._folded :]:
+            tokens += (row.input_tokens or 0) + (row.output_tokens or 0)
+            dollars += row.cost or 0.0
+        return Spend(int(tokens), float(dollars))
 
     def replace_last(self, row: Any) -> None:
         """The last row as it is now (a claimed turn, committed)."""
@@ -249,6 +266,8 @@ class RoomLog:
             row = rows[self._folded]
             if row.kind in ("agent", "pass") and row.state in OPEN_STATES:
                 return
+            self._spent[0] += (row.input_tokens or 0) + (row.output_tokens or 0)
+            self._spent[1] += row.cost or 0.0
             known, resumed = len(self._events), self._resumed_at
             self._resumed_at = _fold_row(
                 row, self._events, self._seqs, self._usage, self._resumed_at
@@ -279,7 +298,7 @@ def _fold_row(
     resumed_at: int,
 ) -> int:
     """Add one row to a view under construction; returns the (possibly moved) resume point."""
-    if row.kind == "system" and _data(row).get("event") == RESUMED:
+    if row.kind == "system" and _data(row).get("event") == RESUMED and "by" not in _data(row):
         return len(events)
     event = to_room_event(row)
     if event is None:

@@ -12,6 +12,11 @@ Status: ``idle`` (no human message yet) -> ``running`` (a human message opened a
 ``stop_reason`` and a system event) / ``waiting`` (a draft waits for a person) / ``paused`` /
 ``stopped`` / ``failed`` (a turn failed; resume or abandon it). A new human message re-opens a
 settled, terminated or stopped room.
+
+People: every verb a person uses takes ``actor=`` (``conversation.access``): ``None`` is the local
+user with every right; an actor whose role lacks the act gets ``PermissionDenied`` and nothing
+is written. Who acted is recorded: ``data.by`` on a message, a system event
+``{"event": "paused" | "resumed" | "stopped" | "forked", "by": ...}`` for the room's moves.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 import storage
+from conversation.access.roles import Action, Actor, require, who
 from conversation.exceptions import (
     ConversationStateError,
     ConversationValueError,
@@ -28,7 +34,7 @@ from conversation.exceptions import (
 from conversation.models.settings import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
 from conversation.rooms.boundary import storage_errors
 from conversation.rooms.config import RoomConfig, check_name
-from conversation.rooms.editing import changed_config, check_by, fork_edit, version_notice
+from conversation.rooms.editing import changed_config, fork_edit, version_notice
 from conversation.rooms.engine import Engine, HeldRoom, StepKind, owner_id
 from conversation.rooms.turn import Turn
 from conversation.sync import run_sync
@@ -76,13 +82,19 @@ class Room:
         request_timeout: float = DEFAULT_TIMEOUT_SECONDS,
         context_window: int | None = None,
         use_cache: bool = True,
+        budget: Any = None,
         in_process_only: bool = False,
         breakpoints: Any = None,
+        actor: Actor | None = None,
     ) -> Room:
         """Store a new room (status ``idle``) and return it. Bad configuration raises
         ``ConversationValueError`` naming the field, and nothing is stored. A model object that
         cannot be rebuilt in another process is refused unless ``in_process_only`` (the room then
-        runs in this process only); see ``RoomConfig`` for the request settings."""
+        runs in this process only); see ``RoomConfig`` for the request settings. ``budget``: a
+        ``Budget`` or ``{"max_tokens": ..., "max_dollars": ...}``; once the room's recorded spend
+        reaches it no new turn starts (``termination.budget``). ``actor`` needs the researcher role
+        (``PermissionDenied``)."""
+        require(actor, Action.CREATE_ROOM)
         if not isinstance(name, str) or not name.strip() or len(name) > 200:
             raise ConversationValueError("name must be non-empty text of at most 200 characters")
         config = RoomConfig.build(
@@ -100,6 +112,7 @@ class Room:
             request_timeout=request_timeout,
             context_window=context_window,
             use_cache=use_cache,
+            budget=budget,
             in_process_only=in_process_only,
             breakpoints=breakpoints,
         )
@@ -183,13 +196,16 @@ class Room:
         speaker: str = "user",
         request_id: str | None = None,
         to: Sequence[str] | None = None,
+        actor: Actor | None = None,
     ) -> storage.Event:
         """Post a human message: it opens a new activity. Accepted while agents run.
 
         ``request_id`` makes it idempotent (the same id and text again: the same event, no new
         row; the same id with other text: ``RequestConflictError``). ``to`` makes it private to
-        those agents.
+        those agents. ``data.by`` records who posted: the actor's identity (``actor`` needs the
+        moderator role), else the speaker.
         """
+        require(actor, Action.POST)
         if not isinstance(content, str) or not content.strip():
             raise ConversationValueError("a message must be non-empty text")
         if len(content) > MAX_MESSAGE_CHARS:
@@ -232,31 +248,46 @@ class Room:
             content,
             request_id=request_id,
             visible_to=audience,
+            data={"by": who(actor, speaker)},
             reopen=REOPENED_BY_A_MESSAGE,
         )
 
-    def pause(self) -> None:
-        """Take no new turn until ``resume()`` (a turn in flight still lands)."""
+    def pause(self, *, actor: Actor | None = None, by: str = "user") -> None:
+        """Take no new turn until ``resume()`` (a turn in flight still lands). A notice
+        ``Paused by <who>`` goes in the log with the status change (one write)."""
+        require(actor, Action.CONTROL)
         self._move(
             "pause",
             RoomStatus.PAUSED,
             OPEN_ROOM_STATUSES - {RoomStatus.PAUSED}
             | {RoomStatus.SETTLED, RoomStatus.FAILED, RoomStatus.TERMINATED},
+            by=who(actor, by),
         )
 
-    def resume(self) -> None:
-        """Go on after ``pause()``; in a failed room, retry the interrupted turn."""
+    def resume(self, *, actor: Actor | None = None, by: str = "user") -> None:
+        """Go on after ``pause()``; in a failed room, retry the interrupted turn (who did it is
+        in the turn's decisions)."""
+        require(actor, Action.CONTROL)
         status = self.status
         if status == "failed":
             pending = self.pending()
             if pending is not None and pending.state == "interrupted":
-                pending.resume()
+                pending.resume(actor=actor, by=by)
                 return
-        self._move("resume", RoomStatus.RUNNING, (RoomStatus.PAUSED, RoomStatus.FAILED))
+        self._move(
+            "resume",
+            RoomStatus.RUNNING,
+            (RoomStatus.PAUSED, RoomStatus.FAILED),
+            by=who(actor, by),
+        )
 
-    def stop(self, reason: str = "stopped by a person") -> None:
-        """Stop the room and its open turn (one write, with a notice in the log); a new human
-        message re-opens it."""
+    def stop(
+        self, reason: str = "stopped by a person", *, actor: Actor | None = None, by: str = "user"
+    ) -> None:
+        """Stop the room and its open turn (one write, with a notice in the log whose data says
+        who stopped it); a new human message re-opens it."""
+        require(actor, Action.CONTROL)
+        stopped_by = who(actor, by)
         if not isinstance(reason, str) or not reason.strip():
             raise ConversationValueError("stop needs a reason (or leave the default)")
         allowed = OPEN_ROOM_STATUSES | FINAL_ROOM_STATUSES - {RoomStatus.STOPPED}
@@ -267,16 +298,23 @@ class Room:
             reason=reason,
             allowed=allowed,
             notice=f"Stopped: {reason}",
-            notice_data={"event": "stopped", "reason": reason},
+            notice_data={"event": "stopped", "reason": reason, "by": stopped_by},
         ):
             raise ConversationStateError(
                 f"cannot stop room {self.id}: it is {self.status} (stop works on a room that is "
                 f"{', '.join(sorted(allowed))})"
             )
 
-    def _move(self, verb: str, status: str, allowed: Collection[str], **changes: Any) -> None:
-        updated = storage.update_room(
-            self.db, self.id, status=status, expected_status=tuple(allowed), **changes
+    def _move(self, verb: str, status: str, allowed: Collection[str], *, by: str) -> None:
+        past = _PAST[verb]
+        updated = storage_errors(
+            storage.update_room,
+            self.db,
+            self.id,
+            status=status,
+            expected_status=tuple(allowed),
+            notice=f"{past.capitalize()} by {by}.",
+            notice_data={"event": past, "by": by},
         )
         if updated is None:
             raise ConversationStateError(
@@ -358,30 +396,26 @@ class Room:
         *,
         edit: str | None = None,
         speaker: str | None = None,
+        actor: Actor | None = None,
         by: str = "user",
     ) -> Room:
         """A new room with this room's config and its log up to ``at_seq`` (parent recorded), to
-        try another continuation. It starts ``idle``; post a message to go on.
+        try another continuation. It starts ``idle``; post a message or ``resume`` it to go on.
+        Its log ends with a notice of who forked it, ``{"event": "forked", "by", "from_room",
+        "at_seq", "edited"}`` (agents are not shown it); ``actor`` needs the researcher role.
 
         Edit-and-replay: with ``edit`` (new text) and/or ``speaker`` (another agent of the roster
         for an agent's message, another person's name for a person's), the copy of message
         ``at_seq`` is changed (the original kept in its ``data["forked_from"]``) and the fork
-        starts ``paused``: ``resume()`` continues from the changed message. Every fork records a
-        system event ``{"event": "forked", "from_room", "at_seq", "by", "edited"}``."""
-        check_by(by)
+        starts ``paused``: ``resume()`` continues from the changed message."""
+        require(actor, Action.CREATE_ROOM)
+        forked_by = who(actor, by)
         found = None
         if edit is not None or speaker is not None:
             found = next(iter(self.events(after_seq=at_seq - 1, limit=1)), None)
             found = found if found is not None and found.seq == at_seq else None
         changes = fork_edit(found, self.config, edit, speaker, max_chars=MAX_MESSAGE_CHARS)
-        data = {
-            "event": "forked",
-            "from_room": self.id,
-            "at_seq": at_seq,
-            "by": by,
-            "edited": changes is not None,
-        }
-        what = "edited" if changes is not None else "copied"
+        edited = " (edited)" if changes is not None else ""
         fork_id = storage_errors(
             storage.fork_room,
             self.db,
@@ -390,22 +424,30 @@ class Room:
             name,
             edit=changes,
             status=RoomStatus.PAUSED if changes is not None else RoomStatus.IDLE,
-            notice=f"Forked by {by} from room {self.id} at message {at_seq} ({what})",
-            notice_data=data,
+            notice=f"Forked from room #{self.id} at #{at_seq} by {forked_by}{edited}.",
+            notice_data={
+                "event": "forked",
+                "by": forked_by,
+                "from_room": self.id,
+                "at_seq": at_seq,
+                "edited": changes is not None,
+            },
         )
         return Room(self.db, fork_id)
 
     # -- settings ---------------------------------------------------------------------------------
 
-    def update_config(self, changes: Any, *, by: str = "user") -> int:
+    def update_config(self, changes: Any, *, actor: Actor | None = None, by: str = "user") -> int:
         """Change the room's settings (roster, planner and caps, stop rules, prompt, context
         policy, model, moderation, breakpoints, ...): a dict of ``Room.create`` arguments, or a
         whole ``RoomConfig``. Validated exactly like ``Room.create`` (``ConversationValueError``
         names the field, nothing is stored); stored as a new version applied from the next turn (a
         turn already claimed keeps its version), with a system event ``{"event":
         "config_changed", "version", "by", "changes"}``. Returns the version now in force (the
-        same one when nothing changes)."""
-        check_by(by)
+        same one when nothing changes). ``actor`` needs the researcher role (as creating a room
+        does); ``by`` names who changed it when there is no actor."""
+        require(actor, Action.CREATE_ROOM)
+        by = who(actor, by)
         new, fields = changed_config(self.config, changes)
         if not fields:
             return len(self.config_versions())
@@ -464,6 +506,7 @@ class Room:
         remove_termination_string: Any = None,
         name: str = "imported room",
         strict: bool = False,
+        actor: Actor | None = None,
         **room_options: Any,
     ) -> Room:
         """Resume a group chat from saved messages (seed 004), or restore an ``export()``.
@@ -473,9 +516,11 @@ class Room:
         AutoGen saves them) is imported as a system message. A speaker who is not on the roster
         is imported as a person by default; with ``strict=True`` it is refused (unless the
         message has ``role: "user"``). The room and its whole log are written in one transaction.
+        ``actor`` needs the researcher role.
         """
         from conversation.rooms.transfer import import_room
 
+        require(actor, Action.CREATE_ROOM)
         return import_room(
             cls,
             db,
@@ -486,6 +531,9 @@ class Room:
             strict=strict,
             **room_options,
         )
+
+
+_PAST = {"pause": "paused", "resume": "resumed"}
 
 
 def run_rooms(rooms: Sequence[Room]) -> None:

@@ -5,6 +5,10 @@ optimistic state change in the database (``storage.update_turn_state``): two bro
 the same draft change it once; a verb that does not fit the turn's current state raises
 ``ConversationStateError`` and changes nothing. The room's status follows (a decided draft lets the
 room go on), and the worker or ``room.step()`` picks it up from there.
+
+Every verb takes ``actor=`` (``conversation.access``): it needs the moderator role, else
+``PermissionDenied`` and nothing changes; the actor's identity is what ``data.decisions`` records
+as ``by`` (without an actor, the ``by=`` given).
 """
 
 from __future__ import annotations
@@ -13,12 +17,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 import storage
+from conversation.access.roles import Action, Actor, check_identity, require, who
 from conversation.exceptions import (
     ConversationStateError,
     ConversationValueError,
     TurnAlreadyDecided,
 )
-from conversation.rooms.config import RoomConfig, check_name
+from conversation.rooms.config import RoomConfig
 from conversation.vocabulary import RoomStatus, TurnState
 
 MAX_REASON_CHARS = 2_000
@@ -155,7 +160,7 @@ class Turn:
         **changes: Any,
     ) -> Turn:
         """One write: the turn's move, who did it and when, and the room going on."""
-        check_name(by, "by")
+        check_identity(by, "by")
         decision = {"verb": verb, "by": by, "at": datetime.now(UTC).isoformat(timespec="seconds")}
         decisions = [*((self._event.data or {}).get("decisions") or []), decision]
         updated = storage.update_turn_state(
@@ -173,9 +178,12 @@ class Turn:
         self._event = updated
         return self
 
-    def approve(self, content: str | None = None, *, by: str = "user") -> Turn:
+    def approve(
+        self, content: str | None = None, *, by: str = "user", actor: Actor | None = None
+    ) -> Turn:
         """Publish the waiting draft (optionally edited first: the original draft is kept in
         ``data.draft``); the room goes on. ``by`` is who approved (recorded)."""
+        by = _acting(actor, by)
         changes: dict[str, Any] = {}
         data: dict[str, Any] | None = None
         if content is not None:
@@ -203,9 +211,10 @@ class Turn:
             **changes,
         )
 
-    def deny(self, reason: str, *, by: str = "user") -> Turn:
+    def deny(self, reason: str, *, by: str = "user", actor: Actor | None = None) -> Turn:
         """Refuse the draft: the agent is told why and tries again (or passes). After the room's
         ``max_denials`` the turn is abandoned instead (it counts as a pass)."""
+        by = _acting(actor, by)
         if not isinstance(reason, str) or not reason.strip():
             raise ConversationValueError("deny needs a reason (the agent is told it); got none")
         if len(reason) > MAX_REASON_CHARS:
@@ -225,9 +234,10 @@ class Turn:
             data={"denials": denials},
         )
 
-    def pick(self, speaker: str, *, by: str = "user") -> Turn:
+    def pick(self, speaker: str, *, by: str = "user", actor: Actor | None = None) -> Turn:
         """Choose one of a coordinator-after turn's drafted candidates (a person coordinates):
         it becomes ``speaker``'s message; the other drafts stay with it as candidates."""
+        by = _acting(actor, by)
         candidates = self.candidates
         chosen = next(
             (c for c in candidates if c.get("speaker") == speaker and not c.get("passed")), None
@@ -260,9 +270,10 @@ class Turn:
         ``chosen``), or ``[]``: audited, never shown to agents."""
         return [dict(c) for c in (self._event.data or {}).get("candidates") or []]
 
-    def stop(self, *, by: str = "user") -> Turn:
+    def stop(self, *, by: str = "user", actor: Actor | None = None) -> Turn:
         """Stop the turn wherever it is: it ends ``stopped`` (it counts as a pass; a model reply
         still in flight is refused by the fence on the turn's state)."""
+        by = _acting(actor, by)
         return self._move(
             "stop",
             (TurnState.RUNNING, TurnState.WAITING),
@@ -271,8 +282,9 @@ class Turn:
             by=by,
         )
 
-    def resume(self, *, by: str = "user") -> Turn:
+    def resume(self, *, by: str = "user", actor: Actor | None = None) -> Turn:
         """Go on with an interrupted turn (its retry budget spent, or its process gone)."""
+        by = _acting(actor, by)
         return self._move(
             "resume",
             (TurnState.INTERRUPTED,),
@@ -282,8 +294,9 @@ class Turn:
             error=None,
         )
 
-    def abandon(self, *, by: str = "user") -> Turn:
+    def abandon(self, *, by: str = "user", actor: Actor | None = None) -> Turn:
         """End a waiting or interrupted turn without going on: ``abandoned`` (counts as a pass)."""
+        by = _acting(actor, by)
         return self._move(
             "abandon",
             (TurnState.WAITING, TurnState.INTERRUPTED),
@@ -291,6 +304,12 @@ class Turn:
             room_from=(RoomStatus.WAITING, RoomStatus.FAILED),
             by=by,
         )
+
+
+def _acting(actor: Actor | None, by: str) -> str:
+    """Who makes a moderation move: checked against the role, then the identity to record."""
+    require(actor, Action.MODERATE)
+    return who(actor, by)
 
 
 _WAITING = (RoomStatus.WAITING,)

@@ -75,7 +75,7 @@ def test_outcomes_by_condition_yes_rate_numeric_and_categorical() -> None:
     assert dict(zip(fig.data[0].x, fig.data[0].y, strict=True)) == {"a": 0.5, "b": 1.0}
     numbers = yes_no.assign(answer=[3, 5, 7, 9])
     assert charts.answer_kind(numbers["answer"]) == "numeric"
-    assert len(charts.outcomes_by_condition(numbers).data) == 2
+    assert len(charts.outcomes_by_condition(numbers).data) == 3  # two boxes and the means
     words = yes_no.assign(answer=["deal", "walk", "deal", "deal"])
     assert charts.answer_kind(words["answer"]) == "categorical"
     fig = charts.outcomes_by_condition(words)

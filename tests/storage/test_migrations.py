@@ -42,7 +42,7 @@ def _revision(url: str) -> str | None:
 
 
 def test_revisions_are_linear_and_numbered() -> None:
-    assert migrate.known_revisions() == ["0001", "0002", "0003", "0007", "0006"]
+    assert migrate.known_revisions() == ["0001", "0002", "0003", "0005", "0007", "0006"]
     assert migrate.head_revision() == "0006"
 
 
@@ -158,3 +158,19 @@ def test_migrations_work_from_any_working_directory(
         assert migrate.database_revision(db) == migrate.head_revision()
     assert migrate.MIGRATIONS_DIR.is_absolute()
     assert os.getcwd() == str(elsewhere)
+
+
+def test_the_fast_head_check_agrees_with_alembic(blank_db_url: str) -> None:
+    """Opening a database at head skips Alembic; the files name the same head Alembic knows."""
+    from storage import schema_head
+
+    assert schema_head.file_head() == migrate.head_revision()
+    with Database(blank_db_url) as db:
+        assert schema_head.at_head(db.read_engine)
+    _build_at_older = blank_db_url.replace("blank.db", "older.db")
+    _build_at(_build_at_older, "0001")
+    engine = sa.create_engine(_build_at_older)
+    assert not schema_head.at_head(engine)  # older: the full path upgrades it
+    engine.dispose()
+    with Database(_build_at_older) as db:
+        assert migrate.database_revision(db) == migrate.head_revision()

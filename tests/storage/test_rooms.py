@@ -85,9 +85,13 @@ def test_update_room_fenced_by_a_lease(db: Database) -> None:
 def test_delete_room_cascades(db: Database) -> None:
     room_id = storage.create_room(db, "r", status="running")
     storage.append_message(db, room_id, "human", "u", "hello")
-    storage.acquire_lease(db, room_id, "w", 30)
+    token = storage.acquire_lease(db, room_id, "w", 30)
     analysis = storage.create_analysis(db, "q", {"text": "?"})
     storage.record_answer(db, analysis, room_id, "yes")
+    with pytest.raises(storage.RecordInUse, match="stop it first"):
+        storage.delete_room(db, room_id)  # a worker holds it: no orphan lease, nothing deleted
+    assert len(storage.events(db, room_id)) == 1
+    assert storage.release_lease(db, room_id, "w", token)
     assert storage.delete_room(db, room_id)
     assert not storage.delete_room(db, room_id)
     assert storage.events(db, room_id) == []

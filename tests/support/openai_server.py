@@ -54,14 +54,18 @@ class OpenAICompatibleServer:
         default_text: str = "ok",
         model_ids: tuple[str, ...] = ("tiny",),
         n_ctx: int | None = None,
+        default_delay: float = 0.0,
     ) -> None:
         self.default_text = default_text
+        self.default_delay = default_delay
         self.model_ids = model_ids
         self.n_ctx = n_ctx
         self._script: deque[Reply] = deque()
         self._requests: list[Request] = []
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
+        self._in_flight = 0
+        self.max_in_flight = 0  # the most chat requests it was answering at once
         self._thread: threading.Thread | None = None
 
     # -- control ------------------------------------------------------------------------------
@@ -75,6 +79,15 @@ class OpenAICompatibleServer:
     def requests(self) -> list[Request]:
         with self._lock:
             return list(self._requests)
+
+    def _enter(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
 
     @property
     def chat_requests(self) -> list[Request]:
@@ -119,7 +132,9 @@ class OpenAICompatibleServer:
     def _record(self, request: Request) -> Reply:
         with self._lock:
             self._requests.append(request)
-            return self._script.popleft() if self._script else Reply(text=self.default_text)
+            if self._script:
+                return self._script.popleft()
+            return Reply(text=self.default_text, delay=self.default_delay)
 
     def _completion(self, reply: Reply, body: Any) -> dict[str, Any]:
         model = body.get("model", "tiny") if isinstance(body, dict) else "tiny"
@@ -186,8 +201,12 @@ def _handler_for(server: OpenAICompatibleServer) -> type[BaseHTTPRequestHandler]
                 )
                 return
             reply = server._record(Request("POST", self.path, body, dict(self.headers)))
-            if reply.delay:
-                time.sleep(reply.delay)
+            server._enter()
+            try:
+                if reply.delay:
+                    time.sleep(reply.delay)
+            finally:
+                server._leave()
             if reply.status == 200 and reply.body is None:
                 self._send(200, server._completion(reply, body), reply.headers)
                 return

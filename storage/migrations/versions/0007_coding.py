@@ -1,7 +1,7 @@
 """Qualitative coding: codebook labels (per experiment, or per room) and message tags.
 
 Revision ID: 0007
-Revises: 0003
+Revises: 0005
 Create Date: 2026-12-01
 """
 
@@ -13,7 +13,7 @@ from alembic import op
 from storage.coltypes import UTCDateTime
 
 revision: str = "0007"
-down_revision: str | None = "0003"
+down_revision: str | None = "0005"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

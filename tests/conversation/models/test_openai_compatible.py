@@ -126,3 +126,14 @@ def test_the_server_lists_models(server):
     with urllib.request.urlopen(f"{server.base_url}/models", timeout=5) as response:
         listing = json.load(response)
     assert [m["id"] for m in listing["data"]] == ["tiny"]
+
+
+def test_the_per_loop_clients_survive_an_edsl_jobs_clean_up(server, model):
+    """Every EDSL job ends by resetting each OpenAI service class's client cache to a plain
+    dict; a plain dict would hand the first loop's client to the second loop."""
+    from edsl.jobs.jobs import Jobs
+
+    assert ask_sync(model, user_prompt="one", system_prompt="").text == "ok"
+    Jobs._cleanup_async_clients()
+    assert ask_sync(model, user_prompt="two", system_prompt="").text == "ok"
+    assert ask_sync(model, user_prompt="three", system_prompt="").text == "ok"

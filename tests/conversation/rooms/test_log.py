@@ -34,6 +34,7 @@ class Row:
     data: dict[str, Any] | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    cost: float | None = None
 
 
 ROW_SHAPES = st.sampled_from(

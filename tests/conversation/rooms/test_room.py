@@ -308,7 +308,13 @@ def test_pause_blocks_turns_until_resume(db: Database) -> None:
     assert room.status == "paused"
     assert room.step() is None and room.run() == [] and model.calls == 0
     room.post("a human may still write")  # accepted, and the room stays paused
-    assert room.status == "paused" and len(room.events()) == 2
+    # the pause is in the log too (who and when), between the two messages
+    assert room.status == "paused" and [e.kind for e in room.events()] == [
+        "human",
+        "system",
+        "human",
+    ]
+    assert room.events()[1].data == {"event": "paused", "by": "user"}
     with pytest.raises(ConversationStateError, match="cannot pause"):
         room.pause()
     room.resume()
@@ -358,8 +364,19 @@ def test_fork_copies_the_log_up_to_seq_and_records_its_parent(db: Database) -> N
     assert [(e.seq, e.kind, e.speaker, e.content, e.request_id) for e in copied] == [
         (e.seq, e.kind, e.speaker, e.content, e.request_id) for e in parent_log[:2]
     ]
-    # The fork says where it came from (a system event, never shown to agents as a message).
-    assert (notice.seq, notice.kind, notice.data["event"]) == (3, "system", "forked")
+    # who forked it follows the copied log (a notice for people; agents are not shown it)
+    assert (notice.seq, notice.kind, notice.content) == (
+        3,
+        "system",
+        f"Forked from room #{room.id} at #2 by user.",
+    )
+    assert notice.data == {
+        "event": "forked",
+        "by": "user",
+        "from_room": room.id,
+        "at_seq": 2,
+        "edited": False,
+    }
     # The fork goes its own way; the parent is untouched.
     drive_with(fork, OfflineModel(replies=["another continuation"]))
     fork.post("a different question")

@@ -1,0 +1,77 @@
+"""Interval estimates against known values (statsmodels and scipy do the maths)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from conversation.analysis import statistics as st
+
+
+def test_wilson_interval_for_7_of_10() -> None:
+    est = st.wilson(7, 10)
+    assert (est.estimate, est.n, est.method) == (0.7, 10, "Wilson")
+    assert est.low == pytest.approx(0.3968, abs=1e-4)
+    assert est.high == pytest.approx(0.8922, abs=1e-4)
+    # Wilson never leaves [0, 1], even at the edges (a Wald interval would be [1, 1] here).
+    edge = st.wilson(10, 10)
+    assert edge.high == pytest.approx(1.0) and edge.low == pytest.approx(0.7225, abs=1e-4)
+    assert math.isnan(st.wilson(0, 0).estimate)
+
+
+def test_t_interval_of_a_mean() -> None:
+    est = st.mean_t([1, 2, 3, 4, 5])
+    # 3 +- t(0.975, 4) * sqrt(2.5) / sqrt(5) = 3 +- 2.7764 * 0.7071
+    assert est.estimate == 3 and est.low == pytest.approx(1.0368, abs=1e-4)
+    assert est.high == pytest.approx(4.9632, abs=1e-4)
+    assert st.mean_t(["x", None, 4]).n == 1 and math.isnan(st.mean_t([4]).low)
+    assert st.mean_t([]).n == 0
+
+
+def test_bootstrap_interval_is_repeatable_and_covers_the_mean() -> None:
+    values = [1, 2, 3, 4, 5, 9, 2, 3]
+    first, second = st.mean_bootstrap(values), st.mean_bootstrap(values)
+    assert first == second and first.method == "bootstrap"
+    assert first.low < first.estimate < first.high
+
+
+def _answers() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "condition": ["a"] * 10 + ["b"] * 10 + ["b"],
+            "answer": ["Yes"] * 7 + ["No"] * 3 + [True] * 3 + [False] * 7 + ["maybe"],
+            "messages": list(range(10)) + list(range(10, 20)) + [None],
+        }
+    )
+
+
+def test_rates_by_condition_follow_the_design_order_and_count_only_yes_no() -> None:
+    rates = st.rates_by_condition(_answers(), "answer", order=["b", "a", "never run"])
+    assert list(rates["condition"]) == ["b", "a", "never run"]
+    assert list(rates["n"]) == [10, 10, 0] and list(rates["successes"]) == [3, 7, 0]
+    a = rates.set_index("condition").loc["a"]
+    assert a["low"] == pytest.approx(0.3968, abs=1e-4)
+
+
+def test_means_by_condition() -> None:
+    means = st.means_by_condition(_answers(), "messages")
+    assert list(means["condition"]) == ["a", "b"] and list(means["n"]) == [10, 10]
+    assert list(means["mean"]) == [4.5, 14.5]
+    with pytest.raises(ValueError, match="method"):
+        st.means_by_condition(_answers(), "messages", method="magic")
+
+
+def test_differences_between_two_conditions() -> None:
+    rate = st.rate_difference(_answers(), "answer", "a", "b")
+    assert rate.estimate == pytest.approx(0.4) and (rate.n_first, rate.n_second) == (10, 10)
+    # Newcombe's hybrid score interval for 7/10 - 3/10.
+    assert rate.low == pytest.approx(-0.0288, abs=1e-3) and rate.high == pytest.approx(
+        0.6718, abs=1e-3
+    )
+    assert "+40.0 points" in rate.describe(percent=True)
+    mean = st.mean_difference(_answers(), "messages", "b", "a")
+    assert mean.estimate == 10 and mean.low < 10 < mean.high and mean.method == "Welch t"
+    missing = st.rate_difference(_answers(), "answer", "a", "zzz")
+    assert math.isnan(missing.estimate) and "not enough data" in missing.describe()
