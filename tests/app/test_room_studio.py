@@ -92,7 +92,7 @@ def test_the_branch_tree_and_the_side_by_side_compare(db: Database) -> None:
     original = room.events()[1].content
     left = next(t for t in shown if t.startswith("#2 Buyer: Five dollars"))
     right = next(t for t in shown if t.startswith(f"#2 Buyer: {original[:20]}"))
-    assert "Forked by ann" in left and "\n#3 " in right and "Forked" not in right
+    assert "by ann (edited)" in left and "\n#3 " in right and "Forked" not in right
 
 
 def test_turn_details_say_why_the_speaker_was_chosen(db: Database) -> None:

@@ -151,7 +151,7 @@ def test_fork_with_an_edited_message_replays_from_it(db: Database) -> None:
     system, user = model.prompts[0]
     assert "@Cara's plan instead" in user
     assert original.content not in user
-    assert "Forked by" not in user  # how people ran the room is never shown to agents
+    assert "Forked from" not in user  # how people ran the room is never shown to agents
     # The original room is untouched.
     assert room.events()[1].content == original.content
 
