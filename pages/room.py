@@ -24,14 +24,16 @@ from ui.bootstrap import (
     spend_request_id,
     wake_runner,
 )
+from ui.branches import branch_tree, compare_branches, fork_panel
 from ui.coding import tag_panel
 from ui.live import forget, live_transcript
 from ui.params import parse_id
+from ui.room_details import prompt_preview, turn_details_panel
+from ui.room_editing import breakpoint_notice, settings_editor
 from ui.room_forms import create_room_form, import_room_form
 from ui.widgets import (
     describe_spec,
     escape_markdown,
-    follow_latest_selectbox,
     keep_if_too_long,
     synced_selectbox,
 )
@@ -124,6 +126,7 @@ st.markdown(" · ".join(facts))  # markup-ok: each fact escapes its values where
 notice = st.session_state.pop(f"_notice:{room_id}", None)
 if notice:
     st.warning(escape_markdown(notice))
+breakpoint_notice(record)
 
 left, right = st.columns([3, 2], gap="large")
 
@@ -220,39 +223,11 @@ with right:
             if c2.button("Abandon it", key=f"abandon-{pending.id}"):
                 act(pending.abandon, actor=me)
 
-    details_tab, settings_tab, copy_tab = st.tabs(["Turn details", "Settings", "Fork & export"])
-    events = room.events()
+    details_tab, settings_tab, copy_tab, branches_tab = st.tabs(
+        ["Turn details", "Settings", "Fork & export", "Branches"]
+    )
     with details_tab:
-        turns = [e for e in events if e.kind in ("agent", "pass")]
-        if not turns:
-            st.caption("No agent turns yet.")
-        else:
-            turn_by_seq = {e.seq: e for e in turns}
-            seq = follow_latest_selectbox(
-                "Turn",
-                [e.seq for e in reversed(turns)],
-                format_func=lambda s: f"#{s} {turn_by_seq[s].speaker}",
-                key=f"turn-pick-{room_id}",
-            )
-            event = turn_by_seq[seq]
-            details = rooms.turn_details(event)
-            st.dataframe(
-                pd.DataFrame({"": list(details), "value": [str(v) for v in details.values()]}),
-                hide_index=True,
-                width="stretch",
-            )
-            by_seq = {e.seq: e for e in events}
-            st.caption("What the agent saw")
-            for s in event.saw or []:
-                seen = by_seq.get(s)
-                if seen is not None:
-                    st.text(f"#{s} {seen.speaker}: {seen.content}")
-            with st.expander("The prompt it was asked (rebuilt from the events before it)"):
-                asked = rooms.turn_prompt(config, events, event)
-                st.code(asked.system_prompt, language=None, wrap_lines=True)
-                st.code(asked.user_prompt, language=None, wrap_lines=True)
-            for denial in (event.data or {}).get("denials", []):
-                st.text(f"Denied draft: {denial.get('draft')}\nReason: {denial.get('reason')}")
+        turn_details_panel(db, shown_id)
     with settings_tab:
         st.dataframe(
             pd.DataFrame(
@@ -278,33 +253,18 @@ with right:
                 "moderated": config.moderated,
                 "max_denials": config.max_denials,
                 "seed": config.seed,
+                "breakpoints": dict(config.breakpoints) if config.breakpoints else None,
             },
             expanded=False,
         )
-        who = st.selectbox("Preview the next prompt of", roster, key=f"preview-{room_id}")
-        shown = rooms.preview_prompt(
-            config, [e for e in events if e.state not in ("running",)], who
-        )
-        st.caption(
-            "Prompt template: " + ("the room's own" if config.prompt_template else "default")
-        )
-        st.code(shown.user_prompt, language=None, wrap_lines=True)
+        prompt_preview(db, shown_id)
+        with st.expander("Edit settings", icon=":material/edit:"):
+            settings_editor(db, shown_id, me)
+    with branches_tab:
+        branch_tree(db, shown_id)
+        compare_branches(db, shown_id)
     with copy_tab:
-        if events:
-            speaker_at = {e.seq: e.speaker for e in events}
-            at = st.selectbox(
-                "Fork after message",
-                [e.seq for e in reversed(events)],
-                format_func=lambda s: f"#{s} {speaker_at[s]}",
-                key=f"fork-at-{room_id}",
-            )
-            forks = me.can(Action.CREATE_ROOM)
-            if not forks:
-                note(Action.CREATE_ROOM)
-            if st.button("Fork from here", key=f"fork-{room_id}", disabled=not forks):
-                fork = room.fork(at, name=f"{record.name} (fork at #{at})", actor=me)
-                st.query_params["room"] = str(fork.id)
-                st.rerun()
+        fork_panel(db, shown_id, me)
         # Built when clicked (a deferred download), not on every rerun: on a long room each
         # export reads and formats the whole log (about 0.5 s for 5,000 events).
         st.download_button(
@@ -325,7 +285,7 @@ with right:
         )
 
     with st.expander("Code messages (qualitative tags)"):
-        tag_panel(db, shown_id, events, by=human_name())
+        tag_panel(db, shown_id, room.events(), by=human_name())
 
     st.caption(
         "Address agents with "

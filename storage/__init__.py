@@ -49,6 +49,7 @@ from storage.tables import (
     Lease,
     MessageTag,
     Room,
+    RoomConfigVersion,
 )
 from storage.vocabulary import (
     EVENT_KINDS,
@@ -87,6 +88,7 @@ __all__ = [
     "RecordNotFound",
     "RequestIdConflict",
     "Room",
+    "RoomConfigVersion",
     "RoomNotFound",
     "StorageError",
     "StorageValueError",

@@ -50,6 +50,10 @@ from storage.codes import (
     remove_code_label,
     tag_event,
 )
+from storage.config_versions import (
+    change_room_config,
+    room_config_versions,
+)
 from storage.events import (
     append_message,
     events,
@@ -98,6 +102,7 @@ from storage.rooms import (
     get_room,
     list_rooms,
     list_runnable_rooms,
+    room_family,
     set_room_archived,
     stop_room,
     update_room,
@@ -117,6 +122,9 @@ __all__ = [
     "cached_responses",
     "clear_model_cache",
     "store_cached_responses",
+    "change_room_config",
+    "room_config_versions",
+    "room_family",
     "add_experiment_rooms",
     "apply_turns",
     "create_room_with_log",

@@ -19,7 +19,6 @@ from storage._tx import (
     _Unset,
     add_row,
     as_set,
-    check_json,
     check_limit,
     check_name,
     get_row,
@@ -32,22 +31,16 @@ from storage._tx import (
     touch_room,
     word_count,
 )
+from storage.config_versions import check_room_config, insert_config_versions
 from storage.database import Database
 from storage.errors import ExperimentNotFound, RecordInUse, RoomNotFound, StorageValueError
 from storage.events import _insert_imported, _prepare_import, check_event_fields
-from storage.secret_guard import check_no_secrets
 from storage.tables import Event, Experiment, Lease, Room
 from storage.vocabulary import ROOM_STATUSES
 
 
 def _check_config(config: Any) -> dict[str, Any]:
-    if not isinstance(config, dict):
-        raise StorageValueError(
-            f"config must be a dict (a JSON object), not {type(config).__name__}"
-        )
-    check_json(config, "config")
-    check_no_secrets(config, field="config")
-    return config
+    return check_room_config(config)
 
 
 def create_room(
@@ -174,17 +167,23 @@ def create_room_with_log(
     *,
     status: str = "idle",
     stop_reason: str | None = None,
+    config_versions: Sequence[dict[str, Any]] = (),
 ) -> tuple[int, list[Event]]:
     """Store a new room and its whole recorded log in one write transaction: no other process
     (a worker above all) can ever see the room without its log. All or nothing: every record is
     validated first, and any failure leaves no room behind. Returns the room id and its events.
+    ``config_versions``: the room's earlier configuration versions (an exported room's), restored
+    in the same transaction.
     """
     prepared = [_prepare_import(index, record) for index, record in enumerate(records)]
     values = new_room_values(db, name, config, status=status)
     values["stop_reason"] = stop_reason
     with db.write_connection() as conn:
         room_id = int(conn.execute(insert(ROOMS).returning(ROOMS.c.id), values).scalar_one())
-        return room_id, _insert_imported(conn, room_id, prepared, values["created_at"])
+        imported = _insert_imported(conn, room_id, prepared, values["created_at"])
+        if config_versions:
+            insert_config_versions(conn, room_id, config_versions, values["created_at"])
+        return room_id, imported
 
 
 def get_room(db: Database, room_id: int) -> Room:
@@ -427,22 +426,33 @@ def fork_room(
     at_seq: int,
     name: str | None = None,
     *,
+    edit: dict[str, Any] | None = None,
+    status: str = "idle",
     notice: str | None = None,
     notice_data: dict[str, Any] | None = None,
 ) -> int:
-    """Copy a room's log up to and including ``at_seq`` into a new ``idle`` room; return its id.
+    """Copy a room's log up to and including ``at_seq`` into a new room; return its id.
 
     The fork gets the same config, records ``parent_room_id``/``parent_seq``, keeps every copied
     event's seq, request id, state and timestamps, and its ``parent_event_id`` links point at the
     fork's own copies. Experiment membership is not copied. A turn still open at the fork point is
     copied as it is, so a runtime driving the fork resumes it. ``0 <= at_seq <= latest seq`` or
     :class:`StorageValueError`; raises :class:`RoomNotFound`. One transaction: all or nothing.
-    With ``notice``, a system event (``notice_data``: who forked it) follows the copied log.
+
+    ``edit``: new values for the copy of event ``at_seq`` (``content``, ``speaker``, ``data``
+    merged key by key); ``status``: the fork's status (``idle`` by default). With ``notice``, a
+    system event (``notice_data``: who forked it) follows the copied log.
     """
     if notice is not None:
         check_event_fields(speaker="room", content=notice, data=notice_data)
     if not isinstance(at_seq, int) or at_seq < 0:
         raise StorageValueError(f"at_seq={at_seq!r} must be an integer >= 0")
+    require_in(status, ROOM_STATUSES, "status")
+    unknown = sorted(set(edit or {}) - {"content", "speaker", "data"})
+    if unknown:
+        raise StorageValueError(f"edit has unknown field(s) {unknown}; use content, speaker, data")
+    if notice is not None:
+        check_event_fields(speaker="room", content=notice, data=notice_data)
     now = db.now()
     with db.write() as session:
         lock_room(session.connection(), room_id)
@@ -456,7 +466,7 @@ def fork_room(
         fork = Room(
             name=check_name(name or f"{source.name} (fork at {at_seq})", "name"),
             config=source.config,
-            status="idle",
+            status=status,
             parent_room_id=room_id,
             parent_seq=at_seq,
             created_at=now,
@@ -466,9 +476,33 @@ def fork_room(
         session.flush()
         assert fork.id is not None
         _copy_events(session, room_id, fork.id, at_seq)
+        conn = session.connection()
+        if edit:
+            _edit_copy(conn, fork.id, at_seq, edit, now)
         if notice is not None:
-            _append_notice(session.connection(), fork.id, notice, notice_data, now)
+            _append_notice(conn, fork.id, notice, notice_data, now)
         return fork.id
+
+
+def _edit_copy(conn: Any, fork_id: int, seq: int, edit: dict[str, Any], now: datetime) -> None:
+    """Apply ``edit`` to the fork's copy of event ``seq`` (inside the fork's transaction)."""
+    where = and_(EVENTS.c.room_id == fork_id, EVENTS.c.seq == seq)
+    row = conn.execute(sa_select(EVENTS.c.data).where(where)).first()
+    if row is None:
+        raise StorageValueError(f"there is no event at seq {seq} to edit")
+    values: dict[str, Any] = {"updated_at": now}
+    if "content" in edit:
+        if not isinstance(edit["content"], str):
+            raise StorageValueError("edit content must be a string")
+        values["content"] = edit["content"]
+        values["words"] = word_count(edit["content"])
+    if "speaker" in edit:
+        check_event_fields(speaker=edit["speaker"], content="")
+        values["speaker"] = edit["speaker"]
+    if edit.get("data") is not None:
+        check_event_fields(speaker="-", content="", data=edit["data"])
+        values["data"] = {**(row[0] or {}), **edit["data"]}
+    conn.execute(update(EVENTS).where(where).values(**values))
 
 
 def _copy_events(session: Any, source_id: int, fork_id: int, at_seq: int) -> None:
@@ -496,6 +530,32 @@ def _copy_events(session: Any, source_id: int, fork_id: int, at_seq: int) -> Non
         .where(events.c.room_id == fork_id, events.c.parent_event_id.is_not(None))
         .values(parent_event_id=new_parent)
     )
+
+
+def room_family(db: Database, room_id: int, limit: int = 500) -> list[Room]:
+    """The fork tree ``room_id`` belongs to: its root (followed up ``parent_room_id``) and every
+    room forked from it, directly or not, in id order (at most ``limit`` rooms). Raises
+    :class:`RoomNotFound`."""
+    with db.read() as session:
+        room = session.get(Room, room_id)
+        if room is None:
+            raise RoomNotFound(f"room {room_id} does not exist")
+        seen = {room_id}
+        while room.parent_room_id is not None and room.parent_room_id not in seen:
+            parent = session.get(Room, room.parent_room_id)
+            if parent is None:
+                break
+            seen.add(parent.id)  # type: ignore[arg-type]
+            room = parent
+        family = {room.id: room}
+        frontier = [room.id]
+        while frontier and len(family) < limit:
+            children = session.exec(
+                select(Room).where(col(Room.parent_room_id).in_(frontier)).limit(limit)
+            ).all()
+            frontier = [c.id for c in children if c.id not in family]
+            family.update({c.id: c for c in children})
+        return [family[key] for key in sorted(family)][:limit]  # type: ignore[type-var]
 
 
 def list_runnable_rooms(db: Database, now: datetime | None = None, limit: int = 100) -> list[int]:
@@ -534,6 +594,7 @@ __all__ = [
     "list_rooms",
     "list_runnable_rooms",
     "create_room_with_log",
+    "room_family",
     "live_leases",
     "new_room_values",
     "room_conditions",

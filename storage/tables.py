@@ -145,6 +145,28 @@ class Lease(SQLModel, table=True):
     acquired_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
+class RoomConfigVersion(SQLModel, table=True):
+    """One version of a room's configuration (revision 0008). A room edited after creation keeps
+    every version here, version 1 being the one it was created with; ``rooms.config`` is always
+    the newest. ``from_seq``: the seq of the ``config_changed`` system event that applied it (0
+    for version 1); turns claimed after that event use it."""
+
+    __tablename__ = "room_config_versions"
+    __table_args__ = (
+        # One row per (room, version); also the index a room's versions are read and deleted by.
+        sa.UniqueConstraint("room_id", "version", name="uq_room_config_versions_room_version"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    room_id: int = Field(foreign_key="rooms.id", ondelete="CASCADE")
+    version: int
+    config: dict[str, Any] = Field(default_factory=dict, sa_type=JSONDoc())
+    by: str | None = None
+    changes: list[str] | None = Field(default=None, sa_type=JSONDoc())
+    from_seq: int = 0
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
 class AgentProfile(SQLModel, table=True):
     """An agent in the web app's library (name, traits, persona instruction, model spec)."""
 
@@ -277,5 +299,6 @@ __all__ = [
     "MessageTag",
     "OPEN_TURN_WHERE",
     "Room",
+    "RoomConfigVersion",
     "metadata",
 ]

@@ -231,6 +231,7 @@ def turn_details(event: Any) -> dict[str, Any]:
         "error": f"{error.get('type')}: {error.get('message')}" if error else None,
         "request id": event.request_id,
         "saw (seqs)": ", ".join(str(s) for s in (event.saw or [])) or "-",
+        "chosen because": (event.data or {}).get("chosen_because") or "-",
     }
 
 

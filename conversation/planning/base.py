@@ -116,10 +116,17 @@ class PolicyBase:
         speaker = planner._choose(names, transcript)
         if speaker is None:
             return None
-        return PlannedTurn(speaker, cycle_round(names, transcript))
+        reason = planner.because(names, transcript, speaker)
+        return PlannedTurn(speaker, cycle_round(names, transcript), reason=reason)
 
     def _choose(self, roster: tuple[str, ...], transcript: Sequence[RoomEvent]) -> str | None:
         raise NotImplementedError
+
+    def because(
+        self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str
+    ) -> str:
+        """Why ``speaker`` (this policy's choice) speaks next, in plain English."""
+        return self.label
 
     def to_dict(self) -> dict[str, Any]:
         """``{"kind": ..., <fields>}``; :func:`conversation.planning.policies.planner_from_dict` restores."""

@@ -168,6 +168,20 @@ class CoordinatorPolicy(PolicyBase):
             return self.coordinator
         return None
 
+    def because(
+        self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str
+    ) -> str:
+        pick = self.pending_pick(transcript)
+        if pick is not None:
+            if pick.speaker == self.coordinator:
+                return "picked by coordinator"
+            return f"picked by {pick.speaker}"
+        if speaker == self.coordinator:
+            return "coordinator's turn to pick"
+        if self.picker is not None:
+            return "picked by the picker function"
+        return "picked by coordinator"
+
     @staticmethod
     def _validated(choice: Any, eligible: Sequence[str]) -> str:
         if not isinstance(choice, str) or choice not in eligible:

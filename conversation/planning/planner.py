@@ -28,7 +28,7 @@ room can stamp it; :func:`plan_turn` does the same for any planner.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import KW_ONLY, dataclass, replace
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from conversation.exceptions import ConversationValueError
@@ -52,6 +52,7 @@ __all__ = [
     "RoundRobinRoomPlanner",
     "check_positive_int",
     "cycle_round",
+    "mentioned_by_person",
     "plan_turn",
 ]
 
@@ -69,12 +70,16 @@ class RoomTurnPlannerProtocol(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class PlannedTurn:
-    """The next turn: who speaks, the round its event belongs to, and (when the planner knows it)
-    whom the speaker should address (e.g. the focal agent's next counterpart)."""
+    """The next turn: who speaks, the round its event belongs to, (when the planner knows it)
+    whom the speaker should address (e.g. the focal agent's next counterpart), and why."""
 
     speaker: str
     round: int
     addressee: str | None = None
+    #: Why this speaker, in plain English ("round robin", "mentioned by Ana", ...).
+    reason: str | None = field(default=None, compare=False)
+    #: True when a person's @-mention chose the speaker (over the planner's own choice).
+    mention: bool = field(default=False, compare=False)
 
 
 def check_positive_int(owner: str, name: str, value: Any, *, allow_none: bool = False) -> None:
@@ -102,15 +107,49 @@ def cycle_round(roster: Sequence[str], transcript: Sequence[RoomEvent]) -> int:
 def plan_turn(
     planner: RoomTurnPlannerProtocol, roster: Sequence[str], transcript: Sequence[RoomEvent]
 ) -> PlannedTurn | None:
-    """Who speaks next and in which round, for any planner (built-in or custom)."""
+    """Who speaks next, in which round and why, for any planner (built-in or custom).
+
+    One rule on top of every planner: an agent @-mentioned by a person in the message that opened
+    the current activity answers next (the first such agent, in roster order, who has not spoken
+    since), whenever the planner has a turn to give at all (its caps still hold)."""
     own = getattr(planner, "plan_turn", None)
     if callable(own):
         result: PlannedTurn | None = own(roster, transcript)
-        return result
-    speaker = planner.plan_next(roster, transcript)
-    if speaker is None:
+    else:
+        speaker = planner.plan_next(roster, transcript)
+        result = None if speaker is None else PlannedTurn(speaker, cycle_round(roster, transcript))
+    if result is None:
         return None
-    return PlannedTurn(speaker, cycle_round(roster, transcript))
+    if result.reason is None:
+        result = replace(result, reason="chosen by the planner")
+    waiting = mentioned_by_person(roster, transcript)
+    if waiting is None:
+        return result
+    agent, person = waiting
+    addressee = result.addressee if agent == result.speaker else None
+    return PlannedTurn(agent, result.round, addressee, f"mentioned by {person}", mention=True)
+
+
+def mentioned_by_person(
+    roster: Sequence[str], transcript: Sequence[RoomEvent]
+) -> tuple[str, str] | None:
+    """``(agent, person)``: the first roster agent (roster order) @-mentioned in the person's
+    message that opened the current activity and who has not spoken (or passed) since."""
+    names = tuple(roster)
+    start = opener_index(names, transcript)
+    if start is None:
+        return None
+    opener = transcript[start]
+    mentioned = mentioned_roster(opener.content, names)
+    if opener.visible_to is not None:
+        mentioned = [n for n in mentioned if n in opener.visible_to]
+    if not mentioned:
+        return None
+    spoken = {e.speaker for e in transcript[start + 1 :] if e.kind == "message"}
+    for name in mentioned:
+        if name not in spoken:
+            return name, opener.speaker
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +213,9 @@ class RoundRobinRoomPlanner:
         for rnd in range(current, self.max_rounds):
             speaker = self._next_in_round(names, activity, rnd, previous)
             if speaker is not None:
-                return PlannedTurn(speaker, rnd)
+                return PlannedTurn(
+                    speaker, rnd, reason=_round_reason(names, activity, rnd, speaker)
+                )
         return None
 
     def _next_in_round(
@@ -215,3 +256,20 @@ class RoundRobinRoomPlanner:
             max_messages=data.get("max_messages", 20),
             transitions=transitions_from_dict(data.get("transitions")),
         )
+
+
+def _round_reason(
+    roster: tuple[str, ...], activity: Sequence[RoomEvent], rnd: int, speaker: str
+) -> str:
+    """Why the seed-001 planner gives ``speaker`` a turn in round ``rnd``."""
+    if rnd == 0:
+        return "round robin (round 0: everyone speaks once)"
+    members = set(roster)
+    for event in activity:
+        if (
+            event.round == rnd - 1
+            and event.speaker in members
+            and speaker in mentioned_roster(event.content, roster)
+        ):
+            return f"mentioned by {event.speaker}"
+    return f"admitted to round {rnd}"

@@ -105,6 +105,14 @@ class RoundRobinPolicy(_HistoryPolicy):
         last = history[-1] if history else None
         return first_permitted(self.transitions, previous, _rotation(roster, last))
 
+    def because(
+        self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str
+    ) -> str:
+        turns = [e for e in transcript if e.kind == "message" and e.speaker in roster]
+        if turns and turns[-1].passed:
+            return "next in order after a pass"
+        return "round robin"
+
 
 @dataclass(frozen=True, slots=True)
 class FocalSpeakerPolicy(_HistoryPolicy):
@@ -173,7 +181,14 @@ class FocalSpeakerPolicy(_HistoryPolicy):
         policy = self if rules is self.transitions else replace(self, transitions=rules)
         after = policy.choose(names, [*agent_turns(names, transcript), focal], focal)
         addressee = after if after is not None and after != focal else None
-        return PlannedTurn(planned.speaker, planned.round, addressee)
+        return PlannedTurn(planned.speaker, planned.round, addressee, planned.reason)
+
+    def because(
+        self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str
+    ) -> str:
+        if speaker == self.focal_name(roster):
+            return "focal agent"
+        return "next in order after the focal agent"
 
     def choose(
         self, roster: Sequence[str], history: Sequence[str], previous: str | None = None
@@ -233,6 +248,11 @@ class RandomPolicy(_HistoryPolicy):
         repeat = [last] if last is not None and last in roster else []
         return _draw(self, len(history), previous, [fresh, repeat])
 
+    def because(
+        self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str
+    ) -> str:
+        return "random draw (seeded)"
+
 
 @dataclass(frozen=True, slots=True)
 class RandomInclusivePolicy(_HistoryPolicy):
@@ -269,6 +289,11 @@ class RandomInclusivePolicy(_HistoryPolicy):
         repeat = [last] if last is not None and last in members else []
         return _draw(self, len(history), previous, [unseen, others, repeat])
 
+    def because(
+        self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str
+    ) -> str:
+        return "random draw (seeded) among those yet to speak this cycle"
+
 
 class _QueuePolicy(PolicyBase):
     """Replays the activity's answer queue (see the module docstring)."""
@@ -298,6 +323,16 @@ class _QueuePolicy(PolicyBase):
         previous = activity[-1].speaker if activity else None
         return first_permitted(self.transitions, previous, self.waiting(roster, transcript))
 
+    def inviter(self, roster: Sequence[str], transcript: Sequence[RoomEvent], name: str) -> str:
+        """Who put ``name`` in the queue it is answering now (the latest such message)."""
+        who = ""
+        for event in activity_messages(roster, transcript):
+            if event.speaker == name:
+                who = ""
+            elif not event.passed and not who and name in self._invited(roster, event):
+                who = event.speaker
+        return who
+
 
 @dataclass(frozen=True, slots=True)
 class AddressedPolicy(_QueuePolicy):
@@ -317,6 +352,12 @@ class AddressedPolicy(_QueuePolicy):
     def _invited(self, roster: Sequence[str], event: RoomEvent) -> list[str]:
         return mentioned_roster(event.content, roster)
 
+    def because(
+        self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str
+    ) -> str:
+        who = self.inviter(roster, transcript, speaker)
+        return f"mentioned by {who}" if who else "mentioned"
+
 
 @dataclass(frozen=True, slots=True)
 class FreePolicy(_QueuePolicy):
@@ -335,3 +376,9 @@ class FreePolicy(_QueuePolicy):
 
     def _invited(self, roster: Sequence[str], event: RoomEvent) -> list[str]:
         return list(roster)
+
+    def because(
+        self, roster: tuple[str, ...], transcript: Sequence[RoomEvent], speaker: str
+    ) -> str:
+        who = self.inviter(roster, transcript, speaker)
+        return f"open floor: answering {who}" if who else "open floor"

@@ -332,10 +332,13 @@ class RoomConfig:
     use_cache: bool = True
     #: The room's spending limit (tokens and/or US dollars); None: no limit.
     budget: Budget | None = None
+    #: Per-agent breakpoints: ``{"before": [names], "after": [names]}`` (see ``breakpoints_of``).
+    breakpoints: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if not self.roster:
             raise ConversationValueError("a room needs at least one agent")
+        object.__setattr__(self, "breakpoints", checked_breakpoints(self.breakpoints, self.names))
         if self.budget is not None and not isinstance(self.budget, Budget):
             raise ConversationValueError(
                 f"budget must be a Budget (or a dict with max_tokens / max_dollars), got "
@@ -413,6 +416,11 @@ class RoomConfig:
     def planner_object(self) -> Any:
         return planner_from_dict(self.planner)
 
+    def breakpoints_of(self, when: str) -> tuple[str, ...]:
+        """The agents with a breakpoint ``when`` (``"before"`` they speak, ``"after"`` each of
+        their turns)."""
+        return tuple((self.breakpoints or {}).get(when, ()))
+
     def termination_object(self) -> Any:
         return termination_from_dict(self.termination) if self.termination is not None else None
 
@@ -471,6 +479,7 @@ class RoomConfig:
         use_cache: bool = True,
         budget: Budget | Mapping[str, Any] | None = None,
         in_process_only: bool = False,
+        breakpoints: Mapping[str, Any] | None = None,
     ) -> RoomConfig:
         """From the objects a caller passes to ``Room.create``. A model object that cannot be
         rebuilt in another process is refused unless ``in_process_only`` (see ``bindings``)."""
@@ -514,10 +523,11 @@ class RoomConfig:
             context_window=context_window,
             use_cache=use_cache,
             budget=budget,
+            breakpoints=breakpoints,
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "version": 1,
             "roster": [spec.to_dict() for spec in self.roster],
             "planner": _plain(self.planner),
@@ -535,6 +545,9 @@ class RoomConfig:
             "use_cache": self.use_cache,
             "budget": self.budget.to_dict() if self.budget is not None else None,
         }
+        if self.breakpoints is not None:  # absent when unused: older configs read the same
+            data["breakpoints"] = _plain(self.breakpoints)
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RoomConfig:
@@ -574,6 +587,7 @@ class RoomConfig:
             "context_window",
             "use_cache",
             "budget",
+            "breakpoints",
         }
         unknown = set(data) - known
         if unknown:
@@ -602,6 +616,7 @@ class RoomConfig:
             context_window=data.get("context_window"),
             use_cache=data.get("use_cache", True),
             budget=Budget.from_dict(data.get("budget")),
+            breakpoints=data.get("breakpoints"),
         )
 
 
@@ -625,6 +640,43 @@ def check_placement(
     ):
         raise ConversationValueError("replicate must be a positive integer or None")
     return name
+
+
+#: When a breakpoint pauses a room: before the agent speaks, or after each of its turns.
+BREAKPOINT_KINDS = ("before", "after")
+
+
+def checked_breakpoints(value: Any, roster: tuple[str, ...]) -> dict[str, list[str]] | None:
+    """``{"before": [...], "after": [...]}`` (names of the roster, each once), or None when no
+    breakpoint is set; ``ConversationValueError`` naming the problem otherwise."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise ConversationValueError(
+            f"breakpoints must be a dict like {{'before': ['Ana'], 'after': ['Bo']}}, got {value!r}"
+        )
+    unknown = sorted(set(value) - set(BREAKPOINT_KINDS))
+    if unknown:
+        raise ConversationValueError(
+            f"breakpoints has unknown key(s) {unknown}; use 'before' and/or 'after'"
+        )
+    checked: dict[str, list[str]] = {}
+    for when in BREAKPOINT_KINDS:
+        names = value.get(when) or []
+        if isinstance(names, str) or not isinstance(names, list | tuple):
+            raise ConversationValueError(
+                f"breakpoints[{when!r}] must be a list of agent names, got {names!r}"
+            )
+        strangers = [n for n in names if n not in roster]
+        if strangers:
+            raise ConversationValueError(
+                f"breakpoints[{when!r}] names {strangers}, not on the roster {list(roster)}; "
+                "use agent names of this room"
+            )
+        checked[when] = list(dict.fromkeys(names))
+    if not any(checked.values()):
+        return None
+    return checked
 
 
 REQUEST_SETTINGS = ("max_output_tokens", "request_timeout", "context_window", "use_cache")
@@ -693,7 +745,7 @@ def _config_from_json(key: str) -> RoomConfig:
     """The validated config of a stored JSON document, shared by every caller that reads it:
     so its dicts and lists are read-only (a caller that changed one would change it for all)."""
     config = RoomConfig._from_dict(json.loads(key))
-    for name in ("planner", "model", "termination", "context"):
+    for name in ("planner", "model", "termination", "context", "breakpoints"):
         object.__setattr__(config, name, _frozen(getattr(config, name)))
     for spec in config.roster:
         object.__setattr__(spec, "traits", _frozen(spec.traits))
@@ -763,12 +815,14 @@ __all__ = [
     "ROOM_PROMPT_VARIABLES",
     "AgentSpec",
     "RESERVED_SPEAKERS",
+    "BREAKPOINT_KINDS",
     "RetrySettings",
     "RoomConfig",
     "reserved_speaker",
     "retry_settings",
     "check_name",
     "check_placement",
+    "checked_breakpoints",
     "REQUEST_SETTINGS",
     "planner_to_dict",
     "request_settings",

@@ -55,6 +55,7 @@ from conversation.models.retries import ROOM_STATUSES, backoff_delay, http_statu
 from conversation.models.stored_cache import StoredCache
 from conversation.planning.coordinator import CoordinatorPolicy, InvalidPickError, parse_pick
 from conversation.planning.planner import plan_turn
+from conversation.rooms.breakpoints import breakpoint_pause, released
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.log import LogView, RoomLog, covers_seqs, turn_request_id
 from conversation.rooms.prompt import (
@@ -122,6 +123,7 @@ class Plan:
     prompt: TurnPrompt | None = None
     again: bool = False  # wait: planning again at once may take a turn
     drafting: Drafting | None = None  # claim / resume of a coordinator-after turn
+    notice_data: dict[str, Any] | None = None  # settle: the data of its notice (a breakpoint)
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,11 +255,19 @@ def failure_reason(turn: storage.Event, record: Mapping[str, Any] | None = None)
     )
 
 
-def settlement(room_id: int, token: int, status: str, reason: str | None) -> storage.RoomSettlement:
+def settlement(
+    room_id: int,
+    token: int,
+    status: str,
+    reason: str | None,
+    notice_data: dict[str, Any] | None = None,
+) -> storage.RoomSettlement:
     """The storage settlement of a room (a terminated or failed room gets its reason as a system
-    event too, kept with the event that ended it)."""
+    event too, kept with the event that ended it; so does a room a breakpoint pauses)."""
     notice = data = None
-    if status == RoomStatus.TERMINATED:
+    if status == RoomStatus.PAUSED and reason:
+        notice, data = reason, notice_data
+    elif status == RoomStatus.TERMINATED:
         notice = f"Stopped: {reason}"
         data = {"event": "terminated", "reason": reason}
     elif status == RoomStatus.FAILED and reason:
@@ -392,6 +402,20 @@ class Engine:
         planned = plan_turn(planner, config.names, view.events)
         if planned is None:
             return Plan(StepKind.SETTLE, status=RoomStatus.SETTLED)
+        # Breakpoints, like moderation, are a rule of the room's config read at each turn: the
+        # room pauses here, before any claim or model call (see rooms/breakpoints.py).
+        pause = breakpoint_pause(config, rows, planned.speaker)
+        if pause is not None:
+            return Plan(
+                StepKind.SETTLE,
+                status=RoomStatus.PAUSED,
+                reason=pause.reason,
+                notice_data=pause.data,
+            )
+        because = planned.reason or "chosen by the planner"
+        releaser = released(rows, planned.speaker)
+        if releaser is not None:
+            because = f"{because}; breakpoint released by {releaser}"
         last = rows[-1] if rows else None
         common: dict[str, Any] = {
             "room_id": held.room_id,
@@ -418,7 +442,7 @@ class Engine:
                     data={"event": "summary", "covers_seqs": covers_seqs(view, request.covers)},
                 )
                 return Plan(StepKind.CLAIM, config=config, claim=claim, prompt=summary)
-        if isinstance(planner, CoordinatorPolicy):
+        if isinstance(planner, CoordinatorPolicy) and not planned.mention:
             drafters = planner.candidates_needed(config.names, view.events)
             if drafters:
                 drafting = self._drafting(config, view, planner, drafters)
@@ -440,7 +464,7 @@ class Engine:
         data = None
         eligible = (
             planner.pick_needed(config.names, view.events)
-            if isinstance(planner, CoordinatorPolicy)
+            if isinstance(planner, CoordinatorPolicy) and not planned.mention
             else None
         )
         if eligible is not None:
@@ -456,8 +480,9 @@ class Engine:
                 template=room_template(config),
                 addressee=planned.addressee,
             )
+            data = {"chosen_because": because}
             if planned.addressee is not None:
-                data = {"addressee": planned.addressee}
+                data["addressee"] = planned.addressee
         spec = config.spec(planned.speaker)
         claim = storage.TurnClaim(
             **common,
@@ -605,7 +630,13 @@ class Engine:
         applied = storage.settle_rooms(
             self.db,
             [
-                settlement(held_rooms[i].room_id, held_rooms[i].token, str(p.status), p.reason)
+                settlement(
+                    held_rooms[i].room_id,
+                    held_rooms[i].token,
+                    str(p.status),
+                    p.reason,
+                    p.notice_data,
+                )
                 for i, p in settling
             ],
         )
@@ -837,7 +868,11 @@ class Engine:
             if commit.room_status is None and held.room is not None:
                 upcoming = self.plan(held.room, held)
                 wanted = (StepKind.SETTLE, StepKind.FAIL, StepKind.CLAIM)[: 3 if claim_next else 2]
-                if upcoming.kind in wanted and upcoming.write:
+                # A breakpoint's pause is not written with this commit: the settings may have
+                # changed while the turn ran (a claim would be refused by its expected seq; a
+                # settlement is not), so the next step decides it from a fresh read.
+                breakpoint = upcoming.status == RoomStatus.PAUSED
+                if upcoming.kind in wanted and upcoming.write and not breakpoint:
                     follow.append((index, upcoming))
         claims = [(i, p) for i, p in follow if p.kind == StepKind.CLAIM]
         settles = [(i, p) for i, p in follow if p.kind != StepKind.CLAIM]
@@ -846,7 +881,11 @@ class Engine:
             commits=commits,
             settlements=[
                 settlement(
-                    replies[i][0].held.room_id, replies[i][0].held.token, str(p.status), p.reason
+                    replies[i][0].held.room_id,
+                    replies[i][0].held.token,
+                    str(p.status),
+                    p.reason,
+                    p.notice_data,
                 )
                 for i, p in settles
             ],
@@ -976,7 +1015,12 @@ class Engine:
             kind="agent",
             speaker=outcome.picked,
             content=outcome.reply.text,
-            data={"candidates": candidates, "picked": outcome.picked, "picked_by": picked_by},
+            data={
+                "candidates": candidates,
+                "picked": outcome.picked,
+                "picked_by": picked_by,
+                "chosen_because": f"picked by coordinator from {len(candidates)} drafts",
+            },
         )
 
     # -- one room ---------------------------------------------------------------------------------

@@ -12,8 +12,9 @@ translation between the two, so every worker, every restart and every replay see
 - system events stay ``system`` (shown, never a turn), except those whose ``data.event`` is
   ``pick`` or ``summary`` (bookkeeping of the coordinator and of context summaries),
   ``resumed`` without ``by`` (an import's resume point, from which caps count), and the audit
-  notices of a person's act on the room (``paused``, ``resumed``, ``forked`` with ``by``): those
-  are for people reading the log, never shown to agents, and change no count.
+  notices of a person's act on the room (``paused``, ``resumed``, ``forked`` with ``by``), a
+  settings change (``config_changed``) and a breakpoint's pause (``data.by == "breakpoint"``):
+  those are for people reading the log, never shown to agents, and change no count.
 
 Rows are duck-typed (``seq, kind, speaker, content, round, state, visible_to, data,
 input_tokens, output_tokens, cost``) so this module needs nothing from ``storage``.
@@ -37,6 +38,8 @@ CONSUMED_STATES = frozenset({"stopped", "abandoned", "failed"})
 RESUMED = "resumed"
 #: System events recording a person's act on the room (``data.event``, with ``data.by``).
 AUDIT_NOTICES = frozenset({"paused", "resumed", "forked"})
+#: Notices about how the room is run, never shown to agents (a settings change).
+OPERATOR_NOTICES = frozenset({"config_changed"})
 
 
 def event_line(seq: int, event: RoomEvent) -> str:
@@ -87,6 +90,8 @@ def to_room_event(row: Any) -> RoomEvent | None:
         content = "" if passed else (row.content or "")
         return RoomEvent(row.speaker, content, round_, passed, visible_to=visible)
     data = _data(row)
+    if data.get("event") in OPERATOR_NOTICES or data.get("by") == "breakpoint":
+        return None  # how people ran the room (a fork, new settings, a breakpoint): not shown
     special = data.get("event")
     if special in AUDIT_NOTICES and "by" in data:
         return None  # who paused, resumed or forked the room: for people, not agents

@@ -34,6 +34,7 @@ from conversation.exceptions import (
 from conversation.models.settings import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
 from conversation.rooms.boundary import storage_errors
 from conversation.rooms.config import RoomConfig, check_name, check_placement, reserved_speaker
+from conversation.rooms.editing import changed_config, fork_edit, version_notice
 from conversation.rooms.engine import Engine, HeldRoom, StepKind, owner_id
 from conversation.rooms.turn import Turn
 from conversation.sync import run_sync
@@ -88,6 +89,7 @@ class Room:
         use_cache: bool = True,
         budget: Any = None,
         in_process_only: bool = False,
+        breakpoints: Any = None,
         actor: Actor | None = None,
     ) -> Room:
         """Store a new room (status ``idle``) and return it. Bad configuration raises
@@ -116,6 +118,7 @@ class Room:
             use_cache=use_cache,
             budget=budget,
             in_process_only=in_process_only,
+            breakpoints=breakpoints,
         )
         room_id = storage_errors(
             storage.create_room,
@@ -407,30 +410,101 @@ class Room:
         at_seq: int,
         name: str | None = None,
         *,
+        edit: str | None = None,
+        speaker: str | None = None,
         actor: Actor | None = None,
         by: str = "user",
     ) -> Room:
         """A new room with this room's config and its log up to ``at_seq`` (parent recorded), to
         try another continuation. It starts ``idle``; post a message or ``resume`` it to go on.
-        Its log ends with a notice of who forked it (agents are not shown it); ``actor`` needs
-        the researcher role."""
+        Its log ends with a notice of who forked it, ``{"event": "forked", "by", "from_room",
+        "at_seq", "edited"}`` (agents are not shown it); ``actor`` needs the researcher role.
+
+        Edit-and-replay: with ``edit`` (new text) and/or ``speaker`` (another agent of the roster
+        for an agent's message, another person's name for a person's), the copy of message
+        ``at_seq`` is changed (the original kept in its ``data["forked_from"]``) and the fork
+        starts ``paused``: ``resume()`` continues from the changed message."""
         require(actor, Action.CREATE_ROOM)
         forked_by = who(actor, by)
+        found = None
+        if edit is not None or speaker is not None:
+            found = next(iter(self.events(after_seq=at_seq - 1, limit=1)), None)
+            found = found if found is not None and found.seq == at_seq else None
+        changes = fork_edit(found, self.config, edit, speaker, max_chars=MAX_MESSAGE_CHARS)
+        edited = " (edited)" if changes is not None else ""
         fork_id = storage_errors(
             storage.fork_room,
             self.db,
             self.id,
             at_seq,
             name,
-            notice=f"Forked from room #{self.id} at #{at_seq} by {forked_by}.",
+            edit=changes,
+            status=RoomStatus.PAUSED if changes is not None else RoomStatus.IDLE,
+            notice=f"Forked from room #{self.id} at #{at_seq} by {forked_by}{edited}.",
             notice_data={
                 "event": "forked",
                 "by": forked_by,
                 "from_room": self.id,
                 "at_seq": at_seq,
+                "edited": changes is not None,
             },
         )
         return Room(self.db, fork_id)
+
+    # -- settings ---------------------------------------------------------------------------------
+
+    def update_config(self, changes: Any, *, actor: Actor | None = None, by: str = "user") -> int:
+        """Change the room's settings (roster, planner and caps, stop rules, prompt, context
+        policy, model, moderation, breakpoints, ...): a dict of ``Room.create`` arguments, or a
+        whole ``RoomConfig``. Validated exactly like ``Room.create`` (``ConversationValueError``
+        names the field, nothing is stored); stored as a new version applied from the next turn (a
+        turn already claimed keeps its version), with a system event ``{"event":
+        "config_changed", "version", "by", "changes"}``. Returns the version now in force (the
+        same one when nothing changes). ``actor`` needs the researcher role (as creating a room
+        does); ``by`` names who changed it when there is no actor."""
+        require(actor, Action.CREATE_ROOM)
+        by = who(actor, by)
+        new, fields = changed_config(self.config, changes)
+        if not fields:
+            return len(self.config_versions())
+        version, _ = storage_errors(
+            storage.change_room_config,
+            self.db,
+            self.id,
+            new.to_dict(),
+            by=by,
+            changes=fields,
+            notice=version_notice(by, fields),
+        )
+        return int(version)
+
+    def config_versions(self) -> list[dict[str, Any]]:
+        """Every configuration version, oldest first: ``{version, config, by, changes, from_seq,
+        created_at}`` (version 1 is the one the room was created with)."""
+        rows = storage_errors(storage.room_config_versions, self.db, self.id)
+        if not rows:
+            record = self.record
+            return [
+                {
+                    "version": 1,
+                    "config": dict(record.config),
+                    "by": None,
+                    "changes": [],
+                    "from_seq": 0,
+                    "created_at": record.created_at,
+                }
+            ]
+        return [
+            {
+                "version": row.version,
+                "config": row.config,
+                "by": row.by,
+                "changes": list(row.changes or []),
+                "from_seq": row.from_seq,
+                "created_at": row.created_at,
+            }
+            for row in rows
+        ]
 
     def export(self) -> dict[str, Any]:
         """The room as versioned JSON data (config and log; no secrets: keys are never stored)."""

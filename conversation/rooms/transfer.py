@@ -408,7 +408,7 @@ def export_room(room: Any) -> dict[str, Any]:
                 "provenance": provenance_row(e),
             }
         )
-    return {
+    exported = {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
         "name": record.name,
@@ -417,6 +417,19 @@ def export_room(room: Any) -> dict[str, Any]:
         "config": record.config,
         "events": events,
     }
+    versions = storage.room_config_versions(room.db, room.id)
+    if versions:  # an edited room: every configuration version it ran with
+        exported["config_versions"] = [
+            {
+                "version": v.version,
+                "config": v.config,
+                "by": v.by,
+                "changes": list(v.changes or []),
+                "from_seq": v.from_seq,
+            }
+            for v in versions
+        ]
+    return exported
 
 
 def _check_model_specs(config: RoomConfig) -> None:
@@ -449,9 +462,19 @@ def _import_export(
         raise ImportRejected(
             f"unknown export version {version!r}; this library reads version {EXPORT_VERSION}"
         )
-    unknown = set(data) - {"format", "version", "name", "status", "stop_reason", "config", "events"}
+    unknown = set(data) - {
+        "format",
+        "version",
+        "name",
+        "status",
+        "stop_reason",
+        "config",
+        "events",
+        "config_versions",
+    }
     if unknown:
         raise ImportRejected(f"the export has unknown field(s) {sorted(unknown)}")
+    versions = _checked_versions(data.get("config_versions") or [])
     try:
         config = RoomConfig.from_dict(data.get("config") or {})
         _check_model_specs(config)
@@ -533,8 +556,43 @@ def _import_export(
             )
     name = name_override or exported_name or "imported room"
     records = [{k: v for k, v in e.items() if k not in ("seq", "provenance")} for e in events]
-    room_id = _store(db, name, config, records, status=status, stop_reason=stop_reason)
+    room_id = _store(
+        db,
+        name,
+        config,
+        records,
+        status=status,
+        stop_reason=stop_reason,
+        config_versions=versions,
+    )
     return room_class(db, room_id)
+
+
+def _checked_versions(versions: Any) -> list[dict[str, Any]]:
+    """An export's configuration versions, each config validated like the room's own."""
+    if not isinstance(versions, list):
+        raise ImportRejected("the export's config_versions must be a list")
+    checked = []
+    for index, item in enumerate(versions):
+        if not isinstance(item, Mapping) or set(item) - {
+            "version",
+            "config",
+            "by",
+            "changes",
+            "from_seq",
+        }:
+            raise ImportRejected(
+                f"config version {index} must be an object with version, config, by, changes, "
+                "from_seq"
+            )
+        if item.get("version") != index + 1:
+            raise ImportRejected(f"config version {index} must have version {index + 1}")
+        try:
+            config = RoomConfig.from_dict(item.get("config") or {})
+        except ConversationValueError as exc:
+            raise ImportRejected(f"config version {index + 1} is invalid: {exc}") from None
+        checked.append({**item, "config": config.to_dict()})
+    return checked
 
 
 def _store(
@@ -545,13 +603,20 @@ def _store(
     *,
     status: str,
     stop_reason: str | None = None,
+    config_versions: list[dict[str, Any]] | None = None,
 ) -> int:
     """Store the imported room and its whole log in one transaction (no worker can ever see the
     room half-imported); a refusal (a secret in the config, a bad record) is an ``ImportRejected``
     naming the problem, with nothing written."""
     try:
         room_id, _ = storage.create_room_with_log(
-            db, name, config.to_dict(), records, status=status, stop_reason=stop_reason
+            db,
+            name,
+            config.to_dict(),
+            records,
+            status=status,
+            stop_reason=stop_reason,
+            config_versions=config_versions or (),
         )
     except storage.StorageError as exc:
         raise ImportRejected(f"the import could not be stored: {exc}") from None

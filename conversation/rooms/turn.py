@@ -254,7 +254,12 @@ class Turn:
             TurnState.DONE,
             room_from=_WAITING,
             by=by,
-            data={"candidates": marked, "picked": speaker, "picked_by": by},
+            data={
+                "candidates": marked,
+                "picked": speaker,
+                "picked_by": by,
+                "chosen_because": f"picked by {by}",
+            },
             speaker=speaker,
             content=str(chosen.get("text", "")),
         )

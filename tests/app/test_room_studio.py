@@ -1,0 +1,176 @@
+"""The Room page's editing tools (issue 10): the edit-settings form applies a new version, a fork
+with an edited message creates a paused branch, the branch tree lists the family, two branches
+compare side by side, the turn details say why a speaker was chosen, and the page's pickers live
+in fragments (a widget change reruns its panel only)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from conversation.rooms.room import Room
+from storage import Database
+from storage import repository as repo
+from tests.app.test_pages import app, mug_room
+from ui import branches, room_details, room_editing
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def dataframe_text(at: AppTest) -> str:
+    return "\n".join(d.value.to_string() for d in at.dataframe)
+
+
+def test_the_settings_form_applies_a_new_version(db: Database) -> None:
+    room = mug_room(db)
+    at = app("pages/room.py", room=str(room.id))
+    key = f"edit-{room.id}-v1"
+    assert at.button(key=f"{key}-apply").disabled  # nothing changed yet
+    at.checkbox(key=f"{key}-mod").check().run()
+    at.multiselect(key=f"{key}-bp-before").select("Seller").run()
+    at.button(key=f"{key}-apply").click().run()
+    assert not at.exception
+    again = Room.open(db, room.id)
+    assert again.config.moderated is True
+    assert again.config.breakpoints_of("before") == ("Seller",)
+    [change] = [e.data for e in again.events() if (e.data or {}).get("event") == "config_changed"]
+    assert change["version"] == 2 and change["by"] == "user"
+    assert sorted(change["changes"]) == ["breakpoints", "moderated"]
+    assert any("Settings applied" in w.value for w in at.warning)
+    # The form is drawn afresh from version 2.
+    assert at.checkbox(key=f"edit-{room.id}-v2-mod").value is True
+
+
+def test_a_bad_setting_is_refused_with_the_reason(db: Database) -> None:
+    room = mug_room(db)
+    at = app("pages/room.py", room=str(room.id))
+    key = f"edit-{room.id}-v1"
+    at.text_area(key=f"{key}-prompt").set_value("{{ undefined_variable }}").run()
+    at.button(key=f"{key}-apply").click().run()
+    assert any("Not applied" in e.value for e in at.error)
+    assert len(Room.open(db, room.id).config_versions()) == 1
+
+
+def test_fork_with_an_edited_message_creates_a_paused_branch(db: Database) -> None:
+    room = mug_room(db)
+    room.run(max_turns=2)
+    at = app("pages/room.py", room=str(room.id))
+    at.selectbox(key=f"fork-at-{room.id}").set_value(2).run()
+    at.text_area(key=f"fork-text-{room.id}-2").set_value("I offer $2, take it or leave it.").run()
+    assert at.button(key=f"fork-{room.id}").label == "Fork with these changes"
+    at.button(key=f"fork-{room.id}").click().run()
+    assert not at.exception
+    fork = Room.open(db, max(r.id for r in repo.list_rooms(db)))
+    assert fork.record.parent_room_id == room.id and fork.status == "paused"
+    assert fork.events()[1].content == "I offer $2, take it or leave it."
+    assert fork.events()[-1].data["edited"] is True
+    assert at.query_params["room"] in (str(fork.id), [str(fork.id)])
+    assert any("press Resume" in w.value for w in at.warning)  # drawn on the branch's page
+
+
+def test_the_branch_tree_and_the_side_by_side_compare(db: Database) -> None:
+    room = mug_room(db)
+    room.run(max_turns=3)
+    edited = room.fork(2, edit="Five dollars, final offer.", by="ann")
+    plain = room.fork(3)
+    grandchild = edited.fork(2)
+    at = app("pages/room.py", room=str(edited.id))
+    tree = dataframe_text(at)
+    for branch in (room, edited, plain, grandchild):
+        assert f"#{branch.id} " in tree
+    assert f"▶ #{edited.id}" in tree  # the branch shown now
+    at.selectbox(key=f"branch-open-{edited.id}").set_value(grandchild.id).run()
+    at.button(key=f"branch-go-{edited.id}").click().run()
+    assert at.query_params["room"] in (str(grandchild.id), [str(grandchild.id)])
+
+    at = app("pages/room.py", room=str(edited.id))
+    assert at.selectbox(key=f"cmp-a-{edited.id}").value == edited.id
+    assert at.selectbox(key=f"cmp-b-{edited.id}").value == room.id  # its parent by default
+    shown = [t.value for t in at.text]
+    original = room.events()[1].content
+    left = next(t for t in shown if t.startswith("#2 Buyer: Five dollars"))
+    right = next(t for t in shown if t.startswith(f"#2 Buyer: {original[:20]}"))
+    assert "by ann (edited)" in left and "\n#3 " in right and "Forked" not in right
+
+
+def test_turn_details_say_why_the_speaker_was_chosen(db: Database) -> None:
+    room = mug_room(db)
+    room.run(max_turns=1)
+    at = app("pages/room.py", room=str(room.id))
+    assert "round robin" in dataframe_text(at)
+
+
+def _fragment(function: object) -> bool:
+    code = getattr(function, "__code__", None)
+    return code is not None and code.co_filename.endswith("fragment.py")
+
+
+def test_the_room_page_panels_are_fragments() -> None:
+    panels = [
+        room_details.turn_details_panel,
+        room_details.prompt_preview,
+        room_editing.settings_editor,
+        branches.fork_panel,
+        branches.branch_tree,
+        branches.compare_branches,
+    ]
+    assert all(_fragment(p) for p in panels)
+    # In the page, the tabs hold no widget of their own: every picker is inside a panel above.
+    tree = ast.parse((ROOT / "pages" / "room.py").read_text())
+    widgets = {"selectbox", "multiselect", "checkbox", "radio", "text_input", "text_area", "button"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.With) and any(
+            isinstance(item.context_expr, ast.Name) and item.context_expr.id.endswith("_tab")
+            for item in node.items
+        ):
+            called = {
+                n.func.attr
+                for n in ast.walk(node)
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            }
+            assert not called & widgets, called & widgets
+
+
+def test_fork_giving_a_message_to_another_agent(db: Database) -> None:
+    room = mug_room(db)
+    room.run(max_turns=1)
+    at = app("pages/room.py", room=str(room.id))
+    at.selectbox(key=f"fork-at-{room.id}").set_value(2).run()
+    at.selectbox(key=f"fork-speaker-{room.id}-2").set_value("Seller").run()
+    at.button(key=f"fork-{room.id}").click().run()
+    assert not at.exception
+    fork = Room.open(db, max(r.id for r in repo.list_rooms(db)))
+    assert fork.events()[1].speaker == "Seller" and fork.status == "paused"
+    assert fork.events()[1].data["forked_from"]["speaker"] == "Buyer"
+
+
+def test_the_settings_form_changes_the_request_settings(db: Database) -> None:
+    room = mug_room(db)
+    at = app("pages/room.py", room=str(room.id))
+    key = f"edit-{room.id}-v1"
+    at.number_input(key=f"{key}-request-max-output").set_value(321).run()
+    at.button(key=f"{key}-apply").click().run()
+    assert not at.exception
+    again = Room.open(db, room.id)
+    assert again.config.max_output_tokens == 321
+    change = again.events()[-1].data
+    assert change["event"] == "config_changed" and change["changes"] == ["max_output_tokens"]
+
+
+def test_a_planner_the_form_does_not_offer_is_kept(db: Database) -> None:
+    from conversation.planning.coordinator import CoordinatorPolicy
+
+    room = Room.create(
+        db,
+        name="coordinated",
+        agents=[{"name": "Mo"}, {"name": "Ann"}, {"name": "Bo"}],
+        planner=CoordinatorPolicy("Mo"),
+    )
+    at = app("pages/room.py", room=str(room.id))
+    assert any("Turn taking: coordinator (kept as it is" in t.value for t in at.text)
+    at.checkbox(key=f"edit-{room.id}-v1-mod").check().run()
+    at.button(key=f"edit-{room.id}-v1-apply").click().run()
+    again = Room.open(db, room.id)
+    assert again.config.moderated is True and again.config.planner["kind"] == "coordinator"

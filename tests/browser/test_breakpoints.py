@@ -1,0 +1,107 @@
+"""A live breakpoint in a real browser: a room the app's runner drives pauses before an agent
+speaks, the page says so, and pressing Resume lets that agent speak (issue 10)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conversation import OfflineModel, Room
+from tests.browser.browser_helpers import idle, open_page, until, wait_text
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_room_paused_before_an_agent_is_resumed_from_the_page(app_server, browser, db) -> None:  # type: ignore[no-untyped-def]
+    room = Room.create(
+        db,
+        name="breakpoint room",
+        agents=[{"name": "Alice"}, {"name": "Bob"}],
+        model=OfflineModel(seed=4, mention_probability=0),
+        planner={"kind": "round_robin", "transitions": None},
+        termination={"kind": "max_turns", "max_turns": 3},
+        breakpoints={"before": ["Bob"]},
+    )
+    room.post("Plan the launch.")
+    page = browser.new_page()
+    try:
+        open_page(page, app_server, f"/room?room={room.id}")  # the visit starts the runner
+        wait_text(page, "paused before Bob speaks (breakpoint)", timeout=60_000)
+        assert room.status == "paused"
+        assert [e.speaker for e in room.events() if e.kind == "agent"] == ["Alice"]
+        page.get_by_role("button", name="Resume").click()
+        bob = until(
+            lambda: next(
+                (e for e in room.events() if e.kind == "agent" and e.speaker == "Bob"), None
+            ),
+            timeout=60,
+        )
+        assert bob is not None, app_server.log()
+        assert "breakpoint released" in bob.data["chosen_because"]
+        wait_text(page, bob.content[:40], timeout=30_000)  # the page shows Bob's message live
+        # Bob's next turn would pause again, but the room ends first (3 turns).
+        until(lambda: room.status == "terminated", timeout=60)
+        assert [e.speaker for e in room.events() if e.kind == "agent"] == ["Alice", "Bob", "Alice"]
+    finally:
+        page.close()
+
+
+def _reruns(frames: list[bytes]) -> list[tuple[str, bool]]:
+    """(fragment id, automatic?) of each rerun request the browser sent."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    found = []
+    for payload in frames:
+        message = BackMsg.FromString(payload)
+        if message.WhichOneof("type") == "rerun_script":
+            state = message.rerun_script
+            found.append((state.fragment_id, state.is_auto_rerun))
+    return found
+
+
+def test_a_widget_change_in_a_panel_reruns_only_its_fragment(app_server, browser, db) -> None:  # type: ignore[no-untyped-def]
+    room = Room.create(
+        db,
+        name="fragment room",
+        agents=[{"name": "Alice"}, {"name": "Bob"}],
+        model=OfflineModel(seed=5, mention_probability=0),
+        planner={"kind": "round_robin", "transitions": None},
+        termination={"kind": "max_turns", "max_turns": 2},
+    )
+    room.post("Two turns, please.")
+    room.run()  # here, before any page starts the app's runner
+    page = browser.new_page()
+    sent: list[bytes] = []
+    page.on(
+        "websocket",
+        lambda ws: ws.on(
+            "framesent",
+            lambda payload: sent.append(payload) if isinstance(payload, bytes) else None,
+        ),
+    )
+    try:
+        open_page(page, app_server, f"/room?room={room.id}")
+        page.get_by_role("tab", name="Settings").click()
+        wait_text(page, "Preview the next prompt of")
+        idle(page)
+        before = len(sent)
+        picker = page.get_by_label("Preview the next prompt of", exact=True)
+        picker.click()
+        picker.press_sequentially("Bob")
+        picker.press("Enter")
+        until(lambda: any(not auto for _, auto in _reruns(sent[before:])), timeout=45)
+        asked = [r for r in _reruns(sent[before:]) if not r[1]]
+        assert asked, f"no rerun was requested: {_reruns(sent)}"
+        assert asked[0][0], "the preview picker reran the whole page"
+        # A widget of the page itself (not in a panel) reruns the page: the check can fail.
+        idle(page)
+        before = len(sent)
+        private = page.get_by_label("Send privately to (optional)", exact=True)
+        private.click()
+        private.press_sequentially("Alice")
+        private.press("Enter")
+        until(lambda: any(not auto for _, auto in _reruns(sent[before:])), timeout=45)
+        asked = [r for r in _reruns(sent[before:]) if not r[1]]
+        assert asked, f"no rerun was requested: {_reruns(sent)}"
+        assert asked[0][0] == ""
+    finally:
+        page.close()
