@@ -54,7 +54,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(folder: Path, db_url: str) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(
+    folder: Path, db_url: str, *, runner: bool = False
+) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     home = folder / "home"
     home.mkdir(parents=True, exist_ok=True)
@@ -66,7 +68,7 @@ def start_server(folder: Path, db_url: str) -> tuple[subprocess.Popen[bytes], st
         XDG_CACHE_HOME=str(home / ".cache"),
         ROOMS_DATA_DIR=str(folder / "data"),
         ROOMS_DATABASE_URL=db_url,
-        ROOMS_APP_RUNNER="0",
+        ROOMS_APP_RUNNER="1" if runner else "0",
     )
     log = (folder / "server.log").open("wb")
     process = subprocess.Popen(
@@ -76,7 +78,7 @@ def start_server(folder: Path, db_url: str) -> tuple[subprocess.Popen[bytes], st
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         try:
             with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1) as r:

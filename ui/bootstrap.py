@@ -166,7 +166,42 @@ async def lifespan(app):  # type: ignore[no-untyped-def]
             await anyio.to_thread.run_sync(_stop_runner, runner)
 
 
+#: What the screens import on their first run (seconds of imports: EDSL, pandas, plotly, the page
+#: helpers); the server imports them in the background as it starts, so its first visitor does not
+#: wait for them. ``ROOMS_APP_WARMUP=0`` turns this off.
+WARM_UP_MODULES = (
+    "pandas",
+    "plotly.graph_objects",
+    "storage.frames",
+    "conversation",
+    "ui.rooms",
+    "ui.results",
+    "ui.charts",
+    "ui.live",
+    "ui.library",
+    "ui.room_forms",
+    "ui.manage",
+)
+
+
+def _warm_up_pages() -> None:
+    import importlib
+    import time
+
+    started = time.perf_counter()
+    for name in WARM_UP_MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - the page that needs it reports the error itself
+            log.debug("warm-up import of %s failed", name, exc_info=True)
+    log.info("pages warmed up in %.1f s", time.perf_counter() - started)
+
+
 def _start_with_server():  # type: ignore[no-untyped-def]
+    if os.environ.get("ROOMS_APP_WARMUP", "1") != "0":
+        # A visitor arriving meanwhile waits only for what is still being imported (one import
+        # lock per module), never for a second copy of it.
+        threading.Thread(target=_warm_up_pages, name="rooms-warm-up", daemon=True).start()
     _load_secrets_into_environment()
     try:
         return ensure_runner()
