@@ -101,8 +101,9 @@ def check_identity(value: Any, field: str = "by") -> str:
         or len(value) > MAX_IDENTITY_CHARS
         or any(ord(c) < 32 or ord(c) == 127 for c in value)
     ):
+        shown = value[:80] if isinstance(value, str) else type(value).__name__
         raise ConversationValueError(
-            f"{field}={value!r:.80} must be who acted: an e-mail address or a name, non-empty "
+            f"{field}={shown!r} must be who acted: an e-mail address or a name, non-empty "
             f"text of at most {MAX_IDENTITY_CHARS} characters on one line"
         )
     return value.strip()

@@ -237,17 +237,27 @@ def _question_text(text: Any, variables: Sequence[str]) -> str:
     return text.strip()
 
 
+def _shown(value: Any) -> str:
+    """A bad value for an error message: text clipped, anything else by its type (the repr of a
+    hostile value can be huge or nested past the recursion limit)."""
+    if isinstance(value, str):
+        return repr(value[:80])
+    if isinstance(value, list | tuple):
+        return f"a {type(value).__name__} of {len(value)}"
+    return type(value).__name__
+
+
 def _options(options: Any) -> list[str]:
     if not isinstance(options, list | tuple) or not 2 <= len(options) <= MAX_OPTIONS:
         raise ConversationValueError(
-            f"question options must be a list of 2 to {MAX_OPTIONS} choices, got {options!r:.80}"
+            f"question options must be a list of 2 to {MAX_OPTIONS} choices, got {_shown(options)}"
         )
     cleaned: list[str] = []
     for index, option in enumerate(options):
         if not isinstance(option, str) or not option.strip() or len(option) > MAX_OPTION_CHARS:
             raise ConversationValueError(
                 f"question options[{index}] must be non-empty text of at most "
-                f"{MAX_OPTION_CHARS} characters, got {option!r:.80}"
+                f"{MAX_OPTION_CHARS} characters, got {_shown(option)}"
             )
         cleaned.append(neutralize(option.strip()))
     duplicates = sorted({o for o in cleaned if cleaned.count(o) > 1})

@@ -394,7 +394,7 @@ def check_design(config: Any) -> None:
     replicates = config.get("replicates", 1)
     if not isinstance(replicates, int) or isinstance(replicates, bool):
         raise ConversationValueError(
-            f"replicates must be a whole number from 1 to {MAX_REPLICATES}, got {replicates!r:.40}"
+            f"replicates must be a whole number from 1 to {MAX_REPLICATES}, got {replicates if isinstance(replicates, int) else type(replicates).__name__}"
         )
 
 
@@ -404,7 +404,7 @@ def plan(conditions: Sequence[Condition], replicates: int) -> list[PlannedRoom]:
         raise ConversationValueError("An experiment needs at least one condition.")
     if not isinstance(replicates, int) or not 1 <= replicates <= MAX_REPLICATES:
         raise ConversationValueError(
-            f"Replicates must be between 1 and {MAX_REPLICATES}, not {replicates!r:.40}."
+            f"Replicates must be between 1 and {MAX_REPLICATES}, not {replicates if isinstance(replicates, int) else type(replicates).__name__}."
         )
     labels = [c.label for c in conditions]
     repeated = sorted({label for label in labels if labels.count(label) > 1})

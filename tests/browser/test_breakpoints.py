@@ -68,7 +68,8 @@ def test_a_widget_change_in_a_panel_reruns_only_its_fragment(app_server, browser
         termination={"kind": "max_turns", "max_turns": 2},
     )
     room.post("Two turns, please.")
-    room.run()  # here, before any page starts the app's runner
+    room.run()  # here, or by the server's runner (it starts with the server): either way, done
+    until(lambda: Room.open(db, room.id).status == "terminated", timeout=60)
     page = browser.new_page()
     sent: list[bytes] = []
     page.on(
@@ -84,10 +85,11 @@ def test_a_widget_change_in_a_panel_reruns_only_its_fragment(app_server, browser
         wait_text(page, "Preview the next prompt of")
         idle(page)
         before = len(sent)
-        picker = page.get_by_label("Preview the next prompt of", exact=True)
-        picker.click()
-        picker.press_sequentially("Bob")
-        picker.press("Enter")
+        # Pick the agent the preview does not show yet (a change is what sends a rerun).
+        shown = page.get_by_test_id("stSelectbox").filter(has_text="Preview the next prompt of")
+        target = "Alice" if "Bob" in shown.inner_text() else "Bob"
+        page.get_by_label("Preview the next prompt of", exact=True).click()
+        page.get_by_role("option", name=target, exact=True).click()
         until(lambda: any(not auto for _, auto in _reruns(sent[before:])), timeout=45)
         asked = [r for r in _reruns(sent[before:]) if not r[1]]
         assert asked, f"no rerun was requested: {_reruns(sent)}"
