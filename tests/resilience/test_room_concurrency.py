@@ -89,7 +89,9 @@ def test_a_lease_holder_paused_past_its_lease_cannot_commit(
     marker = tmp_path / "calling"
     zombie = subprocess.Popen(
         [sys.executable, str(SUPPORT / "room_zombie.py"), "--db", db_url]
-        + ["--room", str(room.id), "--marker", str(marker), "--lease-ttl", "1.0", "--hold", "2.0"],
+        # A call twice as long as the lease: only renewals keep it (every ttl / 3, so a loaded
+        # machine may delay one by over a second without losing the lease).
+        + ["--room", str(room.id), "--marker", str(marker), "--lease-ttl", "3.0", "--hold", "6.0"],
         env=child_env(tmp_path / "zombie-home", db_url),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
