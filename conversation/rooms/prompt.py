@@ -218,31 +218,9 @@ def build_pick_prompt(
     config: RoomConfig, view: LogView, coordinator: str, eligible: Sequence[str]
 ) -> TurnPrompt:
     """The prompt that asks the room's coordinator agent to pick the next speaker."""
-    spec = config.spec(coordinator)
-    system = persona(spec.name, spec.traits, spec.instruction)
-
-    def render(policy: ContextPolicy) -> tuple[str, tuple[int, ...]]:
-        context = build_context(
-            coordinator,
-            config.names,
-            view.events,
-            persona=system,
-            policy=policy,
-            seqs=view.seqs,
-            costs=view.costs or None,
-        )
-        lines = [
-            _turn_record(view, position)
-            for position in context.positions
-            if view.events[position].kind in ("message", "system")
-        ]
-        user = PICK_PROMPT.format(
-            conversation=render_lines(lines), eligible=json.dumps(list(eligible))
-        )
-        return user, tuple(context.saw)
-
-    user, saw = _fitted(config, coordinator, system, render)
-    return TurnPrompt(system, user, saw)
+    return _coordinator_prompt(
+        config, view, coordinator, PICK_PROMPT, eligible=json.dumps(list(eligible))
+    )
 
 
 def build_candidates_prompt(
@@ -250,12 +228,20 @@ def build_candidates_prompt(
 ) -> TurnPrompt:
     """The prompt that asks the coordinator agent to pick one of the drafted candidates (a
     coordinator-after turn), within the model's window."""
-    spec = config.spec(coordinator)
-    system = persona(spec.name, spec.traits, spec.instruction)
     drafts = render_lines(
         [render_record({"speaker": c["speaker"], "text": c["text"]}) for c in candidates],
         header=False,
     )
+    return _coordinator_prompt(config, view, coordinator, CANDIDATES_PROMPT, drafts=drafts)
+
+
+def _coordinator_prompt(
+    config: RoomConfig, view: LogView, coordinator: str, form: str, **fields: str
+) -> TurnPrompt:
+    """``form`` filled with the messages and notices the coordinator may see (within the
+    model's window) and ``fields``."""
+    spec = config.spec(coordinator)
+    system = persona(spec.name, spec.traits, spec.instruction)
 
     def render(policy: ContextPolicy) -> tuple[str, tuple[int, ...]]:
         context = build_context(
@@ -272,8 +258,7 @@ def build_candidates_prompt(
             for position in context.positions
             if view.events[position].kind in ("message", "system")
         ]
-        user = CANDIDATES_PROMPT.format(conversation=render_lines(lines), drafts=drafts)
-        return user, tuple(context.saw)
+        return form.format(conversation=render_lines(lines), **fields), tuple(context.saw)
 
     user, saw = _fitted(config, coordinator, system, render)
     return TurnPrompt(system, user, saw)
