@@ -87,11 +87,16 @@ def room_logs(
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RoomSettlement:
     """A status a lease holder sets on a running room, with an optional system event appended
-    first (e.g. the termination reason, kept with the event that ended the room)."""
+    first (e.g. the termination reason, kept with the event that ended the room).
+
+    ``expected_last_seq`` is the last seq of the log the decision was made from: when the log
+    has grown since (a person posted between the plan and this write), the settlement is
+    refused, so a room is never settled with a message nobody has answered."""
 
     room_id: int
     token: int
     status: str
+    expected_last_seq: int | None = None
     stop_reason: str | None = None
     notice: str | None = None
     notice_data: dict[str, Any] | None = None
@@ -100,9 +105,10 @@ class RoomSettlement:
 def settle_rooms(db: Database, settlements: Sequence[RoomSettlement]) -> list[bool]:
     """Apply many settlements in one write transaction; one bool per item, in order.
 
-    Each applies only while its room is ``running`` and ``token`` is the room's current,
+    Each applies only while its room is ``running``, ``token`` is the room's current,
     unexpired lease (the fence of :func:`~storage.rooms.update_room` with
-    ``expected_status="running"`` and ``token``); its notice goes at the end of the log.
+    ``expected_status="running"`` and ``token``) and the log still ends at the item's
+    ``expected_last_seq`` (when given); its notice goes at the end of the log.
     """
     _check_settlements(settlements)
     if not settlements:
@@ -136,7 +142,12 @@ def settle_on(
     probes = _probe_many(conn, ids)
     for item in settlements:
         probe = probes.get(item.room_id)
-        if probe is None or probe.status != "running" or not probe.holds(item.token, now):
+        if (
+            probe is None
+            or probe.status != "running"
+            or not probe.holds(item.token, now)
+            or (item.expected_last_seq is not None and probe.last_seq != item.expected_last_seq)
+        ):
             results.append(False)
             continue
         seq = probe.last_seq

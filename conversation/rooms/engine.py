@@ -261,9 +261,14 @@ def settlement(
     status: str,
     reason: str | None,
     notice_data: dict[str, Any] | None = None,
+    *,
+    expected_last_seq: int | None,
 ) -> storage.RoomSettlement:
     """The storage settlement of a room (a terminated or failed room gets its reason as a system
-    event too, kept with the event that ended it; so does a room a breakpoint pauses)."""
+    event too, kept with the event that ended it; so does a room a breakpoint pauses).
+
+    ``expected_last_seq``: the last seq of the log the plan read; the write is refused if the
+    log grew meanwhile (a person's message must be planned for, not settled over)."""
     notice = data = None
     if status == RoomStatus.PAUSED and reason:
         notice, data = reason, notice_data
@@ -277,10 +282,16 @@ def settlement(
         room_id=room_id,
         token=token,
         status=status,
+        expected_last_seq=expected_last_seq,
         stop_reason=reason,
         notice=notice,
         notice_data=data,
     )
+
+
+def _seen_seq(held: HeldRoom) -> int | None:
+    """The last seq of the log a room's plan was made from (None: no log was read)."""
+    return held.log.last_seq if held.log is not None else None
 
 
 def owner_id(role: str = "room") -> str:
@@ -636,16 +647,27 @@ class Engine:
                     str(p.status),
                     p.reason,
                     p.notice_data,
+                    expected_last_seq=_seen_seq(held_rooms[i]),
                 )
                 for i, p in settling
             ],
         )
         for (index, plan), ok in zip(settling, applied, strict=True):
+            held = held_rooms[index]
             if ok:
+                held.refusals = 0
                 results[index] = Step(plan.kind, str(plan.status), plan.reason)
-            else:  # the room moved meanwhile (a person acted) or the lease is gone
-                held_rooms[index].forget_log()
-                results[index] = Step(StepKind.WAIT, str(plan.status), "settlement refused")
+            else:
+                # The room moved meanwhile (a person posted or acted) or the lease is gone: plan
+                # again at once from a fresh read, a few times, as for a refused claim.
+                held.refusals += 1
+                held.forget_log()
+                results[index] = Step(
+                    StepKind.WAIT,
+                    "running",
+                    "settlement refused",
+                    again=held.refusals <= MAX_REFUSALS,
+                )
 
     def _claim(
         self,
@@ -886,6 +908,7 @@ class Engine:
                     str(p.status),
                     p.reason,
                     p.notice_data,
+                    expected_last_seq=_seen_seq(replies[i][0].held),
                 )
                 for i, p in settles
             ],

@@ -135,3 +135,17 @@ def test_settlements_are_fenced_and_carry_their_notice(db: Database, clock: Fake
     assert storage.events(db, held)[-1].content == "Stopped: done"
     assert storage.get_room(db, lost).status == "running"
     assert storage.acquire_lease(db, lost, "other", 30) is not None  # released for others
+
+
+def test_a_settlement_is_refused_when_the_log_grew_after_its_plan(db: Database) -> None:
+    room_id, token = running_room(db, "grew")
+    storage.append_message(db, room_id, "human", "user", "one more", request_id="late")
+    stale, fresh = storage.settle_rooms(
+        db,
+        [
+            RoomSettlement(room_id=room_id, token=token, status="settled", expected_last_seq=1),
+            RoomSettlement(room_id=room_id, token=token, status="settled", expected_last_seq=2),
+        ],
+    )
+    assert (stale, fresh) == (False, True)
+    assert storage.get_room(db, room_id).status == "settled"

@@ -98,6 +98,50 @@ def test_a_broken_room_does_not_starve_a_healthy_one_and_is_logged_once(
     assert len(failures) == 1, [r.getMessage() for r in failures]
 
 
+# -- a person posting while the engine decides to settle -------------------------------------
+
+
+@pytest.mark.parametrize("write", ["settle_rooms", "apply_turns"])
+def test_a_message_posted_between_the_plan_and_the_settlement_is_answered(
+    db: Database, monkeypatch: pytest.MonkeyPatch, write: str
+) -> None:
+    """Another process's post lands after the engine planned "settled" but before it wrote it:
+    the settlement is refused by the log's last seq and the room goes on to answer it."""
+    room = room_with(db, OfflineModel(replies=["a", "b", "c", "d"]))
+    room.post("hello")
+    real = getattr(storage, write)
+    posted: list[int] = []
+
+    def post_first(*args: Any, **kwargs: Any) -> Any:
+        settling = kwargs.get("settlements", args[1] if len(args) > 1 else ())
+        if settling and not posted:
+            posted.append(
+                storage.append_message(db, room.id, "human", "user", "late", request_id="late")
+            )
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(storage, write, post_first)
+    if write == "settle_rooms":
+        # Settle through a step of its own: every agent answers first, untouched.
+        monkeypatch.setattr(storage, "apply_turns", _apply_without_settling(storage.apply_turns))
+    room.run()
+    assert posted, "the engine never tried to settle"
+    rows = storage.events(db, room.id)
+    late = next(e for e in rows if e.request_id == "late")
+    assert any(e.kind == "agent" and e.seq > late.seq for e in rows), [
+        (e.seq, e.speaker, e.content) for e in rows
+    ]
+    assert storage.get_room(db, room.id).status == RoomStatus.SETTLED
+
+
+def _apply_without_settling(real: Any) -> Any:
+    def apply(db: Database, *, commits: Any = (), settlements: Any = (), claims: Any = ()) -> Any:
+        committed, _, claimed = real(db, commits=commits, settlements=(), claims=claims)
+        return committed, [False] * len(settlements), claimed
+
+    return apply
+
+
 # -- transitions are single transactions ---------------------------------------------------------
 
 
