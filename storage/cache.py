@@ -69,7 +69,10 @@ def cached_responses(db: Database, keys: Collection[str]) -> dict[str, dict[str,
 
 def store_cached_responses(db: Database, entries: Mapping[str, Mapping[str, Any]]) -> None:
     """Store new entries (``key -> entry``; each entry a JSON object with ``model`` and
-    optionally ``service``) in one write transaction; a key already stored is left as it is."""
+    optionally ``service``) in one write transaction; a key already stored is left as it is.
+
+    The commit does not wait for the disk (``Database.write_connection(durable=False)``): the
+    entries survive this process dying at once, not necessarily a power cut."""
     rows = []
     now = db.now()
     for key, entry in entries.items():
@@ -93,7 +96,9 @@ def store_cached_responses(db: Database, entries: Mapping[str, Mapping[str, Any]
         )
     if not rows:
         return
-    with db.write_connection() as conn:
+    # Not durable: an entry lost with a power cut is asked of the model again, and the turns it
+    # served are durable on their own; a process killed after this returns keeps it.
+    with db.write_connection(durable=False) as conn:
         insert = _INSERTS.get(conn.dialect.name, _INSERTS["postgresql"])
         for start in range(0, len(rows), _CHUNK):
             conn.execute(insert, rows[start : start + _CHUNK])

@@ -49,7 +49,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     db = storage.Database(args.db) if args.db else storage.Database()
     worker = Worker(
-        db, concurrency=args.concurrency, lease_ttl=args.lease_ttl, poll_interval=args.poll
+        db,
+        concurrency=args.concurrency,
+        lease_ttl=args.lease_ttl,
+        poll_interval=args.poll,
+        freeze_start_up_heap=True,  # this process is only a worker (see Worker)
     )
 
     async def run() -> int:

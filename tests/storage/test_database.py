@@ -54,6 +54,36 @@ def test_pragmas_helper_reports_both_engines(db: Database) -> None:
     assert db.pragmas(engine="read") == EXPECTED | {"query_only": 1}
 
 
+def test_a_write_that_need_not_be_durable_commits_without_waiting_for_the_disk(
+    db: Database,
+) -> None:
+    """``durable=False`` relaxes only its own transaction: the write is committed and visible,
+    and the next (durable) transaction on the same pooled connection waits for the disk again."""
+    room_id = storage.create_room(db, "before", {})
+    with db.write_connection(durable=False) as conn:
+        if db.is_sqlite:
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL
+        else:
+            assert conn.exec_driver_sql("SHOW synchronous_commit").scalar() == "off"
+        conn.execute(text("UPDATE rooms SET name = 'after' WHERE id = :id"), {"id": room_id})
+    assert storage.get_room(db, room_id).name == "after"
+    with db.write_connection() as conn:
+        if db.is_sqlite:
+            assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL again
+        else:
+            assert conn.exec_driver_sql("SHOW synchronous_commit").scalar() == "on"
+
+
+def test_a_failed_write_that_need_not_be_durable_leaves_nothing(db: Database) -> None:
+    room_id = storage.create_room(db, "kept", {})
+    with pytest.raises(RuntimeError), db.write_connection(durable=False) as conn:
+        conn.execute(text("UPDATE rooms SET name = 'lost' WHERE id = :id"), {"id": room_id})
+        raise RuntimeError("the caller failed halfway")
+    assert storage.get_room(db, room_id).name == "kept"
+    if db.is_sqlite:
+        assert db.pragmas()["synchronous"] == 2
+
+
 def test_read_engine_refuses_writes(db: Database) -> None:
     room_id = storage.create_room(db, "r")
     refused = pytest.raises(Exception, match="readonly|read-only|query_only|attempt to write")

@@ -82,6 +82,65 @@ def test_one_worker_drives_many_rooms_concurrently_to_their_end(db: Database) ->
         assert storage.get_lease(db, room.id).owner is None  # every lease released
 
 
+def test_replies_are_committed_in_chunks_and_each_chunk_asks_again_at_once(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With more replies in hand than ``CHUNK``, the first chunks' next model calls are already
+    under way while the later chunks are committed: the model's latency overlaps the worker's
+    own work instead of being added to it."""
+    from conversation.worker import runner
+
+    monkeypatch.setattr(runner, "CHUNK", 4)
+    rooms = 24  # six chunks of first replies
+    order: list[tuple[str, int]] = []
+    real_apply = storage.apply_turns
+
+    def apply(*args: Any, **kwargs: Any) -> Any:
+        order.append(("commit", len(kwargs.get("commits", ()))))
+        return real_apply(*args, **kwargs)
+
+    monkeypatch.setattr(storage, "apply_turns", apply)
+    real_take = OfflineModel._take_turn
+
+    def take(self: OfflineModel, system_prompt: str, user_prompt: str) -> Any:
+        order.append(("call", 0))  # a model call begins (before its latency)
+        return real_take(self, system_prompt, user_prompt)
+
+    monkeypatch.setattr(OfflineModel, "_take_turn", take)
+    for i in range(rooms):
+        room = Room.create(
+            db,
+            name=f"chunked {i}",
+            agents=AGENTS,
+            planner=RoundRobinPolicy(),
+            termination=MaxTurns(2),
+            model=OfflineModel(latency=0.2, seed=i),
+        )
+        room.post(f"topic {i}", request_id=f"c-{i}")
+    assert run_worker(Worker(db, concurrency=rooms, poll_interval=0.05)) == 2 * rooms
+    commits = [i for i, (what, n) in enumerate(order) if what == "commit" and n]
+    assert all(order[i][1] <= 4 for i in commits), order  # at most CHUNK replies per write
+    last_first_round = commits[rooms // 4 - 1]
+    second_round = [i for i, (what, _) in enumerate(order) if what == "call"][rooms:]
+    assert second_round[0] < last_first_round, order
+
+
+def test_a_worker_process_freezes_its_start_up_heap_after_its_first_turns(db: Database) -> None:
+    import gc
+
+    room = Room.create(db, name="frozen", agents=AGENTS, planner=RoundRobinRoomPlanner(1))
+    room.post("hello")
+    assert gc.get_freeze_count() == 0
+    try:
+        assert run_worker(Worker(db, freeze_start_up_heap=True, poll_interval=0.05)) == 3
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+    room.post("again")
+    run_worker(Worker(db, poll_interval=0.05))  # the default: a library caller's heap is theirs
+    assert gc.get_freeze_count() == 0
+
+
 def test_worker_takes_only_runnable_rooms(db: Database) -> None:
     def make(name: str) -> Room:
         room = Room.create(db, name=name, agents=AGENTS, planner=RoundRobinRoomPlanner(1))
