@@ -239,14 +239,53 @@ def insert_event(conn: Connection, values: dict[str, Any]) -> int:
     return int(key[0])
 
 
+def _snapshot_template() -> tuple[dict[str, Any], tuple[str, ...], dict[str, Any]]:
+    """Every events column in field order with its plain default (the required ones and those
+    with a default factory hold ``_MISSING``), the required names, and the factories."""
+    template: dict[str, Any] = {}
+    required: list[str] = []
+    factories: dict[str, Any] = {}
+    for name, field in Event.model_fields.items():
+        template[name] = _MISSING
+        if field.default_factory is not None:
+            factories[name] = field.default_factory
+        elif field.is_required():
+            required.append(name)
+        else:
+            # Every plain default of the events table is immutable (None, 0, ""): shared safely.
+            assert field.default is None or isinstance(field.default, int | str), name
+            template[name] = field.default
+    return template, tuple(required), factories
+
+
+_MISSING: Final = object()
+_EVENT_TEMPLATE, _EVENT_REQUIRED, _EVENT_FACTORIES = _snapshot_template()
+
+
 def event_snapshot(**values: Any) -> Event:
     """A detached :class:`Event` snapshot from known column values.
 
-    ``model_construct`` skips validation (values come from the database or were just written
-    with these exact values): five times cheaper than ``Event(...)`` on the append hot path.
-    Snapshots are for reading; never ``session.add`` one.
+    Skips validation (values come from the database or were just written with these exact
+    values), as ``Event.model_construct`` does, and builds the same object (fields in the same
+    order, defaults for the columns not given, unknown names ignored, the same
+    ``model_fields_set``) several times faster: a worker makes a few per turn (~40 us each
+    through ``model_construct``). Snapshots are for reading; never ``session.add`` one.
     """
-    return Event.model_construct(**values)
+    fields = {**_EVENT_TEMPLATE, **values}  # the template's order; given values win
+    if len(fields) != len(_EVENT_TEMPLATE):
+        fields = {name: fields[name] for name in _EVENT_TEMPLATE}
+    for name, factory in _EVENT_FACTORIES.items():
+        if fields[name] is _MISSING:
+            fields[name] = factory()
+    for name in _EVENT_REQUIRED:
+        if fields[name] is _MISSING:
+            del fields[name]  # as model_construct: a required value not given is left unset
+    event = Event.__new__(Event)  # SQLModel's __new__ prepares the private attributes
+    object.__setattr__(event, "__dict__", fields)
+    object.__setattr__(event, "__pydantic_fields_set__", values.keys() & _EVENT_TEMPLATE.keys())
+    object.__setattr__(event, "__pydantic_extra__", None)
+    object.__setattr__(event, "__pydantic_private__", None)
+    return event
 
 
 def event_from_row(row: Any) -> Event:

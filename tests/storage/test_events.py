@@ -234,3 +234,33 @@ def test_import_derives_activity_and_round_when_missing(db: Database, room: int)
     )
     third = storage.import_event(db, room, "system", "system", "note")
     assert [(e.activity, e.round) for e in (first, second, third)] == [(1, 0), (1, 2), (1, 2)]
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        {
+            "room_id": 1,
+            "seq": 2,
+            "kind": "human",
+            "speaker": "u",
+            "content": "hi",
+            "data": {"a": 1},
+        },
+        {"id": 7, "room_id": 1, "seq": 6, "kind": "agent", "speaker": "A", "saw": [1], "cost": 0.5},
+        {"room_id": 1, "seq": 3, "kind": "agent", "speaker": "A", "not_a_column": 1},
+        {"id": 3},  # required columns missing: left unset, as model_construct leaves them
+    ],
+)
+def test_an_event_snapshot_is_what_model_construct_builds(values: dict) -> None:
+    """The storage's fast snapshot builds the object ``Event.model_construct`` builds."""
+    from storage._tx import event_snapshot
+    from storage.tables import Event
+
+    fast, slow = event_snapshot(**values), Event.model_construct(**values)
+    stamps = {"created_at", "updated_at"}  # default factories: the time of each call
+    assert fast.model_dump(exclude=stamps) == slow.model_dump(exclude=stamps)
+    assert list(fast.__dict__) == list(slow.__dict__)
+    assert fast.model_fields_set == slow.model_fields_set
+    assert fast.created_at is not None and fast.created_at.tzinfo is not None
+    assert fast.model_copy(update={"seq": 99}).seq == 99
