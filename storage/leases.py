@@ -15,10 +15,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
+from typing import Any
 
-from sqlalchemy import insert, update
+from sqlalchemy import bindparam, insert, select, update
 
-from storage._tx import _LEASE, LEASES, holds_lease, lease_ok, lock_room, lock_rooms
+from storage._tx import (
+    _LEASE,
+    LEASES,
+    by_dialect,
+    holds_lease,
+    in_list,
+    lease_ok,
+    lock_room,
+    lock_rooms,
+)
 from storage.database import Database
 from storage.errors import LeaseLost, StorageValueError
 from storage.tables import Lease
@@ -70,12 +80,36 @@ def acquire_lease(db: Database, room_id: int, owner: str, ttl_seconds: float) ->
     return token
 
 
+_LEASES_OF = by_dialect(
+    lambda server: select(
+        LEASES.c.room_id, LEASES.c.owner, LEASES.c.token, LEASES.c.expires_at
+    ).where(in_list(LEASES.c.room_id, "ids", server=server))
+)
+_INSERT_LEASE = insert(LEASES)
+_TAKE_LEASE = (
+    update(LEASES)
+    .where(LEASES.c.room_id == bindparam("b_room_id"))
+    .values(
+        owner=bindparam("owner"),
+        token=bindparam("token"),
+        acquired_at=bindparam("acquired_at"),
+        expires_at=bindparam("expires_at"),
+    )
+)
+_EXTEND_LEASE = (
+    update(LEASES)
+    .where(LEASES.c.room_id == bindparam("b_room_id"))
+    .values(expires_at=bindparam("expires_at"))
+)
+
+
 def acquire_leases(
     db: Database, room_ids: Iterable[int], owner: str, ttl_seconds: float
 ) -> dict[int, int]:
     """:func:`acquire_lease` for many rooms in one write transaction (rooms locked in id order,
     so two workers taking overlapping sets cannot deadlock): ``{room_id: token}`` of the leases
-    taken; rooms held by anyone, or gone, are left out."""
+    taken; rooms held by anyone, or gone, are left out. Whatever the number of rooms: one read
+    of their leases, then one insert and one update sent as batches."""
     _check(owner, ttl_seconds)
     ids = sorted(set(room_ids))
     if not ids:
@@ -83,29 +117,44 @@ def acquire_leases(
     now = db.now()
     expires = now + timedelta(seconds=ttl_seconds)
     taken: dict[int, int] = {}
+    fresh: list[dict[str, Any]] = []
+    renewed: list[dict[str, Any]] = []
     with db.write_connection() as conn:
         existing = lock_rooms(conn, ids)  # in id order; also: which rooms still exist
+        current = {row[0]: row[1:] for row in conn.execute(_LEASES_OF(conn), {"ids": ids})}
         for room_id in ids:
             if room_id not in existing:
                 continue
-            row = conn.execute(_LEASE, {"room_id": room_id}).first()
+            row = current.get(room_id)
             if row is None:
-                conn.execute(
-                    insert(LEASES).values(
-                        room_id=room_id, owner=owner, token=1, acquired_at=now, expires_at=expires
-                    )
-                )
                 taken[room_id] = 1
+                fresh.append(
+                    {
+                        "room_id": room_id,
+                        "owner": owner,
+                        "token": 1,
+                        "acquired_at": now,
+                        "expires_at": expires,
+                    }
+                )
                 continue
-            held_by, current, expires_at = row
+            held_by, token, expires_at = row
             if held_by is not None and expires_at is not None and expires_at > now:
                 continue
-            taken[room_id] = int(current) + 1
-            conn.execute(
-                update(LEASES)
-                .where(LEASES.c.room_id == room_id)
-                .values(owner=owner, token=taken[room_id], acquired_at=now, expires_at=expires)
+            taken[room_id] = int(token) + 1
+            renewed.append(
+                {
+                    "b_room_id": room_id,
+                    "owner": owner,
+                    "token": taken[room_id],
+                    "acquired_at": now,
+                    "expires_at": expires,
+                }
             )
+        if fresh:
+            conn.execute(_INSERT_LEASE, fresh)
+        if renewed:
+            conn.execute(_TAKE_LEASE, renewed)
     if taken:
         log.debug("leases of rooms %s acquired by %s", sorted(taken), owner)
     return taken
@@ -114,29 +163,29 @@ def acquire_leases(
 def renew_leases(
     db: Database, leases: Mapping[int, int], owner: str, ttl_seconds: float
 ) -> set[int]:
-    """:func:`renew_lease` for many ``{room_id: token}`` in one write transaction; returns the
-    rooms whose lease is lost (expired, released or taken over)."""
+    """:func:`renew_lease` for many ``{room_id: token}`` in one write transaction (one read of
+    the leases, one batched update); returns the rooms whose lease is lost (expired, released
+    or taken over)."""
     _check(owner, ttl_seconds)
     if not leases:
         return set()
     now = db.now()
+    expires = now + timedelta(seconds=ttl_seconds)
     lost: set[int] = set()
+    kept: list[dict[str, Any]] = []
     with db.write_connection() as conn:
         ids = sorted(leases)
         existing = lock_rooms(conn, ids)
+        current = {row[0]: row[1:] for row in conn.execute(_LEASES_OF(conn), {"ids": ids})}
         for room_id in ids:
-            row = (
-                conn.execute(_LEASE, {"room_id": room_id}).first() if room_id in existing else None
-            )
+            row = current.get(room_id) if room_id in existing else None
             token = leases[room_id]
             if row is None or row[0] != owner or not lease_ok(row[0], row[1], row[2], token, now):
                 lost.add(room_id)
                 continue
-            conn.execute(
-                update(LEASES)
-                .where(LEASES.c.room_id == room_id)
-                .values(expires_at=now + timedelta(seconds=ttl_seconds))
-            )
+            kept.append({"b_room_id": room_id, "expires_at": expires})
+        if kept:
+            conn.execute(_EXTEND_LEASE, kept)
     return lost
 
 
