@@ -9,8 +9,8 @@ import streamlit as st
 from conversation.access import Action
 from storage import frames
 from storage import repository as repo
+from ui import charts, manage, results, rooms, widgets
 from ui import experiments as ex
-from ui import manage, rooms, widgets
 from ui.access import note
 from ui.bootstrap import (
     actor,
@@ -313,6 +313,9 @@ c2.page_link(
 )
 
 
+short_names = results.condition_names(db, experiment_id)  # {condition: short name}, in order
+
+
 def progress_panel() -> None:
     now = ex.progress(db, experiment_id)
     status = repo.get_experiment(db, experiment_id).status
@@ -330,9 +333,16 @@ def progress_panel() -> None:
     st.caption(escape_markdown(" · ".join(f"{k}: {v}" for k, v in sorted(now.by_status.items()))))
     table = frames.rooms_summary(db, experiment_id=experiment_id, limit=None)
     if not table.empty:
-        shown = table[
-            ["room_id", "condition", "replicate", "status", "stop_reason", "messages", "cost"]
-        ].reset_index(drop=True)
+        # Each room's condition by its short name (as in Results), in the design's order.
+        labelled, order = charts.condition_labels(table, short_names)
+        rank = {label: i for i, label in enumerate(order)}
+        shown = (
+            labelled.assign(condition=labelled["label"], _rank=labelled["label"].map(rank))
+            .sort_values(["_rank", "replicate", "room_id"], kind="stable")[
+                ["room_id", "condition", "replicate", "status", "stop_reason", "messages", "cost"]
+            ]
+            .reset_index(drop=True)
+        )
         picked = st.dataframe(
             shown,
             hide_index=True,
