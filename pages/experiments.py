@@ -105,7 +105,7 @@ if current is None:
             st.stop()
         if matching > len(choices):
             st.caption(
-                f"The newest {len(choices)} of {matching} matching rooms: search to find others."
+                f"The newest {len(choices):d} of {matching:d} matching rooms: search to find others."
             )
         rid = st.selectbox("Room", list(choices), format_func=lambda r: choices[r], key="exp-room")
         template = ex.template_from_room(db, int(rid))

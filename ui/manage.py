@@ -93,7 +93,9 @@ def _panel(db: Any, record: Any, kind: _Kind, key: str) -> None:
             _done(f"{what} renamed.")
     a1, a2 = st.columns(2)
     archived = record.archived_at is not None
-    if a1.button("Unarchive" if archived else kind.archive_label, key=f"{key}-archive-{ident}"):
+    archive_label = "Unarchive" if archived else kind.archive_label
+    # markup-ok: the labels are program text (_ROOM, _EXPERIMENT), never a user's
+    if a1.button(archive_label, key=f"{key}-archive-{ident}"):
         archive(db, ident, not archived, actor=me)
         _done(f"{what} {'brought back' if archived else kind.archived_note}.")
     confirm = _confirm_key(kind.noun.lower(), ident)
@@ -108,6 +110,7 @@ def _panel(db: Any, record: Any, kind: _Kind, key: str) -> None:
         return
     st.warning(escape_markdown(impact.describe()), icon=":material/warning:")
     y, n = st.columns(2)
+    # markup-ok: the label is program text (_ROOM, _EXPERIMENT), never a user's
     if y.button(kind.delete_label, type="primary", key=f"{key}-delete-yes-{ident}"):
         st.session_state.pop(confirm, None)
         try:
