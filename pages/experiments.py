@@ -9,8 +9,8 @@ import streamlit as st
 from conversation.access import Action
 from storage import frames
 from storage import repository as repo
+from ui import charts, manage, results, rooms, widgets
 from ui import experiments as ex
-from ui import manage, widgets
 from ui.access import note
 from ui.bootstrap import (
     actor,
@@ -30,6 +30,7 @@ page_setup()
 db = database()
 me = actor()
 PROGRESS_SECONDS = 1.0
+ROOM_CHOICES = 100  # rooms the template-room picker lists at once
 
 st.title("Experiments")
 
@@ -87,10 +88,25 @@ if current is None:
         st.caption(escape_markdown(TEMPLATES[tkey].description))
         origin = f"tpl-{tkey}"
     else:
-        choices = {int(r.id or 0): f"#{r.id} {r.name}" for r in repo.list_rooms(db, limit=200)}
+        # The Room page's picker search (name, condition or #id): any room can be found, and
+        # the list stays bounded (the first ROOM_CHOICES matches, newest first).
+        find = st.text_input(
+            "Find a room",
+            key="exp-room-find",
+            placeholder="name, condition or #id",
+            icon=":material/search:",
+        )
+        choices, matching = rooms.picker_labels(db, search=find, page_size=ROOM_CHOICES)
         if not choices:
-            st.info("No rooms yet: use a shipped template.")
+            if find.strip():
+                st.info("No room matches this search.")
+            else:
+                st.info("No rooms yet: use a shipped template.")
             st.stop()
+        if matching > len(choices):
+            st.caption(
+                f"The newest {len(choices):d} of {matching:d} matching rooms: search to find others."
+            )
         rid = st.selectbox("Room", list(choices), format_func=lambda r: choices[r], key="exp-room")
         template = ex.template_from_room(db, int(rid))
         origin = f"room-{rid}"
@@ -297,6 +313,9 @@ c2.page_link(
 )
 
 
+short_names = results.condition_names(db, experiment_id)  # {condition: short name}, in order
+
+
 def progress_panel() -> None:
     now = ex.progress(db, experiment_id)
     status = repo.get_experiment(db, experiment_id).status
@@ -314,9 +333,16 @@ def progress_panel() -> None:
     st.caption(escape_markdown(" · ".join(f"{k}: {v}" for k, v in sorted(now.by_status.items()))))
     table = frames.rooms_summary(db, experiment_id=experiment_id, limit=None)
     if not table.empty:
-        shown = table[
-            ["room_id", "condition", "replicate", "status", "stop_reason", "messages", "cost"]
-        ].reset_index(drop=True)
+        # Each room's condition by its short name (as in Results), in the design's order.
+        labelled, order = charts.condition_labels(table, short_names)
+        rank = {label: i for i, label in enumerate(order)}
+        shown = (
+            labelled.assign(condition=labelled["label"], _rank=labelled["label"].map(rank))
+            .sort_values(["_rank", "replicate", "room_id"], kind="stable")[
+                ["room_id", "condition", "replicate", "status", "stop_reason", "messages", "cost"]
+            ]
+            .reset_index(drop=True)
+        )
         picked = st.dataframe(
             shown,
             hide_index=True,

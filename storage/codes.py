@@ -167,8 +167,10 @@ def message_tags(
     *,
     room_ids: int | Sequence[int] | None = None,
     event_id: int | None = None,
+    event_ids: Sequence[int] | None = None,
 ) -> list[MessageTag]:
-    """Tags of some rooms and/or one event, by room, event and id."""
+    """Tags of some rooms, one event and/or some events (``event_ids``: one query for a shown
+    page of messages), by room, event and id."""
     query = select(MessageTag).order_by(
         col(MessageTag.room_id), col(MessageTag.event_id), col(MessageTag.id)
     )
@@ -177,6 +179,11 @@ def message_tags(
         query = query.where(col(MessageTag.room_id).in_(ids))
     if event_id is not None:
         query = query.where(MessageTag.event_id == event_id)
+    if event_ids is not None:
+        wanted = sorted({int(i) for i in event_ids})
+        if not wanted:
+            return []
+        query = query.where(col(MessageTag.event_id).in_(wanted))
     with db.read() as session:
         return list(session.exec(query))
 

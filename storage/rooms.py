@@ -426,6 +426,7 @@ def fork_room(
     at_seq: int,
     name: str | None = None,
     *,
+    config: dict[str, Any] | None = None,
     edit: dict[str, Any] | None = None,
     status: str = "idle",
     notice: str | None = None,
@@ -433,7 +434,7 @@ def fork_room(
 ) -> int:
     """Copy a room's log up to and including ``at_seq`` into a new room; return its id.
 
-    The fork gets the same config, records ``parent_room_id``/``parent_seq``, keeps every copied
+    The fork gets ``config`` (by default the room's current config), records ``parent_room_id``/``parent_seq``, keeps every copied
     event's seq, request id, state and timestamps, and its ``parent_event_id`` links point at the
     fork's own copies. Experiment membership is not copied. A turn still open at the fork point is
     copied as it is, so a runtime driving the fork resumes it. ``0 <= at_seq <= latest seq`` or
@@ -465,7 +466,7 @@ def fork_room(
             )
         fork = Room(
             name=check_name(name or f"{source.name} (fork at {at_seq})", "name"),
-            config=source.config,
+            config=source.config if config is None else check_room_config(config),
             status=status,
             parent_room_id=room_id,
             parent_seq=at_seq,

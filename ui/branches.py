@@ -34,6 +34,9 @@ def fork_panel(db: Any, room_id: int, actor: Any = None) -> None:
     from conversation.access import Action
     from conversation.rooms.room import Room
 
+    if actor is not None and not actor.can(Action.CREATE_ROOM):
+        note(Action.CREATE_ROOM)  # no fork or edit-and-replay controls without the role
+        return
     room = Room.open(db, room_id)
     messages = _messages(room.events())
     if not messages:
@@ -64,10 +67,7 @@ def fork_panel(db: Any, room_id: int, actor: Any = None) -> None:
     edited = text.strip() != chosen.content.strip()
     moved = speaker != chosen.speaker
     label = "Fork with these changes" if edited or moved else "Fork from here"
-    allowed = actor is None or actor.can(Action.CREATE_ROOM)
-    if not allowed:
-        note(Action.CREATE_ROOM)
-    if st.button(label, key=f"fork-{room_id}", disabled=not allowed):
+    if st.button(label, key=f"fork-{room_id}"):
         try:
             fork = room.fork(
                 at,

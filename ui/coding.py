@@ -15,6 +15,7 @@ import streamlit as st
 from conversation.access import Action
 from conversation.analysis import coding
 from storage import frames
+from storage import repository as repo
 
 from .access import current_actor
 from .access import note as role_note
@@ -86,6 +87,8 @@ def tag_panel(db: Any, room_id: int, events: Sequence[Any], *, by: str) -> None:
             )
         except ValueError as exc:
             st.error(escape_markdown(exc))
+        else:
+            st.rerun()  # the whole page: the transcript shows the new tag under the message
     given = coding.tags(db, event_id=int(event_id))
     if given:
         st.dataframe(
@@ -113,6 +116,25 @@ def tag_panel(db: Any, room_id: int, events: Sequence[Any], *, by: str) -> None:
             st.rerun(scope="fragment")
     else:
         st.caption("This message has no tags yet.")
+
+
+def labels_by_event(db: Any, events: Sequence[Any]) -> dict[int, list[str]]:
+    """The distinct tag labels of each of ``events`` that has any (``{event id: labels}``, in
+    the order they were given): one query for all of them, whatever their number."""
+    ids = [int(e.id) for e in events if e.id is not None and e.kind in TAGGABLE_KINDS]
+    if not ids:
+        return {}
+    labels: dict[int, list[str]] = {}
+    for tag in repo.message_tags(db, event_ids=ids):
+        seen = labels.setdefault(int(tag.event_id), [])
+        if tag.label not in seen:
+            seen.append(tag.label)
+    return labels
+
+
+def tags_line(labels: Sequence[str]) -> str:
+    """The line under a tagged message in a transcript (plain text; escape it for a caption)."""
+    return "tags: " + ", ".join(labels)
 
 
 def tag_counts_chart(tags: pd.DataFrame) -> go.Figure:
@@ -167,4 +189,4 @@ def results_coding(db: Any, room_ids: Sequence[int]) -> None:
     )
 
 
-__all__ = ["results_coding", "tag_counts_chart", "tag_panel"]
+__all__ = ["labels_by_event", "results_coding", "tag_counts_chart", "tag_panel", "tags_line"]

@@ -28,7 +28,7 @@ import streamlit as st
 from conversation.termination.budget import Budget, Spend, format_dollars
 from storage import repository as repo
 
-from . import provenance
+from . import coding, provenance
 from .widgets import avatar, escape_markdown
 
 FAST_SECONDS = float(os.environ.get("ROOMS_UI_POLL_SECONDS", "0.75"))
@@ -122,11 +122,11 @@ def status_line(room: Any, cache: LiveCache) -> str:
     }.get(room.status, room.status)
 
 
-def render_event(event: Any, roster: Sequence[str]) -> None:
+def render_event(event: Any, roster: Sequence[str], tags: Sequence[str] | None = None) -> None:
     """One log entry as a chat message (bodies as plain text) or a one-line notice, with its
     provenance (``ui.provenance``): private recipients, who acted and when, why the speaker was
     chosen, cache hits, and an edit's original draft, denied drafts and candidates not chosen
-    one click away."""
+    one click away. ``tags``: the message's qualitative-coding labels, in a line under it."""
     data = event.data or {}
     special = data.get("event")
     if special == "pick" and (event.kind == "system" or event.state == "done"):
@@ -184,6 +184,8 @@ def render_event(event: Any, roster: Sequence[str]) -> None:
             st.text(f"[failed] {message}")
         else:
             st.text(event.content)
+        if tags:
+            st.caption(escape_markdown(coding.tags_line(tags)))
         _provenance(event)
 
 
@@ -209,7 +211,11 @@ def _state_note(event: Any) -> str:
     }.get(event.state or "", "")
 
 
-def render_transcript(room: Any, cache: LiveCache, roster: Sequence[str]) -> None:
+def render_transcript(
+    room: Any, cache: LiveCache, roster: Sequence[str], *, db: Any = None
+) -> None:
+    """The status line and the last ``MAX_SHOWN`` events; with ``db``, each tagged message shows
+    its tags (read for all shown messages in one query)."""
     # The line quotes names and the stop reason (text a person or a model wrote).
     st.info(escape_markdown(status_line(room, cache)), icon=":material/forum:")
     events = cache.ordered()
@@ -219,13 +225,14 @@ def render_transcript(room: Any, cache: LiveCache, roster: Sequence[str]) -> Non
     hidden = max(0, len(events) - MAX_SHOWN)
     if hidden:
         st.caption(f"{hidden} earlier events are not shown here; see Results for the full log.")
+    tags = coding.labels_by_event(db, events[hidden:]) if db is not None else {}
     activity = None
     for event in events[hidden:]:
         if event.kind == "human" and event.activity != activity:
             st.divider()
             st.caption(f"Activity {event.activity}")
         activity = event.activity if event.kind == "human" else activity
-        render_event(event, roster)
+        render_event(event, roster, tags.get(int(event.id)) if event.id is not None else None)
 
 
 def spend_line(cache: LiveCache, budget: Budget | None = None) -> str:
@@ -249,7 +256,7 @@ def live_transcript(
     """Draw the transcript and keep it current (see the module doc for the polling rules),
     with what the room spent against ``budget``."""
     room, cache = refresh(db, room_id)
-    render_transcript(room, cache, roster)
+    render_transcript(room, cache, roster, db=db)
     st.caption(escape_markdown(spend_line(cache, budget)))
     drawn = cache.marker
 

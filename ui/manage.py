@@ -4,6 +4,8 @@ text is never rendered as markdown)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
@@ -32,96 +34,106 @@ def show_notice() -> None:
         st.success(notice, icon=":material/check:")
 
 
-def room_panel(db: Any, room: Any, *, key: str = "home") -> None:
-    """Rename / archive / delete one stored room (``room``: its storage record)."""
+@dataclass(frozen=True, slots=True)
+class _Kind:
+    """What differs between managing a room and an experiment (one panel serves both)."""
+
+    noun: str  # "Room" / "Experiment"
+    needs: Action  # the role's action that allows it
+    #: rename(db, id, name, actor=), archive(db, id, flag, actor=), impact(db, id) -> a plan with
+    #: ``blocked`` and ``describe()``, delete(db, id, actor=)
+    verbs: tuple[Callable[..., Any], Callable[..., Any], Callable[..., Any], Callable[..., Any]]
+    title: bool = False  # name the record above the form
+    archive_label: str = "Archive"
+    archived_note: str = "archived"
+    delete_label: str = "Yes, delete it"
+    deleted_note: str = "deleted"
+    forget_param: str | None = None  # a query parameter that named the deleted record
+
+
+_ROOM = _Kind(
+    "Room",
+    Action.CREATE_ROOM,
+    (manage.rename_room, manage.archive_room, manage.deletion_impact, manage.delete_room),
+    title=True,
+    archived_note="archived (hidden from Home)",
+)
+_EXPERIMENT = _Kind(
+    "Experiment",
+    Action.CREATE_EXPERIMENT,
+    (ex.rename_experiment, ex.archive_experiment, ex.experiment_deletion, ex.delete_experiment),
+    forget_param="experiment",
+    archive_label="Archive (with its rooms)",
+    archived_note="archived with its rooms",
+    delete_label="Yes, delete it and its rooms",
+    deleted_note="and its rooms deleted",
+)
+
+
+def _panel(db: Any, record: Any, kind: _Kind, key: str) -> None:
+    """Rename / archive / delete ``record`` (a room's or an experiment's storage record), the
+    delete after a second click that says what goes with it."""
     me = current_actor()
-    if not me.can(Action.CREATE_ROOM):
-        note(Action.CREATE_ROOM)
+    if not me.can(kind.needs):
+        note(kind.needs)
         return
-    rid = int(room.id)
-    st.text(f"Room #{rid}: {room.name}")
+    rename, archive, impact_of, delete = kind.verbs
+    ident = int(record.id)
+    what = f"{kind.noun} #{ident}"
+    if kind.title:
+        st.text(f"{what}: {record.name}")
     c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
-    new_name = c1.text_input("New name", value=room.name, key=f"{key}-rename-{rid}")
-    if c2.button("Rename", key=f"{key}-rename-btn-{rid}"):
+    new_name = c1.text_input("New name", value=record.name, key=f"{key}-rename-{ident}")
+    if c2.button("Rename", key=f"{key}-rename-btn-{ident}"):
         try:
-            manage.rename_room(db, rid, new_name, actor=me)
+            rename(db, ident, new_name, actor=me)
         except ConversationError as exc:
             st.error(escape_markdown(exc), icon=":material/error:")
         else:
-            _done(f"Room #{rid} renamed.")
+            _done(f"{what} renamed.")
     a1, a2 = st.columns(2)
-    archived = room.archived_at is not None
-    if a1.button("Unarchive" if archived else "Archive", key=f"{key}-archive-{rid}"):
-        manage.archive_room(db, rid, not archived, actor=me)
-        _done(f"Room #{rid} {'brought back' if archived else 'archived (hidden from Home)'}.")
-    confirm = _confirm_key("room", rid)
-    if a2.button("Delete…", key=f"{key}-delete-{rid}"):
+    archived = record.archived_at is not None
+    archive_label = "Unarchive" if archived else kind.archive_label
+    # markup-ok: the labels are program text (_ROOM, _EXPERIMENT), never a user's
+    if a1.button(archive_label, key=f"{key}-archive-{ident}"):
+        archive(db, ident, not archived, actor=me)
+        _done(f"{what} {'brought back' if archived else kind.archived_note}.")
+    confirm = _confirm_key(kind.noun.lower(), ident)
+    if a2.button("Delete…", key=f"{key}-delete-{ident}"):
         st.session_state[confirm] = True
-    if st.session_state.get(confirm):
-        impact = manage.deletion_impact(db, rid)
-        if impact.blocked:
-            st.warning(escape_markdown(f"Room #{rid} cannot be deleted now: {impact.blocked}."))
-            st.session_state.pop(confirm, None)
-            return
-        st.warning(escape_markdown(impact.describe()), icon=":material/warning:")
-        y, n = st.columns(2)
-        if y.button("Yes, delete it", type="primary", key=f"{key}-delete-yes-{rid}"):
-            st.session_state.pop(confirm, None)
-            try:
-                manage.delete_room(db, rid, actor=me)
-            except ConversationError as exc:
-                st.error(escape_markdown(exc), icon=":material/error:")
-            else:
-                _done(f"Room #{rid} deleted.")
-        if n.button("Cancel", key=f"{key}-delete-no-{rid}"):
-            st.session_state.pop(confirm, None)
-            st.rerun()
+    if not st.session_state.get(confirm):
+        return
+    impact = impact_of(db, ident)
+    if impact.blocked:
+        st.warning(escape_markdown(f"{what} cannot be deleted now: {impact.blocked}."))
+        st.session_state.pop(confirm, None)
+        return
+    st.warning(escape_markdown(impact.describe()), icon=":material/warning:")
+    y, n = st.columns(2)
+    # markup-ok: the label is program text (_ROOM, _EXPERIMENT), never a user's
+    if y.button(kind.delete_label, type="primary", key=f"{key}-delete-yes-{ident}"):
+        st.session_state.pop(confirm, None)
+        try:
+            delete(db, ident, actor=me)
+        except ConversationError as exc:
+            st.error(escape_markdown(exc), icon=":material/error:")
+        else:
+            if kind.forget_param:
+                st.query_params.pop(kind.forget_param, None)
+            _done(f"{what} {kind.deleted_note}.")
+    if n.button("Cancel", key=f"{key}-delete-no-{ident}"):
+        st.session_state.pop(confirm, None)
+        st.rerun()
+
+
+def room_panel(db: Any, room: Any, *, key: str = "home") -> None:
+    """Rename / archive / delete one stored room (``room``: its storage record)."""
+    _panel(db, room, _ROOM, key)
 
 
 def experiment_panel(db: Any, experiment: Any) -> None:
     """Rename / archive / delete one experiment (deleting it deletes its rooms: said first)."""
-    me = current_actor()
-    if not me.can(Action.CREATE_EXPERIMENT):
-        note(Action.CREATE_EXPERIMENT)
-        return
-    eid = int(experiment.id)
-    c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
-    new_name = c1.text_input("New name", value=experiment.name, key=f"exp-rename-{eid}")
-    if c2.button("Rename", key=f"exp-rename-btn-{eid}"):
-        try:
-            ex.rename_experiment(db, eid, new_name, actor=me)
-        except ConversationError as exc:
-            st.error(escape_markdown(exc), icon=":material/error:")
-        else:
-            _done(f"Experiment #{eid} renamed.")
-    a1, a2 = st.columns(2)
-    archived = experiment.archived_at is not None
-    if a1.button("Unarchive" if archived else "Archive (with its rooms)", key=f"exp-archive-{eid}"):
-        ex.archive_experiment(db, eid, not archived, actor=me)
-        _done(f"Experiment #{eid} {'brought back' if archived else 'archived with its rooms'}.")
-    confirm = _confirm_key("experiment", eid)
-    if a2.button("Delete…", key=f"exp-delete-{eid}"):
-        st.session_state[confirm] = True
-    if st.session_state.get(confirm):
-        plan = ex.experiment_deletion(db, eid)
-        if plan.blocked:
-            st.warning(escape_markdown(f"Experiment #{eid} cannot be deleted now: {plan.blocked}."))
-            st.session_state.pop(confirm, None)
-            return
-        st.warning(escape_markdown(plan.describe()), icon=":material/warning:")
-        y, n = st.columns(2)
-        if y.button("Yes, delete it and its rooms", type="primary", key=f"exp-delete-yes-{eid}"):
-            st.session_state.pop(confirm, None)
-            try:
-                ex.delete_experiment(db, eid, actor=me)
-            except ConversationError as exc:
-                st.error(escape_markdown(exc), icon=":material/error:")
-            else:
-                st.query_params.pop("experiment", None)
-                _done(f"Experiment #{eid} and its rooms deleted.")
-        if n.button("Cancel", key=f"exp-delete-no-{eid}"):
-            st.session_state.pop(confirm, None)
-            st.rerun()
+    _panel(db, experiment, _EXPERIMENT, "exp")
 
 
 __all__ = ["experiment_panel", "room_panel", "show_notice"]

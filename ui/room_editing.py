@@ -119,6 +119,9 @@ def settings_editor(db: Any, room_id: int, actor: Any = None) -> None:
     from conversation.access import Action
     from conversation.rooms.room import Room
 
+    if actor is not None and not actor.can(Action.CREATE_ROOM):
+        note(Action.CREATE_ROOM)  # no settings form without the role (the engine refuses too)
+        return
     room = Room.open(db, room_id)
     config = room.config
     version = len(room.config_versions())
@@ -180,12 +183,7 @@ def settings_editor(db: Any, room_id: int, actor: Any = None) -> None:
     values["model"] = model
     values.update(model_settings_fields(f"{key}-request", config.to_dict()))
     changes = settings_changes(config, values)
-    allowed = actor is None or actor.can(Action.CREATE_ROOM)
-    if not allowed:
-        note(Action.CREATE_ROOM)
-    if st.button(
-        "Apply settings", key=f"{key}-apply", type="primary", disabled=not changes or not allowed
-    ):
+    if st.button("Apply settings", key=f"{key}-apply", type="primary", disabled=not changes):
         if problem:
             st.error(escape_markdown(problem))
             return

@@ -415,7 +415,8 @@ class Room:
         actor: Actor | None = None,
         by: str = "user",
     ) -> Room:
-        """A new room with this room's config and its log up to ``at_seq`` (parent recorded), to
+        """A new room with this room's log up to ``at_seq`` (parent recorded) and the config version
+        in force at ``at_seq`` (``config_at``: settings changed later are not carried over), to
         try another continuation. It starts ``idle``; post a message or ``resume`` it to go on.
         Its log ends with a notice of who forked it, ``{"event": "forked", "by", "from_room",
         "at_seq", "edited"}`` (agents are not shown it); ``actor`` needs the researcher role.
@@ -430,7 +431,10 @@ class Room:
         if edit is not None or speaker is not None:
             found = next(iter(self.events(after_seq=at_seq - 1, limit=1)), None)
             found = found if found is not None and found.seq == at_seq else None
-        changes = fork_edit(found, self.config, edit, speaker, max_chars=MAX_MESSAGE_CHARS)
+        config = self.config_at(at_seq)  # the settings in force at the fork point
+        changes = fork_edit(
+            found, RoomConfig.from_dict(config), edit, speaker, max_chars=MAX_MESSAGE_CHARS
+        )
         edited = " (edited)" if changes is not None else ""
         fork_id = storage_errors(
             storage.fork_room,
@@ -438,6 +442,7 @@ class Room:
             self.id,
             at_seq,
             name,
+            config=config,
             edit=changes,
             status=RoomStatus.PAUSED if changes is not None else RoomStatus.IDLE,
             notice=f"Forked from room #{self.id} at #{at_seq} by {forked_by}{edited}.",
@@ -477,6 +482,13 @@ class Room:
             notice=version_notice(by, fields),
         )
         return int(version)
+
+    def config_at(self, seq: int) -> dict[str, Any]:
+        """The stored config in force at ``seq``: the newest version whose ``from_seq`` (the seq
+        of its ``config_changed`` notice) is at or before ``seq``."""
+        versions = self.config_versions()
+        in_force = [v for v in versions if int(v["from_seq"] or 0) <= seq] or versions[:1]
+        return dict(in_force[-1]["config"])
 
     def config_versions(self) -> list[dict[str, Any]]:
         """Every configuration version, oldest first: ``{version, config, by, changes, from_seq,
