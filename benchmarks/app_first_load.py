@@ -76,7 +76,9 @@ def main() -> None:
     for _ in range(args.runs):  # interleaved, so a busy moment of the machine hits every kind
         for kind, (warm_up, settle) in kinds.items():
             times[kind].append(first_load(db_url, warm_up=warm_up, settle=settle))
-    print(f"Home's first load, {args.rooms} rooms, real browser, median of {args.runs} (target < 3 s)")
+    print(
+        f"Home's first load, {args.rooms} rooms, real browser, median of {args.runs} (target < 3 s)"
+    )
     baseline = statistics.median(times["no warm-up, at once"])
     for kind, runs in times.items():
         median = statistics.median(runs)

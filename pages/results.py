@@ -32,9 +32,7 @@ if linked.problem:
     st.warning(linked.problem)
 show_archived = st.toggle("Show archived experiments and rooms", key="res-show-archived")
 exp_names = results.experiment_choices(db, show_archived=show_archived, linked=linked.value)
-wanted = next(
-    (label for label, eid in exp_names.items() if eid == linked.value), results.ALL_ROOMS
-)
+wanted = next((label for label, eid in exp_names.items() if eid == linked.value), results.ALL_ROOMS)
 if linked.value is not None and exp_names[wanted] is None:
     st.error(f"There is no experiment {linked.value}: showing all rooms.")
 f1, f2, f4, f3 = st.columns([2, 2, 2, 1])

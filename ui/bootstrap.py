@@ -194,6 +194,8 @@ WARM_UP_MODULES = HOME_WARM_UP_MODULES + (
     "ui.live",
     "ui.library",
     "ui.room_forms",
+    "scipy.stats",  # the Statistics tab's intervals (conversation.analysis.statistics)
+    "statsmodels.stats.proportion",
 )
 
 

@@ -3,6 +3,7 @@ follow-up questions, running and storing an analysis, and exports. No Streamlit 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -107,17 +108,17 @@ def experiment_choices(
     stays reachable. A linked id that does not exist is left out (the page says so)."""
     listed = repo.list_experiments(db, archived=None if show_archived else False, limit=None)
     if linked is not None and all(e.id != linked for e in listed):
-        try:
+        with contextlib.suppress(LookupError):
             listed = [repo.get_experiment(db, linked), *listed]
-        except LookupError:
-            pass
     choices: dict[str, int | None] = {ALL_ROOMS: None}
     for e in listed:
         choices[f"#{e.id} {e.name}" + (" (archived)" if e.archived_at else "")] = e.id
     return choices
 
 
-def rooms_archived_filter(db: Any, *, show_archived: bool, experiment_id: int | None) -> bool | None:
+def rooms_archived_filter(
+    db: Any, *, show_archived: bool, experiment_id: int | None
+) -> bool | None:
     """The ``archived`` filter of the rooms listed: archived rooms are left out unless asked for,
     or unless the experiment picked is itself archived (its rooms were archived with it)."""
     if show_archived:
