@@ -1,6 +1,8 @@
 """Results: every room and experiment as filterable tables, a transcript reader, charts (click to
 filter), follow-up analysis with EDSL questions, side-by-side comparison, and exports."""
 
+from typing import Any
+
 import streamlit as st
 
 from conversation.access import Action
@@ -145,7 +147,11 @@ with charts_tab:
     )
     st.dataframe(results.events_table(shown), hide_index=True, width="stretch")
 
-with transcript_tab:
+
+# The Transcript and Compare tabs are fragments: a widget of theirs (the room, how many events,
+# both transcripts) reruns that tab only, not the tables and charts above.
+@st.fragment
+def transcript_panel(rooms: Any, selected: list[int]) -> None:
     names = results.room_labels(rooms)
     room_id = st.selectbox(
         "Room", selected, format_func=lambda r: names.get(r, f"#{r}"), key="res-transcript"
@@ -175,7 +181,9 @@ with transcript_tab:
             results.roster(room),
         )
 
-with compare_tab:
+
+@st.fragment
+def compare_panel(rooms: Any, selected: list[int]) -> None:
     names = results.room_labels(rooms)
     # Two transcripts cost as much as the rest of the page: drawn when asked for.
     show_both = st.toggle("Show both transcripts", key="cmp-transcripts")
@@ -215,6 +223,13 @@ with compare_tab:
                     LiveCache(events=results.events_by_seq(db, rid, tail=TRANSCRIPT_TAIL)),
                     results.roster(room),
                 )
+
+
+with transcript_tab:
+    transcript_panel(rooms, selected)
+
+with compare_tab:
+    compare_panel(rooms, selected)
 
 with analysis_tab:
     st.markdown(

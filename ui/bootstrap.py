@@ -63,6 +63,7 @@ _run = threading.local()
 #: (or a few seconds), so that it does not compete for the interpreter with the first visitor.
 _first_page_drawn = threading.Event()
 WARM_UP_WAIT_SECONDS = 5.0
+WARM_UP_AFTER_FIRST_PAGE_SECONDS = 2.0
 
 
 def _navigation(position: str = "sidebar") -> StreamlitPage:
@@ -215,8 +216,10 @@ def _warm_up_pages() -> None:
             with contextlib.suppress(Exception):
                 model_summary()
             # Home is ready: the other screens' imports wait for the first visitor's page (a
-            # person who opens the app as soon as it answers) or a few seconds.
-            _first_page_drawn.wait(WARM_UP_WAIT_SECONDS)
+            # person who opens the app as soon as it answers) or a few seconds, then a little
+            # more while the browser fetches that page's widget code from this process.
+            if _first_page_drawn.wait(WARM_UP_WAIT_SECONDS):
+                time.sleep(WARM_UP_AFTER_FIRST_PAGE_SECONDS)
     log.info("pages warmed up in %.1f s", time.perf_counter() - started)
 
 
