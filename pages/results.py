@@ -1,6 +1,8 @@
 """Results: every room and experiment as filterable tables, a transcript reader, charts (click to
 filter), follow-up analysis with EDSL questions, side-by-side comparison, and exports."""
 
+from typing import Any
+
 import streamlit as st
 
 from conversation.access import Action
@@ -27,28 +29,34 @@ st.title("Results")
 
 # --- which rooms -----------------------------------------------------------------------------
 ex.catch_up(db)  # an experiment whose rooms all finished is recorded as done
-experiments = repo.list_experiments(db, limit=None)
-exp_names = {"All rooms": None} | {f"#{e.id} {e.name}": e.id for e in experiments}
 linked = parse_id(st.query_params.get("experiment"), "experiment")  # e.g. from Experiments
 if linked.problem:
     st.warning(linked.problem)
-wanted = next((label for label, eid in exp_names.items() if eid == linked.value), "All rooms")
+show_archived = st.toggle("Show archived experiments and rooms", key="res-show-archived")
+exp_names = results.experiment_choices(db, show_archived=show_archived, linked=linked.value)
+wanted = next((label for label, eid in exp_names.items() if eid == linked.value), results.ALL_ROOMS)
 if linked.value is not None and exp_names[wanted] is None:
     st.error(f"There is no experiment {linked.value}: showing all rooms.")
 f1, f2, f4, f3 = st.columns([2, 2, 2, 1])
 with f1:
     chosen_exp = synced_selectbox("Experiment", list(exp_names), wanted, key="res-exp")
 experiment_id = exp_names[chosen_exp]
+archived = results.rooms_archived_filter(
+    db, show_archived=show_archived, experiment_id=experiment_id
+)
 statuses = f2.multiselect(
     "Status", sorted(results.STATUSES), key="res-status", placeholder="any status"
 )
-total = repo.count_rooms(db, status=statuses or None, experiment_id=experiment_id)
+total = repo.count_rooms(
+    db, status=statuses or None, experiment_id=experiment_id, archived=archived
+)
 pages = max(1, -(-total // PAGE_SIZE))
 page_no = f3.number_input("Page", 1, pages, 1, key="res-page") if pages > 1 else 1
 rooms = cached.rooms_summary(
     db,
     status=statuses or None,
     experiment_id=experiment_id,
+    archived=archived,
     limit=PAGE_SIZE,
     offset=(page_no - 1) * PAGE_SIZE,
 )
@@ -139,7 +147,11 @@ with charts_tab:
     )
     st.dataframe(results.events_table(shown), hide_index=True, width="stretch")
 
-with transcript_tab:
+
+# The Transcript and Compare tabs are fragments: a widget of theirs (the room, how many events,
+# both transcripts) reruns that tab only, not the tables and charts above.
+@st.fragment
+def transcript_panel(rooms: Any, selected: list[int]) -> None:
     names = results.room_labels(rooms)
     room_id = st.selectbox(
         "Room", selected, format_func=lambda r: names.get(r, f"#{r}"), key="res-transcript"
@@ -169,7 +181,9 @@ with transcript_tab:
             results.roster(room),
         )
 
-with compare_tab:
+
+@st.fragment
+def compare_panel(rooms: Any, selected: list[int]) -> None:
     names = results.room_labels(rooms)
     # Two transcripts cost as much as the rest of the page: drawn when asked for.
     show_both = st.toggle("Show both transcripts", key="cmp-transcripts")
@@ -209,6 +223,13 @@ with compare_tab:
                     LiveCache(events=results.events_by_seq(db, rid, tail=TRANSCRIPT_TAIL)),
                     results.roster(room),
                 )
+
+
+with transcript_tab:
+    transcript_panel(rooms, selected)
+
+with compare_tab:
+    compare_panel(rooms, selected)
 
 with analysis_tab:
     st.markdown(

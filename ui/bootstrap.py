@@ -59,6 +59,11 @@ SCREENS: tuple[Screen, ...] = (
 )
 
 _run = threading.local()
+#: Set when this process has drawn its first page: the warm-up of the other screens waits for it
+#: (or a few seconds), so that it does not compete for the interpreter with the first visitor.
+_first_page_drawn = threading.Event()
+WARM_UP_WAIT_SECONDS = 5.0
+WARM_UP_AFTER_FIRST_PAGE_SECONDS = 2.0
 
 
 def _navigation(position: str = "sidebar") -> StreamlitPage:
@@ -86,6 +91,7 @@ def run_app() -> None:
         page.run()
     finally:
         _run.via_app = False
+        _first_page_drawn.set()
 
 
 def page_setup() -> None:
@@ -168,19 +174,29 @@ async def lifespan(app):  # type: ignore[no-untyped-def]
 
 #: What the screens import on their first run (seconds of imports: EDSL, pandas, plotly, the page
 #: helpers); the server imports them in the background as it starts, so its first visitor does not
-#: wait for them. ``ROOMS_APP_WARMUP=0`` turns this off.
-WARM_UP_MODULES = (
+#: wait for them. Home's first (a fresh server is opened on Home), then the other screens'.
+#: ``streamlit.emojis`` is the catalogue ``st.set_page_config`` reads to check the page icon (a
+#: third of a second, once per process). ``ROOMS_APP_WARMUP=0`` turns this off.
+HOME_WARM_UP_MODULES = (
+    "streamlit.emojis",
     "pandas",
-    "plotly.graph_objects",
     "storage.frames",
     "conversation",
+    "ui.access",
+    "ui.widgets",
+    "ui.templates",
     "ui.rooms",
+    "ui.manage",
+)
+WARM_UP_MODULES = HOME_WARM_UP_MODULES + (
+    "plotly.graph_objects",
     "ui.results",
     "ui.charts",
     "ui.live",
     "ui.library",
     "ui.room_forms",
-    "ui.manage",
+    "scipy.stats",  # the Statistics tab's intervals (conversation.analysis.statistics)
+    "statsmodels.stats.proportion",
 )
 
 
@@ -194,10 +210,36 @@ def _warm_up_pages() -> None:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - the page that needs it reports the error itself
             log.debug("warm-up import of %s failed", name, exc_info=True)
+        if name == HOME_WARM_UP_MODULES[-1]:
+            # The sidebar and Home describe the default model on every run; the first
+            # description imports EDSL's key management (most of a second).
+            with contextlib.suppress(Exception):
+                model_summary()
+            # Home is ready: the other screens' imports wait for the first visitor's page (a
+            # person who opens the app as soon as it answers) or a few seconds, then a little
+            # more while the browser fetches that page's widget code from this process.
+            if _first_page_drawn.wait(WARM_UP_WAIT_SECONDS):
+                time.sleep(WARM_UP_AFTER_FIRST_PAGE_SECONDS)
     log.info("pages warmed up in %.1f s", time.perf_counter() - started)
 
 
+def _skip_repl_check() -> None:
+    """Spare the first visitor Streamlit's one-off "not run with ``streamlit run``" check.
+
+    The first element a process draws makes Streamlit ask whether it runs in a Python REPL
+    (``inspect.stack()``, which resolves the source file of every imported module: about a second
+    once EDSL and pandas are imported) to print a hint to the terminal. Under the server the
+    answer is always no and nothing is printed (a runtime exists), so the server marks that check
+    done when it starts. Nothing else changes (a Streamlit without the flag ignores it).
+    """
+    from streamlit import delta_generator
+
+    if hasattr(delta_generator, "_use_warning_has_been_displayed"):
+        delta_generator._use_warning_has_been_displayed = True  # noqa: SLF001
+
+
 def _start_with_server():  # type: ignore[no-untyped-def]
+    _skip_repl_check()
     if os.environ.get("ROOMS_APP_WARMUP", "1") != "0":
         # A visitor arriving meanwhile waits only for what is still being imported (one import
         # lock per module), never for a second copy of it.

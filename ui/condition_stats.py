@@ -14,6 +14,7 @@ from storage import frames
 from ui import charts
 
 
+@st.fragment
 def render(
     db: Any,
     rooms: pd.DataFrame,
@@ -23,7 +24,8 @@ def render(
 ) -> None:
     """The tab for ``rooms`` (the rows the table selected or shows), labelled by ``names``
     (``{condition: short name}`` in design order); ``analysis``: the latest stored analysis of
-    the experiment, whose yes/no answers are charted as rates."""
+    the experiment, whose yes/no answers are charted as rates. A fragment: picking a measure, an
+    interval or two conditions reruns this tab only."""
     from conversation.analysis import statistics
 
     if rooms.empty or rooms["condition"].isna().all():

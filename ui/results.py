@@ -3,6 +3,7 @@ follow-up questions, running and storing an analysis, and exports. No Streamlit 
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -92,6 +93,39 @@ def events_by_seq(db: Any, room_id: int, tail: int | None = None) -> dict[int, A
     if tail is not None:
         after = max(0, repo.latest_seq(db, room_id) - tail)
     return {e.seq: e for e in repo.events(db, room_id, after_seq=after)}
+
+
+ALL_ROOMS = "All rooms"
+
+
+def experiment_choices(
+    db: Any, *, show_archived: bool, linked: int | None = None
+) -> dict[str, int | None]:
+    """The Results experiment picker, ``{label: id}`` (``ALL_ROOMS`` first, then newest first).
+
+    As on the Experiments page, archived experiments are listed only when asked for, marked
+    "(archived)"; an archived experiment a link names (``?experiment=``) is listed anyway, so it
+    stays reachable. A linked id that does not exist is left out (the page says so)."""
+    listed = repo.list_experiments(db, archived=None if show_archived else False, limit=None)
+    if linked is not None and all(e.id != linked for e in listed):
+        with contextlib.suppress(LookupError):
+            listed = [repo.get_experiment(db, linked), *listed]
+    choices: dict[str, int | None] = {ALL_ROOMS: None}
+    for e in listed:
+        choices[f"#{e.id} {e.name}" + (" (archived)" if e.archived_at else "")] = e.id
+    return choices
+
+
+def rooms_archived_filter(
+    db: Any, *, show_archived: bool, experiment_id: int | None
+) -> bool | None:
+    """The ``archived`` filter of the rooms listed: archived rooms are left out unless asked for,
+    or unless the experiment picked is itself archived (its rooms were archived with it)."""
+    if show_archived:
+        return None
+    if experiment_id is not None and repo.get_experiment(db, experiment_id).archived_at:
+        return None
+    return False
 
 
 def condition_names(db: Any, experiment_id: int | None) -> dict[str, str]:

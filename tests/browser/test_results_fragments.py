@@ -1,0 +1,55 @@
+"""Results in a real browser: a widget of the Transcript tab (its room picker) reruns that tab
+only (a fragment), not the rooms table and the charts above it (issue 10, speed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import storage
+from tests.browser.browser_helpers import idle, open_page, until, wait_text
+from tests.browser.test_breakpoints import _reruns
+
+pytestmark = pytest.mark.browser
+
+
+def test_the_transcript_room_picker_reruns_only_its_tab(app_server, browser, db) -> None:  # type: ignore[no-untyped-def]
+    for name in ("first study room", "second study room"):
+        storage.create_room(db, name, status="terminated")
+    page = browser.new_page()
+    sent: list[bytes] = []
+    page.on(
+        "websocket",
+        lambda ws: ws.on(
+            "framesent",
+            lambda payload: sent.append(payload) if isinstance(payload, bytes) else None,
+        ),
+    )
+    try:
+        open_page(page, app_server, "/results")
+        wait_text(page, "Rooms (2 shown of 2)")
+        page.get_by_role("tab", name="Transcript").click()
+        idle(page)
+        box = page.get_by_label("Room", exact=True).filter(visible=True).first
+        other = "first" if "second" in (box.input_value() or box.inner_text()) else "second"
+
+        def asked_after(action: Any) -> list[tuple[str, bool]]:
+            for _ in range(3):  # a redraw may close the list just opened: try again
+                before = len(sent)
+                action()
+                if until(lambda b=before: any(not a for _, a in _reruns(sent[b:])), timeout=10):
+                    return [r for r in _reruns(sent[before:]) if not r[1]]
+            return []
+
+        def pick() -> None:
+            box.click()
+            box.press_sequentially(other)
+            box.press("Enter")
+
+        asked = asked_after(pick)
+        assert asked, f"no rerun was requested: {_reruns(sent)}"
+        assert all(fragment for fragment, _ in asked), "the transcript picker reran the page"
+        assert until(lambda: other in (box.input_value() or box.inner_text()), timeout=10)
+    finally:
+        page.close()

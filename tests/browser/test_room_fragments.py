@@ -1,0 +1,76 @@
+"""The Room page in a real browser: a change of the turn-details picker reruns only its panel (a
+fragment), and switching tabs or downloading an export asks for no rerun at all (issue 10)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conversation import OfflineModel, Room
+from tests.browser.browser_helpers import idle, open_page, until, wait_text
+from tests.browser.test_breakpoints import _reruns
+
+pytestmark = pytest.mark.browser
+
+
+def test_turn_picker_reruns_its_fragment_and_tabs_and_exports_rerun_nothing(  # type: ignore[no-untyped-def]
+    app_server, browser, db
+) -> None:
+    room = Room.create(
+        db,
+        name="panel check",
+        agents=[{"name": "Alice"}, {"name": "Bob"}],
+        model=OfflineModel(seed=5, mention_probability=0),
+        planner={"kind": "round_robin", "transitions": None},
+        termination={"kind": "max_turns", "max_turns": 2},
+    )
+    room.post("Two turns, please.")
+    room.run()  # here, or by the server's runner: either way, done
+    until(lambda: Room.open(db, room.id).status == "terminated", timeout=60)
+    page = browser.new_page()
+    sent: list[bytes] = []
+    page.on(
+        "websocket",
+        lambda ws: ws.on(
+            "framesent",
+            lambda payload: sent.append(payload) if isinstance(payload, bytes) else None,
+        ),
+    )
+    try:
+        open_page(page, app_server, f"/room?room={room.id}")
+        wait_text(page, "What the agent saw")
+        idle(page)
+
+        def asked_after(action: Any, *, expect: bool = True) -> list[tuple[str, bool]]:
+            # The live view may redraw the page meanwhile and close a list just opened: try a
+            # change again (up to 3 times) until it is sent.
+            for _ in range(3 if expect else 1):
+                before = len(sent)
+                action()
+                if until(lambda b=before: any(not a for _, a in _reruns(sent[b:])), timeout=10):
+                    return [r for r in _reruns(sent[before:]) if not r[1]]
+            return []
+
+        box = page.get_by_label("Turn", exact=True)
+        shown = box.input_value() or box.inner_text()  # the turn shown: the latest, Bob's
+        other = "Alice" if "Bob" in shown else "Bob"
+
+        def pick_other_turn() -> None:
+            box.click()
+            box.press_sequentially(other)
+            box.press("Enter")
+
+        asked = asked_after(pick_other_turn)
+        assert asked, f"no rerun was requested: {_reruns(sent)}"
+        assert all(fragment for fragment, _ in asked), "the turn picker reran the whole page"
+        idle(page)
+
+        def open_exports() -> None:
+            page.get_by_role("tab", name="Fork & export").click()
+            with page.expect_download():
+                page.get_by_role("button", name="Export CSV", exact=True).click()
+
+        assert asked_after(open_exports, expect=False) == []
+    finally:
+        page.close()
