@@ -179,6 +179,7 @@ def transcript_panel(rooms: Any, selected: list[int]) -> None:
             room,
             LiveCache(events=results.events_by_seq(db, room_id, tail=tail)),
             results.roster(room),
+            db=db,  # shows each message's coding tags
         )
 
 
@@ -222,6 +223,7 @@ def compare_panel(rooms: Any, selected: list[int]) -> None:
                     room,
                     LiveCache(events=results.events_by_seq(db, rid, tail=TRANSCRIPT_TAIL)),
                     results.roster(room),
+                    db=db,
                 )
 
 

@@ -62,6 +62,13 @@ _run = threading.local()
 #: Set when this process has drawn its first page: the warm-up of the other screens waits for it
 #: (or a few seconds), so that it does not compete for the interpreter with the first visitor.
 _first_page_drawn = threading.Event()
+#: Held by the warm-up thread while it imports a module, and by a page run while the warm-up is
+#: under way. Two threads importing the same modules in different orders can each hold a module
+#: the other needs; Python then breaks the deadlock by handing one of them a partially
+#: initialised module ("cannot import name 'Room' from partially initialized module"), which
+#: failed a first deep-linked visit. With the lock, imports of the two never interleave.
+_IMPORTS = threading.Lock()
+_warming_up = threading.Event()  # set while the warm-up thread has modules left to import
 WARM_UP_WAIT_SECONDS = 5.0
 WARM_UP_AFTER_FIRST_PAGE_SECONDS = 2.0
 
@@ -85,13 +92,14 @@ def run_app() -> None:
         access.sign_in_screen(APP_TITLE)
         return
     page = _navigation()
-    _shared_setup()
-    _run.via_app = True
-    try:
-        page.run()
-    finally:
-        _run.via_app = False
-        _first_page_drawn.set()
+    with _IMPORTS if _warming_up.is_set() else contextlib.nullcontext():
+        _shared_setup()
+        _run.via_app = True
+        try:
+            page.run()
+        finally:
+            _run.via_app = False
+            _first_page_drawn.set()
 
 
 def page_setup() -> None:
@@ -205,22 +213,30 @@ def _warm_up_pages() -> None:
     import time
 
     started = time.perf_counter()
+    try:
+        _import_all(importlib, time)
+    finally:
+        _warming_up.clear()
+    log.info("pages warmed up in %.1f s", time.perf_counter() - started)
+
+
+def _import_all(importlib, time) -> None:  # type: ignore[no-untyped-def]
     for name in WARM_UP_MODULES:
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - the page that needs it reports the error itself
-            log.debug("warm-up import of %s failed", name, exc_info=True)
+        with _IMPORTS:  # never while a page runs (see _IMPORTS)
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - the page that needs it reports the error itself
+                log.debug("warm-up import of %s failed", name, exc_info=True)
         if name == HOME_WARM_UP_MODULES[-1]:
             # The sidebar and Home describe the default model on every run; the first
             # description imports EDSL's key management (most of a second).
-            with contextlib.suppress(Exception):
+            with _IMPORTS, contextlib.suppress(Exception):
                 model_summary()
             # Home is ready: the other screens' imports wait for the first visitor's page (a
             # person who opens the app as soon as it answers) or a few seconds, then a little
             # more while the browser fetches that page's widget code from this process.
             if _first_page_drawn.wait(WARM_UP_WAIT_SECONDS):
                 time.sleep(WARM_UP_AFTER_FIRST_PAGE_SECONDS)
-    log.info("pages warmed up in %.1f s", time.perf_counter() - started)
 
 
 def _skip_repl_check() -> None:
@@ -240,16 +256,18 @@ def _skip_repl_check() -> None:
 
 def _start_with_server():  # type: ignore[no-untyped-def]
     _skip_repl_check()
-    if os.environ.get("ROOMS_APP_WARMUP", "1") != "0":
-        # A visitor arriving meanwhile waits only for what is still being imported (one import
-        # lock per module), never for a second copy of it.
-        threading.Thread(target=_warm_up_pages, name="rooms-warm-up", daemon=True).start()
     _load_secrets_into_environment()
     try:
-        return ensure_runner()
+        runner = ensure_runner()
     except Exception:  # noqa: BLE001 - reported by the first page, which opens it again
         log.exception("the runner could not start with the server")
-        return None
+        runner = None
+    if os.environ.get("ROOMS_APP_WARMUP", "1") != "0":
+        # Started after the runner (whose imports would otherwise race with it, see _IMPORTS):
+        # a visitor arriving meanwhile waits for the module being imported, then runs alone.
+        _warming_up.set()
+        threading.Thread(target=_warm_up_pages, name="rooms-warm-up", daemon=True).start()
+    return runner
 
 
 def ensure_runner():  # type: ignore[no-untyped-def]

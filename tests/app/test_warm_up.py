@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ui.bootstrap import WARM_UP_MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,3 +35,51 @@ def test_the_warm_up_loads_the_screens_heaviest_imports() -> None:
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert result.stdout.split() == ["False", "True"], result.stdout + result.stderr
+
+
+def test_the_warm_up_never_imports_while_a_page_runs() -> None:
+    """Two threads importing the same modules in different orders can be handed a partially
+    initialised module (a first deep-linked visit failed so); a page run holds the warm-up's
+    lock, so the warm-up's imports wait for it, and go on after it."""
+    script = (
+        "import sys, threading, time; import ui.bootstrap as b;"
+        "b._first_page_drawn.set(); b._warming_up.set();"
+        "b._IMPORTS.acquire();"  # a page is running
+        "t = threading.Thread(target=b._warm_up_pages); t.start(); time.sleep(1.5);"
+        "print('pandas' in sys.modules, b._warming_up.is_set());"
+        "b._IMPORTS.release(); t.join(300);"  # the page is done
+        "print('pandas' in sys.modules, b._warming_up.is_set())"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert result.stdout.split() == ["False", "True", "True", "False"], (
+        result.stdout + result.stderr
+    )
+
+
+def test_a_page_run_during_the_warm_up_holds_its_lock(
+    db: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    import ui.bootstrap as bootstrap
+
+    seen: list[bool] = []
+    real_setup = bootstrap._shared_setup
+
+    def setup() -> None:
+        seen.append(bootstrap._IMPORTS.locked())
+        real_setup()
+
+    monkeypatch.setattr(bootstrap, "_shared_setup", setup)
+    bootstrap._warming_up.set()
+    try:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+        at.run()
+        assert not at.exception, at.exception
+    finally:
+        bootstrap._warming_up.clear()
+    at.run()  # warmed up: pages run without the lock
+    assert seen == [True, False]
+    assert not bootstrap._IMPORTS.locked()
