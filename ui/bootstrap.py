@@ -181,8 +181,9 @@ async def lifespan(app):  # type: ignore[no-untyped-def]
 
 
 #: What the screens import on their first run (seconds of imports: EDSL, pandas, plotly, the page
-#: helpers); the server imports them in the background as it starts, so its first visitor does not
-#: wait for them. Home's first (a fresh server is opened on Home), then the other screens'.
+#: helpers); the server imports them as it starts, so its first visitor does not wait for them:
+#: Home's before it answers (a fresh server is opened on Home), the other screens' in the
+#: background after that.
 #: ``streamlit.emojis`` is the catalogue ``st.set_page_config`` reads to check the page icon (a
 #: third of a second, once per process). ``ROOMS_APP_WARMUP=0`` turns this off.
 HOME_WARM_UP_MODULES = (
@@ -208,35 +209,44 @@ WARM_UP_MODULES = HOME_WARM_UP_MODULES + (
 )
 
 
-def _warm_up_pages() -> None:
+def _import_quietly(names: tuple[str, ...]) -> None:
     import importlib
-    import time
 
-    started = time.perf_counter()
-    try:
-        _import_all(importlib, time)
-    finally:
-        _warming_up.clear()
-    log.info("pages warmed up in %.1f s", time.perf_counter() - started)
-
-
-def _import_all(importlib, time) -> None:  # type: ignore[no-untyped-def]
-    for name in WARM_UP_MODULES:
+    for name in names:
         with _IMPORTS:  # never while a page runs (see _IMPORTS)
             try:
                 importlib.import_module(name)
             except Exception:  # noqa: BLE001 - the page that needs it reports the error itself
                 log.debug("warm-up import of %s failed", name, exc_info=True)
-        if name == HOME_WARM_UP_MODULES[-1]:
-            # The sidebar and Home describe the default model on every run; the first
-            # description imports EDSL's key management (most of a second).
-            with _IMPORTS, contextlib.suppress(Exception):
-                model_summary()
-            # Home is ready: the other screens' imports wait for the first visitor's page (a
-            # person who opens the app as soon as it answers) or a few seconds, then a little
-            # more while the browser fetches that page's widget code from this process.
-            if _first_page_drawn.wait(WARM_UP_WAIT_SECONDS):
-                time.sleep(WARM_UP_AFTER_FIRST_PAGE_SECONDS)
+
+
+def _warm_up_home() -> None:
+    """Home's imports and the first model description (the sidebar and Home describe the
+    default model on every run; the first description imports EDSL's key management), done
+    before the server answers: a fresh server's first page then runs in a tenth of a second."""
+    import time
+
+    started = time.perf_counter()
+    _import_quietly(HOME_WARM_UP_MODULES)
+    with _IMPORTS, contextlib.suppress(Exception):
+        model_summary()
+    log.info("Home warmed up in %.1f s", time.perf_counter() - started)
+
+
+def _warm_up_pages() -> None:
+    """The other screens' imports, in the background: they wait for the first visitor's page
+    (a person who opens the app as soon as it answers) or a few seconds, then a little more
+    while the browser fetches that page's widget code from this process."""
+    import time
+
+    try:
+        if _first_page_drawn.wait(WARM_UP_WAIT_SECONDS):
+            time.sleep(WARM_UP_AFTER_FIRST_PAGE_SECONDS)
+        started = time.perf_counter()
+        _import_quietly(WARM_UP_MODULES)
+        log.info("pages warmed up in %.1f s", time.perf_counter() - started)
+    finally:
+        _warming_up.clear()
 
 
 def _skip_repl_check() -> None:
@@ -263,8 +273,10 @@ def _start_with_server():  # type: ignore[no-untyped-def]
         log.exception("the runner could not start with the server")
         runner = None
     if os.environ.get("ROOMS_APP_WARMUP", "1") != "0":
-        # Started after the runner (whose imports would otherwise race with it, see _IMPORTS):
-        # a visitor arriving meanwhile waits for the module being imported, then runs alone.
+        _warm_up_home()  # before the server answers (see _warm_up_home)
+        # The rest after the runner and Home (whose imports would otherwise race with it, see
+        # _IMPORTS): a visitor arriving meanwhile waits for the module being imported, then
+        # runs alone.
         _warming_up.set()
         threading.Thread(target=_warm_up_pages, name="rooms-warm-up", daemon=True).start()
     return runner

@@ -4,6 +4,7 @@ skipped silently there, and the first visitor would pay for it again)."""
 from __future__ import annotations
 
 import importlib
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -43,7 +44,7 @@ def test_the_warm_up_never_imports_while_a_page_runs() -> None:
     lock, so the warm-up's imports wait for it, and go on after it."""
     script = (
         "import sys, threading, time; import ui.bootstrap as b;"
-        "b._first_page_drawn.set(); b._warming_up.set();"
+        "b._first_page_drawn.set(); b._warming_up.set(); b.WARM_UP_AFTER_FIRST_PAGE_SECONDS = 0;"
         "b._IMPORTS.acquire();"  # a page is running
         "t = threading.Thread(target=b._warm_up_pages); t.start(); time.sleep(1.5);"
         "print('pandas' in sys.modules, b._warming_up.is_set());"
@@ -83,3 +84,28 @@ def test_a_page_run_during_the_warm_up_holds_its_lock(
     at.run()  # warmed up: pages run without the lock
     assert seen == [True, False]
     assert not bootstrap._IMPORTS.locked()
+
+
+def test_the_server_answers_only_once_homes_imports_are_done(tmp_path: Path) -> None:
+    """The server's start (what runs before it answers) imports Home's modules; the other
+    screens' are left to the background."""
+    script = (
+        "import sys; import ui.bootstrap as b;"
+        "b._start_with_server();"
+        "print(all(m in sys.modules for m in b.HOME_WARM_UP_MODULES), b._warming_up.is_set())"
+    )
+    env = {
+        **os.environ,
+        "ROOMS_APP_RUNNER": "0",
+        "ROOMS_DATABASE_URL": f"sqlite:///{tmp_path / 'rooms.db'}",
+        "HOME": str(tmp_path),
+    }
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert result.stdout.split() == ["True", "True"], result.stdout + result.stderr
