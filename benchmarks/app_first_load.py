@@ -39,7 +39,6 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from app_pages import build  # noqa: E402
 from live_view import CHROMIUM, LAUNCH_ARGS, start_server  # noqa: E402
 
-
 #: Seconds from starting the server process to its first healthy answer, by warm-up on / off.
 STARTS: dict[bool, list[float]] = {}
 

@@ -14,9 +14,15 @@ from tests.browser.test_breakpoints import _reruns
 pytestmark = pytest.mark.browser
 
 
-def test_the_transcript_room_picker_reruns_only_its_tab(app_server, browser, db) -> None:  # type: ignore[no-untyped-def]
+def test_the_transcript_room_picker_reruns_only_its_tab(fresh_server, browser) -> None:  # type: ignore[no-untyped-def]
+    # A server of its own: the page must list exactly these two rooms (the shared server's
+    # database holds every other browser test's rooms).
+    db = fresh_server.database()
     for name in ("first study room", "second study room"):
         storage.create_room(db, name, status="terminated")
+    db.dispose()
+    fresh_server.start()
+    app_server = fresh_server
     page = browser.new_page()
     sent: list[bytes] = []
     page.on(
