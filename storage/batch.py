@@ -209,17 +209,23 @@ def release_leases(db: Database, owner: str, leases: dict[int, int]) -> None:
     no longer held by ``owner`` with that token is left alone (tokens are never reused)."""
     if not leases:
         return
+    rows = [
+        {"b_room_id": room_id, "b_owner": owner, "b_token": token}
+        for room_id, token in sorted(leases.items())
+    ]
     with db.write_connection() as conn:
-        for room_id, token in sorted(leases.items()):
-            conn.execute(
-                update(LEASES)
-                .where(
-                    LEASES.c.room_id == room_id,
-                    LEASES.c.owner == owner,
-                    LEASES.c.token == token,
-                )
-                .values(owner=None, expires_at=None)
-            )
+        conn.execute(_RELEASE_LEASE, rows)  # one batch, whatever the number of rooms
+
+
+_RELEASE_LEASE = (
+    update(LEASES)
+    .where(
+        LEASES.c.room_id == bindparam("b_room_id"),
+        LEASES.c.owner == bindparam("b_owner"),
+        LEASES.c.token == bindparam("b_token"),
+    )
+    .values(owner=None, expires_at=None)
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

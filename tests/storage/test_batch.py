@@ -149,3 +149,16 @@ def test_a_settlement_is_refused_when_the_log_grew_after_its_plan(db: Database) 
     )
     assert (stale, fresh) == (False, True)
     assert storage.get_room(db, room_id).status == "settled"
+
+
+def test_releasing_many_leases_frees_only_those_still_held_with_their_token(db: Database) -> None:
+    mine, mine_token = running_room(db, "mine")
+    other, other_token = running_room(db, "other")
+    again, _ = running_room(db, "again")
+    storage.release_leases(db, "w", {again: 99})  # not its token: left alone
+    storage.release_leases(db, "someone else", {other: other_token})  # not its owner
+    assert storage.get_lease(db, other).owner == "w"
+    storage.release_leases(db, "w", {mine: mine_token, other: other_token})
+    assert storage.get_lease(db, mine).owner is None
+    assert storage.get_lease(db, other).owner is None
+    assert storage.get_lease(db, again).owner == "w"
