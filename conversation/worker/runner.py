@@ -35,7 +35,7 @@ EXPERIMENT_CHECK_SECONDS = 5.0
 #: next model calls are already waiting while the worker commits the later ones (the model's
 #: latency overlaps the worker's own work instead of adding to it), large enough that one
 #: commit's fixed cost is shared by many turns (a group commit).
-CHUNK = 32
+CHUNK = 64
 
 
 class Worker:
