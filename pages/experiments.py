@@ -38,20 +38,17 @@ st.title("Experiments")
 if ex.catch_up(db, speaker=human_name()):  # resumes experiments a restart cut short
     wake_runner()
 show_archived = st.toggle("Show archived experiments", key="exp-show-archived")
-all_experiments = repo.list_experiments(db, archived=None if show_archived else False, limit=None)
-# No status in the labels: the picker is drawn once per page run, so a status in it would go
-# stale while the progress panel below follows the rooms (issue 10).
-labels = {e.id: f"#{e.id} {e.name}" for e in all_experiments}
 linked = parse_id(st.query_params.get("experiment"), "experiment")
 if linked.problem:
     st.warning(linked.problem)
 current = linked.value
+# No status in the labels: the picker is drawn once per page run, so a status in it would go
+# stale while the progress panel below follows the rooms (issue 10). An archived experiment
+# stays reachable by its link.
+labels = ex.experiment_labels(db, show_archived=show_archived, linked=current)
 if current is not None and current not in labels:
-    try:  # an archived experiment stays reachable by its link
-        labels[current] = f"#{current} {repo.get_experiment(db, current).name}"
-    except LookupError:
-        st.error(f"There is no experiment {current}. Pick another one or design a new one.")
-        current = None
+    st.error(f"There is no experiment {current}. Pick another one or design a new one.")
+    current = None
 manage.show_notice()
 options = [None, *labels]
 picked = widgets.synced_selectbox(

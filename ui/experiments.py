@@ -3,6 +3,7 @@ app's shipped room templates to an experiment template. No Streamlit here."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,6 +11,23 @@ from conversation.experiments import *  # noqa: F403 - the whole engine API, as 
 from conversation.experiments import Progress
 from conversation.experiments import __all__ as _engine_all
 from conversation.termination.budget import Budget, format_dollars
+
+
+def experiment_labels(db: Any, *, show_archived: bool, linked: int | None = None) -> dict[int, str]:
+    """The experiment pickers' entries (Experiments, Results), ``{id: "#id name"}`` newest
+    first: archived experiments only when asked for, marked "(archived)"; an archived one a link
+    names (``?experiment=``) is listed anyway, first, so it stays reachable. A linked id that
+    does not exist is left out (the page says so)."""
+    from storage import repository as repo
+
+    listed = repo.list_experiments(db, archived=None if show_archived else False, limit=None)
+    if linked is not None and all(e.id != linked for e in listed):
+        with contextlib.suppress(LookupError):
+            listed = [repo.get_experiment(db, linked), *listed]
+    return {
+        int(e.id or 0): f"#{e.id} {e.name}" + (" (archived)" if e.archived_at else "")
+        for e in listed
+    }
 
 
 def template_from_room_template(

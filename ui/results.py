@@ -3,7 +3,6 @@ follow-up questions, running and storing an analysis, and exports. No Streamlit 
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -101,19 +100,12 @@ ALL_ROOMS = "All rooms"
 def experiment_choices(
     db: Any, *, show_archived: bool, linked: int | None = None
 ) -> dict[str, int | None]:
-    """The Results experiment picker, ``{label: id}`` (``ALL_ROOMS`` first, then newest first).
+    """The Results experiment picker, ``{label: id}``: ``ALL_ROOMS`` first, then the entries of
+    ``ui.experiments.experiment_labels`` (the Experiments page's picker, the same rules)."""
+    from ui.experiments import experiment_labels
 
-    As on the Experiments page, archived experiments are listed only when asked for, marked
-    "(archived)"; an archived experiment a link names (``?experiment=``) is listed anyway, so it
-    stays reachable. A linked id that does not exist is left out (the page says so)."""
-    listed = repo.list_experiments(db, archived=None if show_archived else False, limit=None)
-    if linked is not None and all(e.id != linked for e in listed):
-        with contextlib.suppress(LookupError):
-            listed = [repo.get_experiment(db, linked), *listed]
-    choices: dict[str, int | None] = {ALL_ROOMS: None}
-    for e in listed:
-        choices[f"#{e.id} {e.name}" + (" (archived)" if e.archived_at else "")] = e.id
-    return choices
+    labels = experiment_labels(db, show_archived=show_archived, linked=linked)
+    return {ALL_ROOMS: None, **{label: experiment_id for experiment_id, label in labels.items()}}
 
 
 def rooms_archived_filter(

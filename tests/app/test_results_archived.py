@@ -45,3 +45,29 @@ def test_a_link_to_an_archived_experiment_opens_it_in_results(db: Database) -> N
     assert at.selectbox(key="res-exp").value == f"#{old} old study (archived)"
     assert set(_rooms_table(at)["name"]) == {f"room {old}-0", f"room {old}-1"}
     assert not at.error
+
+
+def test_both_experiment_pickers_list_and_mark_archived_experiments_alike(db: Database) -> None:
+    """Experiments and Results share one picker rule (ui.experiments.experiment_labels)."""
+    live, old = _two_studies(db)
+    experiments = app("pages/experiments.py")
+    assert experiments.selectbox(key="exp-pick").options == [
+        "+ New experiment",
+        f"#{live} live study",
+    ]
+    experiments.toggle(key="exp-show-archived").set_value(True).run()
+    results = app("pages/results.py")
+    results.toggle(key="res-show-archived").set_value(True).run()
+    archived = f"#{old} old study (archived)"
+    assert archived in experiments.selectbox(key="exp-pick").options
+    assert archived in results.selectbox(key="res-exp").options
+    from ui.experiments import experiment_labels
+
+    # Archived and not asked for, but named by a link: listed first, so it stays reachable.
+    assert experiment_labels(db, show_archived=False, linked=old) == {
+        old: archived,
+        live: f"#{live} live study",
+    }
+    assert experiment_labels(db, show_archived=False, linked=999_999) == {
+        live: f"#{live} live study"
+    }
