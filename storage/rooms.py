@@ -138,23 +138,7 @@ def stop_room(
             .where(EVENTS.c.room_id == room_id, open_turn_clause())
             .values(state="stopped", updated_at=now)
         )
-        conn.execute(
-            insert(EVENTS),
-            {
-                "room_id": room_id,
-                "seq": probe.last_seq + 1,
-                "activity": probe.last_activity,
-                "round": probe.last_round,
-                "kind": "system",
-                "speaker": "room",
-                "content": notice,
-                "words": word_count(notice),
-                "attempts": 0,
-                "data": notice_data,
-                "created_at": now,
-                "updated_at": now,
-            },
-        )
+        _insert_notice(conn, room_id, probe, notice, notice_data, now)
         touch_room(conn, room_id, now)
     return True
 
@@ -400,7 +384,18 @@ def _append_notice(
     conn: Any, room_id: int, notice: str, data: dict[str, Any] | None, now: datetime
 ) -> None:
     """A system event at the end of a room's log, inside the caller's write transaction."""
-    probe = probe_room(conn, room_id)
+    _insert_notice(conn, room_id, probe_room(conn, room_id), notice, data, now)
+
+
+def _insert_notice(
+    conn: Any,
+    room_id: int,
+    probe: Any,
+    notice: str,
+    data: dict[str, Any] | None,
+    now: datetime,
+) -> None:
+    """The system event ``notice`` after the log end ``probe`` read (in this transaction)."""
     conn.execute(
         insert(EVENTS),
         {
