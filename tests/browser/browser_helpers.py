@@ -74,3 +74,43 @@ def until(predicate: Any, timeout: float = 20.0, interval: float = 0.1) -> Any:
         if value or time.monotonic() > deadline:
             return value
         time.sleep(interval)
+
+
+class RerunRecorder:
+    """The rerun requests a page sends to the server (Streamlit's messages on its websocket):
+    which fragment each asked for (``""``: the whole page) and whether it was automatic."""
+
+    def __init__(self, page: Any) -> None:
+        self.frames: list[bytes] = []
+        page.on(
+            "websocket",
+            lambda ws: ws.on(
+                "framesent",
+                lambda payload: self.frames.append(payload) if isinstance(payload, bytes) else None,
+            ),
+        )
+
+    def reruns(self, since: int = 0) -> list[tuple[str, bool]]:
+        """(fragment id, automatic?) of each rerun request sent after the first ``since`` frames."""
+        from streamlit.proto.BackMsg_pb2 import BackMsg
+
+        found = []
+        for payload in self.frames[since:]:
+            message = BackMsg.FromString(payload)
+            if message.WhichOneof("type") == "rerun_script":
+                state = message.rerun_script
+                found.append((state.fragment_id, state.is_auto_rerun))
+        return found
+
+    def asked_after(
+        self, action: Any, *, tries: int = 3, timeout: float = 10
+    ) -> list[tuple[str, bool]]:
+        """The reruns a person's ``action`` asked for (automatic ones left out). A live view may
+        redraw the page meanwhile and close a list just opened: the action is tried again (up
+        to ``tries`` times) until a rerun is sent."""
+        for _ in range(tries):
+            before = len(self.frames)
+            action()
+            if until(lambda b=before: any(not a for _, a in self.reruns(b)), timeout=timeout):
+                return [r for r in self.reruns(before) if not r[1]]
+        return []

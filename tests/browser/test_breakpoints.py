@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from conversation import OfflineModel, Room
-from tests.browser.browser_helpers import idle, open_page, until, wait_text
+from tests.browser.browser_helpers import RerunRecorder, idle, open_page, until, wait_text
 
 pytestmark = pytest.mark.browser
 
@@ -47,19 +47,6 @@ def test_a_room_paused_before_an_agent_is_resumed_from_the_page(app_server, brow
         page.close()
 
 
-def _reruns(frames: list[bytes]) -> list[tuple[str, bool]]:
-    """(fragment id, automatic?) of each rerun request the browser sent."""
-    from streamlit.proto.BackMsg_pb2 import BackMsg
-
-    found = []
-    for payload in frames:
-        message = BackMsg.FromString(payload)
-        if message.WhichOneof("type") == "rerun_script":
-            state = message.rerun_script
-            found.append((state.fragment_id, state.is_auto_rerun))
-    return found
-
-
 def test_a_widget_change_in_a_panel_reruns_only_its_fragment(app_server, browser, db) -> None:  # type: ignore[no-untyped-def]
     room = Room.create(
         db,
@@ -73,14 +60,7 @@ def test_a_widget_change_in_a_panel_reruns_only_its_fragment(app_server, browser
     room.run()  # here, or by the server's runner (it starts with the server): either way, done
     until(lambda: Room.open(db, room.id).status == "terminated", timeout=60)
     page = browser.new_page()
-    sent: list[bytes] = []
-    page.on(
-        "websocket",
-        lambda ws: ws.on(
-            "framesent",
-            lambda payload: sent.append(payload) if isinstance(payload, bytes) else None,
-        ),
-    )
+    sent = RerunRecorder(page)
     try:
         open_page(page, app_server, f"/room?room={room.id}")
         page.get_by_role("tab", name="Settings").click()
@@ -88,14 +68,8 @@ def test_a_widget_change_in_a_panel_reruns_only_its_fragment(app_server, browser
         idle(page)
 
         def rerun_asked_by(action: Any) -> list[tuple[str, bool]]:
-            # The live view redraws the page on its own every second or so, which can close a
-            # list a click just opened: try the change again (up to 3 times) until it is sent.
-            for _ in range(3):
-                before = len(sent)
-                action()
-                if until(lambda b=before: any(not a for _, a in _reruns(sent[b:])), timeout=15):
-                    return [r for r in _reruns(sent[before:]) if not r[1]]
-            return []
+            # The live view redraws the page on its own every second or so (see asked_after).
+            return sent.asked_after(action, timeout=15)
 
         def pick(label: str, name: str, *, close: bool = False) -> Any:
             def action() -> None:
@@ -111,12 +85,12 @@ def test_a_widget_change_in_a_panel_reruns_only_its_fragment(app_server, browser
         shown = page.get_by_test_id("stSelectbox").filter(has_text="Preview the next prompt of")
         target = "Alice" if "Bob" in shown.inner_text() else "Bob"
         asked = rerun_asked_by(pick("Preview the next prompt of", target))
-        assert asked, f"no rerun was requested: {_reruns(sent)}"
+        assert asked, f"no rerun was requested: {sent.reruns()}"
         assert asked[0][0], "the preview picker reran the whole page"
         # A widget of the page itself (not in a panel) reruns the page: the check can fail.
         idle(page)
         asked = rerun_asked_by(pick("Send privately to (optional)", "Alice", close=True))
-        assert asked, f"no rerun was requested: {_reruns(sent)}"
+        assert asked, f"no rerun was requested: {sent.reruns()}"
         assert asked[0][0] == ""
     finally:
         page.close()

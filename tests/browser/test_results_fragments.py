@@ -3,13 +3,10 @@ only (a fragment), not the rooms table and the charts above it (issue 10, speed)
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 import storage
-from tests.browser.browser_helpers import idle, open_page, until, wait_text
-from tests.browser.test_breakpoints import _reruns
+from tests.browser.browser_helpers import RerunRecorder, idle, open_page, until, wait_text
 
 pytestmark = pytest.mark.browser
 
@@ -24,14 +21,7 @@ def test_the_transcript_room_picker_reruns_only_its_tab(fresh_server, browser) -
     fresh_server.start()
     app_server = fresh_server
     page = browser.new_page()
-    sent: list[bytes] = []
-    page.on(
-        "websocket",
-        lambda ws: ws.on(
-            "framesent",
-            lambda payload: sent.append(payload) if isinstance(payload, bytes) else None,
-        ),
-    )
+    sent = RerunRecorder(page)
     try:
         open_page(page, app_server, "/results")
         wait_text(page, "Rooms (2 shown of 2)")
@@ -40,21 +30,13 @@ def test_the_transcript_room_picker_reruns_only_its_tab(fresh_server, browser) -
         box = page.get_by_label("Room", exact=True).filter(visible=True).first
         other = "first" if "second" in (box.input_value() or box.inner_text()) else "second"
 
-        def asked_after(action: Any) -> list[tuple[str, bool]]:
-            for _ in range(3):  # a redraw may close the list just opened: try again
-                before = len(sent)
-                action()
-                if until(lambda b=before: any(not a for _, a in _reruns(sent[b:])), timeout=10):
-                    return [r for r in _reruns(sent[before:]) if not r[1]]
-            return []
-
         def pick() -> None:
             box.click()
             box.press_sequentially(other)
             box.press("Enter")
 
-        asked = asked_after(pick)
-        assert asked, f"no rerun was requested: {_reruns(sent)}"
+        asked = sent.asked_after(pick)
+        assert asked, f"no rerun was requested: {sent.reruns()}"
         assert all(fragment for fragment, _ in asked), "the transcript picker reran the page"
         assert until(lambda: other in (box.input_value() or box.inner_text()), timeout=10)
     finally:

@@ -3,13 +3,10 @@ fragment), and switching tabs or downloading an export asks for no rerun at all 
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from conversation import OfflineModel, Room
-from tests.browser.browser_helpers import idle, open_page, until, wait_text
-from tests.browser.test_breakpoints import _reruns
+from tests.browser.browser_helpers import RerunRecorder, idle, open_page, until, wait_text
 
 pytestmark = pytest.mark.browser
 
@@ -29,28 +26,11 @@ def test_turn_picker_reruns_its_fragment_and_tabs_and_exports_rerun_nothing(  # 
     room.run()  # here, or by the server's runner: either way, done
     until(lambda: Room.open(db, room.id).status == "terminated", timeout=60)
     page = browser.new_page()
-    sent: list[bytes] = []
-    page.on(
-        "websocket",
-        lambda ws: ws.on(
-            "framesent",
-            lambda payload: sent.append(payload) if isinstance(payload, bytes) else None,
-        ),
-    )
+    sent = RerunRecorder(page)
     try:
         open_page(page, app_server, f"/room?room={room.id}")
         wait_text(page, "What the agent saw")
         idle(page)
-
-        def asked_after(action: Any, *, expect: bool = True) -> list[tuple[str, bool]]:
-            # The live view may redraw the page meanwhile and close a list just opened: try a
-            # change again (up to 3 times) until it is sent.
-            for _ in range(3 if expect else 1):
-                before = len(sent)
-                action()
-                if until(lambda b=before: any(not a for _, a in _reruns(sent[b:])), timeout=10):
-                    return [r for r in _reruns(sent[before:]) if not r[1]]
-            return []
 
         box = page.get_by_label("Turn", exact=True)
         shown = box.input_value() or box.inner_text()  # the turn shown: the latest, Bob's
@@ -61,8 +41,8 @@ def test_turn_picker_reruns_its_fragment_and_tabs_and_exports_rerun_nothing(  # 
             box.press_sequentially(other)
             box.press("Enter")
 
-        asked = asked_after(pick_other_turn)
-        assert asked, f"no rerun was requested: {_reruns(sent)}"
+        asked = sent.asked_after(pick_other_turn)
+        assert asked, f"no rerun was requested: {sent.reruns()}"
         assert all(fragment for fragment, _ in asked), "the turn picker reran the whole page"
         idle(page)
 
@@ -71,6 +51,6 @@ def test_turn_picker_reruns_its_fragment_and_tabs_and_exports_rerun_nothing(  # 
             with page.expect_download():
                 page.get_by_role("button", name="Export CSV", exact=True).click()
 
-        assert asked_after(open_exports, expect=False) == []
+        assert sent.asked_after(open_exports, tries=1) == []
     finally:
         page.close()
