@@ -34,7 +34,7 @@ from ui.room_forms import create_room_form, import_room_form
 from ui.widgets import (
     describe_spec,
     escape_markdown,
-    keep_if_too_long,
+    limited_chat_input,
     synced_selectbox,
 )
 
@@ -307,9 +307,7 @@ restarts = (
 slot = f"post-{room_id}"
 drawn_request_id = request_id(slot)  # made with the box: a repeated submit is one message
 with st.bottom:
-    refused = st.session_state.pop(f"_refused:{room_id}", None)
-    if refused:
-        st.error(refused, icon=":material/block:")
+    refusal = st.container()  # always drawn: the box keeps its place when a refusal comes or goes
     if not posts:
         note(Action.POST)
     if restarts:
@@ -317,11 +315,11 @@ with st.bottom:
             "This room has been stopped. Sending a message restarts it: the agents answer the "
             "new message."
         )
-    message = st.chat_input(
+    message = limited_chat_input(
         f"Message the room as {human_name()}" + (" (restarts the room)" if restarts else ""),
         key=chat_key,
-        on_submit=keep_if_too_long,
-        args=(chat_key, f"_refused:{room_id}", MAX_MESSAGE_CHARS),
+        limit=MAX_MESSAGE_CHARS,
+        above=refusal,
         disabled=not posts,
     )
 

@@ -97,14 +97,40 @@ def follow_latest_selectbox(label: str, options: Sequence[Any], *, key: str, **k
 def keep_if_too_long(key: str, refused_key: str, limit: int) -> None:
     """``on_submit`` of a chat box: a text over ``limit`` characters is not sent but put back into
     the box (``st.session_state[key]``), with the reason under ``refused_key`` for the page to
-    show next to the box. Runs before the page, so the page sees no submission."""
+    show next to the box (until the next submission). Runs before the page, so the page sees no
+    submission. The text is also kept under ``_pending:<key>`` until a run has drawn the box
+    with it: a run cut short by a rerun (a new turn arrived) must not lose it."""
     text = st.session_state.get(key)
     if isinstance(text, str) and len(text) > limit:
         st.session_state[key] = text
+        st.session_state[f"_pending:{key}"] = text
         st.session_state[refused_key] = (
             f"Not sent: a message is limited to {limit:,} characters and this one has "
             f"{len(text):,}. It is still in the box: shorten it, or split it into several."
         )
+    else:
+        st.session_state.pop(refused_key, None)
+
+
+def limited_chat_input(label: str, *, key: str, limit: int, above: Any = None, **kwargs: Any) -> Any:
+    """``st.chat_input`` that refuses a text over ``limit`` characters and keeps it in the box.
+
+    The refusal is drawn in ``above`` (a container placed above the box by the caller, always
+    drawn, so the box keeps its place and its text when the refusal comes or goes) and stays
+    there while the refused text waits, through any number of reruns.
+    """
+    refused_key = f"_refused:{key}"
+    pending = st.session_state.get(f"_pending:{key}")
+    if pending is not None:
+        st.session_state[key] = pending  # (again, if the run that had it was cut short)
+    refused = st.session_state.get(refused_key)
+    if refused:
+        (above or st).error(refused, icon=":material/block:")
+    message = st.chat_input(
+        label, key=key, on_submit=keep_if_too_long, args=(key, refused_key, limit), **kwargs
+    )
+    st.session_state.pop(f"_pending:{key}", None)
+    return message
 
 
 def avatar(speaker: str, roster: Sequence[str], kind: str = "agent") -> str:
@@ -225,6 +251,7 @@ __all__ = [
     "avatar",
     "follow_latest_selectbox",
     "keep_if_too_long",
+    "limited_chat_input",
     "synced_selectbox",
     "describe_spec",
     "escape_markdown",

@@ -260,6 +260,11 @@ def test_a_message_over_the_limit_is_refused_next_to_the_box_and_kept(db: Databa
     assert not any("Not sent" in e.value for e in [*at.main.error, *at.main.warning])
     box = at.chat_input(key=f"chat-{room.id}").proto
     assert (box.value, box.set_value) == (long, True)  # put back into the box
+    at.run()  # a rerun (a new turn arrived) keeps the reason while the text waits
+    assert any("Not sent" in e.value for e in at.error)
+    at.chat_input(key=f"chat-{room.id}").set_value("Shorter now").run()
+    assert not any("Not sent" in e.value for e in at.error)  # gone with the next submission
+    assert "Shorter now" in [e.content for e in room.events()]
 
 
 def test_importing_a_saved_chat_without_a_roster_is_refused(db: Database) -> None:

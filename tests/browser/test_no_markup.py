@@ -21,6 +21,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from conversation.rooms import manage
 from conversation.rooms.room import MAX_MESSAGE_CHARS, Room
 from storage import repository as repo
 from tests.browser.browser_helpers import choose, idle, open_page, post, until, wait_text
@@ -231,6 +232,13 @@ def test_a_long_message_is_refused_next_to_the_box_and_stays_in_it(app_server, d
     near = refusal.bounding_box()["y"] - box.bounding_box()["y"]
     assert -300 < near < 0, near  # right above the box, not at the top of a long page
     assert len(room.events()) == held
+    # The room changes while the refused text waits (in a running room, every turn does that):
+    # the page reruns, and neither the text nor the reason may vanish with the redraw.
+    manage.rename_room(db, room.id, "Renamed while the text waits")
+    wait_text(page, "Renamed while the text waits")
+    idle(page)
+    assert len(box.input_value()) == len(pasted)
+    assert refusal.count() == 1
 
 
 def test_switching_rooms_shows_one_room_picker_and_no_state_warning(fresh_server, browser) -> None:  # type: ignore[no-untyped-def]
