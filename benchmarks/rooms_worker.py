@@ -5,7 +5,10 @@ N worker processes start together, each running the worker command (``python -m
 conversation.worker``'s ``main``, with ``--until-idle``) with ``--concurrency ceil(rooms / N)``,
 until every room has finished. Printed per run:
 
-- wall time against the ideal (10 sequential turns x 100 ms = 1 s: every room runs at once);
+- wall time against the ideal (10 sequential turns x 100 ms = 1 s: every room runs at once) and
+  against the floor, a baseline measured in the same run: the same 200 x 10 sequential calls
+  straight to EDSL's ``async_get_response`` of the same model in one process, with nothing
+  planned, prompted or stored (EDSL's own per-call work; no design of the worker can beat it);
 - lost and doubled turns, from the stored logs (both must be 0): a room short of its turns, two
   turns with one request id, a gap or a repeat in a room's seqs, a room not terminated;
 - per turn, summed over the workers: SQL statements (SQLAlchemy ``before_cursor_execute``),
@@ -94,6 +97,48 @@ def child(args: argparse.Namespace) -> int:
     return 0
 
 
+def floor(args: argparse.Namespace) -> int:
+    """The baseline: ``rooms`` concurrent chains of ``turns`` calls to EDSL's model, nothing else."""
+    import asyncio
+
+    from edsl import Cache
+
+    from conversation.models import OfflineModel, ask
+
+    model = OfflineModel(latency=args.latency, max_words=12)
+    asyncio.run(ask(model, user_prompt="warm", system_prompt="up"))
+
+    async def chain(room: int) -> None:
+        for turn in range(args.turns):
+            await model.async_get_response(
+                f"room {room}, turn {turn}",
+                "You are Alice.",
+                Cache(data={}),
+                iteration=0,
+                question_type="free_text",
+            )
+
+    async def every_room() -> None:
+        await asyncio.gather(*(chain(room) for room in range(args.rooms)))
+
+    started = time.perf_counter()
+    asyncio.run(every_room())
+    print(json.dumps({"floor": time.perf_counter() - started}))
+    return 0
+
+
+def measure_floor(args: argparse.Namespace) -> float:
+    """Seconds of the baseline (best of three), in a fresh process like the workers."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    command = [sys.executable, __file__, "--child-floor", "--rooms", str(args.rooms)]
+    command += ["--turns", str(args.turns), "--latency", str(args.latency)]
+    runs = []
+    for _ in range(3):
+        out = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1])["floor"])
+    return min(runs)
+
+
 # -- the parent ---------------------------------------------------------------------------------
 
 
@@ -107,12 +152,13 @@ class Run:
     lost: int
     doubled: int
     counts: Counter[str]
+    floor: float
 
     def line(self) -> str:
         per = max(self.turns, 1)
         return (
             f"{self.backend:<10} {self.workers:>2} workers  {self.wall:6.2f} s = "
-            f"{self.wall / self.ideal:4.2f} x ideal   turns {self.turns:>5}  lost {self.lost}  "
+            f"{self.wall / self.ideal:4.2f} x ideal = {self.wall / self.floor:4.2f} x floor   turns {self.turns:>5}  lost {self.lost}  "
             f"doubled {self.doubled}   per turn: {self.counts['statements'] / per:4.2f} statements, "
             f"{self.counts['transactions'] / per:4.2f} transactions, "
             f"{self.counts['checkouts'] / per:4.2f} checkouts, "
@@ -203,7 +249,7 @@ def check_logs(url: str, room_ids: list[int], turns: int) -> tuple[int, int, int
     return done, lost, doubled
 
 
-def run_once(target: Target, workers: int, args: argparse.Namespace) -> Run:
+def run_once(target: Target, workers: int, args: argparse.Namespace, floor: float) -> Run:
     url = target.create()
     try:
         room_ids = make_rooms(url, args.rooms, args.turns, args.latency)
@@ -234,7 +280,15 @@ def run_once(target: Target, workers: int, args: argparse.Namespace) -> Run:
             counts.update(json.loads((folder / f"s-{n}").read_text()))
         done, lost, doubled = check_logs(url, room_ids, args.turns)
         return Run(
-            target.backend, workers, wall, args.turns * args.latency, done, lost, doubled, counts
+            target.backend,
+            workers,
+            wall,
+            args.turns * args.latency,
+            done,
+            lost,
+            doubled,
+            counts,
+            floor,
         )
     finally:
         target.drop(url)
@@ -255,13 +309,21 @@ def main() -> int:
     parser.add_argument("--go", help=argparse.SUPPRESS)
     parser.add_argument("--ready", help=argparse.SUPPRESS)
     parser.add_argument("--stats", help=argparse.SUPPRESS)
+    parser.add_argument("--child-floor", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_db:
         return child(args)
+    if args.child_floor:
+        return floor(args)
     counts = [int(n) for n in args.workers.split(",")]
     print(
         f"{args.rooms} rooms x {args.turns} turns, model latency {args.latency * 1000:.0f} ms, "
         f"ideal {args.turns * args.latency:.1f} s; per worker --concurrency ceil(rooms / N)"
+    )
+    baseline = measure_floor(args)
+    print(
+        f"floor (EDSL's calls alone, same model, one process): {baseline:.2f} s = "
+        f"{baseline / (args.turns * args.latency):.2f} x ideal"
     )
     failed = False
     best: dict[tuple[str, int], Run] = {}
@@ -269,7 +331,7 @@ def main() -> int:
         target = Target(spec)
         for workers in counts:
             for _ in range(args.repeat):
-                run = run_once(target, workers, args)
+                run = run_once(target, workers, args, baseline)
                 print(run.line(), flush=True)
                 if args.statements:
                     kinds = {k: v for k, v in run.counts.items() if k.startswith("sql ")}
