@@ -7,7 +7,8 @@ until every room has finished. Printed per run:
 
 - wall time against the ideal (10 sequential turns x 100 ms = 1 s: every room runs at once) and
   against the floor, a baseline measured in the same run: the same 200 x 10 sequential calls
-  straight to EDSL's ``async_get_response`` of the same model in one process, with nothing
+  straight to EDSL's ``async_get_response`` of the same model (EDSL's test model, which waits
+  100 ms) in one process, with nothing
   planned, prompted or stored (EDSL's own per-call work; no design of the worker can beat it);
 - lost and doubled turns, from the stored logs (both must be 0): a room short of its turns, two
   turns with one request id, a gap or a repeat in a room's seqs, a room not terminated;
@@ -38,6 +39,7 @@ import warnings
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 os.environ["HOME"] = tempfile.mkdtemp(prefix="bench-home-")
@@ -82,9 +84,9 @@ def child(args: argparse.Namespace) -> int:
     # start-up, not the work being measured: load it before reporting ready.
     import asyncio
 
-    from conversation.models import OfflineModel, ask
+    from conversation.models import ask
 
-    asyncio.run(ask(OfflineModel(), user_prompt="warm", system_prompt="up"))
+    asyncio.run(ask(bench_model(args.latency), user_prompt="warm", system_prompt="up"))
     go = Path(args.go)
     Path(args.ready).write_text("ready")
     while not go.exists():
@@ -103,9 +105,9 @@ def floor(args: argparse.Namespace) -> int:
 
     from edsl import Cache
 
-    from conversation.models import OfflineModel, ask
+    from conversation.models import ask
 
-    model = OfflineModel(latency=args.latency, max_words=12)
+    model = bench_model(args.latency)
     asyncio.run(ask(model, user_prompt="warm", system_prompt="up"))
 
     async def chain(room: int) -> None:
@@ -201,10 +203,24 @@ class Target:
         admin.dispose()
 
 
+def bench_model(latency: float) -> Any:
+    """The benchmark's model: EDSL's own test model (it waits 100 ms and gives its canned reply,
+    so the client-side work measured is EDSL's and ours, not a stand-in's text generation;
+    every worker process rebuilds it from the room's spec). Another latency: the offline model,
+    which waits ``latency`` and writes short replies."""
+    if latency == 0.1:
+        from edsl import Model
+
+        return Model("test", canned_response="Fine by me; let us go on with the next point.")
+    from conversation import OfflineModel
+
+    return OfflineModel(latency=latency, max_words=12)
+
+
 def make_rooms(url: str, rooms: int, turns: int, latency: float) -> list[int]:
     from edsl import Agent, AgentList
 
-    from conversation import MaxTurns, OfflineModel, RoundRobinPolicy
+    from conversation import MaxTurns, RoundRobinPolicy
     from conversation.rooms.room import Room
     from storage import Database
 
@@ -218,11 +234,10 @@ def make_rooms(url: str, rooms: int, turns: int, latency: float) -> list[int]:
                 agents=agents,
                 planner=RoundRobinPolicy(),
                 termination=MaxTurns(turns),
-                # A storable model (every worker process rebuilds it from the room's spec) that
-                # waits `latency` and writes short replies: its own work stays small.
-                model=OfflineModel(latency=latency, max_words=12),
+                model=bench_model(latency),
             )
-            room.post("Let's begin.", request_id="start")
+            # Each room's prompts differ (the cache must not answer one room from another's).
+            room.post(f"Let's begin, room {i}.", request_id="start")
             made.append(room.id)
     return made
 
@@ -261,7 +276,7 @@ def run_once(target: Target, workers: int, args: argparse.Namespace, floor: floa
         for n in range(workers):
             command = [sys.executable, __file__, "--child-db", url, "--go", str(go)]
             command += ["--ready", str(folder / f"ready-{n}"), "--stats", str(folder / f"s-{n}")]
-            command += ["--concurrency", str(concurrency)]
+            command += ["--concurrency", str(concurrency), "--latency", str(args.latency)]
             procs.append(subprocess.Popen(command, env=env))
         deadline = time.monotonic() + 120
         while not all((folder / f"ready-{n}").exists() for n in range(workers)):
