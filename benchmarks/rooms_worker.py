@@ -333,7 +333,7 @@ def main() -> int:
     counts = [int(n) for n in args.workers.split(",")]
     print(
         f"{args.rooms} rooms x {args.turns} turns, model latency {args.latency * 1000:.0f} ms, "
-        f"ideal {args.turns * args.latency:.1f} s; per worker --concurrency ceil(rooms / N)"
+        f"ideal {args.turns * args.latency:.2f} s; per worker --concurrency ceil(rooms / N)"
     )
     baseline = measure_floor(args)
     print(
