@@ -36,6 +36,8 @@ EXPERIMENT_CHECK_SECONDS = 5.0
 #: latency overlaps the worker's own work instead of adding to it), large enough that one
 #: commit's fixed cost is shared by many turns (a group commit).
 CHUNK = 64
+#: Times the runnable list is read again in one pass while other workers win its rooms.
+ACQUIRE_ROUNDS = 8
 
 
 class Worker:
@@ -160,16 +162,27 @@ class Worker:
             await asyncio.wait_for(self._stopping.wait(), timeout=self._backoff)
 
     def _acquire_rooms(self) -> int:
-        free = self.concurrency - len(self._held)
-        if free <= 0:
-            return 0
-        runnable = storage.list_runnable_rooms(self.db, limit=free + len(self._held))
-        wanted = [room_id for room_id in runnable if room_id not in self._held][:free]
-        # One write for all of them; a room another worker took first is simply left out.
-        taken = storage.acquire_leases(self.db, wanted, self.owner, self.engine.lease_ttl)
-        for room_id, token in taken.items():
-            self._held[room_id] = _Held(HeldRoom(room_id, token))
-        return len(taken)
+        """Lease runnable rooms up to ``concurrency``. The list is a snapshot: another worker may
+        lease some of its rooms first (two workers started together list the same rooms), so
+        while rooms are lost that way the list is read again (they are leased now and left out);
+        a worker never gives up, or exits ``until_idle``, over rooms someone else took."""
+        taken_count = 0
+        for _ in range(ACQUIRE_ROUNDS):
+            free = self.concurrency - len(self._held)
+            if free <= 0:
+                break
+            runnable = storage.list_runnable_rooms(self.db, limit=free + len(self._held))
+            wanted = [room_id for room_id in runnable if room_id not in self._held][:free]
+            if not wanted:
+                break
+            # One write for all of them; a room another worker took first is simply left out.
+            taken = storage.acquire_leases(self.db, wanted, self.owner, self.engine.lease_ttl)
+            for room_id, token in taken.items():
+                self._held[room_id] = _Held(HeldRoom(room_id, token))
+            taken_count += len(taken)
+            if len(taken) == len(wanted):
+                break
+        return taken_count
 
     async def _begin_due(self) -> None:
         """Engine ``begin`` for every due room, ``CHUNK`` rooms at a time (plans, settlements

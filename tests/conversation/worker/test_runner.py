@@ -166,6 +166,35 @@ def test_worker_takes_only_runnable_rooms(db: Database) -> None:
     assert model.calls == 3
 
 
+def test_a_worker_that_loses_its_listed_rooms_to_another_reads_the_list_again(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two workers started together list the same rooms; the one that loses every lease must
+    take the others, not exit ``until_idle`` with runnable rooms left (seen in the benchmark:
+    one of two workers quit at once and the other did all the work)."""
+    rooms = []
+    for i in range(4):
+        room = Room.create(db, name=f"room {i}", agents=AGENTS, planner=RoundRobinRoomPlanner(1))
+        room.post("hi")
+        rooms.append(room)
+    real = storage.list_runnable_rooms
+    stale = real(db, limit=2)  # the snapshot both workers read
+
+    def first_snapshot_then_real(*args: Any, **kwargs: Any) -> list[int]:
+        monkeypatch.setattr(storage, "list_runnable_rooms", real)
+        return stale
+
+    # The other worker leases the two listed rooms between this worker's list and its leases.
+    for room_id in stale:
+        assert storage.acquire_lease(db, room_id, "the-other-worker", 60) is not None
+    monkeypatch.setattr(storage, "list_runnable_rooms", first_snapshot_then_real)
+    worker = Worker(db, concurrency=2, poll_interval=0.02)
+    worker.engine.models = FixedModels(scripted_model())
+    assert run_worker(worker) == 6  # a round (three turns) in each of the two rooms nobody held
+    free = [room for room in rooms if room.id not in stale]
+    assert [room.status for room in free] == ["settled", "settled"]
+
+
 def test_worker_stops_at_a_draft_and_goes_on_after_approval(db: Database) -> None:
     room = Room.create(
         db, name="moderated", agents=AGENTS[:2], planner=RoundRobinRoomPlanner(1), moderated=True
