@@ -59,6 +59,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from storage import Database  # noqa: E402
 from tests.support import databases  # noqa: E402 - after the environment is fixed
 
 
@@ -140,6 +141,14 @@ def db_url(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
     server = databases.server()
     assert server is not None
     return server.module_database(request.module.__name__)
+
+
+@pytest.fixture
+def db(db_url: str) -> Iterator[Database]:
+    """A ``Database`` on :func:`db_url`, disposed after the test (folders may override it)."""
+    database = Database(db_url)
+    yield database
+    database.dispose()
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ well under a second, and leaves every table of the database as it was.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -32,13 +32,6 @@ def nested(depth: int, leaf: Any = "leaf") -> Any:
     for _ in range(depth):
         value = {"a": value}
     return value
-
-
-@pytest.fixture
-def db(db_url: str) -> Iterator[Database]:
-    database = Database(db_url)
-    yield database
-    database.dispose()
 
 
 @pytest.fixture

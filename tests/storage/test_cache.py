@@ -3,19 +3,11 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 
 import pytest
 
 import storage
 from storage import Database, StorageValueError
-
-
-@pytest.fixture
-def db(db_url: str) -> Iterator[Database]:
-    database = Database(db_url)
-    yield database
-    database.dispose()
 
 
 def entry(model: str, output: str) -> dict[str, object]:

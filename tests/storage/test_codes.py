@@ -3,21 +3,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 import storage
 from conversation.analysis import coding
 from conversation.exceptions import ConversationValueError
 from storage import Database, DuplicateName, StorageValueError
-
-
-@pytest.fixture
-def db(db_url: str) -> Iterator[Database]:
-    database = Database(db_url)
-    yield database
-    database.dispose()
 
 
 def _room_with_message(db: Database, **room: object) -> tuple[int, int]:

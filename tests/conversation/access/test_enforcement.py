@@ -4,7 +4,7 @@ fork. ``actor=None`` (every existing call) keeps full rights."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +39,6 @@ TEMPLATE = {
     "context": None,
     "opening": "Negotiate.",
 }
-
-
-@pytest.fixture
-def db(db_url: str) -> Iterator[Database]:
-    database = Database(db_url)
-    yield database
-    database.dispose()
 
 
 def waiting_room(db: Database) -> tuple[Room, Turn]:

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Iterator
-
-import pytest
 
 from conversation.experiments import Condition, design, progress, rerun_experiment
 from conversation.experiments import create as create_experiment
@@ -32,13 +29,6 @@ CONDITIONS = [
     Condition("patient", {"Buyer": {"mood": "patient"}}),
     Condition("hurried", {"Buyer": {"mood": "hurried"}}),
 ]
-
-
-@pytest.fixture
-def db(db_url: str) -> Iterator[Database]:
-    database = Database(db_url)
-    yield database
-    database.dispose()
 
 
 def sampled() -> OfflineModel:

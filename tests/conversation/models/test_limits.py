@@ -44,13 +44,6 @@ def server() -> Iterator[OpenAICompatibleServer]:
         yield running
 
 
-@pytest.fixture
-def db(db_url: str) -> Iterator[Database]:
-    database = Database(db_url)
-    yield database
-    database.dispose()
-
-
 def spec(server: OpenAICompatibleServer) -> dict[str, str]:
     return {"service": "openai_compatible", "model": "tiny", "base_url": server.base_url}
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -51,13 +50,6 @@ class PricedModel(OfflineModel):
 
     def cost(self, raw_response):  # type: ignore[no-untyped-def]
         return LanguageModel.cost(self, raw_response)
-
-
-@pytest.fixture
-def db(db_url: str) -> Iterator[Database]:
-    database = Database(db_url)
-    yield database
-    database.dispose()
 
 
 def spent(db: Database, room_id: int) -> Spend:

@@ -4,7 +4,6 @@ picks one draft; the others are kept as audited candidates, never shown to agent
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 
 import pytest
 from edsl import Agent, AgentList
@@ -13,14 +12,6 @@ from conversation import CoordinatorPolicy, MaxTurns, OfflineModel, Room
 from conversation.exceptions import ConversationStateError, ConversationValueError
 from storage import Database
 from tests.support.room_common import speaker_of
-
-
-@pytest.fixture
-def db(db_url: str) -> Iterator[Database]:
-    database = Database(db_url)
-    yield database
-    database.dispose()
-
 
 _DRAFTS = itertools.count(1)
 

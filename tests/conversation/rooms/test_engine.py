@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,13 +24,6 @@ from conversation.rooms.engine import PLAN_ATTEMPTS, Engine, HeldRoom, StepKind
 from conversation.vocabulary import RoomStatus, TurnState
 from storage import Database
 from tests.support.room_common import FixedModels
-
-
-@pytest.fixture
-def db(db_url: str) -> Iterator[Database]:
-    database = Database(db_url)
-    yield database
-    database.dispose()
 
 
 def agents() -> AgentList:

@@ -3,10 +3,6 @@ later in the parent are not carried into a fork made before the change."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
-
 from conversation.models import OfflineModel
 from conversation.planning.policies import RoundRobinPolicy
 from conversation.rooms.room import Room
@@ -14,13 +10,6 @@ from storage import Database
 from tests.support.room_common import drive_with
 
 AGENTS = [{"name": "Alice"}, {"name": "Bob"}]
-
-
-@pytest.fixture
-def db(db_url: str) -> Iterator[Database]:
-    database = Database(db_url)
-    yield database
-    database.dispose()
 
 
 def test_a_fork_uses_the_config_version_in_force_at_its_seq(db: Database) -> None:

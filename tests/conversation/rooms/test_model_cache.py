@@ -5,7 +5,6 @@ other seeds (replicates) and rooms that turned the cache off ask the model."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 
 import pytest
 
@@ -19,13 +18,6 @@ from storage import Database
 from tests.support.room_common import drive_with
 
 AGENTS = [{"name": "Ana"}, {"name": "Ben"}]
-
-
-@pytest.fixture
-def db(db_url: str) -> Iterator[Database]:
-    database = Database(db_url)
-    yield database
-    database.dispose()
 
 
 def sampled() -> OfflineModel:

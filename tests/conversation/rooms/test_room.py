@@ -4,7 +4,6 @@ exports in ``test_room_transfer.py``; crashes and concurrency in their own modul
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -32,13 +31,6 @@ from tests.support.room_common import (
 )
 
 AGENTS = [{"name": "Alice"}, {"name": "Bob"}, {"name": "Cara"}]
-
-
-@pytest.fixture
-def db(db_url: str) -> Iterator[Database]:
-    database = Database(db_url)
-    yield database
-    database.dispose()
 
 
 def make_room(db: Database, model: Any = None, **options: Any) -> Room:

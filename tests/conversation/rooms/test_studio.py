@@ -8,7 +8,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +31,6 @@ from storage import Database
 from tests.support.room_common import ROOT, child_env, drive_with
 
 AGENTS = [{"name": "Alice"}, {"name": "Bob"}, {"name": "Cara"}]
-
-
-@pytest.fixture
-def db(db_url: str) -> Iterator[Database]:
-    database = Database(db_url)
-    yield database
-    database.dispose()
 
 
 def make_room(db: Database, model: Any = None, **options: Any) -> Room:

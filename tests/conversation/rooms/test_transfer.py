@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +40,6 @@ SAVED = [
     {"role": "assistant", "name": "Alice", "content": "It is 20 dollars. TERMINATE is not a deal."},
     {"role": "assistant", "name": "Bob", "content": "I offer 15. TERMINATE"},
 ]
-
-
-@pytest.fixture
-def db(db_url: str) -> Iterator[Database]:
-    database = Database(db_url)
-    yield database
-    database.dispose()
 
 
 def resume(db: Database, messages: Any = None, **options: Any) -> Room:

@@ -4,7 +4,6 @@ budget that a person resumes or abandons)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,13 +17,6 @@ from storage import Database
 from tests.support.room_common import drive_with, log_problems, replay_problems
 
 AGENTS = [{"name": "Alice"}, {"name": "Bob"}]
-
-
-@pytest.fixture
-def db(db_url: str) -> Iterator[Database]:
-    database = Database(db_url)
-    yield database
-    database.dispose()
 
 
 def make_room(db: Database, model: Any, **options: Any) -> Room:

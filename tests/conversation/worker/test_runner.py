@@ -7,7 +7,6 @@ import asyncio
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +30,6 @@ from tests.support.room_common import (
 )
 
 AGENTS = [{"name": "Alice"}, {"name": "Bob"}, {"name": "Cara"}]
-
-
-@pytest.fixture
-def db(db_url: str) -> Iterator[Database]:
-    database = Database(db_url)
-    yield database
-    database.dispose()
 
 
 def run_worker(worker: Worker, timeout: float = 60) -> int:
