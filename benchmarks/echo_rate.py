@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 from conversation.dialogue.prompts import persona  # noqa: E402
 from conversation.models import ask, resolve_model  # noqa: E402
 from conversation.models.settings import CallSettings  # noqa: E402
+from conversation.rooms.config import ROOM_PROMPT_VARIABLES  # noqa: E402
 from conversation.rooms.prompt import DEFAULT_ROOM_PROMPT  # noqa: E402
 from conversation.text.safety import SafeTemplate  # noqa: E402
 from conversation.text.tokens import prompt_tokens  # noqa: E402
@@ -59,16 +60,6 @@ AGENTS = {
     "Seller": {"role": "You sell a mug that cost you $4; get as much as you can for it."},
 }
 OPENER = "Please negotiate the price of the mug. Say DEAL when you agree."
-VARIABLES = (
-    "speaker_name",
-    "conversation",
-    "agent_names",
-    "current_turn",
-    "max_turns",
-    "turns_left",
-    "feedback",
-    "activity_opener",
-)
 
 
 def _render(shape: str, messages: list[tuple[str, str]]) -> str:
@@ -83,7 +74,7 @@ async def run_shape(
     shape: str, model: Any, rooms: int, turns: int, limit: int, verbose: bool = False
 ) -> dict[str, Any]:
     text = BEFORE_PROMPT if shape == "before" else DEFAULT_ROOM_PROMPT
-    template = SafeTemplate(text, allowed=VARIABLES, field="prompt_template")
+    template = SafeTemplate(text, allowed=ROOM_PROMPT_VARIABLES, field="prompt_template")
     names = list(AGENTS)
     raw_echo = stored_echo = 0
     latencies: list[float] = []
@@ -105,6 +96,7 @@ async def run_shape(
                     "turns_left": turns - turn,
                     "feedback": None,
                     "activity_opener": OPENER,
+                    "addressee": None,
                 }
             ).strip()
             largest = max(largest, prompt_tokens(system, user))

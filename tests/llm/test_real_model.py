@@ -223,3 +223,23 @@ def test_report_measurements() -> None:
             f"re-run from cache: {rerun['turns']} turns identical, model time "
             f"{rerun['first']:.1f} s first, re-run {rerun['rerun']:.2f} s in all"
         )
+
+
+def test_the_echo_rate_benchmark_runs_against_the_real_server(smollm2) -> None:
+    """``benchmarks/echo_rate.py`` on one short room per shape: it still runs against the room's
+    current prompt (a variable the prompt gained once broke it unnoticed) and counts sensibly."""
+    import asyncio
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "echo_rate.py"
+    spec = importlib.util.spec_from_file_location("echo_rate", path)
+    assert spec is not None and spec.loader is not None
+    echo_rate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(echo_rate)
+    model = resolve_model(smollm2)
+    for shape in ("before", "after"):
+        result = asyncio.run(echo_rate.run_shape(shape, model, rooms=1, turns=2, limit=16))
+        assert result["replies"] == 2
+        assert 0 <= result["stored_echo_rate"] <= result["echo_rate"] <= 1
+        assert result["output_tokens_max"] <= 16
