@@ -9,11 +9,23 @@ from __future__ import annotations
 
 import enum
 import json
+import operator
 from collections.abc import Collection, Iterable
 from datetime import datetime
 from typing import Any, Final, NamedTuple
 
-from sqlalchemy import ARRAY, JSON, any_, bindparam, func, insert, select, text, update
+from sqlalchemy import (
+    ARRAY,
+    String,
+    TypeDecorator,
+    any_,
+    bindparam,
+    func,
+    insert,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.engine import Connection
 
 from storage.errors import RoomNotFound, StorageValueError
@@ -59,8 +71,19 @@ def in_list(column: Any, name: str, *, server: bool) -> Any:
     """
     if server:
         return column == any_(bindparam(name, type_=ARRAY(column.type)))
-    values = func.json_each(bindparam(name, type_=JSON)).table_valued("value")
+    values = func.json_each(bindparam(name, type_=_JsonList())).table_valued("value")
     return column.in_(select(values.c.value))
+
+
+class _JsonList(TypeDecorator[Any]):
+    """A list of ints or strings bound as one JSON array text (for SQLite's ``json_each``);
+    integer-like values (a numpy id from a frame) become plain ints."""
+
+    impl = String
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Any) -> str:
+        return json.dumps([v if isinstance(v, str) else operator.index(v) for v in value])
 
 
 def by_dialect(build: Any) -> ByDialect:

@@ -162,3 +162,21 @@ def test_releasing_many_leases_frees_only_those_still_held_with_their_token(db: 
     assert storage.get_lease(db, mine).owner is None
     assert storage.get_lease(db, other).owner is None
     assert storage.get_lease(db, again).owner == "w"
+
+
+def test_id_lists_of_any_length_and_integer_kind_find_exactly_their_rooms(db: Database) -> None:
+    """An id list is one parameter whatever its length (SQLite: a JSON array read with
+    ``json_each``; PostgreSQL: an array): none, one, and more than SQLite's old parameter limit
+    find exactly the rooms asked for; numpy integers (ids read from a frame) work as ints."""
+    import numpy as np
+
+    rooms = [running_room(db, f"r{i}")[0] for i in range(3)]
+    assert storage.room_logs(db, []) == {}
+    assert set(storage.room_logs(db, [rooms[1]])) == {rooms[1]}
+    many = [*rooms, *range(100_000, 140_000)]  # 40,003 ids, only three exist
+    assert set(storage.room_logs(db, many)) == set(rooms)
+    taken = storage.acquire_leases(db, [np.int64(r) for r in rooms], "other", 30)
+    assert taken == {}  # each room is leased by "w" already: none taken, no error
+    keys = ["k" * 64, "missing"]
+    storage.store_cached_responses(db, {keys[0]: {"model": "m", "answer": 1}})
+    assert set(storage.cached_responses(db, [*keys, *(f"x{i}" for i in range(2000))])) == {keys[0]}
