@@ -24,7 +24,7 @@ from storage.errors import StorageValueError
 from storage.tables import CachedResponse
 
 CACHE = CachedResponse.__table__  # type: ignore[attr-defined]
-#: Keys per statement when reading or writing many entries (SQLite's parameter limit is far above).
+#: Entries per executemany when writing many (a read sends every key as one list parameter).
 _CHUNK = 500
 
 _READ = by_dialect(
@@ -53,18 +53,12 @@ _INSERTS = {name: _insert_ignoring_duplicates(name) for name in ("sqlite", "post
 
 
 def cached_responses(db: Database, keys: Collection[str]) -> dict[str, dict[str, Any]]:
-    """The stored entries of ``keys`` that exist, by key (one indexed read per 500 keys)."""
+    """The stored entries of ``keys`` that exist, by key (one indexed read)."""
     wanted = sorted({k for k in keys if isinstance(k, str)})
-    found: dict[str, dict[str, Any]] = {}
     if not wanted:
-        return found
+        return {}
     with db.read_connection() as conn:
-        statement = _READ(conn)
-        for start in range(0, len(wanted), _CHUNK):
-            chunk = wanted[start : start + _CHUNK]
-            for key, entry in conn.execute(statement, {"keys": chunk}):
-                found[key] = entry
-    return found
+        return {key: entry for key, entry in conn.execute(_READ(conn), {"keys": wanted})}
 
 
 def store_cached_responses(db: Database, entries: Mapping[str, Mapping[str, Any]]) -> None:
