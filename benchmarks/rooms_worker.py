@@ -8,8 +8,8 @@ until every room has finished. Printed per run:
 - wall time against the ideal (10 sequential turns x 100 ms = 1 s: every room runs at once) and
   against the floor, a baseline measured in the same run: the same 200 x 10 sequential calls
   straight to EDSL's ``async_get_response`` of the same model (EDSL's test model, which waits
-  100 ms) in one process, with nothing
-  planned, prompted or stored (EDSL's own per-call work; no design of the worker can beat it);
+  100 ms) in one process, with nothing planned, prompted or stored (EDSL's own per-call work; no
+  design of the worker can beat it);
 - lost and doubled turns, from the stored logs (both must be 0): a room short of its turns, two
   turns with one request id, a gap or a repeat in a room's seqs, a room not terminated;
 - per turn, summed over the workers: SQL statements (SQLAlchemy ``before_cursor_execute``),

@@ -163,28 +163,28 @@ def transcripts(db: Database, experiment_id: int) -> dict[tuple[str, int], list[
     }
 
 
+def model_turns(db: Database, experiment_id: int) -> list:
+    """The agents' turns (replies and passes) of every room of the experiment."""
+    return [
+        e
+        for row in repo.list_rooms(db, experiment_id=experiment_id, limit=None)
+        for e in repo.events(db, int(row.id or 0))
+        if e.kind in ("agent", "pass")
+    ]
+
+
 def check_rerun_from_cache(db: Database, experiment_id: int) -> None:
     """'Re-run from cache' with the real model: every transcript exactly as it was, every turn
     a cache hit, no tokens spent, in a fraction of the original's time."""
     original = transcripts(db, experiment_id)
-    first_latency = sum(
-        e.latency or 0.0
-        for row in repo.list_rooms(db, experiment_id=experiment_id, limit=None)
-        for e in repo.events(db, int(row.id or 0))
-        if e.kind in ("agent", "pass")
-    )
+    first_latency = sum(e.latency or 0.0 for e in model_turns(db, experiment_id))
     again = runs.rerun_experiment(db, experiment_id)
     started = time.perf_counter()
     for row in repo.list_rooms(db, experiment_id=again, limit=None):
         Room(db, int(row.id or 0)).run()
     elapsed = time.perf_counter() - started
     assert transcripts(db, again) == original
-    turns = [
-        e
-        for row in repo.list_rooms(db, experiment_id=again, limit=None)
-        for e in repo.events(db, int(row.id or 0))
-        if e.kind in ("agent", "pass")
-    ]
+    turns = model_turns(db, again)
     assert turns and all(e.data["cache_hit"] is True for e in turns)
     assert sum((e.input_tokens or 0) + (e.output_tokens or 0) for e in turns) == 0
     MEASURED_RERUN.append({"turns": len(turns), "first": first_latency, "rerun": elapsed})
