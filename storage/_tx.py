@@ -219,6 +219,36 @@ def probe_room(conn: Connection, room_id: int, request_id: str | None = None) ->
     )
 
 
+_PROBE_MANY = by_dialect(
+    lambda server: (
+        select(ROOMS.c.id, *probe_columns())
+        .select_from(ROOM_AND_LEASE)
+        .where(in_list(ROOMS.c.id, "ids", server=server))
+    )
+)
+
+
+def probe_rooms(conn: Connection, room_ids: Iterable[int]) -> dict[int, RoomProbe]:
+    """:func:`probe_room` for many rooms in one statement: ``{room_id: probe}`` of those that
+    exist, without the request-id part (``None``) and without locking: on a server database the
+    caller locks them first (:func:`lock_rooms`)."""
+    probes: dict[int, RoomProbe] = {}
+    for row in conn.execute(_PROBE_MANY(conn), {"ids": list(room_ids)}):
+        room_id, status, owner, token, expires_at, last, activity, round_, open_seq = row
+        probes[room_id] = RoomProbe(
+            status,
+            owner,
+            token,
+            expires_at,
+            int(last or 0),
+            activity or 0,
+            round_ or 0,
+            open_seq,
+            None,
+        )
+    return probes
+
+
 def lock_room(conn: Connection, room_id: int) -> str:
     """Serialise writers of one room, check it exists, and return its status.
 
@@ -265,6 +295,70 @@ def insert_event(conn: Connection, values: dict[str, Any]) -> int:
     key = conn.execute(INSERT_EVENT, values).inserted_primary_key
     assert key is not None
     return int(key[0])
+
+
+def _row_template() -> dict[str, Any]:
+    """Every events column but ``id``, in the table's order, with the value a new row defaults to
+    (the times and the identity, given on every write, hold ``None`` here)."""
+    return {
+        column.name: 0 if column.name in ("activity", "round", "words", "attempts") else None
+        for column in EVENTS.columns
+        if column.name != "id"
+    }
+
+
+_ROW_TEMPLATE: Final = _row_template()
+EVENT_COLUMNS: Final = tuple(_ROW_TEMPLATE)
+"""The columns :func:`event_row` fills: every events column but ``id``, in the table's order."""
+
+
+def event_row(
+    room_id: int,
+    seq: int,
+    *,
+    kind: str,
+    speaker: str,
+    now: datetime,
+    content: str = "",
+    **fields: Any,
+) -> dict[str, Any]:
+    """The values of a new events row, every column but ``id`` (the one builder of a row: every
+    insert sends the same column set, so statements compile once and batches go as one
+    ``executemany``).
+
+    ``fields`` are other columns (unknown names raise ``TypeError``). Derived here: ``words`` from
+    ``content``; ``saw`` and ``visible_to`` as lists; ``created_at`` defaults to ``now`` and
+    ``updated_at`` to ``created_at``. Values are not checked: callers check them first.
+    """
+    row = {**_ROW_TEMPLATE, **fields}
+    if len(row) != len(_ROW_TEMPLATE):
+        raise TypeError(f"unknown event column(s): {sorted(row.keys() - _ROW_TEMPLATE.keys())}")
+    row.update(room_id=room_id, seq=seq, kind=kind, speaker=speaker, content=content)
+    row["words"] = word_count(content)
+    for name in ("saw", "visible_to"):
+        if row[name] is not None:
+            row[name] = list(row[name])
+    row["created_at"] = row["created_at"] or now
+    row["updated_at"] = row["updated_at"] or row["created_at"]
+    return row
+
+
+def notice_row(
+    room_id: int, probe: RoomProbe, notice: str, data: dict[str, Any] | None, now: datetime
+) -> dict[str, Any]:
+    """A system event by ``room`` right after the log end ``probe`` read, in its last activity
+    and round (a pause, a stop, a settlement, a fork...)."""
+    return event_row(
+        room_id,
+        probe.last_seq + 1,
+        kind="system",
+        speaker="room",
+        content=notice,
+        data=data,
+        activity=probe.last_activity,
+        round=probe.last_round,
+        now=now,
+    )
 
 
 def _snapshot_template() -> tuple[dict[str, Any], tuple[str, ...], dict[str, Any]]:

@@ -1,50 +1,50 @@
-"""Many rooms per transaction: the reads and claims a worker driving hundreds of rooms needs.
+"""Many rooms per transaction: what a worker driving hundreds of rooms reads and writes.
 
 A worker that drives N rooms at once would otherwise pay one read transaction and one write
 transaction (with its fsync) per room per turn. These functions do the same work for a whole
-batch in one transaction each, with every item checked on its own exactly as the single-room
-functions check it:
+batch in one transaction each, with every item checked on its own:
 
-- :func:`room_logs`: the rooms and their full logs, in one read transaction;
-- :func:`claim_turns`: :func:`~storage.turns.claim_turn` for many rooms in one write
-  transaction (each claim fenced by its own lease token, refused on its own);
-- group commits are :func:`~storage.turns.commit_turns`.
+- :func:`room_logs`: the rooms and their logs, in one read transaction;
+- :func:`apply_turns`: commits (:mod:`storage.turns`), settlements (:func:`settle_rooms`) and
+  claims (:mod:`storage.claims`) in ONE write transaction, each item fenced on its own;
+- :func:`release_leases`: a worker's leases, given back in one write.
 """
 
 from __future__ import annotations
 
-import json
+import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, select, text, update
-from sqlalchemy.dialects import postgresql
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.engine import Connection
 
 from storage._tx import (
     EVENTS,
     INSERT_EVENT,
     LEASES,
-    ROOM_AND_LEASE,
     ROOMS,
     RoomProbe,
+    as_set,
     by_dialect,
     event_from_row,
-    event_snapshot,
     in_list,
+    lock_room,
     lock_rooms,
-    probe_columns,
+    notice_row,
+    probe_rooms,
     require_in,
-    word_count,
 )
+from storage.claims import TurnClaim, claim_on
 from storage.database import Database
-from storage.errors import StorageValueError
 from storage.events import check_event_fields
 from storage.tables import Event, Room
-from storage.turns import TurnCommit, _claim_refusal, commit_on
+from storage.turns import TurnCommit, commit_on
 from storage.vocabulary import ROOM_STATUSES
+
+log = logging.getLogger(__name__)
 
 _ROOMS_IN = by_dialect(
     lambda server: select(ROOMS).where(in_list(ROOMS.c.id, "ids", server=server))
@@ -102,22 +102,6 @@ class RoomSettlement:
     notice_data: dict[str, Any] | None = None
 
 
-def settle_rooms(db: Database, settlements: Sequence[RoomSettlement]) -> list[bool]:
-    """Apply many settlements in one write transaction; one bool per item, in order.
-
-    Each applies only while its room is ``running``, ``token`` is the room's current,
-    unexpired lease (the fence of :func:`~storage.rooms.update_room` with
-    ``expected_status="running"`` and ``token``) and the log still ends at the item's
-    ``expected_last_seq`` (when given); its notice goes at the end of the log.
-    """
-    _check_settlements(settlements)
-    if not settlements:
-        return []
-    now: datetime = db.now()
-    with db.write_connection() as conn:
-        return settle_on(conn, settlements, now, lock=not db.is_sqlite)
-
-
 def _check_settlements(settlements: Sequence[RoomSettlement]) -> None:
     for item in settlements:
         require_in(item.status, ROOM_STATUSES, "status")
@@ -139,43 +123,15 @@ def settle_on(
     ids = sorted({item.room_id for item in settlements})
     if lock:
         lock_rooms(conn, ids)
-    probes = _probe_many(conn, ids)
+    probes = probe_rooms(conn, ids)
     for item in settlements:
         probe = probes.get(item.room_id)
-        if (
-            probe is None
-            or probe.status != "running"
-            or not probe.holds(item.token, now)
-            or (item.expected_last_seq is not None and probe.last_seq != item.expected_last_seq)
-        ):
+        if probe is None or not _settles(item, probe, now):
             results.append(False)
             continue
-        seq = probe.last_seq
         if item.notice is not None:
-            seq += 1
-            notices.append(
-                {
-                    "room_id": item.room_id,
-                    "seq": seq,
-                    "activity": probe.last_activity,
-                    "round": probe.last_round,
-                    "kind": "system",
-                    "speaker": "room",
-                    "content": item.notice,
-                    "words": word_count(item.notice),
-                    "state": None,
-                    "request_id": None,
-                    "parent_event_id": None,
-                    "saw": None,
-                    "model": None,
-                    "attempts": 0,
-                    "next_attempt_at": None,
-                    "visible_to": None,
-                    "data": item.notice_data,
-                    "created_at": now,
-                    "updated_at": now,
-                }
-            )
+            notices.append(notice_row(item.room_id, probe, item.notice, item.notice_data, now))
+            probe = probe._replace(last_seq=probe.last_seq + 1)
         statuses.append(
             {
                 "b_room_id": item.room_id,
@@ -184,13 +140,23 @@ def settle_on(
                 "updated_at": now,
             }
         )
-        probes[item.room_id] = probe._replace(status=item.status, last_seq=seq)
+        probes[item.room_id] = probe._replace(status=item.status)
         results.append(True)
     if notices:
         conn.execute(INSERT_EVENT, notices)
     if statuses:
         conn.execute(_SETTLE_ROOM, statuses)
     return results
+
+
+def _settles(item: RoomSettlement, probe: RoomProbe, now: datetime) -> bool:
+    """Whether ``item`` applies to the room as ``probe`` read it: running, the lease current and
+    the log ending where the decision was made."""
+    return (
+        probe.status == "running"
+        and probe.holds(item.token, now)
+        and (item.expected_last_seq is None or probe.last_seq == item.expected_last_seq)
+    )
 
 
 _SETTLE_ROOM = (
@@ -228,224 +194,6 @@ _RELEASE_LEASE = (
 )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TurnClaim:
-    """One claim for :func:`claim_turns` (the arguments of :func:`claim_turn`)."""
-
-    room_id: int
-    token: int
-    expected_last_seq: int
-    speaker: str
-    request_id: str
-    activity: int
-    round: int
-    saw: Sequence[int] | None = None
-    model: str | None = None
-    parent_event_id: int | None = None
-    visible_to: Sequence[str] | None = None
-    data: dict[str, Any] | None = None
-    statuses: tuple[str, ...] | None = field(default=("running",))
-
-    def validate(self) -> None:
-        if not self.request_id:
-            raise StorageValueError(
-                "request_id is required for a turn (a deterministic id per turn)"
-            )
-        check_event_fields(
-            speaker=self.speaker,
-            content="",
-            request_id=self.request_id,
-            visible_to=self.visible_to,
-            data=self.data,
-            saw=self.saw,
-        )
-
-
-def _build_probe_many(server: bool) -> Any:
-    """The single-room probe of :func:`~storage._tx.probe_room` for many rooms at once (without
-    the request-id part, read separately)."""
-    return (
-        select(ROOMS.c.id, *probe_columns())
-        .select_from(ROOM_AND_LEASE)
-        .where(in_list(ROOMS.c.id, "ids", server=server))
-    )
-
-
-_PROBE_MANY = by_dialect(_build_probe_many)
-
-
-def _probe_many(conn: Connection, ids: Sequence[int]) -> dict[int, RoomProbe]:
-    """``{room_id: probe}`` of the rooms that exist (the request-id part left empty)."""
-    probes: dict[int, RoomProbe] = {}
-    for row in conn.execute(_PROBE_MANY(conn), {"ids": list(ids)}):
-        room_id, status, owner, token, expires_at, last, activity, round_, open_seq = row
-        probes[room_id] = RoomProbe(
-            status,
-            owner,
-            token,
-            expires_at,
-            int(last or 0),
-            activity or 0,
-            round_ or 0,
-            open_seq,
-            None,
-        )
-    return probes
-
-
-_REQUESTS_IN = by_dialect(
-    lambda server: select(EVENTS.c.room_id, EVENTS.c.request_id, EVENTS.c.seq).where(
-        in_list(EVENTS.c.room_id, "ids", server=server),
-        in_list(EVENTS.c.request_id, "rids", server=server),
-    )
-)
-_INSERT_RETURNING = INSERT_EVENT.returning(EVENTS.c.id, sort_by_parameter_order=True)
-#: The columns :func:`claim_turns` writes, in the order of its rows.
-_TURN_COLUMNS = (
-    "room_id",
-    "seq",
-    "activity",
-    "round",
-    "kind",
-    "speaker",
-    "content",
-    "words",
-    "state",
-    "request_id",
-    "parent_event_id",
-    "saw",
-    "model",
-    "attempts",
-    "next_attempt_at",
-    "visible_to",
-    "data",
-    "created_at",
-    "updated_at",
-)
-
-
-def _build_recordset_insert() -> Any:
-    """PostgreSQL: insert a batch of turns from one JSON parameter (``json_to_recordset``).
-
-    A multi-row ``VALUES`` insert has one placeholder per value, so its text changes with the
-    batch size: with 200 claims the driver parses ~3,800 placeholders per batch and the server
-    plans a new statement each time: ~30 ms per batch measured here, 40% of a worker's
-    statement time. This statement's text never changes (parsed and prepared once). JSON ``null``
-    becomes SQL NULL, as :func:`~storage.coltypes.JSONDoc` stores ``None``.
-    """
-    dialect = postgresql.dialect()
-    names = ", ".join(_TURN_COLUMNS)
-    typed = ", ".join(f"{n} {EVENTS.c[n].type.compile(dialect=dialect)}" for n in _TURN_COLUMNS)
-    return text(
-        f"INSERT INTO events ({names}) SELECT {names} "
-        f"FROM json_to_recordset(CAST(:rows AS JSON)) AS r({typed}) "
-        "RETURNING id, room_id, seq"
-    )
-
-
-_INSERT_RECORDSET = _build_recordset_insert()
-
-
-def _insert_turns(conn: Connection, rows: list[dict[str, Any]]) -> list[int]:
-    """Insert claimed turns; their new ids, in the order of ``rows``."""
-    if conn.dialect.name != "postgresql":
-        return [row[0] for row in conn.execute(_INSERT_RETURNING, rows)]
-    payload = json.dumps(
-        [{name: row[name] for name in _TURN_COLUMNS} for row in rows],
-        default=_iso,
-        allow_nan=False,
-    )
-    # RETURNING after INSERT ... SELECT has no guaranteed order: match rows by (room, seq),
-    # which the events table keeps unique.
-    ids = {(r.room_id, r.seq): r.id for r in conn.execute(_INSERT_RECORDSET, {"rows": payload})}
-    return [ids[(row["room_id"], row["seq"])] for row in rows]
-
-
-def _iso(value: Any) -> str:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
-
-
-def claim_turns(db: Database, claims: Sequence[TurnClaim]) -> list[Event | None]:
-    """Claim many turns in one write transaction; one result per claim, in order.
-
-    Each claim is checked exactly as :func:`~storage.turns.claim_turn` checks it (current
-    lease, room status, expected last seq, no open turn, unused request id) and refused on its own
-    (``None``); a missing room is ``None`` too. Invalid claims raise before anything is written.
-    The rooms are probed with one query and the turns inserted with one statement, whatever the
-    batch size.
-    """
-    for claim in claims:
-        claim.validate()
-    if not claims:
-        return []
-    now: datetime = db.now()
-    with db.write_connection() as conn:
-        return claim_on(conn, claims, now, lock=not db.is_sqlite)
-
-
-def claim_on(
-    conn: Connection, claims: Sequence[TurnClaim], now: datetime, *, lock: bool
-) -> list[Event | None]:
-    """:func:`claim_turns` inside the caller's write transaction (claims already validated).
-    ``lock``: take the rooms' row locks first (server databases)."""
-    ids = sorted({claim.room_id for claim in claims})
-    results: list[Event | None] = [None] * len(claims)
-    if lock:
-        lock_rooms(conn, ids)  # server databases: serialise with other writers of these rooms
-    probes = _probe_many(conn, ids)
-    rids = sorted({claim.request_id for claim in claims})
-    used = {
-        (row.room_id, row.request_id): row.seq
-        for row in conn.execute(_REQUESTS_IN(conn), {"ids": ids, "rids": rids})
-    }
-    rows: list[dict[str, Any]] = []
-    placed: list[int] = []
-    for index, claim in enumerate(claims):
-        probe = probes.get(claim.room_id)
-        if probe is None:
-            continue
-        probe = probe._replace(request_seq=used.get((claim.room_id, claim.request_id)))
-        if _claim_refusal(
-            probe, claim.token, claim.expected_last_seq, claim.request_id, claim.statuses, now
-        ):
-            continue
-        seq = claim.expected_last_seq + 1
-        # A second claim for the same room in this batch sees this one (log moved, turn open).
-        probes[claim.room_id] = probe._replace(last_seq=seq, open_seq=seq)
-        used[(claim.room_id, claim.request_id)] = seq
-        rows.append(
-            {
-                "room_id": claim.room_id,
-                "seq": seq,
-                "activity": claim.activity,
-                "round": claim.round,
-                "kind": "agent",
-                "speaker": claim.speaker,
-                "content": "",
-                "words": 0,
-                "state": "running",
-                "request_id": claim.request_id,
-                "parent_event_id": claim.parent_event_id,
-                "saw": list(claim.saw) if claim.saw is not None else None,
-                "model": claim.model,
-                "attempts": 0,
-                "next_attempt_at": None,
-                "visible_to": list(claim.visible_to) if claim.visible_to is not None else None,
-                "data": claim.data,
-                "created_at": now,
-                "updated_at": now,
-            }
-        )
-        placed.append(index)
-    if rows:
-        inserted = _insert_turns(conn, rows)
-        for index, values, event_id in zip(placed, rows, inserted, strict=True):
-            results[index] = event_snapshot(id=event_id, **values)
-    return results
-
-
 def apply_turns(
     db: Database,
     *,
@@ -455,10 +203,13 @@ def apply_turns(
 ) -> tuple[list[bool], list[bool], list[Event | None]]:
     """Commit turns, then settle rooms, then claim turns, all in ONE write transaction (one
     fsync): a worker commits a reply and claims the same room's next turn (or writes that it is
-    finished) together. Each item is fenced and refused on its own exactly as in
-    :func:`~storage.turns.commit_turns`, :func:`settle_rooms` and :func:`claim_turns`; a claim or
-    settlement that follows a refused commit is refused by the same fences (the turn is not done,
-    the room is not running, or the lease is gone). Invalid items raise before anything is written.
+    finished) together. The one write path of the turn protocol: every function below is a call
+    of it.
+
+    Each item is fenced and refused on its own (:func:`~storage.turns.commit_on`,
+    :func:`settle_on`, :func:`~storage.claims.claim_on`); a claim or settlement that follows a
+    refused commit is refused by the same fences (the turn is not done, the room is not running,
+    or the lease is gone). Invalid items raise before anything is written.
     """
     for commit in commits:
         commit.validate()
@@ -473,17 +224,83 @@ def apply_turns(
         committed = commit_on(conn, commits, now, lock=lock) if commits else []
         settled = settle_on(conn, settlements, now, lock=lock) if settlements else []
         claimed = claim_on(conn, claims, now, lock=lock) if claims else []
+    if committed.count(False):
+        log.debug("%d of %d results refused by the fence", committed.count(False), len(commits))
     return committed, settled, claimed
+
+
+def commit_turns(db: Database, batch: Sequence[TurnCommit]) -> list[bool]:
+    """Apply many fenced turn results in one write transaction (a group commit): one bool per
+    item, in order (see :func:`~storage.turns.commit_on` for the fence). One fsync for the whole
+    batch: this is what makes hundreds of concurrent rooms cheap."""
+    return apply_turns(db, commits=batch)[0]
+
+
+def commit_turn(db: Database, event_id: int, token: int, **fields: Any) -> bool:
+    """Commit one turn's result, fenced by the lease ``token`` (see :func:`commit_turns`).
+
+    ``fields`` are those of :class:`~storage.turns.TurnCommit`: ``state`` (default ``"done"``),
+    ``content``, ``kind`` (``"pass"`` when the agent passed), ``model``, ``input_tokens``,
+    ``output_tokens``, ``cost``, ``latency``, ``error`` ({type, code, message}), ``attempts``,
+    ``next_attempt_at``, ``data`` (merged), ``expected_states``, ``room_status``. ``False`` when
+    the fence or the state check refused. A moderated room's draft is committed with
+    ``state="waiting"``.
+    """
+    if "expected_states" in fields:
+        fields["expected_states"] = tuple(as_set(fields["expected_states"]) or ())
+    return commit_turns(db, [TurnCommit(event_id=event_id, token=token, **fields)])[0]
+
+
+def settle_rooms(db: Database, settlements: Sequence[RoomSettlement]) -> list[bool]:
+    """Apply many settlements in one write transaction; one bool per item, in order.
+
+    Each applies only while its room is ``running``, ``token`` is the room's current,
+    unexpired lease (the fence of :func:`~storage.rooms.update_room` with
+    ``expected_status="running"`` and ``token``) and the log still ends at the item's
+    ``expected_last_seq`` (when given); its notice goes at the end of the log.
+    """
+    return apply_turns(db, settlements=settlements)[1]
+
+
+def claim_turns(db: Database, claims: Sequence[TurnClaim]) -> list[Event | None]:
+    """Claim many turns in one write transaction; one result per claim, in order.
+
+    Each claim inserts its room's next turn as ``running`` at ``expected_last_seq + 1`` only if
+    its lease token is current, the room's status is one of its ``statuses``, the log still ends
+    at ``expected_last_seq``, no turn of the room is open and its request id is unused; otherwise
+    it is refused on its own (``None``; a missing room is ``None`` too) and the worker re-plans.
+    To tell a lost lease from a moved log after ``None``, call
+    :func:`~storage.leases.lease_is_current`. Invalid claims raise before anything is written.
+    """
+    return apply_turns(db, claims=claims)[2]
+
+
+def claim_turn(db: Database, room_id: int, **fields: Any) -> Event | None:
+    """One room's :func:`claim_turns`: ``fields`` are those of :class:`~storage.claims.TurnClaim`
+    (``token``, ``expected_last_seq``, ``speaker``, ``request_id``, ``activity``, ``round``, and
+    optionally ``kind``, ``saw``, ``model``, ``attempts``, ``next_attempt_at``, ``visible_to``,
+    ``parent_event_id``, ``data``, ``statuses``).
+
+    The same checks in one write transaction; ``None`` when refused. Raises :class:`RoomNotFound`
+    (where the batch says ``None``) and :class:`StorageValueError`.
+    """
+    claim = TurnClaim(room_id=room_id, **fields)
+    claim.validate()
+    now = db.now()
+    with db.write_connection() as conn:
+        lock_room(conn, room_id)  # raises RoomNotFound; on a server database, the room's lock
+        return claim_on(conn, [claim], now, lock=False)[0]
 
 
 __all__ = [
     "RoomSettlement",
     "apply_turns",
-    "claim_on",
-    "settle_on",
-    "TurnClaim",
+    "claim_turn",
     "claim_turns",
+    "commit_turn",
+    "commit_turns",
     "release_leases",
     "room_logs",
+    "settle_on",
     "settle_rooms",
 ]

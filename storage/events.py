@@ -17,10 +17,12 @@ from sqlmodel import Session, col, func, select
 from storage._tx import (
     EVENTS,
     ROOMS,
+    RoomProbe,
     as_set,
     check_json,
     check_limit,
     event_from_row,
+    event_row,
     event_snapshot,
     get_row,
     insert_event,
@@ -28,7 +30,6 @@ from storage._tx import (
     probe_room,
     require_in,
     touch_room,
-    word_count,
 )
 from storage.database import Database
 from storage.errors import EventNotFound, RequestIdConflict, StorageValueError
@@ -73,6 +74,24 @@ def check_event_fields(
         check_json(data, "data")
 
 
+def check_error(error: Any, field: str = "error") -> None:
+    """A turn's error: a strict JSON dict with at least ``type`` and ``message``."""
+    if not isinstance(error, dict) or not {"type", "message"} <= set(error):
+        raise StorageValueError(
+            f"{field}={error!r} must be a dict with at least 'type' and 'message' (and 'code')"
+        )
+    check_json(error, field)
+
+
+def check_state(kind: str, state: Any, field: str, *, required: bool) -> None:
+    """``human``/``system`` events have no turn state; an ``agent``/``pass`` event's state is a
+    turn state (with ``required=False``, ``None`` is allowed too)."""
+    if kind in ("human", "system") and state is not None:
+        raise StorageValueError(f"{field}={state!r}: {kind} events have no turn state; pass None")
+    if kind in ("agent", "pass") and (required or state is not None):
+        require_in(state, TURN_STATES, field)
+
+
 def append_message(
     db: Database,
     room_id: int,
@@ -92,83 +111,99 @@ def append_message(
 ) -> Event:
     """Append one event at the end of the room's log and return it (committed, durable).
 
-    With ``reopen`` (room statuses), a newly written event also moves the room to ``running``
-    (stop reason cleared) when its status is one of them, in the same transaction: a human
-    message and the room it re-opens are one write. An event sent again (same request id) changes
-    nothing, above all not the room's status.
-
     Guarantees:
     - ``seq`` is ``max(seq) + 1`` computed inside the write transaction, so concurrent appenders
       (threads, processes, machines) get contiguous, unique seqs and never a lock error;
     - idempotent on ``request_id``: the same id with the same ``kind``, ``speaker`` and ``content``
       returns the existing event and writes nothing (a double click, a retried request); the same
       id with anything different raises :class:`RequestIdConflict`;
-    - ``activity``/``round`` default from the log, inside the transaction: a ``human`` message opens
-      a new activity (last activity + 1) at round 0; any other kind continues the last event's
-      activity and round (0 and 0 in an empty room);
-    - ``state`` defaults to ``None`` for ``human``/``system`` events (which never have one) and
-      ``"done"`` for ``agent``/``pass`` events (use :func:`~storage.turns.claim_turn` for
-      turns that are still to run).
+    - ``activity``/``round`` default from the log: a ``human`` message opens a new activity at
+      round 0; any other kind continues the last event's (0 and 0 in an empty room);
+    - ``state``: none for ``human``/``system`` events, ``"done"`` by default for ``agent``/``pass``
+      (turns still to run are claimed: :func:`~storage.batch.claim_turn`);
+    - with ``reopen`` (statuses), a new event moves a room in one of them to ``running`` (stop
+      reason cleared) in the same transaction; an event sent again changes nothing.
     Raises :class:`RoomNotFound` and :class:`StorageValueError`.
     """
-    require_in(kind, EVENT_KINDS, "kind")
+    state = _message_state(kind, state)
     check_event_fields(
         speaker=speaker, content=content, request_id=request_id, visible_to=visible_to, data=data
     )
-    if state is _KEEP:
-        state = "done" if kind in ("agent", "pass") else None
-    if kind in ("human", "system") and state is not None:
-        raise StorageValueError(f"state={state!r}: {kind} events have no turn state; pass None")
-    if state is not None:
-        require_in(state, TURN_STATES, "state")
+    values = {
+        "kind": kind,
+        "speaker": speaker,
+        "content": content,
+        "state": state,
+        "activity": activity,
+        "round": round,
+        "request_id": request_id,
+        "parent_event_id": parent_event_id,
+        "model": model,
+        "visible_to": visible_to,
+        "data": data,
+    }
     now = db.now()
     try:
         with db.write_connection() as conn:
-            probe = probe_room(conn, room_id, request_id)
-            if probe.request_seq is not None:
-                existing = _event_at(conn, room_id, probe.request_seq)
-                return _same_or_conflict(existing, kind, speaker, content)
-            if activity is None:
-                activity = probe.last_activity + 1 if kind == "human" else probe.last_activity
-            if round is None:
-                round = 0 if kind == "human" else probe.last_round  # noqa: A001
-            values: dict[str, Any] = {
-                "room_id": room_id,
-                "seq": probe.last_seq + 1,
-                "activity": activity,
-                "round": round,
-                "kind": kind,
-                "speaker": speaker,
-                "content": content,
-                "words": word_count(content),
-                "state": state,
-                "request_id": request_id,
-                "parent_event_id": parent_event_id,
-                "model": model,
-                "visible_to": list(visible_to) if visible_to is not None else None,
-                "data": data,
-                "attempts": 0,
-                "created_at": now,
-                "updated_at": now,
-            }
-            event_id = insert_event(conn, values)
-            touch_room(conn, room_id, now)
-            if reopen and probe.status in reopen:
-                conn.execute(
-                    update(ROOMS)
-                    .where(ROOMS.c.id == room_id)
-                    .values(status="running", stop_reason=None, updated_at=now)
-                )
-            return event_snapshot(id=event_id, **values)
+            return _append_on(conn, room_id, values, reopen, now)
     except IntegrityError:
-        # Only reachable on a server database if two writers slipped past the room lock (e.g. a
-        # different isolation level): the unique constraints held, so re-read and decide.
-        if request_id is None:
+        # Two writers past the room lock (another isolation level?): the unique keys held.
+        existing = find_event(db, room_id, request_id) if request_id is not None else None
+        if existing is None:
             raise
-        existing_or_none = find_event(db, room_id, request_id)
-        if existing_or_none is None:
-            raise
-        return _same_or_conflict(existing_or_none, kind, speaker, content)
+        return _same_or_conflict(existing, kind, speaker, content)
+
+
+def _message_state(kind: str, state: Any) -> str | None:
+    """:func:`append_message`'s ``state``, checked against its ``kind`` (and the kind checked)."""
+    require_in(kind, EVENT_KINDS, "kind")
+    if state is _KEEP:
+        state = "done" if kind in ("agent", "pass") else None
+    check_state(kind, state, "state", required=False)
+    return state  # type: ignore[no-any-return]
+
+
+def _append_on(
+    conn: Connection,
+    room_id: int,
+    values: dict[str, Any],
+    reopen: Collection[str],
+    now: datetime,
+) -> Event:
+    """:func:`append_message`'s write, inside the caller's write transaction."""
+    probe = probe_room(conn, room_id, values["request_id"])
+    if probe.request_seq is not None:
+        existing = _event_at(conn, room_id, probe.request_seq)
+        return _same_or_conflict(existing, values["kind"], values["speaker"], values["content"])
+    row = _next_row(room_id, probe, values, now)
+    event_id = insert_event(conn, row)
+    touch_room(conn, room_id, now)
+    if reopen and probe.status in reopen:
+        conn.execute(_REOPEN, {"room_id": room_id, "now": now})
+    return event_snapshot(id=event_id, **row)
+
+
+_REOPEN = (
+    update(ROOMS)
+    .where(ROOMS.c.id == bindparam("room_id"))
+    .values(status="running", stop_reason=None, updated_at=bindparam("now"))
+)
+
+
+def _next_row(
+    room_id: int, probe: RoomProbe, values: dict[str, Any], now: datetime
+) -> dict[str, Any]:
+    """The row of ``values`` (kind, speaker, content, other columns) right after the log end
+    ``probe`` read. ``activity``/``round`` given as ``None`` come from the log: a ``human``
+    message opens a new activity at round 0; any other kind continues the last event's."""
+    human = values["kind"] == "human"
+    activity, round_ = values["activity"], values["round"]
+    if activity is None:
+        activity = probe.last_activity + 1 if human else probe.last_activity
+    if round_ is None:
+        round_ = 0 if human else probe.last_round
+    fields = {**values, "activity": activity, "round": round_}
+    return event_row(room_id, probe.last_seq + 1, now=now, **fields)
 
 
 _EVENT_AT = sa_select(EVENTS).where(
@@ -224,10 +259,17 @@ def import_events(db: Database, room_id: int, records: Sequence[dict[str, Any]])
     """Append many recorded events in one write transaction: all of them, or none.
 
     Each record has ``kind``, ``speaker``, ``content`` and any of :data:`IMPORT_FIELDS`. Every
-    record is validated before anything is written (:class:`StorageValueError` names the record's
+    record is checked before anything is written (:class:`StorageValueError` names the record's
     index and field). Seqs continue the room's log in the order given.
+
+    Checked here, as for every write: the record's shape (known fields, kind, a state that fits
+    the kind), column types (counts >= 0, finite numbers, strict JSON, times with an offset), the
+    secret guard on its labels and JSON fields, request-id idempotency, seqs. Trusted from the
+    caller (the import's door, ``conversation.rooms.transfer``): who may speak (a turn's speaker
+    on the roster, a person's name on a human message), content limits (length, NUL), and that
+    ``parent_event_id`` names an event of this room.
     """
-    prepared = [_prepare_import(index, record) for index, record in enumerate(records)]
+    prepared = [prepare_import(index, record) for index, record in enumerate(records)]
     now = db.now()
     with db.write_connection() as conn:
         return _insert_imported(conn, room_id, prepared, now)
@@ -238,36 +280,22 @@ def _insert_imported(
 ) -> list[Event]:
     """Insert prepared import records at the end of the room's log (inside a write transaction)."""
     probe = probe_room(conn, room_id)
-    last_seq, last_activity, last_round = probe.last_seq, probe.last_activity, probe.last_round
     imported: list[Event] = []
     for values in prepared:
         request_id = values["request_id"]
+        seq = None
         if request_id is not None:
             seq = conn.execute(_SEQ_OF_REQUEST, {"room_id": room_id, "rid": request_id}).scalar()
-            if seq is not None:
-                existing = _event_at(conn, room_id, seq)
-                imported.append(
-                    _same_or_conflict(
-                        existing, values["kind"], values["speaker"], values["content"]
-                    )
-                )
-                continue
-        if values["activity"] is None:
-            human = values["kind"] == "human"
-            values["activity"] = last_activity + 1 if human else last_activity
-        if values["round"] is None:
-            values["round"] = 0 if values["kind"] == "human" else last_round
-        last_seq += 1
-        row = {
-            **values,
-            "room_id": room_id,
-            "seq": last_seq,
-            "created_at": values["created_at"] or now,
-            "updated_at": values["updated_at"] or values["created_at"] or now,
-        }
-        event_id = insert_event(conn, row)
-        imported.append(event_snapshot(id=event_id, **row))
-        last_activity, last_round = values["activity"], values["round"]
+        if seq is not None:
+            existing = _event_at(conn, room_id, seq)
+            kind, speaker, content = values["kind"], values["speaker"], values["content"]
+            imported.append(_same_or_conflict(existing, kind, speaker, content))
+            continue
+        row = _next_row(room_id, probe, values, now)
+        imported.append(event_snapshot(id=insert_event(conn, row), **row))
+        probe = probe._replace(
+            last_seq=row["seq"], last_activity=row["activity"], last_round=row["round"]
+        )
     if prepared:
         touch_room(conn, room_id, now)
     return imported
@@ -278,7 +306,9 @@ _SEQ_OF_REQUEST = sa_select(EVENTS.c.seq).where(
 )
 
 
-def _prepare_import(index: int, record: Any) -> dict[str, Any]:
+def prepare_import(index: int, record: Any) -> dict[str, Any]:
+    """One record of :func:`import_events`, checked: the columns to write (``activity`` and
+    ``round`` ``None`` when the log should decide them)."""
     where = f"event {index}"
     if not isinstance(record, dict):
         raise StorageValueError(f"{where} must be a dict, not {type(record).__name__}")
@@ -287,83 +317,46 @@ def _prepare_import(index: int, record: Any) -> dict[str, Any]:
         raise StorageValueError(f"{where} has unknown field(s) {sorted(unknown)}")
     kind = record.get("kind")
     require_in(kind, EVENT_KINDS, f"{where} kind")
-    content = record.get("content", "")
-    check_event_fields(
-        speaker=record.get("speaker"),
-        content=content,
-        request_id=record.get("request_id"),
-        visible_to=record.get("visible_to"),
-        data=record.get("data"),
-        saw=record.get("saw"),
-    )
-    state = record.get("state", "done" if kind in ("agent", "pass") else None)
-    if kind in ("human", "system") and state is not None:
-        raise StorageValueError(f"{where}: {kind} events have no turn state (got {state!r})")
-    if kind in ("agent", "pass"):
-        require_in(state, TURN_STATES, f"{where} state")
+    values = {name: record.get(name) for name in IMPORT_FIELDS}
+    values.update(kind=kind, speaker=record.get("speaker"), content=record.get("content", ""))
+    values["state"] = record.get("state", "done" if kind in ("agent", "pass") else None)
+    values["attempts"] = values["attempts"] or 0
+    check_event_fields(**{name: values[name] for name in _CHECKED_FIELDS})
+    check_state(kind, values["state"], f"{where} state", required=True)
+    _check_numbers(values, where)
+    if values["error"] is not None:
+        check_error(values["error"], f"{where} error")
+    if values["model"] is not None and not isinstance(values["model"], str):
+        raise StorageValueError(f"{where}: model must be a string label")
+    # An imported record is untrusted configuration as much as data: its JSON fields and its
+    # labels pass the secret guard like a config does (free text, the content, does not).
+    labels = ("data", "error", "model", "request_id", "speaker")
+    check_no_secrets({name: values[name] for name in labels}, field=where)
+    for name in _TIMES:
+        values[name] = _timestamp(values[name], f"{where} {name}")
+    return values
+
+
+def _check_numbers(values: dict[str, Any], where: str) -> None:
+    """Counts are integers >= 0; measures finite numbers (``None``: not recorded)."""
     for name in ("input_tokens", "output_tokens", "attempts", "activity", "round"):
-        value = record.get(name)
+        value = values[name]
         if value is not None and (
             not isinstance(value, int) or isinstance(value, bool) or value < 0
         ):
             raise StorageValueError(f"{where}: {name}={value!r} must be an integer >= 0")
     for name in ("cost", "latency"):
-        value = record.get(name)
+        value = values[name]
         if value is not None and (
             isinstance(value, bool)
             or not isinstance(value, (int, float))
             or not math.isfinite(value)
         ):
             raise StorageValueError(f"{where}: {name}={value!r} must be a finite number")
-    error = record.get("error")
-    if error is not None and (not isinstance(error, dict) or not {"type", "message"} <= set(error)):
-        raise StorageValueError(f"{where}: error must be a dict with 'type' and 'message'")
-    if error is not None:
-        check_json(error, f"{where} error")
-    model = record.get("model")
-    if model is not None and not isinstance(model, str):
-        raise StorageValueError(f"{where}: model must be a string label")
-    # An imported record is untrusted configuration as much as data: its JSON fields and its
-    # labels pass the secret guard like a config does (free text, the content, does not).
-    check_no_secrets(
-        {
-            "data": record.get("data"),
-            "error": error,
-            "model": model,
-            "request_id": record.get("request_id"),
-            "speaker": record.get("speaker"),
-        },
-        field=where,
-    )
-    visible_to = record.get("visible_to")
-    saw = record.get("saw")
-    times = {name: _timestamp(record.get(name), f"{where} {name}") for name in _TIMES}
-    return {
-        **times,
-        "kind": kind,
-        "speaker": record["speaker"],
-        "content": content,
-        "words": word_count(content),
-        "state": state,
-        "activity": record.get("activity"),
-        "round": record.get("round"),
-        "request_id": record.get("request_id"),
-        "parent_event_id": record.get("parent_event_id"),
-        "visible_to": list(visible_to) if visible_to is not None else None,
-        "data": record.get("data"),
-        "model": model,
-        "input_tokens": record.get("input_tokens"),
-        "output_tokens": record.get("output_tokens"),
-        "cost": record.get("cost"),
-        "latency": record.get("latency"),
-        "error": error,
-        "attempts": record.get("attempts") or 0,
-        "saw": list(saw) if saw is not None else None,
-        "next_attempt_at": None,
-    }
 
 
 _TIMES = ("created_at", "updated_at")
+_CHECKED_FIELDS = ("speaker", "content", "request_id", "visible_to", "data", "saw")
 
 
 def _timestamp(value: Any, where: str) -> datetime | None:
@@ -460,8 +453,11 @@ def open_turn(db: Database, room_id: int) -> Event | None:
 
 
 __all__ = [
+    "IMPORT_FIELDS",
     "append_message",
+    "check_error",
     "check_event_fields",
+    "check_state",
     "events",
     "find_event",
     "get_event",
@@ -469,4 +465,5 @@ __all__ = [
     "import_events",
     "latest_seq",
     "open_turn",
+    "prepare_import",
 ]

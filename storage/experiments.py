@@ -17,7 +17,9 @@ from storage._tx import (
     as_set,
     check_limit,
     check_name,
+    event_row,
     get_row,
+    insert_event,
     json_object,
     require_in,
 )
@@ -146,30 +148,17 @@ def _post_opening(
     conn: Any, room_id: int, room: ExperimentRoom, now: Any, *, set_running: bool = True
 ) -> None:
     """The room's opening message (it opens activity 1), and the room running."""
-    from storage._tx import insert_event, word_count
-
-    insert_event(
-        conn,
-        {
-            "room_id": room_id,
-            "seq": 1,
-            "activity": 1,
-            "round": 0,
-            "kind": "human",
-            "speaker": room.speaker,
-            "content": room.opening,
-            "words": word_count(room.opening),
-            "state": None,
-            "request_id": room.request_id,
-            "parent_event_id": None,
-            "model": None,
-            "visible_to": None,
-            "data": None,
-            "attempts": 0,
-            "created_at": now,
-            "updated_at": now,
-        },
+    opening = event_row(
+        room_id,
+        1,
+        kind="human",
+        speaker=room.speaker,
+        content=room.opening,
+        activity=1,
+        request_id=room.request_id,
+        now=now,
     )
+    insert_event(conn, opening)
     if set_running:
         conn.execute(
             update(ROOMS).where(ROOMS.c.id == room_id).values(status="running", updated_at=now)

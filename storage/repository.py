@@ -28,9 +28,11 @@ from storage.analysis import (
 )
 from storage.batch import (
     RoomSettlement,
-    TurnClaim,
     apply_turns,
+    claim_turn,
     claim_turns,
+    commit_turn,
+    commit_turns,
     release_leases,
     room_logs,
     settle_rooms,
@@ -41,6 +43,7 @@ from storage.cache import (
     clear_model_cache,
     store_cached_responses,
 )
+from storage.claims import TurnClaim
 from storage.codes import (
     add_code_label,
     code_labels,
@@ -107,14 +110,7 @@ from storage.rooms import (
     stop_room,
     update_room,
 )
-from storage.turns import (
-    TurnCommit,
-    claim_turn,
-    commit_turn,
-    commit_turns,
-    record_attempt,
-    update_turn_state,
-)
+from storage.turns import TurnCommit, record_attempt, update_turn_state
 
 __all__ = [
     "ExperimentRoom",

@@ -13,6 +13,7 @@ from sqlmodel import col, select
 
 from storage._tx import (
     EVENTS,
+    INSERT_EVENT,
     LEASES,
     ROOMS,
     UNSET,
@@ -25,6 +26,7 @@ from storage._tx import (
     holds_lease,
     last_seq,
     lock_room,
+    notice_row,
     open_turn_clause,
     probe_room,
     require_in,
@@ -34,7 +36,7 @@ from storage._tx import (
 from storage.config_versions import check_room_config, insert_config_versions
 from storage.database import Database
 from storage.errors import ExperimentNotFound, RecordInUse, RoomNotFound, StorageValueError
-from storage.events import _insert_imported, _prepare_import, check_event_fields
+from storage.events import _insert_imported, check_event_fields, prepare_import
 from storage.tables import Event, Experiment, Lease, Room
 from storage.vocabulary import ROOM_STATUSES
 
@@ -159,7 +161,7 @@ def create_room_with_log(
     ``config_versions``: the room's earlier configuration versions (an exported room's), restored
     in the same transaction.
     """
-    prepared = [_prepare_import(index, record) for index, record in enumerate(records)]
+    prepared = [prepare_import(index, record) for index, record in enumerate(records)]
     values = new_room_values(db, name, config, status=status)
     values["stop_reason"] = stop_reason
     with db.write_connection() as conn:
@@ -388,31 +390,10 @@ def _append_notice(
 
 
 def _insert_notice(
-    conn: Any,
-    room_id: int,
-    probe: Any,
-    notice: str,
-    data: dict[str, Any] | None,
-    now: datetime,
+    conn: Any, room_id: int, probe: Any, notice: str, data: dict[str, Any] | None, now: datetime
 ) -> None:
     """The system event ``notice`` after the log end ``probe`` read (in this transaction)."""
-    conn.execute(
-        insert(EVENTS),
-        {
-            "room_id": room_id,
-            "seq": probe.last_seq + 1,
-            "activity": probe.last_activity,
-            "round": probe.last_round,
-            "kind": "system",
-            "speaker": "room",
-            "content": notice,
-            "words": word_count(notice),
-            "attempts": 0,
-            "data": data,
-            "created_at": now,
-            "updated_at": now,
-        },
-    )
+    conn.execute(INSERT_EVENT, notice_row(room_id, probe, notice, data, now))
 
 
 def fork_room(
@@ -429,32 +410,25 @@ def fork_room(
 ) -> int:
     """Copy a room's log up to and including ``at_seq`` into a new room; return its id.
 
-    The fork gets ``config`` (by default the room's current config), records ``parent_room_id``/``parent_seq``, keeps every copied
-    event's seq, request id, state and timestamps, and its ``parent_event_id`` links point at the
-    fork's own copies. Experiment membership is not copied. A turn still open at the fork point is
-    copied as it is, so a runtime driving the fork resumes it. ``0 <= at_seq <= latest seq`` or
-    :class:`StorageValueError`; raises :class:`RoomNotFound`. One transaction: all or nothing.
+    The fork gets ``config`` (by default the room's current config), records
+    ``parent_room_id``/``parent_seq``, keeps every copied event's seq, request id, state and
+    timestamps, and its ``parent_event_id`` links point at the fork's own copies. Experiment
+    membership is not copied. A turn still open at the fork point is copied as it is, so a runtime
+    driving the fork resumes it. ``0 <= at_seq <= latest seq`` or :class:`StorageValueError`;
+    raises :class:`RoomNotFound`. One transaction: all or nothing.
 
     ``edit``: new values for the copy of event ``at_seq`` (``content``, ``speaker``, ``data``
     merged key by key); ``status``: the fork's status (``idle`` by default). With ``notice``, a
     system event (``notice_data``: who forked it) follows the copied log.
     """
-    if notice is not None:
-        check_event_fields(speaker="room", content=notice, data=notice_data)
-    if not isinstance(at_seq, int) or at_seq < 0:
-        raise StorageValueError(f"at_seq={at_seq!r} must be an integer >= 0")
-    require_in(status, ROOM_STATUSES, "status")
-    unknown = sorted(set(edit or {}) - {"content", "speaker", "data"})
-    if unknown:
-        raise StorageValueError(f"edit has unknown field(s) {unknown}; use content, speaker, data")
-    if notice is not None:
-        check_event_fields(speaker="room", content=notice, data=notice_data)
+    _check_fork(at_seq, edit, status, notice, notice_data)
     now = db.now()
     with db.write() as session:
-        lock_room(session.connection(), room_id)
+        conn = session.connection()
+        lock_room(conn, room_id)
         source = session.get(Room, room_id)
         assert source is not None
-        latest = last_seq(session.connection(), room_id)
+        latest = last_seq(conn, room_id)
         if at_seq > latest:
             raise StorageValueError(
                 f"at_seq={at_seq} is beyond room {room_id}'s last event (seq {latest})"
@@ -468,16 +442,27 @@ def fork_room(
             created_at=now,
             updated_at=now,
         )
-        session.add(fork)
-        session.flush()
-        assert fork.id is not None
-        _copy_events(session, room_id, fork.id, at_seq)
-        conn = session.connection()
+        fork_id = add_row(session, fork)
+        _copy_events(session, room_id, fork_id, at_seq)
         if edit:
-            _edit_copy(conn, fork.id, at_seq, edit, now)
+            _edit_copy(conn, fork_id, at_seq, edit, now)
         if notice is not None:
-            _append_notice(conn, fork.id, notice, notice_data, now)
-        return fork.id
+            _append_notice(conn, fork_id, notice, notice_data, now)
+        return fork_id
+
+
+def _check_fork(
+    at_seq: Any, edit: dict[str, Any] | None, status: str, notice: Any, notice_data: Any
+) -> None:
+    """:func:`fork_room`'s arguments, checked before anything is read."""
+    if notice is not None:
+        check_event_fields(speaker="room", content=notice, data=notice_data)
+    if not isinstance(at_seq, int) or at_seq < 0:
+        raise StorageValueError(f"at_seq={at_seq!r} must be an integer >= 0")
+    require_in(status, ROOM_STATUSES, "status")
+    unknown = sorted(set(edit or {}) - {"content", "speaker", "data"})
+    if unknown:
+        raise StorageValueError(f"edit has unknown field(s) {unknown}; use content, speaker, data")
 
 
 def _edit_copy(conn: Any, fork_id: int, seq: int, edit: dict[str, Any], now: datetime) -> None:

@@ -1,14 +1,12 @@
-"""Agent turns: claim, fenced commit (one or a batch), moderation state changes, retry bookkeeping.
+"""Turn results: fenced commits (one or a batch), moderation state changes, retry bookkeeping.
 
-The protocol (DESIGN decision 2), for a worker holding the room's lease ``token``:
-
-1. plan from the committed log (``events``, ``latest_seq``), then :func:`claim_turn`: one write
-   transaction that inserts the turn as ``running`` at ``expected_last_seq + 1``, or returns
-   ``None`` (log moved, a turn is open, lease lost, room not running) so the worker re-plans;
-2. call the model *outside* any transaction (:func:`record_attempt` after a failed try persists
-   the retry count and the next attempt time, so the budget survives a restart);
-3. :func:`commit_turn` (or :func:`commit_turns` for a group commit): applied only while the lease
-   token is still current and unexpired, so a paused zombie's late result is rejected.
+The protocol (decision "a turn is claimed, then committed with a fence"), for a worker holding the
+room's lease ``token``: claim (:mod:`storage.claims`), call the model *outside* any transaction
+(:func:`record_attempt` after a failed try persists the retry count and the next attempt time, so
+the budget survives a restart), then commit: applied only while the lease token is still current
+and unexpired, so a paused zombie's late result is rejected. :func:`commit_on` is the one
+implementation; :func:`commit_turns` runs it in its own transaction and
+:func:`~storage.batch.apply_turns` with settlements and claims in one.
 
 A worker that takes over a room finds the open turn with
 :func:`~storage.events.open_turn`, rebuilds its prompt from the events before it, and commits
@@ -17,7 +15,6 @@ it with its own (newer) token: the fence is on the room's lease, not on who clai
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,130 +30,25 @@ from storage._tx import (
     ROOMS,
     UNSET,
     UPDATE_EVENT,
-    RoomProbe,
     _Unset,
     as_set,
     by_dialect,
-    check_json,
     event_from_row,
     event_snapshot,
     holds_lease,
     in_list,
-    insert_event,
     lease_ok,
     lock_room,
     lock_rooms,
-    probe_room,
     require_in,
     touch_room,
     word_count,
 )
 from storage.database import Database
 from storage.errors import EventNotFound, InvalidTransition, StorageValueError
-from storage.events import check_event_fields
+from storage.events import check_error, check_event_fields
 from storage.tables import Event
 from storage.vocabulary import ROOM_STATUSES, TURN_STATES, TURN_TRANSITIONS
-
-log = logging.getLogger(__name__)
-
-
-def claim_turn(
-    db: Database,
-    room_id: int,
-    *,
-    token: int,
-    expected_last_seq: int,
-    speaker: str,
-    request_id: str,
-    activity: int,
-    round: int,  # noqa: A002 - the column's name
-    saw: Sequence[int] | None = None,
-    model: str | None = None,
-    attempts: int = 0,
-    next_attempt_at: datetime | None = None,
-    visible_to: Sequence[str] | None = None,
-    parent_event_id: int | None = None,
-    data: dict[str, Any] | None = None,
-    kind: str = "agent",
-    statuses: Collection[str] | None = ("running",),
-) -> Event | None:
-    """Insert the next turn as ``running`` at ``seq = expected_last_seq + 1``; ``None`` if refused.
-
-    All checks and the insert happen in one write transaction, so two workers can never claim the
-    same turn. Refused (``None``, nothing written) when:
-    - ``token`` is not the room's current, unexpired lease;
-    - the room's status is not in ``statuses`` (default: only ``running``; ``None`` skips the check),
-      so a pause or stop takes effect before the next claim;
-    - the log's last seq is not ``expected_last_seq`` (a human message or another turn landed);
-    - a turn of the room is open (``running``, ``waiting`` or ``interrupted``);
-    - an event with ``request_id`` already exists in the room (it *is* that turn: see
-      :func:`~storage.events.find_event`).
-    To tell a lost lease from a moved log after ``None``, call
-    :func:`~storage.leases.lease_is_current`. Raises :class:`RoomNotFound`, :class:`StorageValueError`.
-    """
-    require_in(kind, ("agent", "pass"), "kind")
-    check_event_fields(
-        speaker=speaker,
-        content="",
-        request_id=request_id,
-        visible_to=visible_to,
-        data=data,
-        saw=saw,
-    )
-    if request_id is None:
-        raise StorageValueError("request_id is required for a turn (a deterministic id per turn)")
-    now = db.now()
-    with db.write_connection() as conn:
-        probe = probe_room(conn, room_id, request_id)
-        refusal = _claim_refusal(probe, token, expected_last_seq, request_id, statuses, now)
-        if refusal:
-            log.debug("room %s: claim of %s refused: %s", room_id, speaker, refusal)
-            return None
-        values: dict[str, Any] = {
-            "room_id": room_id,
-            "seq": expected_last_seq + 1,
-            "activity": activity,
-            "round": round,
-            "kind": kind,
-            "speaker": speaker,
-            "content": "",
-            "words": 0,
-            "state": "running",
-            "request_id": request_id,
-            "parent_event_id": parent_event_id,
-            "saw": list(saw) if saw is not None else None,
-            "model": model,
-            "attempts": attempts,
-            "next_attempt_at": next_attempt_at,
-            "visible_to": list(visible_to) if visible_to is not None else None,
-            "data": data,
-            "created_at": now,
-            "updated_at": now,
-        }
-        # No touch_room here: the commit that follows bumps rooms.updated_at.
-        event_id = insert_event(conn, values)
-        return event_snapshot(id=event_id, **values)
-
-
-def _claim_refusal(
-    probe: RoomProbe,
-    token: int,
-    expected_last_seq: int,
-    request_id: str,
-    statuses: Collection[str] | None,
-    now: datetime,
-) -> str | None:
-    if not probe.holds(token, now):
-        return f"lease token {token} is not current"
-    if statuses is not None and probe.status not in statuses:
-        return f"room status is {probe.status!r}"
-    if probe.last_seq != expected_last_seq:
-        return f"last seq is {probe.last_seq}, expected {expected_last_seq}"
-    if probe.open_seq is not None:
-        return f"turn at seq {probe.open_seq} is still open"
-    if probe.request_seq is not None:
-        return f"request_id {request_id!r} is already seq {probe.request_seq}"
-    return None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -203,7 +95,7 @@ class TurnCommit:
         if not isinstance(self.content, _Unset) and not isinstance(self.content, str):
             raise StorageValueError(f"content must be a string, not {type(self.content).__name__}")
         if not isinstance(self.error, (_Unset, type(None))):
-            _check_error(self.error)
+            check_error(self.error)
         if self.data is not None:
             check_event_fields(speaker="-", content="", data=self.data)
         check_transition(self.expected_states, self.state)
@@ -242,14 +134,6 @@ _COMMIT_COLUMNS = (
 )
 
 
-def _check_error(error: Any) -> None:
-    if not isinstance(error, dict) or not {"type", "message"} <= set(error):
-        raise StorageValueError(
-            f"error={error!r} must be a dict with at least 'type' and 'message' (and 'code')"
-        )
-    check_json(error, "error")
-
-
 def check_transition(expected_states: Collection[str], state: str) -> None:
     """Raise :class:`InvalidTransition` unless every ``expected -> state`` move is allowed."""
     if not expected_states:
@@ -264,33 +148,15 @@ def check_transition(expected_states: Collection[str], state: str) -> None:
             )
 
 
-def commit_turns(db: Database, batch: Sequence[TurnCommit]) -> list[bool]:
-    """Apply many fenced turn results in one write transaction (a group commit).
-
-    Each item is fenced independently: it applies only if its room's lease token equals
-    ``item.token`` and has not expired, and the turn's state is one of ``item.expected_states``.
-    Returns one bool per item, in order (``False``: not applied; a missing event, e.g. its room was
-    deleted meanwhile, is ``False`` too). Invalid items raise before anything is written.
-    One fsync for the whole batch: this is what makes hundreds of concurrent rooms cheap.
-    """
-    for item in batch:
-        item.validate()
-    if not batch:
-        return []
-    now = db.now()
-    with db.write_connection() as conn:
-        results = commit_on(conn, batch, now, lock=not db.is_sqlite)
-    refused = results.count(False)
-    if refused:
-        log.debug("commit_turns: %d of %d results refused by the fence", refused, len(batch))
-    return results
-
-
 def commit_on(
     conn: Connection, batch: Sequence[TurnCommit], now: datetime, *, lock: bool
 ) -> list[bool]:
-    """:func:`commit_turns` inside the caller's write transaction (items already validated).
-    ``lock``: take the rooms' row locks first (server databases)."""
+    """Apply fenced turn results inside the caller's write transaction (items validated); one
+    bool per item, in order. ``lock``: take the rooms' row locks first (server databases).
+
+    Each item applies only if its room's lease token is ``item.token``, unexpired, and the
+    turn's state is one of ``item.expected_states`` (else ``False``, also for a missing event:
+    its room deleted meanwhile). Two items for one event apply in the order given."""
     ids = sorted({item.event_id for item in batch})
     if lock:
         # Lock the rooms first (in id order), then read the turns: on a server database a
@@ -372,20 +238,6 @@ _FENCE_ROWS = by_dialect(
         .where(in_list(EVENTS.c.id, "ids", server=server))
     )
 )
-
-
-def commit_turn(db: Database, event_id: int, token: int, **fields: Any) -> bool:
-    """Commit one turn's result, fenced by the lease ``token`` (see :func:`commit_turns`).
-
-    ``fields`` are those of :class:`TurnCommit`: ``state`` (default ``"done"``), ``content``,
-    ``kind`` (``"pass"`` when the agent passed), ``model``, ``input_tokens``, ``output_tokens``,
-    ``cost``, ``latency``, ``error`` ({type, code, message}), ``attempts``, ``next_attempt_at``,
-    ``data`` (merged), ``expected_states``. ``False`` when the fence or the state check refused.
-    A moderated room's draft is committed with ``state="waiting"``.
-    """
-    if "expected_states" in fields:
-        fields["expected_states"] = tuple(as_set(fields["expected_states"]) or ())
-    return commit_turns(db, [TurnCommit(event_id=event_id, token=token, **fields)])[0]
 
 
 def update_turn_state(
@@ -476,7 +328,7 @@ def record_attempt(
     ``next_attempt_at`` from the turn, so a retry budget is never reset by crashing.
     """
     if error is not None:
-        _check_error(error)
+        check_error(error)
     now = db.now()
     with db.write_connection() as conn:
         current = _locked_turn(conn, event_id)
@@ -495,9 +347,6 @@ __all__ = [
     "TurnCommit",
     "commit_on",
     "check_transition",
-    "claim_turn",
-    "commit_turn",
-    "commit_turns",
     "record_attempt",
     "update_turn_state",
 ]
