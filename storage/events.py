@@ -315,7 +315,7 @@ def prepare_import(index: int, record: Any) -> dict[str, Any]:
     unknown = set(record) - IMPORT_FIELDS - {"kind", "speaker", "content"}
     if unknown:
         raise StorageValueError(f"{where} has unknown field(s) {sorted(unknown)}")
-    kind = record.get("kind")
+    kind: Any = record.get("kind")
     require_in(kind, EVENT_KINDS, f"{where} kind")
     values = {name: record.get(name) for name in IMPORT_FIELDS}
     values.update(kind=kind, speaker=record.get("speaker"), content=record.get("content", ""))
