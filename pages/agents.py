@@ -4,10 +4,10 @@ delete; import and export as JSON or an EDSL AgentList."""
 import pandas as pd
 import streamlit as st
 
+import storage
 from conversation import library as agents_library
 from conversation.access import Action
 from storage import StorageValueError
-from storage import repository as repo
 from ui import library
 from ui.access import note
 from ui.bootstrap import actor, database, page_setup
@@ -27,7 +27,7 @@ st.caption(
     "a room that already exists."
 )
 
-profiles = repo.list_agent_profiles(db)
+profiles = storage.list_agent_profiles(db)
 by_name = {p.name: p for p in profiles}
 notice = st.session_state.pop("agents_notice", None)
 if notice:

@@ -2,9 +2,9 @@
 
 import streamlit as st
 
+import storage
 from conversation.access import Action
 from storage import ROOM_STATUSES as STATUSES
-from storage import repository as repo
 from storage.rooms import ROOM_SORTS
 from ui import manage, rooms
 from ui.access import note
@@ -84,7 +84,7 @@ def room_filters() -> dict:
         "Status", sorted(STATUSES), key="home-status", placeholder="any status"
     )
     experiments = {OWN_ROOMS: None, ALL_ROOMS: None} | {
-        f"#{e.id} {e.name}": e.id for e in repo.list_experiments(db, archived=False, limit=None)
+        f"#{e.id} {e.name}": e.id for e in storage.list_experiments(db, archived=False, limit=None)
     }
     scope = f3.selectbox(
         "Experiment",
@@ -115,7 +115,7 @@ def room_filters() -> dict:
 def rooms_overview(filters: dict, page: int) -> None:
     table, total = rooms.overview(db, offset=(page - 1) * rooms.HOME_PAGE_SIZE, **filters)
     if table.empty:
-        if repo.count_rooms(db) == 0:
+        if storage.count_rooms(db) == 0:
             st.info("No rooms yet: start one above.")
         else:
             st.info(
@@ -145,18 +145,18 @@ def rooms_overview(filters: dict, page: int) -> None:
     )
 
 
-st.subheader(f"Rooms ({repo.count_rooms(db):,})")
+st.subheader(f"Rooms ({storage.count_rooms(db):,})")
 manage.show_notice()
 filters = room_filters()
-hidden = repo.count_rooms(db, in_experiment=True, archived=False)
+hidden = storage.count_rooms(db, in_experiment=True, archived=False)
 if filters.get("in_experiment") is False and hidden:
     st.caption(f"{hidden:,} experiment room(s) not listed: pick an experiment or All rooms.")
-matching = repo.count_rooms(db, **{k: v for k, v in filters.items() if k != "sort"})
+matching = storage.count_rooms(db, **{k: v for k, v in filters.items() if k != "sort"})
 total_pages = max(1, -(-matching // rooms.HOME_PAGE_SIZE))
 if st.session_state.get("home-page", 1) > total_pages:
     st.session_state["home-page"] = total_pages  # fewer rooms match now
 page = int(st.session_state.get("home-page", 1))
-busy = repo.count_rooms(db, status="running") > 0
+busy = storage.count_rooms(db, status="running") > 0
 if busy:
     st.fragment(rooms_overview, run_every=OVERVIEW_REFRESH_SECONDS)(filters, page)
 else:
@@ -167,7 +167,7 @@ with st.expander("Manage a room (rename, archive, delete)", icon=":material/tune
     target = st.number_input("Room #", min_value=1, step=1, value=None, key="home-manage-id")
     if target is not None:
         try:
-            record = repo.get_room(db, int(target))
+            record = storage.get_room(db, int(target))
         except LookupError:
             st.warning(f"There is no room {int(target)}.")
         else:

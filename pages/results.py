@@ -5,9 +5,9 @@ from typing import Any
 
 import streamlit as st
 
+import storage
 from conversation.access import Action
 from storage import frames
-from storage import repository as repo
 from ui import cached, charts, condition_stats, results
 from ui import experiments as ex
 from ui.access import note
@@ -47,7 +47,7 @@ archived = results.rooms_archived_filter(
 statuses = f2.multiselect(
     "Status", sorted(results.STATUSES), key="res-status", placeholder="any status"
 )
-total = repo.count_rooms(
+total = storage.count_rooms(
     db, status=statuses or None, experiment_id=experiment_id, archived=archived
 )
 pages = max(1, -(-total // PAGE_SIZE))
@@ -80,7 +80,7 @@ if reason_filter or condition_filter:
 
 st.subheader(f"Rooms ({len(rooms)} shown of {total})")
 if rooms.empty:
-    if repo.count_rooms(db) == 0:
+    if storage.count_rooms(db) == 0:
         st.info("No rooms yet. Create one on the Home page or run an experiment.")
     else:
         st.info(
@@ -157,14 +157,14 @@ def transcript_panel(rooms: Any, selected: list[int]) -> None:
         "Room", selected, format_func=lambda r: names.get(r, f"#{r}"), key="res-transcript"
     )
     if room_id is not None:
-        room = repo.get_room(db, room_id)
+        room = storage.get_room(db, room_id)
         st.page_link(
             "pages/room.py",
             label="Open live",
             icon=":material/open_in_new:",
             query_params={"room": str(room_id)},
         )
-        last = repo.latest_seq(db, room_id)
+        last = storage.latest_seq(db, room_id)
         tail = TRANSCRIPT_TAIL
         if last > TRANSCRIPT_TAIL:
             tail = st.radio(
@@ -200,7 +200,7 @@ def compare_panel(rooms: Any, selected: list[int]) -> None:
                 format_func=lambda r: names.get(r, f"#{r}"),
                 key=key,
             )
-            room = repo.get_room(db, rid)
+            room = storage.get_room(db, rid)
             stats = rooms[rooms["room_id"] == rid]
             if not stats.empty:
                 row = stats.iloc[0]
@@ -279,7 +279,7 @@ with analysis_tab:
     notice = st.session_state.pop("results_notice", None)
     if notice:
         st.success(notice)
-    analyses = repo.list_analyses(db, experiment_id=experiment_id, limit=20)
+    analyses = storage.list_analyses(db, experiment_id=experiment_id, limit=20)
     if analyses:
         labels = {int(a.id or 0): f"#{a.id} {a.name} ({a.status})" for a in analyses}
         if st.session_state.get("an-pick-next") in labels:
@@ -311,7 +311,7 @@ with analysis_tab:
         answers = frames.analysis_frame(db, aid)
         st.plotly_chart(
             charts.outcomes_by_condition(
-                answers, question=repo.get_analysis(db, aid).name, names=short_names
+                answers, question=storage.get_analysis(db, aid).name, names=short_names
             ),
             key="chart-analysis",
         )

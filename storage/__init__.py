@@ -1,21 +1,57 @@
-"""Persistence for conversation rooms: SQLModel tables, connection set-up, migrations, repository.
+"""Persistence for conversation rooms: SQLModel tables, connection set-up, migrations, and the
+functions every upper layer reads and writes through. One namespace: ``storage.X``.
 
 ``storage`` imports nothing from ``conversation`` (layering: ``pages -> conversation -> storage``).
 
-    from storage import Database, repository as repo
-    db = Database()                       # ROOMS_DATABASE_URL or <data_dir>/rooms.db; migrates
-    room_id = repo.create_room(db, "demo", {"roster": [...]})
-    repo.append_message(db, room_id, "human", "user", "hello", request_id="r-1")
+    import storage
+    db = storage.Database()               # ROOMS_DATABASE_URL or <data_dir>/rooms.db; migrates
+    room_id = storage.create_room(db, "demo", {"roster": [...]})
+    storage.append_message(db, room_id, "human", "user", "hello", request_id="r-1")
 
-Every repository function is also exported here (``storage.append_message``). The pandas frames
-for the results pages are in :mod:`storage.frames` (imported on demand: pandas is heavy, and
-worker processes do not need it).
+Every function takes the :class:`Database` first and documents its guarantees; they live in
+small modules by concept (``storage/README.md`` is the map): rooms, events (the append-only log),
+claims and turns (the turn protocol) with batch (many rooms per transaction), leases,
+experiments, profiles (the agent library), analysis, codes (qualitative coding), cache (the
+persistent model cache). The pandas frames for the results pages are in :mod:`storage.frames`,
+imported on demand (pandas is heavy, and worker processes do not need it).
 """
 
 from __future__ import annotations
 
-from storage import repository
+from storage.analysis import (
+    answers,
+    count_answers,
+    create_analysis,
+    delete_analysis,
+    get_analysis,
+    list_analyses,
+    record_answer,
+    update_analysis,
+)
+from storage.batch import (
+    RoomSettlement,
+    apply_turns,
+    claim_turn,
+    claim_turns,
+    commit_turn,
+    commit_turns,
+    release_leases,
+    room_logs,
+    settle_rooms,
+)
+from storage.cache import cache_size, cached_responses, clear_model_cache, store_cached_responses
+from storage.claims import TurnClaim
+from storage.codes import (
+    add_code_label,
+    code_labels,
+    delete_tag,
+    get_tag,
+    message_tags,
+    remove_code_label,
+    tag_event,
+)
 from storage.config import data_dir, database_url, display_url, normalize_url
+from storage.config_versions import change_room_config, room_config_versions
 from storage.database import Database
 from storage.errors import (
     AgentProfileNotFound,
@@ -36,8 +72,59 @@ from storage.errors import (
     StorageValueError,
     UnsupportedDatabaseVersion,
 )
-from storage.repository import *  # noqa: F403 - the curated repository API, listed in repository.__all__
-from storage.repository import __all__ as _repository_all
+from storage.events import (
+    append_message,
+    events,
+    find_event,
+    get_event,
+    import_event,
+    import_events,
+    latest_seq,
+    open_turn,
+)
+from storage.experiments import (
+    ExperimentRoom,
+    add_experiment_rooms,
+    create_experiment,
+    delete_experiment,
+    experiment_spend,
+    get_experiment,
+    list_experiments,
+    room_spend,
+    set_experiment_archived,
+    update_experiment,
+)
+from storage.leases import (
+    acquire_lease,
+    acquire_leases,
+    get_lease,
+    lease_is_current,
+    release_lease,
+    renew_lease,
+    renew_leases,
+    require_lease,
+)
+from storage.profiles import (
+    create_agent_profile,
+    delete_agent_profile,
+    get_agent_profile,
+    list_agent_profiles,
+    update_agent_profile,
+)
+from storage.rooms import (
+    count_rooms,
+    create_room,
+    create_room_with_log,
+    delete_room,
+    fork_room,
+    get_room,
+    list_rooms,
+    list_runnable_rooms,
+    room_family,
+    set_room_archived,
+    stop_room,
+    update_room,
+)
 from storage.secret_guard import check_no_secrets
 from storage.tables import (
     AgentProfile,
@@ -51,6 +138,7 @@ from storage.tables import (
     Room,
     RoomConfigVersion,
 )
+from storage.turns import TurnCommit, record_attempt, update_turn_state
 from storage.vocabulary import (
     EVENT_KINDS,
     OPEN_TURN_STATES,
@@ -60,44 +148,131 @@ from storage.vocabulary import (
 )
 
 __all__ = [
+    # connection and configuration
+    "Database",
+    "data_dir",
+    "database_url",
+    "display_url",
+    "normalize_url",
+    # tables (rows come back as detached snapshots: read them, never assign to them)
+    "AgentProfile",
+    "Analysis",
+    "AnalysisAnswer",
+    "CodeLabel",
+    "Event",
+    "Experiment",
+    "Lease",
+    "MessageTag",
+    "Room",
+    "RoomConfigVersion",
+    # vocabulary
     "EVENT_KINDS",
     "OPEN_TURN_STATES",
     "ROOM_STATUSES",
     "TURN_STATES",
     "TURN_TRANSITIONS",
-    "AgentProfile",
+    # errors
     "AgentProfileNotFound",
-    "Analysis",
-    "AnalysisAnswer",
     "AnalysisNotFound",
     "CannotOpenDatabase",
-    "CodeLabel",
     "ConfigContainsSecret",
     "DatabaseUnavailable",
-    "Database",
     "DuplicateName",
-    "Event",
     "EventNotFound",
-    "Experiment",
     "ExperimentNotFound",
     "InvalidTransition",
-    "Lease",
     "LeaseLost",
-    "MessageTag",
     "RecordInUse",
     "RecordNotFound",
     "RequestIdConflict",
-    "Room",
-    "RoomConfigVersion",
     "RoomNotFound",
     "StorageError",
     "StorageValueError",
     "UnsupportedDatabaseVersion",
     "check_no_secrets",
-    "data_dir",
-    "database_url",
-    "display_url",
-    "normalize_url",
-    "repository",
-    *_repository_all,
+    # rooms
+    "count_rooms",
+    "create_room",
+    "create_room_with_log",
+    "delete_room",
+    "fork_room",
+    "get_room",
+    "list_rooms",
+    "list_runnable_rooms",
+    "room_family",
+    "set_room_archived",
+    "stop_room",
+    "update_room",
+    "change_room_config",
+    "room_config_versions",
+    # the log
+    "append_message",
+    "events",
+    "find_event",
+    "get_event",
+    "import_event",
+    "import_events",
+    "latest_seq",
+    "open_turn",
+    # the turn protocol: leases, claims, commits, settlements
+    "acquire_lease",
+    "acquire_leases",
+    "get_lease",
+    "lease_is_current",
+    "release_lease",
+    "release_leases",
+    "renew_lease",
+    "renew_leases",
+    "require_lease",
+    "RoomSettlement",
+    "TurnClaim",
+    "TurnCommit",
+    "apply_turns",
+    "claim_turn",
+    "claim_turns",
+    "commit_turn",
+    "commit_turns",
+    "record_attempt",
+    "room_logs",
+    "settle_rooms",
+    "update_turn_state",
+    # experiments
+    "ExperimentRoom",
+    "add_experiment_rooms",
+    "create_experiment",
+    "delete_experiment",
+    "experiment_spend",
+    "get_experiment",
+    "list_experiments",
+    "room_spend",
+    "set_experiment_archived",
+    "update_experiment",
+    # the agent library
+    "create_agent_profile",
+    "delete_agent_profile",
+    "get_agent_profile",
+    "list_agent_profiles",
+    "update_agent_profile",
+    # analyses
+    "answers",
+    "count_answers",
+    "create_analysis",
+    "delete_analysis",
+    "get_analysis",
+    "list_analyses",
+    "record_answer",
+    "update_analysis",
+    # qualitative coding
+    "add_code_label",
+    "code_labels",
+    "delete_tag",
+    "get_tag",
+    "message_tags",
+    "remove_code_label",
+    "tag_event",
+    # the model cache
+    "cache_size",
+    "cached_responses",
+    "clear_model_cache",
+    "store_cached_responses",
 ]

@@ -12,10 +12,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+import storage
 from conversation.access import Action
 from conversation.analysis import coding
 from storage import frames
-from storage import repository as repo
 
 from .access import current_actor
 from .access import note as role_note
@@ -125,7 +125,7 @@ def labels_by_event(db: Any, events: Sequence[Any]) -> dict[int, list[str]]:
     if not ids:
         return {}
     labels: dict[int, list[str]] = {}
-    for tag in repo.message_tags(db, event_ids=ids):
+    for tag in storage.message_tags(db, event_ids=ids):
         seen = labels.setdefault(int(tag.event_id), [])
         if tag.label not in seen:
             seen.append(tag.label)

@@ -9,8 +9,8 @@ from typing import Any
 
 import pandas as pd
 
+import storage
 from storage import ROOM_STATUSES
-from storage import repository as repo
 from storage.provenance import provenance_row
 
 STATUSES = ROOM_STATUSES
@@ -90,8 +90,8 @@ def events_by_seq(db: Any, room_id: int, tail: int | None = None) -> dict[int, A
     shows: a 2,000-message room is not read whole to draw its last 200)."""
     after = None
     if tail is not None:
-        after = max(0, repo.latest_seq(db, room_id) - tail)
-    return {e.seq: e for e in repo.events(db, room_id, after_seq=after)}
+        after = max(0, storage.latest_seq(db, room_id) - tail)
+    return {e.seq: e for e in storage.events(db, room_id, after_seq=after)}
 
 
 ALL_ROOMS = "All rooms"
@@ -115,7 +115,7 @@ def rooms_archived_filter(
     or unless the experiment picked is itself archived (its rooms were archived with it)."""
     if show_archived:
         return None
-    if experiment_id is not None and repo.get_experiment(db, experiment_id).archived_at:
+    if experiment_id is not None and storage.get_experiment(db, experiment_id).archived_at:
         return None
     return False
 
@@ -128,7 +128,7 @@ def condition_names(db: Any, experiment_id: int | None) -> dict[str, str]:
     from conversation.experiments.design import condition_names as names_of
 
     try:
-        return names_of(repo.get_experiment(db, experiment_id).config)
+        return names_of(storage.get_experiment(db, experiment_id).config)
     except (LookupError, KeyError, TypeError, ValueError):
         return {}
 
@@ -142,7 +142,7 @@ def with_short_names(rooms: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame
 
 
 def latest_analysis(db: Any, experiment_id: int | None) -> Any | None:
-    found = repo.list_analyses(db, experiment_id=experiment_id, status="done", limit=1)
+    found = storage.list_analyses(db, experiment_id=experiment_id, status="done", limit=1)
     return found[0] if found else None
 
 
@@ -165,10 +165,10 @@ def transcript_scenario(db: Any, room_id: int) -> dict[str, Any]:
     """A room's messages as the structured transcript a follow-up question reads."""
     from conversation.text.transcript import render_transcript, transcript_record
 
-    room = repo.get_room(db, room_id)
+    room = storage.get_room(db, room_id)
     names = roster(room)
     records = []
-    for event in repo.events(db, room_id, kinds=MESSAGE_EVENT_KINDS):
+    for event in storage.events(db, room_id, kinds=MESSAGE_EVENT_KINDS):
         if event.kind == "agent" and event.state != "done":
             continue
         index = names.index(event.speaker) if event.speaker in names else None
@@ -197,7 +197,7 @@ def run_analysis(
     from conversation.access import Action, require
 
     require(actor, Action.RUN_ANALYSIS)
-    analysis_id = repo.create_analysis(
+    analysis_id = storage.create_analysis(
         db,
         spec["text"][:200],
         spec,
@@ -211,7 +211,7 @@ def run_analysis(
 
 def failed_answers(db: Any, analysis_id: int) -> list[int]:
     """The rooms whose answer to the analysis failed (stored with an error), by room id."""
-    return [a.room_id for a in repo.answers(db, analysis_id) if a.error is not None]
+    return [a.room_id for a in storage.answers(db, analysis_id) if a.error is not None]
 
 
 def retry_failed_answers(
@@ -226,11 +226,11 @@ def retry_failed_answers(
     from conversation.access import Action, require
 
     require(actor, Action.RUN_ANALYSIS)
-    analysis = repo.get_analysis(db, analysis_id)
+    analysis = storage.get_analysis(db, analysis_id)
     rooms = failed_answers(db, analysis_id)
     if not rooms:
         return 0
-    repo.update_analysis(db, analysis_id, status="running")
+    storage.update_analysis(db, analysis_id, status="running")
     return _ask_rooms(
         db, analysis_id, dict(analysis.question), rooms, analysis.model, progress, actor
     )
@@ -263,12 +263,12 @@ def _ask_rooms(
             error = {"type": type(exc).__name__, "code": getattr(exc, "code", None),
                      "message": str(exc)[:500]}  # fmt: skip
             for rid in chunk:
-                repo.record_answer(db, analysis_id, rid, None, model=label, error=error)
+                storage.record_answer(db, analysis_id, rid, None, model=label, error=error)
             failed += len(chunk)
         else:
             for row in outcome.rows:
                 if name in row:
-                    repo.record_answer(
+                    storage.record_answer(
                         db,
                         analysis_id,
                         int(row["room_id"]),
@@ -278,7 +278,7 @@ def _ask_rooms(
                     )
             for failure in outcome.failures:
                 rid = int(scenarios[failure.scenario_index]["room_id"])
-                repo.record_answer(
+                storage.record_answer(
                     db, analysis_id, rid, None, model=label, error=failure.to_error()
                 )
                 failed += 1
@@ -286,7 +286,7 @@ def _ask_rooms(
         if progress is not None:
             progress(done, len(room_ids))
     remaining = len(failed_answers(db, analysis_id))
-    repo.update_analysis(db, analysis_id, status="failed" if remaining else "done")
+    storage.update_analysis(db, analysis_id, status="failed" if remaining else "done")
     return remaining
 
 

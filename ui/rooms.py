@@ -15,10 +15,10 @@ from typing import Any
 
 import pandas as pd
 
+import storage
 from conversation.planning.registry import planner_label
 from conversation.termination.conditions import describe_termination
 from storage import Event
-from storage import repository as repo
 
 from .templates import RoomTemplate
 
@@ -269,7 +269,7 @@ def overview(
     Filtering, ordering, paging and the statistics are SQL (three queries for the page)."""
     from storage import frames
 
-    total = repo.count_rooms(db, **{k: v for k, v in filters.items() if k != "sort"})
+    total = storage.count_rooms(db, **{k: v for k, v in filters.items() if k != "sort"})
     rooms = frames.rooms_summary(db, limit=limit, offset=offset, **filters)
     if rooms.empty:
         return rooms.reindex(columns=OVERVIEW_COLUMNS), total
@@ -290,8 +290,10 @@ def picker_labels(
     """The Room page's picker: one page of rooms matching ``search`` (name, condition or id), as
     ``{id: "#id name"}``, and how many match in all (every room is reachable by paging)."""
     filters: dict[str, Any] = {"search": search or None, "archived": archived}
-    total = repo.count_rooms(db, **filters)
-    found = repo.list_rooms(db, limit=page_size, offset=(max(page, 1) - 1) * page_size, **filters)
+    total = storage.count_rooms(db, **filters)
+    found = storage.list_rooms(
+        db, limit=page_size, offset=(max(page, 1) - 1) * page_size, **filters
+    )
     return {int(r.id or 0): f"#{r.id} {r.name}" for r in found}, total
 
 

@@ -15,7 +15,6 @@ from conversation.access import Action, require
 from conversation.exceptions import ConversationStateError, ConversationValueError
 from conversation.rooms.boundary import translated
 from conversation.rooms.manage import MAX_NAME_CHARS
-from storage import repository as repo
 
 
 def rename_experiment(
@@ -30,7 +29,7 @@ def rename_experiment(
             "type a shorter (or non-empty) name"
         )
     with translated():
-        found = repo.update_experiment(db, experiment_id, name=new)
+        found = storage.update_experiment(db, experiment_id, name=new)
     assert found is not None  # no expected status was asked for
     return found
 
@@ -41,7 +40,7 @@ def archive_experiment(
     """Hide the experiment and its rooms from the pickers and Home (``False``: show them again)."""
     require(actor, Action.CREATE_EXPERIMENT)
     with translated():
-        return repo.set_experiment_archived(db, experiment_id, archived)
+        return storage.set_experiment_archived(db, experiment_id, archived)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +62,9 @@ class ExperimentDeletion:
 
 def experiment_deletion(db: Any, experiment_id: int) -> ExperimentDeletion:
     with translated():
-        experiment = repo.get_experiment(db, experiment_id)
-        rooms = repo.count_rooms(db, experiment_id=experiment_id)
-        answers = repo.count_answers(db, experiment_id=experiment_id)
+        experiment = storage.get_experiment(db, experiment_id)
+        rooms = storage.count_rooms(db, experiment_id=experiment_id)
+        answers = storage.count_answers(db, experiment_id=experiment_id)
     blocked = (
         "it is running: stop it first, then delete it" if experiment.status == "running" else None
     )
@@ -85,7 +84,7 @@ def delete_experiment(db: Any, experiment_id: int, *, actor: Any = None) -> None
     require(actor, Action.CREATE_EXPERIMENT)
     try:
         with translated():
-            deleted = repo.delete_experiment(db, experiment_id, with_rooms=True)
+            deleted = storage.delete_experiment(db, experiment_id, with_rooms=True)
     except storage.RecordInUse as exc:
         raise ConversationStateError(
             f"experiment {experiment_id} cannot be deleted now: {exc}"

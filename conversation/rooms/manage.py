@@ -15,7 +15,6 @@ import storage
 from conversation.access import Action, require
 from conversation.exceptions import ConversationStateError, ConversationValueError
 from conversation.rooms.boundary import translated
-from storage import repository as repo
 
 MAX_NAME_CHARS = 200
 
@@ -30,7 +29,7 @@ def rename_room(db: Any, room_id: int, name: str, *, actor: Any = None) -> stora
             "type a shorter (or non-empty) name"
         )
     with translated():
-        room = repo.update_room(db, room_id, name=new)
+        room = storage.update_room(db, room_id, name=new)
     assert room is not None  # no fence was asked for
     return room
 
@@ -42,7 +41,7 @@ def archive_room(
     its status are untouched: archiving a running room does not stop it."""
     require(actor, Action.CREATE_ROOM)
     with translated():
-        return repo.set_room_archived(db, room_id, archived)
+        return storage.set_room_archived(db, room_id, archived)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +65,15 @@ class DeletionImpact:
 def deletion_impact(db: Any, room_id: int) -> DeletionImpact:
     """What :func:`delete_room` would remove, and whether it is refused now (and why)."""
     with translated():
-        room = repo.get_room(db, room_id)
-        events = repo.latest_seq(db, room_id)
-        lease = repo.get_lease(db, room_id)
+        room = storage.get_room(db, room_id)
+        events = storage.latest_seq(db, room_id)
+        lease = storage.get_lease(db, room_id)
         experiment = (
-            repo.get_experiment(db, room.experiment_id) if room.experiment_id is not None else None
+            storage.get_experiment(db, room.experiment_id)
+            if room.experiment_id is not None
+            else None
         )
-        answers = repo.count_answers(db, room_ids=[room_id])
+        answers = storage.count_answers(db, room_ids=[room_id])
     return DeletionImpact(
         room_id=room_id,
         name=room.name,
@@ -104,7 +105,7 @@ def delete_room(db: Any, room_id: int, *, actor: Any = None) -> None:
         raise ConversationStateError(f"room {room_id} cannot be deleted now: {impact.blocked}")
     try:
         with translated():
-            deleted = repo.delete_room(db, room_id)
+            deleted = storage.delete_room(db, room_id)
     except storage.RecordInUse as exc:  # a worker took it between the check and the delete
         raise ConversationStateError(str(exc)) from exc
     if not deleted:

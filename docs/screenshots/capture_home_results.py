@@ -89,9 +89,9 @@ def studio_room(db):  # type: ignore[no-untyped-def]
 
 
 def db_rooms(db, experiment):  # type: ignore[no-untyped-def]
-    from storage import repository as repo
+    import storage
 
-    return repo.list_rooms(db, experiment_id=experiment, limit=None)
+    return storage.list_rooms(db, experiment_id=experiment, limit=None)
 
 
 def main(wanted: set[str]) -> None:

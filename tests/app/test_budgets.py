@@ -9,11 +9,11 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+import storage
 from conversation.planning.policies import RoundRobinPolicy
 from conversation.rooms.room import Room
 from conversation.termination.conditions import MaxTurns
 from storage import Database
-from storage import repository as repo
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -55,7 +55,7 @@ def test_the_room_page_shows_spend_against_the_budget_live(db: Database) -> None
     assert "Spent: 0 of 300 tokens budget" in captions(at)
     room.run()
     at.run()  # a poll: the page reruns with the new turns
-    tokens, _ = repo.room_spend(db, room.id)
+    tokens, _ = storage.room_spend(db, room.id)
     assert f"Spent: {tokens:,} of 300 tokens budget" in captions(at)
     assert any(
         f"Ended: budget reached: {tokens:,} tokens used of 300" in shown(i.value) for i in at.info
@@ -67,7 +67,7 @@ def test_a_room_without_a_budget_shows_what_it_spent(db: Database) -> None:
     room.post("Hello.")
     room.run()
     at = app("pages/room.py", room=str(room.id))
-    tokens, _ = repo.room_spend(db, room.id)
+    tokens, _ = storage.room_spend(db, room.id)
     assert tokens > 0
     assert f"Spent: {tokens:,} tokens, $0.00; no budget" in captions(at)
 
@@ -81,19 +81,19 @@ def test_the_experiments_page_takes_a_budget_and_shows_spend_against_it(db: Data
     at.number_input(key="exp-budget-usd").set_value(1.5).run()
     at.button(key="exp-run").click().run()
     assert not at.exception
-    (experiment,) = repo.list_experiments(db)
+    (experiment,) = storage.list_experiments(db)
     assert experiment.config["budget"] == {"max_tokens": 2000, "max_dollars": 1.5}
     assert "Spent: $0.00 of $1.50, 0 of 2,000 tokens budget" in captions(at)
 
     run_sync(Worker(db, concurrency=12, poll_interval=0.05).run(until_idle=True))
     at.run()
-    tokens, _ = repo.experiment_spend(db, experiment.id)
+    tokens, _ = storage.experiment_spend(db, experiment.id)
     assert tokens >= 2000
     assert (
         f"Spent: $0.00 of $1.50, {tokens:,} of 2,000 tokens budget (reached: no new turns start)"
         in captions(at)
     )
-    stopped = [r for r in repo.list_rooms(db, experiment_id=experiment.id, limit=None)]
+    stopped = [r for r in storage.list_rooms(db, experiment_id=experiment.id, limit=None)]
     assert any((r.stop_reason or "").startswith("experiment budget reached") for r in stopped)
 
 
@@ -104,6 +104,6 @@ def test_the_new_room_form_stores_a_budget(db: Database) -> None:
     at.number_input(key="new-tokens").set_value(5000).run()
     at.button(key="new-create").click().run()
     assert not at.exception
-    (record,) = repo.list_rooms(db)
+    (record,) = storage.list_rooms(db)
     assert record.config["budget"] == {"max_tokens": 5000, "max_dollars": 0.25}
     assert "Spent: $0.00 of $0.25, 0 of 5,000 tokens budget" in captions(at)

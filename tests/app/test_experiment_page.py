@@ -4,8 +4,8 @@ in the conditions' stable order."""
 
 from __future__ import annotations
 
+import storage
 from storage import Database
-from storage import repository as repo
 from tests.app.test_pages import app, mug_room
 from ui import experiments as ex
 from ui.templates import MUG_NEGOTIATION
@@ -15,9 +15,9 @@ OTHER_ROOMS = 120  # more than the picker lists at once
 
 def test_the_template_room_picker_finds_any_room_by_name_or_id(db: Database) -> None:
     needle = mug_room(db, name="Needle study")
-    config = repo.get_room(db, needle.id).config
+    config = storage.get_room(db, needle.id).config
     for i in range(OTHER_ROOMS):
-        repo.create_room(db, f"filler {i}", config)
+        storage.create_room(db, f"filler {i}", config)
     at = app("pages/experiments.py")
     at.radio(key="exp-src").set_value("An existing room").run()
     assert not at.exception
@@ -52,7 +52,7 @@ def test_the_progress_table_names_conditions_by_short_name_in_design_order(db: D
     assert list(table["condition"]) == ["hostile", "hostile", derived, derived]
     reps = list(table["replicate"])
     assert reps[0] < reps[1] and reps[2] < reps[3]  # replicates in order within a condition
-    rooms_by_id = {r.id: r.condition for r in repo.list_rooms(db, experiment_id=experiment_id)}
+    rooms_by_id = {r.id: r.condition for r in storage.list_rooms(db, experiment_id=experiment_id)}
     assert [rooms_by_id[int(r)] for r in table["room_id"]] == [
         c.label for c in conditions for _ in (1, 2)
     ]

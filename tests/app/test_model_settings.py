@@ -8,10 +8,10 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+import storage
 from conversation.sync import run_sync
 from conversation.worker import Worker
 from storage import Database
-from storage import repository as repo
 from ui import rooms
 from ui.templates import MUG_NEGOTIATION
 
@@ -38,7 +38,7 @@ def test_the_room_form_stores_the_model_settings(db: Database) -> None:
     at.checkbox(key="new-model-settings-use-cache").uncheck().run()
     at.button(key="new-create").click().run()
     assert not at.exception, at.exception
-    (room,) = repo.list_rooms(db)
+    (room,) = storage.list_rooms(db)
     config = room.config
     assert (config["max_output_tokens"], config["request_timeout"]) == (200, 45.0)
     assert (config["context_window"], config["use_cache"]) == (6000, False)
@@ -48,7 +48,7 @@ def test_the_form_defaults_keep_the_cache_on_and_the_window_the_models(db: Datab
     at = app("pages/room.py")
     at.selectbox(key="new-tpl").set_value("planner_coder_reviewer").run()
     at.button(key="new-create").click().run()
-    (room,) = repo.list_rooms(db)
+    (room,) = storage.list_rooms(db)
     assert room.config["use_cache"] is True and room.config["context_window"] is None
     assert room.config["max_output_tokens"] == 512
 
@@ -68,19 +68,19 @@ def test_an_experiment_is_rerun_from_the_cache_with_one_button(db: Database) -> 
     at = app("pages/experiments.py")
     at.number_input(key="exp-reps").set_value(1).run()
     at.button(key="exp-run").click().run()
-    (experiment,) = repo.list_experiments(db)
+    (experiment,) = storage.list_experiments(db)
     run_sync(Worker(db, concurrency=4, poll_interval=0.05).run(until_idle=True))
     at.run()
     at.button(key="exp-rerun").click().run()
     assert not at.exception, at.exception
-    rerun = max(e.id for e in repo.list_experiments(db))
+    rerun = max(e.id for e in storage.list_experiments(db))
     assert rerun != experiment.id
     assert at.query_params["experiment"] in (str(rerun), [str(rerun)])
     run_sync(Worker(db, concurrency=4, poll_interval=0.05).run(until_idle=True))
     turns = [
         e
-        for r in repo.list_rooms(db, experiment_id=rerun, limit=None)
-        for e in repo.events(db, r.id)
+        for r in storage.list_rooms(db, experiment_id=rerun, limit=None)
+        for e in storage.events(db, r.id)
         if e.kind == "agent"
     ]
     assert turns and all(e.data["cache_hit"] for e in turns)

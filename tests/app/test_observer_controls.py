@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import storage
 from conversation.access import Actor, Role
 from conversation.exceptions import PermissionDenied
 from conversation.rooms.room import Room
 from storage import Database
-from storage import repository as repo
 from tests.app.test_pages import mug_room
 from tests.app.test_sign_in import plain, signed_in_app, user
 
@@ -57,4 +57,4 @@ def test_the_engine_refuses_an_observer_called_directly(db: Database) -> None:
     with pytest.raises(PermissionDenied):
         room.fork(2, edit="Something else.", actor=OBSERVER)
     assert len(Room.open(db, room.id).config_versions()) == 1
-    assert len(repo.list_rooms(db)) == 1  # no fork was made
+    assert len(storage.list_rooms(db)) == 1  # no fork was made

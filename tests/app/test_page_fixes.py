@@ -11,9 +11,9 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
+import storage
 from conversation.rooms.room import MAX_MESSAGE_CHARS, Room
 from storage import Database
-from storage import repository as repo
 from tests.app.test_pages import app, mug_room, shown
 from ui import experiments as ex
 from ui import rooms
@@ -48,10 +48,10 @@ def test_switching_the_template_switches_the_opening_of_the_rooms(db: Database) 
     at.number_input(key="exp-reps").set_value(1).run()
     at.button(key="exp-run").click().run()
     assert not at.exception
-    (experiment,) = repo.list_experiments(db)
-    made = repo.list_rooms(db, experiment_id=experiment.id, limit=None)
+    (experiment,) = storage.list_experiments(db)
+    made = storage.list_rooms(db, experiment_id=experiment.id, limit=None)
     assert len(made) == len(CAR_BUYING.conditions)
-    assert {repo.events(db, r.id)[0].content for r in made} == {CAR_BUYING.opening}
+    assert {storage.events(db, r.id)[0].content for r in made} == {CAR_BUYING.opening}
 
 
 def test_the_pace_control_is_offered_for_every_template_on_the_offline_model(
@@ -67,8 +67,8 @@ def test_the_pace_control_is_offered_for_every_template_on_the_offline_model(
     at.number_input(key="exp-offline-tpl-car_buying-pace").set_value(1.5).run()
     at.number_input(key="exp-reps").set_value(1).run()
     at.button(key="exp-run").click().run()
-    (experiment,) = repo.list_experiments(db)
-    made = repo.list_rooms(db, experiment_id=experiment.id, limit=None)
+    (experiment,) = storage.list_experiments(db)
+    made = storage.list_rooms(db, experiment_id=experiment.id, limit=None)
     assert {r.config["model"]["parameters"]["latency"] for r in made} == {1.5}
 
 
@@ -78,7 +78,7 @@ def test_the_experiments_room_table_opens_a_room(db: Database) -> None:
     at = app("pages/experiments.py", experiment=str(experiment_id))
     assert any("Select a row to open the room" in c.value for c in at.caption)
     (table,) = [d for d in at.dataframe if "replicate" in d.value.columns]
-    wanted = repo.get_room(db, int(table.value.iloc[1]["room_id"]))
+    wanted = storage.get_room(db, int(table.value.iloc[1]["room_id"]))
     _rows(at, "exp-rooms", [1])
     assert at.query_params["room"] in ([str(wanted.id)], str(wanted.id))
     assert [shown(t.value) for t in at.title] == [wanted.name]
@@ -91,7 +91,7 @@ def test_pickers_carry_no_status_that_could_go_stale(db: Database) -> None:
     experiment_id = _experiment(db, name="stale")
     at = app("pages/experiments.py")
     assert at.selectbox(key="exp-pick").options == ["+ New experiment", f"#{experiment_id} stale"]
-    room = repo.list_rooms(db, experiment_id=experiment_id)[0]
+    room = storage.list_rooms(db, experiment_id=experiment_id)[0]
     at = app("pages/room.py", room=str(room.id))
     assert not [o for o in at.selectbox(key="room-pick").options if o.endswith("(running)")]
 
@@ -107,7 +107,7 @@ def test_compare_shows_the_two_ticked_rooms(db: Database) -> None:
     _rows(at, "res-rooms", [0])
     assert at.selectbox(key="cmp-a").value == at.selectbox(key="cmp-b").value
     _rows(at, "res-rooms", [0, 2])
-    ids = sorted(r.id for r in repo.list_rooms(db))
+    ids = sorted(r.id for r in storage.list_rooms(db))
     shown_ids = {at.selectbox(key="cmp-a").value, at.selectbox(key="cmp-b").value}
     table = at.dataframe[0].value
     assert shown_ids == {int(table.iloc[0]["room_id"]), int(table.iloc[2]["room_id"])}
@@ -118,13 +118,13 @@ def test_all_rooms_does_not_chart_one_experiments_outcomes(db: Database) -> None
     """'All rooms' showed the latest analysis of one experiment as if it covered every room."""
     experiment_id = _experiment(db)
     mug_room(db).run()
-    analysis = repo.create_analysis(
+    analysis = storage.create_analysis(
         db, "Was a deal reached?", {"type": "yes_no", "name": "answer",
                                     "text": "Was a deal reached?"},
         experiment_id=experiment_id, status="done",
     )  # fmt: skip
-    for room in repo.list_rooms(db, experiment_id=experiment_id):
-        repo.record_answer(db, analysis, room.id, "Yes")
+    for room in storage.list_rooms(db, experiment_id=experiment_id):
+        storage.record_answer(db, analysis, room.id, "Yes")
     at = app("pages/results.py")
     assert any("Pick an experiment" in i.value for i in at.info)
     all_rooms = len(at.get("plotly_chart"))
@@ -274,7 +274,7 @@ def test_importing_a_saved_chat_without_a_roster_is_refused(db: Database) -> Non
     at.text_area(key="import-text").set_value(json.dumps(saved)).run()
     at.button(key="import-go").click().run()
     assert any("needs a roster" in e.value for e in at.error)
-    assert repo.list_rooms(db) == []
+    assert storage.list_rooms(db) == []
 
 
 def test_importing_an_export_needs_no_roster(db: Database) -> None:
@@ -285,7 +285,7 @@ def test_importing_an_export_needs_no_roster(db: Database) -> None:
     at.text_area(key="import-text").set_value(exported).run()
     at.button(key="import-go").click().run()
     assert not at.exception
-    assert len(repo.list_rooms(db)) == 2
+    assert len(storage.list_rooms(db)) == 2
 
 
 # --- links and names ---------------------------------------------------------------------------

@@ -17,9 +17,9 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+import storage
 from conversation.rooms.room import Room
 from storage import Database
-from storage import repository as repo
 from ui import rooms
 from ui.templates import MUG_NEGOTIATION, PLANNER_CODER_REVIEWER
 
@@ -69,10 +69,10 @@ def test_home_labels_the_offline_model_and_starts_a_template_room(db: Database) 
     }
     at.button(key="start-planner_coder_reviewer").click().run()
     assert not at.exception
-    (room,) = repo.list_rooms(db)
+    (room,) = storage.list_rooms(db)
     assert at.query_params["room"] == [str(room.id)] or at.query_params["room"] == str(room.id)
     assert [t.value for t in at.title] == [PLANNER_CODER_REVIEWER.title]
-    first = repo.events(db, room.id)[0]
+    first = storage.events(db, room.id)[0]
     assert (first.kind, first.content) == ("human", PLANNER_CODER_REVIEWER.opening)
     assert room.status == "running"  # the runner (not started here) would pick it up
 
@@ -95,7 +95,7 @@ def test_agents_validate_per_field_and_save(db: Database) -> None:
     at.text_input(key="agent-name-new").set_value("two words")
     at.button(key="save-new").click().run()
     assert any("not a usable name" in e.value for e in at.error)
-    assert repo.list_agent_profiles(db) == []
+    assert storage.list_agent_profiles(db) == []
 
     at.session_state["agent-traits-new"] = {
         "edited_rows": {0: {"key": "role", "value": "buyer"}},
@@ -106,7 +106,7 @@ def test_agents_validate_per_field_and_save(db: Database) -> None:
     at.text_input(key="agent-name-new").set_value("Alice")
     at.button(key="save-new").click().run()
     assert any("appears twice" in e.value for e in at.error)
-    assert repo.list_agent_profiles(db) == []
+    assert storage.list_agent_profiles(db) == []
 
     at.session_state["agent-traits-new"] = {
         "edited_rows": {0: {"key": "role", "value": "buyer"}},
@@ -118,7 +118,7 @@ def test_agents_validate_per_field_and_save(db: Database) -> None:
     at.text_area(key="agent-instruction-new").set_value("Be terse.")
     at.button(key="save-new").click().run()
     assert not at.exception and any("Saved Alice" in s.value for s in at.success)
-    (alice,) = repo.list_agent_profiles(db)
+    (alice,) = storage.list_agent_profiles(db)
     assert (alice.name, alice.traits, alice.instruction) == (
         "Alice",
         {"role": "buyer", "budget": "$25,000"},
@@ -127,21 +127,21 @@ def test_agents_validate_per_field_and_save(db: Database) -> None:
 
 
 def test_agents_duplicate_rename_clash_and_delete(db: Database) -> None:
-    repo.create_agent_profile(db, "Bob", traits={"role": "seller"})
-    repo.create_agent_profile(db, "Carol")
+    storage.create_agent_profile(db, "Bob", traits={"role": "seller"})
+    storage.create_agent_profile(db, "Carol")
     at = app("pages/agents.py")
     at.selectbox(key="agent-choice").set_value("Bob").run()
-    bob = repo.get_agent_profile(db, "Bob")
+    bob = storage.get_agent_profile(db, "Bob")
     at.button(key=f"dup-{bob.id}").click().run()
-    assert repo.get_agent_profile(db, "Bob_copy").traits == {"role": "seller"}
+    assert storage.get_agent_profile(db, "Bob_copy").traits == {"role": "seller"}
     at.selectbox(key="agent-choice").set_value("Bob").run()
     at.text_input(key=f"agent-name-{bob.id}").set_value("carol")
     at.button(key=f"save-{bob.id}").click().run()
     assert any("already exists" in e.value for e in at.error)
-    assert repo.get_agent_profile(db, bob.id).name == "Bob"
+    assert storage.get_agent_profile(db, bob.id).name == "Bob"
     at.checkbox(key=f"confirm-{bob.id}").check().run()
     at.button(key=f"del-{bob.id}").click().run()
-    assert sorted(p.name for p in repo.list_agent_profiles(db)) == ["Bob_copy", "Carol"]
+    assert sorted(p.name for p in storage.list_agent_profiles(db)) == ["Bob_copy", "Carol"]
 
 
 def test_agents_import_rejected_with_a_message_then_accepted(db: Database) -> None:
@@ -151,7 +151,7 @@ def test_agents_import_rejected_with_a_message_then_accepted(db: Database) -> No
     at.run()
     at.button(key="do-import").click().run()
     assert any("Import rejected" in e.value and "api_key" in shown(e.value) for e in at.error)
-    assert repo.list_agent_profiles(db) == []
+    assert storage.list_agent_profiles(db) == []
 
     good = json.dumps(
         {"format": "conversation-rooms/agents", "version": 1,
@@ -160,7 +160,7 @@ def test_agents_import_rejected_with_a_message_then_accepted(db: Database) -> No
     at.file_uploader(key="import").set_value(("agents.json", good, "application/json"))
     at.run()
     at.button(key="do-import").click().run()
-    assert [p.name for p in repo.list_agent_profiles(db)] == ["Ann"]
+    assert [p.name for p in storage.list_agent_profiles(db)] == ["Ann"]
     assert [b.label for b in at.get("download_button")] == ["Export JSON", "Export EDSL AgentList"]
 
 
@@ -173,9 +173,9 @@ def test_room_new_room_form_creates_and_opens_the_room(db: Database) -> None:
     at.selectbox(key="new-tpl").set_value("planner_coder_reviewer").run()
     at.button(key="new-create").click().run()
     assert not at.exception
-    (room,) = repo.list_rooms(db)
+    (room,) = storage.list_rooms(db)
     assert room.name == PLANNER_CODER_REVIEWER.title
-    assert [e.content for e in repo.events(db, room.id)] == [PLANNER_CODER_REVIEWER.opening]
+    assert [e.content for e in storage.events(db, room.id)] == [PLANNER_CODER_REVIEWER.opening]
     assert [t.value for t in at.title] == [room.name]
 
 
@@ -198,7 +198,7 @@ def test_room_post_uses_the_request_id_drawn_with_the_box(db: Database) -> None:
     drawn = at.session_state[f"_request_id:post-{room.id}"]
     at.chat_input(key=f"chat-{room.id}").set_value("A new idea, @Seller?").run()
     assert not at.exception
-    posted = [e for e in repo.events(db, room.id) if e.content == "A new idea, @Seller?"]
+    posted = [e for e in storage.events(db, room.id) if e.content == "A new idea, @Seller?"]
     assert len(posted) == 1 and posted[0].request_id == drawn and posted[0].speaker == "user"
     assert room.status == "running"  # a message opens a new activity
     assert "A new idea, @Seller?" in texts(at)
@@ -206,11 +206,11 @@ def test_room_post_uses_the_request_id_drawn_with_the_box(db: Database) -> None:
     # The same submission processed again with the same drawn id (a double click) is one message.
     at.session_state[f"_request_id:post-{room.id}"] = drawn
     at.chat_input(key=f"chat-{room.id}").set_value("A new idea, @Seller?").run()
-    assert len([e for e in repo.events(db, room.id) if e.content == "A new idea, @Seller?"]) == 1
+    assert len([e for e in storage.events(db, room.id) if e.content == "A new idea, @Seller?"]) == 1
     # A different text under a used id is a new message with a new id, not an error.
     at.session_state[f"_request_id:post-{room.id}"] = drawn
     at.chat_input(key=f"chat-{room.id}").set_value("Second thought").run()
-    (second,) = [e for e in repo.events(db, room.id) if e.content == "Second thought"]
+    (second,) = [e for e in storage.events(db, room.id) if e.content == "Second thought"]
     assert second.request_id not in (None, drawn)
 
 
@@ -271,10 +271,10 @@ def test_room_turn_details_settings_and_exports(db: Database) -> None:
     assert labels == ["Export JSON", "Export CSV"]
     at.selectbox(key=f"fork-at-{room.id}").set_value(2).run()
     at.button(key=f"fork-{room.id}").click().run()
-    fork = max(r.id for r in repo.list_rooms(db))
-    assert repo.get_room(db, fork).parent_room_id == room.id
+    fork = max(r.id for r in storage.list_rooms(db))
+    assert storage.get_room(db, fork).parent_room_id == room.id
     # the copied log up to #2, then the notice of who forked it
-    forked = repo.events(db, fork)
+    forked = storage.events(db, fork)
     assert [e.seq for e in forked] == [1, 2, 3] and forked[-1].data["event"] == "forked"
 
 
@@ -286,7 +286,7 @@ def test_room_import_rejected_with_a_message_then_resumed(db: Database) -> None:
     at.selectbox(key="import-roster-tpl").set_value("mug_negotiation").run()
     at.button(key="import-go").click().run()
     assert any(e.value.startswith("Import rejected") for e in at.error)
-    assert repo.list_rooms(db) == []
+    assert storage.list_rooms(db) == []
 
     saved = [
         {"speaker": "user", "content": "Sell me the mug."},
@@ -296,8 +296,8 @@ def test_room_import_rejected_with_a_message_then_resumed(db: Database) -> None:
     at.run()
     at.button(key="import-go").click().run()
     assert not at.exception
-    (room,) = repo.list_rooms(db)
-    assert [e.content for e in repo.events(db, room.id)][:2] == [m["content"] for m in saved]
+    (room,) = storage.list_rooms(db)
+    assert [e.content for e in storage.events(db, room.id)][:2] == [m["content"] for m in saved]
     assert any("stop the room at once" in w.value for w in at.warning)
 
 
@@ -314,15 +314,15 @@ def test_experiment_design_run_and_progress(db: Database) -> None:
     assert metrics["Model calls (at most)"] == "96"
     at.button(key="exp-run").click().run()
     assert not at.exception
-    (experiment,) = repo.list_experiments(db)
-    made = repo.list_rooms(db, experiment_id=experiment.id, limit=None)
+    (experiment,) = storage.list_experiments(db)
+    made = storage.list_rooms(db, experiment_id=experiment.id, limit=None)
     assert len(made) == 12 and {r.status for r in made} == {"running"}
-    assert all(len(repo.events(db, r.id)) == 1 for r in made)
+    assert all(len(storage.events(db, r.id)) == 1 for r in made)
 
     run_sync(Worker(db, concurrency=12, poll_interval=0.05).run(until_idle=True))
     at.run()
     assert not at.exception
-    assert repo.get_experiment(db, experiment.id).status == "done"
+    assert storage.get_experiment(db, experiment.id).status == "done"
     at.run()
     assert any("12 of 12 rooms finished" in p.proto.text for p in at.get("progress"))
 
@@ -332,14 +332,14 @@ def test_experiment_resumes_rooms_missing_after_a_crash(db: Database) -> None:
 
     template = ex.template_from_room_template(MUG_NEGOTIATION)
     config = ex.design(template, [ex.Condition("a", {}), ex.Condition("b", {})], 2)
-    experiment_id = repo.create_experiment(db, "half made", config, status="running")
+    experiment_id = storage.create_experiment(db, "half made", config, status="running")
     ex.materialize(db, experiment_id)
-    victim = repo.list_rooms(db, experiment_id=experiment_id)[0]
-    repo.delete_room(db, victim.id)  # as if the process died before creating it
+    victim = storage.list_rooms(db, experiment_id=experiment_id)[0]
+    storage.delete_room(db, victim.id)  # as if the process died before creating it
     app("pages/experiments.py", experiment=str(experiment_id))
-    rooms_now = repo.list_rooms(db, experiment_id=experiment_id)
+    rooms_now = storage.list_rooms(db, experiment_id=experiment_id)
     assert len(rooms_now) == 4
-    assert all(len(repo.events(db, r.id)) == 1 for r in rooms_now)  # one opening each
+    assert all(len(storage.events(db, r.id)) == 1 for r in rooms_now)  # one opening each
 
 
 # --- Results ----------------------------------------------------------------------------------
@@ -356,7 +356,7 @@ def test_results_charts_click_filter_and_analysis(db: Database) -> None:
     )
 
     # A click on the termination-reasons chart narrows the rooms table.
-    reason = repo.list_rooms(db)[0].stop_reason
+    reason = storage.list_rooms(db)[0].stop_reason
     at.session_state["chart-reasons"] = {"selection": {"points": [{"customdata": [reason]}]}}
     at.run()
     assert any("Filtered by chart selection" in c.value for c in at.caption)
@@ -364,9 +364,9 @@ def test_results_charts_click_filter_and_analysis(db: Database) -> None:
     at.text_area(key="an-text").set_value("Was a deal reached?")
     at.button(key="FormSubmitter:analysis-form-Run analysis").click().run()
     assert not at.exception
-    (analysis,) = repo.list_analyses(db)
+    (analysis,) = storage.list_analyses(db)
     assert analysis.status == "done"
-    answers = repo.answers(db, analysis.id)
+    answers = storage.answers(db, analysis.id)
     assert len(answers) == 3 and all(a.answer in ("Yes", "No") for a in answers)
     assert len(at.get("plotly_chart")) >= 6
 
@@ -406,13 +406,13 @@ def test_home_double_click_on_start_makes_one_room(db: Database) -> None:
     at = app()
     drawn = at.session_state["_request_id:start-mug_negotiation"]
     at.button(key="start-mug_negotiation").click().run()
-    assert len(repo.list_rooms(db)) == 1
+    assert len(storage.list_rooms(db)) == 1
     # The same drawing submitted again (the second click of a double click) changes nothing.
     at.switch_page("pages/home.py")
     at.session_state["_request_id:start-mug_negotiation"] = drawn
     at.run()
     at.button(key="start-mug_negotiation").click().run()
-    assert len(repo.list_rooms(db)) == 1
+    assert len(storage.list_rooms(db)) == 1
 
 
 def test_room_shows_context_summaries_and_their_prompt(db: Database) -> None:
@@ -431,9 +431,9 @@ def test_room_shows_context_summaries_and_their_prompt(db: Database) -> None:
 
 
 def test_agents_from_a_template_skip_names_in_use(db: Database) -> None:
-    repo.create_agent_profile(db, "buyer", traits={"role": "mine"})
+    storage.create_agent_profile(db, "buyer", traits={"role": "mine"})
     at = app("pages/agents.py")
     at.selectbox(key="agents-tpl").set_value("mug_negotiation").run()
     at.button(key="agents-from-tpl").click().run()
     assert not at.exception and any("Added Seller." in shown(s.value) for s in at.success)
-    assert sorted(p.name for p in repo.list_agent_profiles(db)) == ["Seller", "buyer"]
+    assert sorted(p.name for p in storage.list_agent_profiles(db)) == ["Seller", "buyer"]

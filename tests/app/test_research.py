@@ -12,7 +12,6 @@ from streamlit.testing.v1 import AppTest
 
 import storage
 from storage import Database
-from storage import repository as repo
 from tests.app.test_pages import APP, app, mug_room
 from ui import charts
 from ui.templates import MUG_NEGOTIATION
@@ -61,23 +60,23 @@ def test_home_manage_renames_archives_and_deletes_after_a_second_click(db: Datab
     at.number_input(key="home-manage-id").set_value(room.id).run()
     at.text_input(key=f"home-rename-{room.id}").set_value("Renamed room").run()
     at.button(key=f"home-rename-btn-{room.id}").click().run()
-    assert repo.get_room(db, room.id).name == "Renamed room"
+    assert storage.get_room(db, room.id).name == "Renamed room"
     assert any("renamed" in s.value for s in at.success)
 
     at.button(key=f"home-archive-{room.id}").click().run()
-    assert repo.get_room(db, room.id).archived_at is not None
+    assert storage.get_room(db, room.id).archived_at is not None
     at.button(key=f"home-archive-{room.id}").click().run()  # now "Unarchive"
-    assert repo.get_room(db, room.id).archived_at is None
+    assert storage.get_room(db, room.id).archived_at is None
 
     at.button(key=f"home-delete-{room.id}").click().run()
-    assert repo.get_room(db, room.id)  # the first click only asks
+    assert storage.get_room(db, room.id)  # the first click only asks
     assert any("removes its" in w.value and "for good" in w.value for w in at.warning)
     at.button(key=f"home-delete-no-{room.id}").click().run()
-    assert repo.get_room(db, room.id)
+    assert storage.get_room(db, room.id)
     at.button(key=f"home-delete-{room.id}").click().run()
     at.button(key=f"home-delete-yes-{room.id}").click().run()
     assert not at.exception
-    assert repo.count_rooms(db) == 0 and repo.events(db, room.id) == []
+    assert storage.count_rooms(db) == 0 and storage.events(db, room.id) == []
 
 
 def test_home_refuses_to_delete_a_room_a_worker_holds(db: Database) -> None:
@@ -88,7 +87,7 @@ def test_home_refuses_to_delete_a_room_a_worker_holds(db: Database) -> None:
     at.button(key=f"home-delete-{room_id}").click().run()
     assert any("stop the room first" in w.value for w in at.warning)
     assert not [b for b in at.button if b.key == f"home-delete-yes-{room_id}"]
-    assert repo.get_room(db, room_id)
+    assert storage.get_room(db, room_id)
 
 
 def test_room_picker_reaches_rooms_beyond_the_newest_hundreds(db: Database) -> None:
@@ -130,7 +129,7 @@ def test_experiment_short_names_reach_results_with_intervals_and_n(db: Database)
     at.run()
     at.button(key="exp-run").click().run()
     assert not at.exception
-    (experiment,) = repo.list_experiments(db)
+    (experiment,) = storage.list_experiments(db)
     shorts = [c["short"] for c in experiment.config["conditions"]]
     assert shorts[0] == "first" and shorts[1:] == [None, None]
     run_sync(Worker(db, concurrency=6, poll_interval=0.05).run(until_idle=True))
@@ -201,14 +200,14 @@ def test_experiment_manage_renames_archives_and_deletes_it_with_its_rooms(db: Da
     at = app("pages/experiments.py", experiment=str(experiment))
     at.text_input(key=f"exp-rename-{experiment}").set_value("Study two").run()
     at.button(key=f"exp-rename-btn-{experiment}").click().run()
-    assert repo.get_experiment(db, experiment).name == "Study two"
+    assert storage.get_experiment(db, experiment).name == "Study two"
     at.button(key=f"exp-archive-{experiment}").click().run()
-    assert repo.get_experiment(db, experiment).archived_at is not None
-    assert repo.count_rooms(db, archived=True) == 2
+    assert storage.get_experiment(db, experiment).archived_at is not None
+    assert storage.count_rooms(db, archived=True) == 2
     assert not at.exception  # still shown: its link reaches it
     at.button(key=f"exp-delete-{experiment}").click().run()
     assert any("also deletes its 2 room" in w.value for w in at.warning)
     at.button(key=f"exp-delete-yes-{experiment}").click().run()
     assert not at.exception
-    assert repo.list_experiments(db) == [] and repo.count_rooms(db) == 0
-    assert all(repo.events(db, r) == [] for r in rooms_of)
+    assert storage.list_experiments(db) == [] and storage.count_rooms(db) == 0
+    assert all(storage.events(db, r) == [] for r in rooms_of)

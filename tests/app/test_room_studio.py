@@ -10,9 +10,9 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+import storage
 from conversation.rooms.room import Room
 from storage import Database
-from storage import repository as repo
 from tests.app.test_pages import app, mug_room
 from ui import branches, room_details, room_editing
 
@@ -62,7 +62,7 @@ def test_fork_with_an_edited_message_creates_a_paused_branch(db: Database) -> No
     assert at.button(key=f"fork-{room.id}").label == "Fork with these changes"
     at.button(key=f"fork-{room.id}").click().run()
     assert not at.exception
-    fork = Room.open(db, max(r.id for r in repo.list_rooms(db)))
+    fork = Room.open(db, max(r.id for r in storage.list_rooms(db)))
     assert fork.record.parent_room_id == room.id and fork.status == "paused"
     assert fork.events()[1].content == "I offer $2, take it or leave it."
     assert fork.events()[-1].data["edited"] is True
@@ -141,7 +141,7 @@ def test_fork_giving_a_message_to_another_agent(db: Database) -> None:
     at.selectbox(key=f"fork-speaker-{room.id}-2").set_value("Seller").run()
     at.button(key=f"fork-{room.id}").click().run()
     assert not at.exception
-    fork = Room.open(db, max(r.id for r in repo.list_rooms(db)))
+    fork = Room.open(db, max(r.id for r in storage.list_rooms(db)))
     assert fork.events()[1].speaker == "Seller" and fork.status == "paused"
     assert fork.events()[1].data["forked_from"]["speaker"] == "Buyer"
 

@@ -51,7 +51,7 @@ def test_hostile_library_entries_are_refused(
 ) -> None:
     call = {"name": "Alice", **arguments}
     refused(
-        lambda: storage.repository.create_agent_profile(seeded_db, call.pop("name"), **call),
+        lambda: storage.create_agent_profile(seeded_db, call.pop("name"), **call),
         *words,
         error=storage.StorageValueError,
     )
@@ -60,9 +60,9 @@ def test_hostile_library_entries_are_refused(
 def test_a_library_update_is_checked_like_a_new_entry(
     seeded_db: Database, refused: Callable[..., Any]
 ) -> None:
-    profile_id = storage.repository.create_agent_profile(seeded_db, "Cara", traits={"age": 3})
+    profile_id = storage.create_agent_profile(seeded_db, "Cara", traits={"age": 3})
     refused(
-        lambda: storage.repository.update_agent_profile(seeded_db, profile_id, traits=nested(5000)),
+        lambda: storage.update_agent_profile(seeded_db, profile_id, traits=nested(5000)),
         "traits",
         error=storage.StorageValueError,
     )

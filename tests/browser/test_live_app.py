@@ -13,7 +13,7 @@ import contextlib
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from storage import repository as repo
+import storage
 from tests.browser.browser_helpers import (
     choose,
     fill,
@@ -58,7 +58,7 @@ def test_deep_link_on_a_fresh_server_gets_the_room_page(fresh_server, browser) -
         # The first click on that first page is not lost (widget identities are stable).
         page.get_by_role("button", name="Stop", exact=True).click()
         db = fresh_server.database()
-        assert until(lambda: repo.get_room(db, room.id).status == "stopped")
+        assert until(lambda: storage.get_room(db, room.id).status == "stopped")
         db.dispose()
     finally:
         page.close()
@@ -74,7 +74,7 @@ def test_create_agents_then_a_room_and_watch_turns_arrive(app_server, db, page) 
         fill(page, "Persona instruction", f"You are a {role}. Keep it short.")
         page.get_by_role("button", name="Save", exact=True).click()
         wait_text(page, f"Saved {name}.")
-    assert sorted(p.name for p in repo.list_agent_profiles(db)) == ["Ann", "Ben"]
+    assert sorted(p.name for p in storage.list_agent_profiles(db)) == ["Ann", "Ben"]
 
     open_page(page, app_server, "/room")
     form = page.get_by_role("tabpanel", name="New room")
@@ -89,8 +89,8 @@ def test_create_agents_then_a_room_and_watch_turns_arrive(app_server, db, page) 
     wait_text(page, "Ann and Ben")
     # Round 0: both agents answer after the opening message, without any reload.
     wait_count(page, "stChatMessage", 3)
-    (room,) = [r for r in repo.list_rooms(db) if r.name == "Ann and Ben"]
-    speakers = [e.speaker for e in repo.events(db, room.id) if e.kind == "agent"]
+    (room,) = [r for r in storage.list_rooms(db) if r.name == "Ann and Ben"]
+    speakers = [e.speaker for e in storage.events(db, room.id) if e.kind == "agent"]
     assert speakers[:2] == ["Ann", "Ben"]
 
 
@@ -111,10 +111,10 @@ def test_live_turns_second_tab_human_message_and_text_only(app_server, db, conte
     wait_text(first, "Activity 2")
     wait_text(second, "Activity 2")  # the other tab sees the new activity and its turns
     wait_text(second, "<script>alert(1)</script>")  # shown literally, as text
-    messages = [e for e in repo.events(db, room.id) if e.kind == "human"]
+    messages = [e for e in storage.events(db, room.id) if e.kind == "human"]
     assert [m.content for m in messages][-1] == hostile and len(messages) == 2
     assert until(lambda: room.status == "settled", timeout=30)  # activity 2 ran its course
-    shown = [e for e in repo.events(db, room.id) if e.kind in ("human", "agent")]
+    shown = [e for e in storage.events(db, room.id) if e.kind in ("human", "agent")]
     assert len([e for e in shown if e.activity == 2]) > 1
     for p in (first, second):  # both tabs caught up with every message, without a reload
         wait_count(p, "stChatMessage", len(shown))
@@ -194,9 +194,9 @@ def test_small_experiment_runs_to_completion_with_progress(app_server, db, page)
     wait_query(page, "experiment=")
     page.get_by_test_id("stProgress").first.wait_for()
     wait_text(page, "3 of 3 rooms finished", timeout=60_000)
-    (experiment,) = [e for e in repo.list_experiments(db) if e.name == "Browser mug test"]
-    assert until(lambda: repo.get_experiment(db, experiment.id).status == "done")
-    assert len(repo.list_rooms(db, experiment_id=experiment.id)) == 3
+    (experiment,) = [e for e in storage.list_experiments(db) if e.name == "Browser mug test"]
+    assert until(lambda: storage.get_experiment(db, experiment.id).status == "done")
+    assert len(storage.list_rooms(db, experiment_id=experiment.id)) == 3
 
 
 def test_results_chart_and_csv_download(app_server, db, page, tmp_path) -> None:  # type: ignore[no-untyped-def]

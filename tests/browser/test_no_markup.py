@@ -21,9 +21,9 @@ from collections.abc import Iterator
 
 import pytest
 
+import storage
 from conversation.rooms import manage
 from conversation.rooms.room import MAX_MESSAGE_CHARS, Room
-from storage import repository as repo
 from tests.browser.browser_helpers import choose, idle, open_page, post, until, wait_text
 from ui import experiments as ex
 from ui import rooms
@@ -66,7 +66,7 @@ def _seed(db, port: int) -> dict[str, object]:  # type: ignore[no-untyped-def]
     """Rooms, agents, an experiment and an analysis, every text field hostile."""
     text = {k: hostile(port, k) for k in ("room", "trait", "said", "reply", "reason", "exp",
                                           "cond", "answer", "question", "instr")}  # fmt: skip
-    agent_id = repo.create_agent_profile(
+    agent_id = storage.create_agent_profile(
         db,
         f"![a](http://127.0.0.1:{port}/agent.png)",
         traits={"role": text["trait"]},
@@ -83,18 +83,18 @@ def _seed(db, port: int) -> dict[str, object]:  # type: ignore[no-untyped-def]
     # Experiment rooms are named "<experiment> <condition>" (at most 200 characters).
     text["cond"] = f"<img src=http://127.0.0.1:{port}/c.png>"
     config = ex.design(template, [ex.Condition(text["cond"], {})], 1)
-    experiment_id = repo.create_experiment(db, text["exp"], config, status="done")
+    experiment_id = storage.create_experiment(db, text["exp"], config, status="done")
     ex.materialize(db, experiment_id)
-    (member,) = repo.list_rooms(db, experiment_id=experiment_id)
+    (member,) = storage.list_rooms(db, experiment_id=experiment_id)
     # Charted (termination reasons): Plotly reads <a href>, <b> and <br> in labels.
     text["charted"] = f'<a href="http://127.0.0.1:{port}/plotly">p</a><b>b</b>'
 
     Room.open(db, member.id).stop(reason=text["charted"])
-    analysis = repo.create_analysis(
+    analysis = storage.create_analysis(
         db, text["question"], {"type": "free_text", "name": "answer", "text": text["question"]},
         experiment_id=experiment_id, status="done",
     )  # fmt: skip
-    repo.record_answer(db, analysis, member.id, text["answer"])
+    storage.record_answer(db, analysis, member.id, text["answer"])
     return {"room": room.id, "experiment": experiment_id, "text": text, "agent": agent_id}
 
 
@@ -131,7 +131,7 @@ def seeded(db, trap) -> Iterator[dict[str, object]]:  # type: ignore[no-untyped-
     yield made
     # The server is shared: leave its agent library as other tests expect it (rooms are told
     # apart by name).
-    repo.delete_agent_profile(db, int(made["agent"]))  # type: ignore[call-overload]
+    storage.delete_agent_profile(db, int(made["agent"]))  # type: ignore[call-overload]
 
 
 def test_no_page_draws_user_or_model_text_as_markup(app_server, page, trap, seeded) -> None:  # type: ignore[no-untyped-def]

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
+import storage
 from storage import Database
-from storage import repository as repo
 from tests.browser.browser_helpers import open_page, post, until, wait_count, wait_query, wait_text
 from tests.browser.conftest import AppServer
 from tests.support import databases
@@ -69,11 +69,13 @@ def test_a_room_from_a_template_talks_and_answers_on_postgres(pg_app, browser) -
         wait_text(page, "Build a login form.")
         wait_count(page, "stChatMessage", 3)  # the opening and at least two agents' replies
 
-        (room,) = repo.list_rooms(db)
+        (room,) = storage.list_rooms(db)
         assert room.name.startswith("Planner") and room.id is not None
         room_id = room.id
-        assert until(lambda: repo.get_room(db, room_id).status != "running")  # first activity over
-        before = len(repo.events(db, room_id))
+        assert until(
+            lambda: storage.get_room(db, room_id).status != "running"
+        )  # first activity over
+        before = len(storage.events(db, room_id))
 
         post(page, "Please add a password reset link.")
         wait_text(page, "Please add a password reset link.")
@@ -81,7 +83,7 @@ def test_a_room_from_a_template_talks_and_answers_on_postgres(pg_app, browser) -
         assert shown >= before + 2
 
         def answered() -> bool:
-            rows = repo.events(db, room_id)
+            rows = storage.events(db, room_id)
             asked = next(r.seq for r in rows if r.content == "Please add a password reset link.")
             return any(r.kind == "agent" and r.seq > asked and r.content for r in rows)
 

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
+import storage
 from conversation import OfflineModel, Room
-from storage import repository as repo
 
 pytestmark = pytest.mark.browser
 
@@ -30,14 +30,14 @@ def test_the_runner_starts_with_the_server_and_releases_its_leases_on_sigterm(fr
     # No page is opened: the server's lifespan started the runner, which takes the room.
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        lease = repo.get_lease(db, room.id)
+        lease = storage.get_lease(db, room.id)
         if lease is not None and lease.owner and lease.owner.startswith("worker:"):
             break
         time.sleep(0.1)
     else:
         pytest.fail(f"the runner never took the room:\n{fresh_server.log()}")
     fresh_server.stop()  # SIGTERM, as systemd or a container runtime sends it
-    lease = repo.get_lease(db, room.id)
+    lease = storage.get_lease(db, room.id)
     assert lease is not None and lease.owner is None, (lease, fresh_server.log())
-    assert repo.get_room(db, room.id).status == "running"  # its turn resumes elsewhere
+    assert storage.get_room(db, room.id).status == "running"  # its turn resumes elsewhere
     db.dispose()

@@ -18,7 +18,6 @@ from conversation.experiments import create as create_experiment
 from conversation.rooms import RoundRobinRoomPlanner
 from conversation.rooms.room import Room
 from storage import Database
-from storage import repository as repo
 from tests.support.room_common import ROOT, child_env, drive_with, integrity, scripted_model
 
 pytestmark = pytest.mark.slow
@@ -108,9 +107,9 @@ def run_worker_process(tmp_path: Path, db_url: str, name: str) -> None:
 def logs(db: Database, experiment_id: int) -> dict[tuple[str, int], list[storage.Event]]:
     return {
         (room.condition, room.replicate): [
-            e for e in repo.events(db, int(room.id or 0)) if e.kind in ("human", "agent")
+            e for e in storage.events(db, int(room.id or 0)) if e.kind in ("human", "agent")
         ]
-        for room in repo.list_rooms(db, experiment_id=experiment_id, limit=None)
+        for room in storage.list_rooms(db, experiment_id=experiment_id, limit=None)
     }
 
 

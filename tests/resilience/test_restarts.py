@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+import storage
 from conversation import experiments as ex
 from conversation.models import OfflineModel
 from conversation.rooms.room import Room
 from storage import Database
-from storage import repository as repo
 from tests.support.room_common import ROOT, child_env, log_problems, replay_problems
 
 pytestmark = pytest.mark.slow
@@ -60,7 +60,7 @@ def held_leases(db: Database, room_ids: list[int]) -> list[int]:
     return [
         room_id
         for room_id in room_ids
-        if (lease := repo.get_lease(db, room_id)) is not None and lease.owner is not None
+        if (lease := storage.get_lease(db, room_id)) is not None and lease.owner is not None
     ]
 
 
@@ -91,7 +91,7 @@ def test_a_worker_stopped_with_sigterm_releases_its_leases(tmp_path: Path, db_ur
     assert child.returncode == 0, child.stderr.read() if child.stderr else ""
     # A 600 s lease would stall another worker for ten minutes: it was released instead.
     assert held_leases(db, ids) == []
-    assert all(repo.get_room(db, i).status == "running" for i in ids)
+    assert all(storage.get_room(db, i).status == "running" for i in ids)
     db.dispose()
 
 
@@ -102,17 +102,17 @@ def test_a_headless_worker_finishes_an_experiment_cut_short_by_kill_9(
     conditions = ex.crossed_conditions([("Buyer", "budget", ["$5", "$9", "$12"])])
     config = ex.design(TEMPLATE, conditions, 2)  # 6 rooms
     # What a crash of an older version left: the experiment running, only two rooms created.
-    experiment_id = repo.create_experiment(db, "mugs", config, status="running")
+    experiment_id = storage.create_experiment(db, "mugs", config, status="running")
     partial = ex.planned_experiment_rooms("mugs", config, speaker="user")[:2]
-    assert repo.add_experiment_rooms(db, experiment_id, partial) == 2
+    assert storage.add_experiment_rooms(db, experiment_id, partial) == 2
 
     first = worker(tmp_path, db_url, "--concurrency", "6", "--lease-ttl", "2")
     try:
         wait_until(
             lambda: (
                 sum(
-                    len(repo.events(db, r.id))
-                    for r in repo.list_rooms(db, experiment_id=experiment_id, limit=None)
+                    len(storage.events(db, r.id))
+                    for r in storage.list_rooms(db, experiment_id=experiment_id, limit=None)
                 )
                 >= 12
             ),
@@ -131,7 +131,7 @@ def test_a_headless_worker_finishes_an_experiment_cut_short_by_kill_9(
     out, err = second.communicate(timeout=180)
     assert second.returncode == 0, err
 
-    rooms = repo.list_rooms(db, experiment_id=experiment_id, limit=None)
+    rooms = storage.list_rooms(db, experiment_id=experiment_id, limit=None)
     assert sorted((r.condition, r.replicate) for r in rooms) == sorted(
         (p.condition.label, p.replicate) for p in ex.planned_rooms(config)
     )
@@ -143,5 +143,5 @@ def test_a_headless_worker_finishes_an_experiment_cut_short_by_kill_9(
         assert [e.content for e in openings] == ["Negotiate the price of a mug."]
         assert room.status == "terminated", (room.status, room.stop_reason)
         assert sum(1 for e in rows if e.kind == "agent") == 6
-    assert repo.get_experiment(db, experiment_id).status == "done"
+    assert storage.get_experiment(db, experiment_id).status == "done"
     db.dispose()

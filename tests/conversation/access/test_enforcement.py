@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+import storage
 from conversation import experiments as ex
 from conversation import library
 from conversation.access import Actor, Role
@@ -20,7 +21,6 @@ from conversation.rooms.log import log_view
 from conversation.rooms.room import Room
 from conversation.rooms.turn import Turn
 from storage import Database
-from storage import repository as repo
 from tests.support.databases import row_counts
 from tests.support.room_common import drive_with, scripted_model
 
@@ -119,8 +119,8 @@ def test_experiments_need_a_researcher_and_stopping_one_a_moderator(
     experiment_id = ex.create(db, "e", config, actor=RESEARCHER)
     refused(db_url, lambda: ex.stop(db, experiment_id, actor=OBSERVER))
     assert ex.stop(db, experiment_id, actor=MODERATOR) == 1
-    (room,) = repo.list_rooms(db, experiment_id=experiment_id)
-    notice = repo.events(db, int(room.id or 0))[-1]
+    (room,) = storage.list_rooms(db, experiment_id=experiment_id)
+    notice = storage.events(db, int(room.id or 0))[-1]
     assert notice.data["by"] == "mo@lab.org"
 
 
@@ -237,8 +237,8 @@ def test_managing_coding_and_rerunning_need_the_researcher_role(db: Database, db
             with pytest.raises(PermissionDenied):
                 act(someone)
     assert row_counts(db_url, (*TABLES, "message_tags", "code_labels")) == before
-    assert repo.get_room(db, room.id).name == "kept"
+    assert storage.get_room(db, room.id).name == "kept"
     manage.rename_room(db, room.id, "renamed", actor=RESEARCHER)
     coding.add_label(db, "offer", room_id=room.id, actor=RESEARCHER)
     coding.tag_message(db, event_id, "offer", by=RESEARCHER.identity, actor=RESEARCHER)
-    assert repo.get_room(db, room.id).name == "renamed"
+    assert storage.get_room(db, room.id).name == "renamed"

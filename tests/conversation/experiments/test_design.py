@@ -8,11 +8,11 @@ import threading
 
 import pytest
 
+import storage
 from conversation import experiments as ex
 from conversation.exceptions import ConversationValueError
 from conversation.worker import Worker
 from storage import Database
-from storage import repository as repo
 
 TEMPLATE = {
     "agents": [
@@ -38,14 +38,14 @@ def test_a_design_becomes_rooms_and_the_worker_finishes_the_experiment(db: Datab
     conditions = ex.crossed_conditions([("Buyer", "budget", ["$5", "$9"])])
     config = ex.design(TEMPLATE, conditions, 3)
     experiment_id = ex.create(db, "mugs", config)
-    rooms = repo.list_rooms(db, experiment_id=experiment_id, limit=None)
+    rooms = storage.list_rooms(db, experiment_id=experiment_id, limit=None)
     assert len(rooms) == 6
     assert {r.condition for r in rooms} == {c.label for c in conditions}
     assert all(r.status == "running" for r in rooms)  # each got its opening message
 
     taken = asyncio.run(Worker(db, concurrency=6).run(until_idle=True))
     assert taken == 6 * 4
-    assert repo.get_experiment(db, experiment_id).status == "done"
+    assert storage.get_experiment(db, experiment_id).status == "done"
     progress = ex.progress(db, experiment_id)
     assert progress.finished == progress.planned == 6
 
@@ -54,16 +54,16 @@ def test_materialize_is_idempotent(db: Database) -> None:
     config = ex.design(TEMPLATE, [ex.Condition("only", {})], 2)
     experiment_id = ex.create(db, "twice", config)
     assert ex.materialize(db, experiment_id) == 0
-    rooms = repo.list_rooms(db, experiment_id=experiment_id, limit=None)
+    rooms = storage.list_rooms(db, experiment_id=experiment_id, limit=None)
     assert len(rooms) == 2
-    assert all(len(repo.events(db, r.id)) == 1 for r in rooms)  # one opening each, not two
+    assert all(len(storage.events(db, r.id)) == 1 for r in rooms)  # one opening each, not two
 
 
 def test_an_unfinished_experiment_is_not_marked_done(db: Database) -> None:
     config = ex.design(TEMPLATE, [ex.Condition("only", {})], 1)
     experiment_id = ex.create(db, "waiting", config)
     assert ex.finish_experiments(db) == 0
-    assert repo.get_experiment(db, experiment_id).status == "running"
+    assert storage.get_experiment(db, experiment_id).status == "running"
 
 
 def test_a_design_with_one_bad_condition_writes_nothing(db: Database) -> None:
@@ -72,13 +72,13 @@ def test_a_design_with_one_bad_condition_writes_nothing(db: Database) -> None:
     config = ex.design(TEMPLATE, [good, bad], 2)
     with pytest.raises(ConversationValueError, match="condition 'bad'"):
         ex.create(db, "half", config)
-    assert repo.list_experiments(db, limit=None) == []
-    assert repo.count_rooms(db) == 0
+    assert storage.list_experiments(db, limit=None) == []
+    assert storage.count_rooms(db) == 0
 
 
 def test_materialize_from_many_threads_creates_each_room_once(db: Database) -> None:
     config = ex.design(TEMPLATE, [ex.Condition("only", {})], 5)
-    experiment_id = repo.create_experiment(db, "racing", config, status="running")
+    experiment_id = storage.create_experiment(db, "racing", config, status="running")
     created: list[int] = []
     errors: list[BaseException] = []
 
@@ -94,6 +94,6 @@ def test_materialize_from_many_threads_creates_each_room_once(db: Database) -> N
     for thread in threads:
         thread.join(timeout=60)
     assert errors == [] and sorted(created) == [0, 0, 0, 5]
-    rooms = repo.list_rooms(db, experiment_id=experiment_id, limit=None)
+    rooms = storage.list_rooms(db, experiment_id=experiment_id, limit=None)
     assert len(rooms) == 5
-    assert all(len(repo.events(db, r.id)) == 1 for r in rooms)
+    assert all(len(storage.events(db, r.id)) == 1 for r in rooms)

@@ -7,12 +7,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 
+import storage
 from conversation.experiments import Condition, design, progress, rerun_experiment
 from conversation.experiments import create as create_experiment
 from conversation.models import OfflineModel
 from conversation.worker import Worker
 from storage import Database
-from storage import repository as repo
 from tests.support.room_common import FixedModels
 
 TEMPLATE = {
@@ -44,8 +44,8 @@ def run_all(db: Database, model: OfflineModel) -> None:
 
 def transcripts(db: Database, experiment_id: int) -> dict[tuple[str, int], list[tuple]]:
     found = {}
-    for room in repo.list_rooms(db, experiment_id=experiment_id, limit=None):
-        events = repo.events(db, int(room.id or 0))
+    for room in storage.list_rooms(db, experiment_id=experiment_id, limit=None):
+        events = storage.events(db, int(room.id or 0))
         found[(room.condition, room.replicate)] = [
             (e.seq, e.kind, e.speaker, e.content) for e in events if e.kind in ("human", "agent")
         ]
@@ -55,8 +55,8 @@ def transcripts(db: Database, experiment_id: int) -> dict[tuple[str, int], list[
 def agent_turns(db: Database, experiment_id: int) -> list:
     return [
         e
-        for room in repo.list_rooms(db, experiment_id=experiment_id, limit=None)
-        for e in repo.events(db, int(room.id or 0))
+        for room in storage.list_rooms(db, experiment_id=experiment_id, limit=None)
+        for e in storage.events(db, int(room.id or 0))
         if e.kind == "agent"
     ]
 
@@ -80,7 +80,7 @@ def test_a_rerun_from_cache_reproduces_every_transcript_at_no_cost(db: Database)
     assert sum((e.input_tokens or 0) + (e.output_tokens or 0) for e in turns) == 0
     assert sum(e.cost or 0 for e in turns) == 0
     assert model.calls == calls  # the model was never asked
-    assert repo.get_experiment(db, again).config["rerun_of"] == first
+    assert storage.get_experiment(db, again).config["rerun_of"] == first
     assert progress(db, again).finished == 4 and progress(db, again).cost == 0
 
     # Control: the same design created afresh is a new sample (new seeds), not a copy.

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from edsl.language_models.language_model import LanguageModel
 
+import storage
 from conversation import experiments as ex
 from conversation.exceptions import ConversationValueError
 from conversation.models import OfflineModel
@@ -22,7 +23,6 @@ from conversation.termination.budget import Budget, Spend
 from conversation.termination.conditions import MaxTurns
 from conversation.worker import Worker
 from storage import Database
-from storage import repository as repo
 from tests.support import known_prices
 from tests.support.room_common import ROOT, child_env, drive_with
 
@@ -53,7 +53,7 @@ class PricedModel(OfflineModel):
 
 
 def spent(db: Database, room_id: int) -> Spend:
-    return Spend(*repo.room_spend(db, room_id))
+    return Spend(*storage.room_spend(db, room_id))
 
 
 def agent_turns(room: Room) -> int:
@@ -169,14 +169,14 @@ def experiment(db: Database, budget: dict[str, float | int], rooms: int = 3) -> 
 
 
 def check_experiment_stopped(db: Database, experiment_id: int, limit: int, rooms: int) -> None:
-    records = repo.list_rooms(db, experiment_id=experiment_id, limit=None)
+    records = storage.list_rooms(db, experiment_id=experiment_id, limit=None)
     assert len(records) == rooms
-    total = Spend(*repo.experiment_spend(db, experiment_id))
+    total = Spend(*storage.experiment_spend(db, experiment_id))
     assert total.tokens >= limit
     biggest = max(
         (e.input_tokens or 0) + (e.output_tokens or 0)
         for r in records
-        for e in repo.events(db, r.id)
+        for e in storage.events(db, r.id)
     )
     # At most one turn per room was in flight when the limit was reached.
     assert total.tokens < limit + rooms * biggest
@@ -185,7 +185,7 @@ def check_experiment_stopped(db: Database, experiment_id: int, limit: int, rooms
         assert record.stop_reason.startswith("experiment budget reached: "), record.stop_reason
         assert record.stop_reason.endswith(f" tokens used of {limit:,}")
     # Every room took turns: the budget was shared, not spent by the first room alone.
-    assert all(sum(1 for e in repo.events(db, r.id) if e.kind == "agent") >= 1 for r in records)
+    assert all(sum(1 for e in storage.events(db, r.id) if e.kind == "agent") >= 1 for r in records)
 
 
 def test_an_experiment_budget_is_shared_by_its_rooms(db: Database) -> None:
@@ -220,4 +220,4 @@ def test_a_malformed_experiment_budget_is_refused_before_anything_is_stored(
     config = {**ex.design(TEMPLATE, conditions, 1), "budget": {"max_dollars": "lots"}}
     with pytest.raises(ConversationValueError, match="budget: budget max_dollars"):
         ex.create(db, "bad", config)
-    assert repo.list_experiments(db) == []
+    assert storage.list_experiments(db) == []
