@@ -298,12 +298,12 @@ def insert_event(conn: Connection, values: dict[str, Any]) -> int:
 
 
 def _row_template() -> dict[str, Any]:
-    """Every events column but ``id``, in the table's order, with the value a new row defaults to
-    (the times and the identity, given on every write, hold ``None`` here)."""
+    """Every events column but ``id``, in the table's order, with the table model's plain default
+    (``None`` for the required columns and the times: every write gives them)."""
     return {
-        column.name: 0 if column.name in ("activity", "round", "words", "attempts") else None
-        for column in EVENTS.columns
-        if column.name != "id"
+        name: None if field.default_factory is not None or field.is_required() else field.default
+        for name, field in Event.model_fields.items()
+        if name != "id"
     }
 
 

@@ -264,3 +264,24 @@ def test_an_event_snapshot_is_what_model_construct_builds(values: dict) -> None:
     assert fast.model_fields_set == slow.model_fields_set
     assert fast.created_at is not None and fast.created_at.tzinfo is not None
     assert fast.model_copy(update={"seq": 99}).seq == 99
+
+
+def test_one_builder_of_an_event_row() -> None:
+    """Every insert sends every events column but ``id`` (one compiled statement per path), with
+    the derived values: words from the content, lists for saw/visible_to, the times defaulted."""
+    from datetime import UTC, datetime
+
+    from storage._tx import EVENT_COLUMNS, EVENTS, event_row
+
+    now = datetime(2026, 1, 2, tzinfo=UTC)
+    row = event_row(7, 3, kind="agent", speaker="A", content="two words", saw=(1, 2), now=now)
+    assert list(row) == list(EVENT_COLUMNS) == [c.name for c in EVENTS.columns if c.name != "id"]
+    assert (row["room_id"], row["seq"], row["words"], row["saw"]) == (7, 3, 2, [1, 2])
+    assert row["created_at"] == row["updated_at"] == now and row["attempts"] == 0
+    earlier = datetime(2025, 5, 1, tzinfo=UTC)
+    assert (
+        event_row(7, 4, kind="human", speaker="u", created_at=earlier, now=now)["updated_at"]
+        == earlier
+    )
+    with pytest.raises(TypeError, match="not_a_column"):
+        event_row(7, 5, kind="human", speaker="u", not_a_column=1, now=now)
