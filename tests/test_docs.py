@@ -20,11 +20,6 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _FENCE = re.compile(r"^```(\S*)\s*$")
 _NOT_RUN = re.compile(r"^<!--\s*not run:(.*?)-->\s*$")
-# Pages whose Python blocks are sketches of a contract (signatures, not programs) and whose owners
-# have yet to mark them: their blocks are reported as skipped, with this reason.
-SKETCH_PAGES = {
-    "docs/architecture.md": "a contract's signatures, not a program (the page is to mark it 'not run')",
-}
 
 
 @dataclass(frozen=True)
@@ -63,7 +58,6 @@ def python_blocks(text: str, page: str) -> list[Block]:
             reason = marker.group(1).strip() if marker else None
             if marker and not reason:
                 raise ValueError(f"{page}:{start + 1}: a 'not run' marker must say why")
-            reason = reason or SKETCH_PAGES.get(page)
             code = "\n".join(lines[start + 1 : index]) + "\n"
             blocks.append(Block(page, start + 1, code, reason))
         index += 1
@@ -86,7 +80,7 @@ BLOCKS = [
 def test_the_documentation_has_python_examples() -> None:
     runnable = [b for b in BLOCKS if b.not_run is None]
     assert len(runnable) >= 12, [b.id for b in BLOCKS]
-    marked = [b for b in BLOCKS if b.not_run and b.page not in SKETCH_PAGES]
+    marked = [b for b in BLOCKS if b.not_run]
     assert len(marked) <= max(2, len(BLOCKS) // 10), f"'not run' is for exceptions: {marked}"
 
 
