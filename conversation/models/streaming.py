@@ -100,8 +100,8 @@ class ModelCallCancelled(ModelCallError):
 
 def supports_streaming(model: Any) -> bool:
     """True when ``ask_streaming`` streams ``model``'s reply (else it asks with ``ask``)."""
-    if needs_remote_jobs(model):
-        return False
+    if needs_remote_jobs(model) or getattr(model, "remote", False) is True:
+        return False  # answered through Expected Parrot (a job, or EDSL's remote call)
     if isinstance(model, OfflineModel):
         return True
     return _is_openai_chat(model)

@@ -30,7 +30,7 @@ from conversation.models.streaming import (
 )
 from conversation.text.tokens import estimate_tokens, prompt_tokens
 from storage import Database
-from tests.support import keep_prices_offline
+from tests.support import keep_prices_offline, known_prices
 from tests.support.openai_server import OpenAICompatibleServer, Reply
 
 LONG = " ".join(f"word{i}" for i in range(60))
@@ -244,6 +244,11 @@ def test_a_remote_jobs_model_does_not_stream() -> None:
     assert supports_streaming(model)
     setattr(model, REMOTE_ATTRIBUTE, True)
     assert not supports_streaming(model)
+    edsl_remote = resolve_model(
+        {"service": "openai_compatible", "model": "tiny", "base_url": "http://127.0.0.1:9/v1"}
+    )
+    edsl_remote.remote = True  # EDSL's own remote call through Expected Parrot
+    assert not supports_streaming(edsl_remote)
 
 
 # -- an OpenAI-compatible server ---------------------------------------------------------------
@@ -455,3 +460,25 @@ def test_the_call_holds_the_local_servers_slot(server, model) -> None:
 
     asyncio.run(both())
     assert server.max_in_flight == 1
+
+
+def test_a_hosted_openai_model_streams_and_is_priced_as_ask_prices_it(
+    server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_OPENAI_KEY", "sk-test-not-a-key")
+    known_prices(monkeypatch, {("openai", "gpt-4o-mini"): (1.0, 2.0)})
+    hosted = resolve_model(
+        {"service": "openai", "model": "gpt-4o-mini", "api_key_env": "FAKE_OPENAI_KEY"}
+    )
+    hosted.base_url = server.base_url  # EDSL's client reads it: the fake server plays OpenAI
+    assert supports_streaming(hosted)
+    server.script(Reply(text="streamed", prompt_tokens=1000, completion_tokens=500))
+    server.script(Reply(text="asked", prompt_tokens=1000, completion_tokens=500))
+    streamed, _ = stream(hosted)
+    asked = asyncio.run(ask(hosted, user_prompt="other", system_prompt="You are Bob."))
+    assert streamed.cost == asked.cost == pytest.approx(0.002)
+    assert streamed.model_name == "openai/gpt-4o-mini"
+    plain, sent = (request.body for request in server.chat_requests)
+    assert (
+        "max_tokens" not in sent and sent["max_completion_tokens"] == plain["max_completion_tokens"]
+    )
