@@ -69,7 +69,7 @@ from conversation.rooms.prompt import (
     room_template,
 )
 from conversation.termination.budget import Budget, Spend
-from conversation.vocabulary import RoomStatus, TurnState
+from conversation.vocabulary import NoticeKind, RoomStatus, TurnKind, TurnState, kind_of
 
 log = logging.getLogger(__name__)
 
@@ -274,10 +274,10 @@ def settlement(
         notice, data = reason, notice_data
     elif status == RoomStatus.TERMINATED:
         notice = f"Stopped: {reason}"
-        data = {"event": "terminated", "reason": reason}
+        data = {"event": NoticeKind.TERMINATED, "reason": reason}
     elif status == RoomStatus.FAILED and reason:
         notice = f"Failed: {reason}"
-        data = {"event": "failed", "reason": reason}
+        data = {"event": NoticeKind.FAILED, "reason": reason}
     return storage.RoomSettlement(
         room_id=room_id,
         token=token,
@@ -386,7 +386,7 @@ class Engine:
             if open_row.state == TurnState.INTERRUPTED:
                 return Plan(StepKind.FAIL, status=RoomStatus.FAILED, reason=room.stop_reason)
             data = open_row.data or {}
-            if data.get("event") == "candidates":
+            if kind_of(data) == TurnKind.CANDIDATES:
                 planner = rules.planner
                 assert isinstance(planner, CoordinatorPolicy)
                 before = held.log.view(before_seq=open_row.seq)
@@ -450,7 +450,10 @@ class Engine:
                     round=last.round if last is not None else 0,
                     saw=list(summary.saw),
                     model=models.model_label(self.models.get(config.model)),
-                    data={"event": "summary", "covers_seqs": covers_seqs(view, request.covers)},
+                    data={
+                        "event": TurnKind.SUMMARY,
+                        "covers_seqs": covers_seqs(view, request.covers),
+                    },
                 )
                 return Plan(StepKind.CLAIM, config=config, claim=claim, prompt=summary)
         if isinstance(planner, CoordinatorPolicy) and not planned.mention:
@@ -463,7 +466,7 @@ class Engine:
                     round=planned.round,
                     saw=sorted({s for _, p in drafting.prompts for s in p.saw}),
                     model=models.model_label(self.models.get(config.model)),
-                    data={"event": "candidates", "eligible": list(drafters)},
+                    data={"event": TurnKind.CANDIDATES, "eligible": list(drafters)},
                 )
                 return Plan(
                     StepKind.CLAIM,
@@ -482,7 +485,7 @@ class Engine:
             # The coordinator's turn is to pick, not to speak; the pick is stored with the turn,
             # so a replay reads it and never asks again.
             prompt = build_pick_prompt(config, view, planned.speaker, eligible)
-            data = {"event": "pick", "eligible": list(eligible)}
+            data = {"event": TurnKind.PICK, "eligible": list(eligible)}
         else:
             prompt = build_turn_prompt(
                 config,
@@ -560,11 +563,11 @@ class Engine:
         """A resumed turn's prompt: rebuilt from the events before it, and only those."""
         before = room_log.view(before_seq=turn.seq)
         data = turn.data or {}
-        if data.get("event") == "summary":
+        if kind_of(data) == TurnKind.SUMMARY:
             prompt = build_summary_prompt(config, before)
             # Nothing to summarise any more: the turn ends as an empty pass (see commit_for).
             return prompt if prompt is not None else TurnPrompt("", "", ())
-        if data.get("event") == "pick":
+        if kind_of(data) == TurnKind.PICK:
             return build_pick_prompt(config, before, turn.speaker, data.get("eligible", []))
         return build_turn_prompt(
             config,
@@ -971,9 +974,9 @@ class Engine:
             "error": None,
         }
         data = turn.data or {}
-        if data.get("event") == "candidates":
+        if kind_of(data) == TurnKind.CANDIDATES:
             return self._candidates_commit(call, outcome, base)
-        if data.get("event") == "summary":
+        if kind_of(data) == TurnKind.SUMMARY:
             if not reply.text.strip():  # nothing to summarise: an empty pass, not a summary
                 return storage.TurnCommit(
                     **base, state=TurnState.DONE, kind="pass", content="", data={"empty": True}
@@ -981,7 +984,7 @@ class Engine:
             return storage.TurnCommit(
                 **base, state=TurnState.DONE, kind="agent", content=reply.text
             )
-        if data.get("event") == "pick":
+        if kind_of(data) == TurnKind.PICK:
             try:
                 pick = parse_pick(reply.text, data.get("eligible", []))
             except InvalidPickError as exc:
