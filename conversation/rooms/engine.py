@@ -51,7 +51,12 @@ import storage
 from conversation import models
 from conversation.context.window import SUMMARY_SPEAKER, summary_request
 from conversation.models.bindings import ModelCache
-from conversation.models.retries import ROOM_STATUSES, backoff_delay, http_status, is_transient
+from conversation.models.retries import (
+    TRANSIENT_HTTP_STATUSES,
+    backoff_delay,
+    http_status,
+    is_transient,
+)
 from conversation.models.stored_cache import StoredCache
 from conversation.planning.coordinator import CoordinatorPolicy, InvalidPickError, parse_pick
 from conversation.planning.planner import plan_turn
@@ -746,7 +751,7 @@ class Engine:
                     raise
                 except Exception as exc:
                     attempts += 1
-                    transient = is_transient(exc, ROOM_STATUSES)
+                    transient = is_transient(exc, TRANSIENT_HTTP_STATUSES)
                     if transient and attempts < config.retry.max_attempts:
                         delay = backoff_delay(config.retry.base_delay, attempts, exc)
                         recorded = storage.record_attempt(
