@@ -83,6 +83,7 @@ def _open_turn(room: storage.Room, room_log: RoomLog, rules: RoomRules) -> Plan:
     """The room's open turn: a draft waits for a person, an interrupted turn fails the room, a
     running one is resumed by the handler of its kind."""
     turn = room_log.open_turn
+    assert turn is not None
     if turn.state == TurnState.WAITING:
         return Plan(StepKind.SETTLE, status=RoomStatus.WAITING)
     if turn.state == TurnState.INTERRUPTED:

@@ -45,7 +45,7 @@ class ClaimContext:
         data: dict[str, Any],
         *,
         model: str,
-        saw: list[str] | None = None,
+        saw: list[int] | None = None,
         drafting: Any = None,
     ) -> Plan:
         """The ``claim`` plan of a turn of ``speaker`` with ``prompt``."""
