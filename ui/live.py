@@ -26,6 +26,7 @@ from typing import Any
 import streamlit as st
 
 from conversation.termination.budget import Budget, Spend, format_dollars
+from conversation.vocabulary import TurnKind, kind_of
 from storage import repository as repo
 
 from . import coding, provenance
@@ -128,8 +129,8 @@ def render_event(event: Any, roster: Sequence[str], tags: Sequence[str] | None =
     chosen, cache hits, and an edit's original draft, denied drafts and candidates not chosen
     one click away. ``tags``: the message's qualitative-coding labels, in a line under it."""
     data = event.data or {}
-    special = data.get("event")
-    if special == "pick" and (event.kind == "system" or event.state == "done"):
+    special = kind_of(data)
+    if special == TurnKind.PICK and (event.kind == "system" or event.state == "done"):
         # A coordinator's pick (a system notice, or the coordinator agent's own pick turn).
         if event.kind == "system":
             chosen = "no one" if data.get("passed") else event.content
@@ -144,7 +145,7 @@ def render_event(event: Any, roster: Sequence[str], tags: Sequence[str] | None =
         st.caption(f":material/info: {escape_markdown(event.content)}")
         _provenance(event)
         return
-    if special == "summary":
+    if special == TurnKind.SUMMARY:
         covered = data.get("covers_seqs") or []
         span = f" of #{covered[0]}-#{covered[1] - 1}" if len(covered) == 2 else ""  # [start, end)
         with st.expander(f"Summary{span} (what agents are shown instead of those messages)"):

@@ -17,6 +17,7 @@ import pandas as pd
 
 from conversation.planning.registry import planner_label
 from conversation.termination.conditions import describe_termination
+from conversation.vocabulary import TurnKind, kind_of
 from storage import Event
 from storage import repository as repo
 
@@ -211,7 +212,7 @@ def turn_prompt(config: Any, rows: Sequence[Any], event: Any) -> Any:
 
 def is_summary(event: Any) -> bool:
     """A turn that summarised earlier messages for the context window (not an agent speaking)."""
-    return (event.data or {}).get("event") == "summary"
+    return kind_of(event) == TurnKind.SUMMARY
 
 
 def turn_details(event: Any) -> dict[str, Any]:

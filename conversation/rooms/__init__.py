@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from conversation.planning.coordinator import CoordinatorPolicy, InvalidPickError, parse_pick
 from conversation.planning.events import (
-    EVENT_KINDS,
-    EventKind,
+    ROOM_EVENT_KINDS,
     RoomEvent,
+    RoomEventKind,
     activity_start,
     agent_turns,
     current_activity,
@@ -47,11 +47,11 @@ from conversation.planning.registry import PLANNER_KINDS, planner_from_dict
 from conversation.planning.transitions import TransitionRules
 
 __all__ = [
-    "EVENT_KINDS",
+    "ROOM_EVENT_KINDS",
     "PLANNER_KINDS",
     "AddressedPolicy",
     "CoordinatorPolicy",
-    "EventKind",
+    "RoomEventKind",
     "FocalSpeakerPolicy",
     "FreePolicy",
     "InvalidPickError",
