@@ -320,15 +320,15 @@ def progress_panel() -> None:
         st.rerun()
     if status != experiment.status:  # finished (or stopped) elsewhere: redraw the whole page
         st.rerun()
+    table = frames.rooms_summary(db, experiment_id=experiment_id, limit=None)
     st.progress(now.fraction, text=f"{now.finished} of {now.planned} rooms finished ({status})")
     k1, k2, k3, k4 = st.columns(4)
     k1.metric("Rooms created", f"{now.created} / {now.planned}")
     k2.metric("Running", now.running)
-    k3.metric("Messages", now.messages)
+    k3.metric("Messages", int(table["messages"].sum()) if not table.empty else 0)
     k4.metric("Cost", f"${now.cost:.4f}")
     st.caption(escape_markdown(ex.spend_line(now)))
     st.caption(escape_markdown(" · ".join(f"{k}: {v}" for k, v in sorted(now.by_status.items()))))
-    table = frames.rooms_summary(db, experiment_id=experiment_id, limit=None)
     if not table.empty:
         # Each room's condition by its short name (as in Results), in the design's order.
         labelled, order = charts.condition_labels(table, short_names)

@@ -295,6 +295,75 @@ def test_the_worker_process_loads_no_ui_or_dataframe_library() -> None:
     assert out.stdout.strip() == "[]"
 
 
+WORKER_ENTRY = ("conversation.worker", "conversation.worker.cli", "conversation.worker.__main__")
+DATAFRAME_LIBRARIES = {"pandas", "plotly", "streamlit"}
+
+
+def _reachable(starts: tuple[str, ...]) -> set[str]:
+    """Every project module that importing ``starts`` can load: their imports (lazy ones
+    included: a lazy import runs as soon as its code path does) and every parent package."""
+    seen: set[str] = set()
+    todo = list(starts)
+    while todo:
+        name = todo.pop()
+        path = _module_path(name)
+        if name in seen or path is None:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]
+        todo += [n for n in imported(path) if top(n) in PROJECT]
+    return seen
+
+
+def test_no_module_the_worker_can_load_imports_a_dataframe_library() -> None:
+    """Whatever a worker does (rooms, experiments caught up and marked done, budgets), no
+    module it can reach imports pandas, plotly or streamlit, even lazily; ``storage.frames``
+    (pandas) stays out of its reach too."""
+    reachable = _reachable(WORKER_ENTRY)
+    assert {"conversation.experiments.runs", "conversation.rooms.engine"} <= reachable
+    assert "storage.frames" not in reachable
+    offenders = {
+        name: sorted(n for n in imported(_module_path(name)) if top(n) in DATAFRAME_LIBRARIES)  # type: ignore[arg-type]
+        for name in reachable
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_the_worker_process_loads_no_dataframe_library_while_an_experiment_runs(
+    tmp_path: Path,
+) -> None:
+    """``python -m conversation.worker`` run through a small experiment (its rooms driven to the
+    end, the experiment caught up and marked done): the process never imported pandas
+    (``-X importtime`` lists every module the process imported, lazily or not)."""
+    from conversation import experiments as ex
+    from storage import Database, get_experiment
+
+    url = f"sqlite:///{tmp_path / 'rooms.db'}"
+    template = {
+        "agents": [{"name": "Buyer", "traits": {}}, {"name": "Seller", "traits": {}}],
+        "planner": {"kind": "round_robin", "transitions": None},
+        "termination": {"kind": "max_turns", "max_turns": 2},
+        "model": {"service": "offline", "model": "offline", "parameters": {"seed": 1}},
+        "opening": "Negotiate the price of a mug.",
+    }
+    db = Database(url)
+    experiment_id = ex.create(db, "mugs", ex.design(template, [ex.Condition("only", {})], 2))
+    db.dispose()
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "conversation.worker", "--db", url,
+         "--until-idle"],  # fmt: skip
+        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
+    )  # fmt: skip
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if "|" in line}
+    assert "conversation.experiments.runs" in loaded and "conversation.rooms.engine" in loaded
+    db = Database(url)
+    progress = ex.progress(db, experiment_id)
+    assert progress.finished == progress.planned == 2  # its rooms ran to their end there
+    assert get_experiment(db, experiment_id).status == "done"  # marked done by the worker
+    assert not {m for m in loaded if top(m) in DATAFRAME_LIBRARIES}
+
+
 def test_no_html_rendering_anywhere() -> None:
     offenders = []
     for path in sorted(ROOT.glob("**/*.py")):
