@@ -32,7 +32,7 @@ ALLOWED: dict[str, set[str]] = {
     "context": {"exceptions", "planning", "text"},
     "models": {"exceptions", "text"},
     "dialogue": {"exceptions", "text", "planning", "termination", "models", "sync"},
-    "analysis": {"exceptions", "text", "models", "access"},
+    "analysis": {"exceptions", "text", "models", "access", "rooms"},
     "library": {"exceptions", "access"},
     "rooms": {
         "exceptions",
@@ -56,6 +56,8 @@ ALLOWED: dict[str, set[str]] = {
         "access",
     },
     "worker": {"exceptions", "vocabulary", "rooms", "experiments", "models"},
+    # The pages' read side: nothing below may import it (the worker never loads it).
+    "browse": {"exceptions", "vocabulary"},
 }
 PUBLIC_FACE = {"__init__", "next_speaker_utilities"}
 #: Folders of plain functions and frozen dataclasses over events: no edsl, no database, no UI,
@@ -293,6 +295,29 @@ def test_the_worker_process_loads_no_ui_or_dataframe_library() -> None:
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+#: The one UI module that reaches storage: it opens the process's ``Database`` from the configured
+#: URL (``storage.config``). Every other page and helper reads and writes through ``conversation``.
+UI_STORAGE_DOOR = "ui.bootstrap"
+UI_STORAGE_DOOR_USES = {"storage", "storage.config", "storage.database"}
+
+
+def _ui_files() -> list[Path]:
+    return [*python_files("ui"), *python_files("pages"), ROOT / "app.py", ROOT / "streamlit_app.py"]
+
+
+def test_the_ui_reads_and_writes_through_conversation_not_storage() -> None:
+    """Pages and ui helpers ask ``conversation``'s services (``conversation.browse`` to read,
+    the concept that owns a write to write); only the database door imports storage."""
+    offenders = {
+        module_name(path): sorted(n for n in imported(path) if top(n) == "storage")
+        for path in _ui_files()
+        if module_name(path) != UI_STORAGE_DOOR
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+    door = {n for n in imported(_module_path(UI_STORAGE_DOOR)) if top(n) == "storage"}  # type: ignore[arg-type]
+    assert door <= UI_STORAGE_DOOR_USES, f"{UI_STORAGE_DOOR} opens the database, nothing more"
 
 
 WORKER_ENTRY = ("conversation.worker", "conversation.worker.cli", "conversation.worker.__main__")
