@@ -3,7 +3,8 @@
 only the folders below it; the pure folders import no edsl, database or UI code and read no clock;
 only ``conversation/models`` (and the analysis built on it) reach EDSL's model machinery; only
 ``storage`` speaks SQL; no module imports another that imports it back (no cycles); nothing is
-rendered as HTML.
+rendered as HTML. Pages and ui helpers reach storage only through ``conversation`` (one database
+door aside), and no module a worker can load imports pandas, plotly or streamlit.
 """
 
 from __future__ import annotations
@@ -295,6 +296,47 @@ def test_the_worker_process_loads_no_ui_or_dataframe_library() -> None:
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+#: A face's name that is also one of its package's modules (the function wins the attribute):
+#: ``experiments.design`` the function is what the README and every caller use.
+FACE_SHADOWS_ALLOWED = {"conversation.experiments": {"design"}}
+
+
+def _faces() -> list[Path]:
+    return [*sorted(CONVERSATION.rglob("__init__.py")), ROOT / "ui" / "__init__.py"]
+
+
+@pytest.mark.parametrize("path", _faces(), ids=lambda p: module_name(p))
+def test_every_package_face_is_curated(path: Path) -> None:
+    """A short face: imports from its own modules (no star imports) and an ``__all__`` that
+    names only what it defines or imports, shadowing none of its modules."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    assert not [
+        n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.names[0].name == "*"
+    ], "import the names, not *"
+    exported = [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+    ]
+    assert len(exported) == 1 and isinstance(exported[0], ast.List), "one literal __all__"
+    names = [ast.literal_eval(e) for e in exported[0].elts]
+    assert len(names) == len(set(names))
+    modules = {p.stem for p in path.parent.glob("*.py")} | {
+        p.parent.name for p in path.parent.glob("*/__init__.py")
+    }
+    bound = {
+        alias.asname or alias.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom | ast.Import)
+        for alias in n.names
+    }
+    package = module_name(path)
+    assert set(names) <= bound | modules, "export only what the face imports (or its modules)"
+    shadowed = {n for n in names if n in modules and n in bound}
+    assert shadowed <= FACE_SHADOWS_ALLOWED.get(package, set()), f"{shadowed} hide modules"
 
 
 #: The one UI module that reaches storage: it opens the process's ``Database`` from the configured

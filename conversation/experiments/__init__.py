@@ -1,8 +1,8 @@
 """Experiments: a template room x conditions x replicates, turned into rooms the runner drives.
 
 ``design`` plans (pure data, validated whole); ``runs`` writes and follows them in the database;
-``progress`` counts how far one got (no pandas: the worker uses it); ``manage`` renames, archives
-and deletes.
+``tally`` counts how far one got (``progress``; no pandas: the worker uses it); ``manage`` renames,
+archives and deletes.
 """
 
 from conversation.experiments.design import (
@@ -39,7 +39,6 @@ from conversation.experiments.manage import (
     experiment_deletion,
     rename_experiment,
 )
-from conversation.experiments.progress import Progress, mark_done_if_finished, progress
 from conversation.experiments.runs import (
     catch_up,
     create,
@@ -50,6 +49,7 @@ from conversation.experiments.runs import (
     stop,
     template_from_room,
 )
+from conversation.experiments.tally import Progress, mark_done_if_finished, progress
 
 __all__ = [
     "BASELINE",

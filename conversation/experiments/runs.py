@@ -19,7 +19,7 @@ from conversation.experiments.design import (
     planned_rooms,
     room_agents,
 )
-from conversation.experiments.progress import mark_done_if_finished, progress
+from conversation.experiments.tally import mark_done_if_finished, progress
 from conversation.rooms.boundary import translated
 from conversation.rooms.config import RoomConfig, check_placement, request_settings
 
