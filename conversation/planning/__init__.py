@@ -3,9 +3,9 @@ and transition rules. Pure functions of ``(roster, transcript)``; restart = repl
 
 from conversation.planning.coordinator import CoordinatorPolicy, InvalidPickError, parse_pick
 from conversation.planning.events import (
-    EVENT_KINDS,
-    EventKind,
+    ROOM_EVENT_KINDS,
     RoomEvent,
+    RoomEventKind,
     activity_start,
     agent_turns,
     current_activity,
@@ -35,11 +35,11 @@ from conversation.planning.registry import (
 from conversation.planning.transitions import TransitionRules
 
 __all__ = [
-    "EVENT_KINDS",
+    "ROOM_EVENT_KINDS",
     "PLANNER_KINDS",
     "AddressedPolicy",
     "CoordinatorPolicy",
-    "EventKind",
+    "RoomEventKind",
     "FocalSpeakerPolicy",
     "FreePolicy",
     "InvalidPickError",
