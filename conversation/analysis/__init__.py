@@ -1,8 +1,10 @@
 """Analysis over stored transcripts: follow-up EDSL questions ("was a deal reached?") and their
 stored runs, qualitative coding (codebooks, message tags), and exports for other tools.
 
-``statistics`` (intervals and differences over pandas frames) is not re-exported here: it needs
-pandas, which a worker process never loads; import it as ``conversation.analysis.statistics``.
+``statistics`` (intervals and differences over pandas frames) and ``agreement`` (Cohen's kappa,
+Krippendorff's alpha, their bootstrap intervals) are not re-exported here: they need pandas, which
+a worker process never loads; import them as ``conversation.analysis.statistics`` and
+``conversation.analysis.agreement``.
 """
 
 from conversation.analysis.coding import (
@@ -24,6 +26,7 @@ from conversation.analysis.questions import (
     lenient_answer,
     question_from_spec,
 )
+from conversation.analysis.rubrics import Dimension, Rubric
 from conversation.analysis.runs import (
     ANALYSIS_CHUNK,
     failed_answers,
@@ -38,6 +41,8 @@ __all__ = [
     "QUESTION_TYPES",
     "Analysis",
     "AnswerFailure",
+    "Dimension",
+    "Rubric",
     "Tag",
     "add_label",
     "analyze",
