@@ -97,7 +97,9 @@ from storage.experiments import (
 from storage.leases import (
     acquire_lease,
     acquire_leases,
+    free_leases_of,
     get_lease,
+    lease_holders,
     lease_is_current,
     release_lease,
     renew_lease,
@@ -217,7 +219,9 @@ __all__ = [
     # the turn protocol: leases, claims, commits, settlements
     "acquire_lease",
     "acquire_leases",
+    "free_leases_of",
     "get_lease",
+    "lease_holders",
     "lease_is_current",
     "release_lease",
     "release_leases",

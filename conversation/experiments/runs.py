@@ -7,7 +7,6 @@ Everything is derived from the database: which rooms exist, which are missing (c
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import storage
@@ -20,9 +19,9 @@ from conversation.experiments.design import (
     planned_rooms,
     room_agents,
 )
+from conversation.experiments.tally import mark_done_if_finished, progress
 from conversation.rooms.boundary import translated
 from conversation.rooms.config import RoomConfig, check_placement, request_settings
-from conversation.termination.budget import Budget, Spend
 
 
 def template_from_room(db: Any, room_id: int) -> dict[str, Any]:
@@ -214,65 +213,12 @@ def stop(db: Any, experiment_id: int, *, actor: Actor | None = None, by: str = "
     return stopped
 
 
-def mark_done_if_finished(db: Any, experiment_id: int, current: Progress) -> bool:
-    """Record ``done`` once every planned room finished (only from ``running``)."""
-    if current.created >= current.planned and current.finished >= current.planned:
-        return (
-            storage.update_experiment(db, experiment_id, status="done", expected_status="running")
-            is not None
-        )
-    return False
-
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    planned: int
-    created: int
-    finished: int
-    running: int
-    by_status: dict[str, int]
-    messages: int
-    cost: float
-    #: The experiment's budget (None: none) and what its rooms spent (tokens, known dollars).
-    budget: Budget | None = None
-    spent: Spend = Spend()
-
-    @property
-    def fraction(self) -> float:
-        return self.finished / self.planned if self.planned else 1.0
-
-
-def progress(db: Any, experiment_id: int) -> Progress:
-    """How far an experiment got, from its rooms' statuses (a few indexed queries)."""
-    from storage import frames
-
-    experiment = storage.get_experiment(db, experiment_id)
-    planned = len(planned_rooms(experiment.config))
-    rooms = frames.rooms_summary(db, experiment_id=experiment_id, limit=None)
-    counts = rooms["status"].value_counts().to_dict() if not rooms.empty else {}
-    finished = sum(n for s, n in counts.items() if s in FINISHED)
-    return Progress(
-        planned=planned,
-        created=len(rooms),
-        finished=finished,
-        running=int(counts.get("running", 0)),
-        by_status={str(k): int(v) for k, v in counts.items()},
-        messages=int(rooms["messages"].sum()) if not rooms.empty else 0,
-        cost=float(rooms["cost"].sum()) if not rooms.empty else 0.0,
-        budget=experiment_budget(experiment.config),
-        spent=Spend(*storage.experiment_spend(db, experiment_id)),
-    )
-
-
 __all__ = [
-    "Progress",
     "catch_up",
     "create",
     "finish_experiments",
-    "mark_done_if_finished",
     "materialize",
     "planned_experiment_rooms",
-    "progress",
     "rerun_experiment",
     "stop",
     "template_from_room",

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import storage
+from conversation import browse
 from conversation.analysis import coding
 from storage import Database
 from tests.app.test_pages import app, mug_room, shown
@@ -37,16 +37,17 @@ def captions_of(at: AppTest, seq: int) -> list[str]:
 
 @pytest.fixture
 def tag_reads(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """Every batch read of tags by event ids (what the transcripts use)."""
+    """Every batch read of tags by event ids (what the transcripts use, through the pages' read
+    service ``conversation.browse``)."""
     calls: list[dict[str, Any]] = []
-    real = storage.message_tags
+    real = browse.message_tags
 
     def spy(db: Any, **kwargs: Any) -> Any:
         if kwargs.get("event_ids") is not None:
             calls.append(kwargs)
         return real(db, **kwargs)
 
-    monkeypatch.setattr(storage, "message_tags", spy)
+    monkeypatch.setattr(browse, "message_tags", spy)
     return calls
 
 

@@ -14,7 +14,7 @@ import time
 import pytest
 from edsl import Agent, AgentList
 
-import storage as repo
+import storage
 from conversation import Conversation, Room
 from conversation.experiments import runs
 from conversation.experiments.design import Condition, design
@@ -126,7 +126,7 @@ def test_a_mug_experiment_and_its_deal_analysis(db, smollm2) -> None:
     template["max_output_tokens"] = LIMIT
     conditions = [Condition(label, traits) for label, traits in MUG_NEGOTIATION.conditions.items()]
     experiment_id = runs.create(db, "mugs", design(template, conditions, replicates=2))
-    rooms = repo.list_rooms(db, experiment_id=experiment_id, limit=None)
+    rooms = storage.list_rooms(db, experiment_id=experiment_id, limit=None)
     assert len(rooms) == 6
     for row in rooms:
         room = Room(db, int(row.id or 0))
@@ -143,23 +143,23 @@ def test_a_mug_experiment_and_its_deal_analysis(db, smollm2) -> None:
         model={**smollm2, "parameters": {"max_tokens": 8}},
         experiment_id=experiment_id,
     )
-    answers = {a.room_id: a for a in repo.answers(db, analysis_id)}
+    answers = {a.room_id: a for a in storage.answers(db, analysis_id)}
     assert sorted(answers) == sorted(room_ids)  # every room: an answer or its failure
     for answer in answers.values():
         if answer.error is None:
             assert answer.answer in ("Yes", "No")
         else:
             assert answer.answer is None and answer.error["message"]
-    status = repo.get_analysis(db, analysis_id).status
+    status = storage.get_analysis(db, analysis_id).status
     assert status == ("failed" if results.failed_answers(db, analysis_id) else "done")
 
 
 def transcripts(db: Database, experiment_id: int) -> dict[tuple[str, int], list[tuple]]:
     return {
         (row.condition, row.replicate): [
-            (e.seq, e.kind, e.speaker, e.content) for e in repo.events(db, int(row.id or 0))
+            (e.seq, e.kind, e.speaker, e.content) for e in storage.events(db, int(row.id or 0))
         ]
-        for row in repo.list_rooms(db, experiment_id=experiment_id, limit=None)
+        for row in storage.list_rooms(db, experiment_id=experiment_id, limit=None)
     }
 
 
@@ -167,8 +167,8 @@ def model_turns(db: Database, experiment_id: int) -> list:
     """The agents' turns (replies and passes) of every room of the experiment."""
     return [
         e
-        for row in repo.list_rooms(db, experiment_id=experiment_id, limit=None)
-        for e in repo.events(db, int(row.id or 0))
+        for row in storage.list_rooms(db, experiment_id=experiment_id, limit=None)
+        for e in storage.events(db, int(row.id or 0))
         if e.kind in ("agent", "pass")
     ]
 
@@ -180,7 +180,7 @@ def check_rerun_from_cache(db: Database, experiment_id: int) -> None:
     first_latency = sum(e.latency or 0.0 for e in model_turns(db, experiment_id))
     again = runs.rerun_experiment(db, experiment_id)
     started = time.perf_counter()
-    for row in repo.list_rooms(db, experiment_id=again, limit=None):
+    for row in storage.list_rooms(db, experiment_id=again, limit=None):
         Room(db, int(row.id or 0)).run()
     elapsed = time.perf_counter() - started
     assert transcripts(db, again) == original
