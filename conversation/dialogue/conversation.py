@@ -40,7 +40,7 @@ from conversation.planning.events import RoomEvent
 from conversation.sync import run_sync
 from conversation.text.limits import MAX_AGENTS, MAX_TRAITS_CHARS, check_json_value
 from conversation.text.safety import neutralize, neutralize_value
-from conversation.text.transcript import render_lines, render_record, render_transcript
+from conversation.text.transcript import event_line, render_lines, render_transcript
 
 logger = logging.getLogger("conversation")
 
@@ -305,8 +305,9 @@ class Conversation:
             known = 0
         for statement in statements[known:]:
             memo.append(statement)
-            self._lines.append(render_record(statement.to_record()))
-            self._events.append(RoomEvent(speaker=statement.speaker, content=statement.text))
+            event = RoomEvent(speaker=statement.speaker, content=statement.text)
+            self._lines.append(event_line(statement.turn, event))
+            self._events.append(event)
         return self._lines, self._events
 
     def _stop_reason(self) -> str | None:
