@@ -101,8 +101,8 @@ LogView = RoomState
 
 
 class RoomLog:
-    """A room's rows and their :class:`LogView`, kept current as rows arrive: extending it costs
-    O(new rows), so a long room's next turn costs the same as a short room's.
+    """A room's rows and their view (a :class:`RoomState`), kept current as rows arrive:
+    extending it costs O(new rows), so a long room's next turn costs the same as a short room's.
 
     Rows are folded into the view in seq order up to the first open turn (which may still become
     a message at its place); rows after an open turn are read again on each ``view()`` (in
