@@ -86,6 +86,44 @@ def check_text(
     return value
 
 
+def message_problem(
+    value: Any, limit: int = MAX_MESSAGE_CHARS, *, empty: bool = False
+) -> str | None:
+    """THE message rule, the one copy every entry point uses (a posted message, an edited draft,
+    an imported message or event): text, non-blank unless ``empty``, at most ``limit``
+    characters (measured by ``len`` before anything else), no NUL character (PostgreSQL cannot
+    store one in text). Returns what is wrong as a phrase that follows the field's name
+    ("is limited to ..."), or None when the message is fine."""
+    if not isinstance(value, str):
+        return f"must be {'' if empty else 'non-empty '}text, got {type(value).__name__}"
+    if len(value) > limit:
+        return (
+            f"is limited to {limit:,} characters (got {len(value):,}: longer than {limit}); "
+            "shorten it"
+        )
+    if not empty and not value.strip():
+        return "must be non-empty text"
+    if "\x00" in value:
+        return "may not contain NUL characters (\\x00); remove them"
+    return None
+
+
+def check_message(
+    value: Any,
+    field: str = "a message",
+    limit: int = MAX_MESSAGE_CHARS,
+    *,
+    empty: bool = False,
+    error: type[ConversationValueError] = ConversationValueError,
+) -> str:
+    """``value`` if it passes the message rule (:func:`message_problem`), else ``error`` naming
+    ``field``: ``a message is limited to 20,000 characters (got 20,001: ...)``."""
+    problem = message_problem(value, limit, empty=empty)
+    if problem is not None:
+        raise error(f"{field} {problem}")
+    return value
+
+
 def _size_of_number(value: int | float) -> int:
     if isinstance(value, bool):
         return 5
@@ -179,5 +217,7 @@ __all__ = [
     "MAX_STOP_REASON_CHARS",
     "MAX_TRAITS_CHARS",
     "check_json_value",
+    "check_message",
     "check_text",
+    "message_problem",
 ]
