@@ -42,6 +42,7 @@ from conversation.text.limits import (
     MAX_AGENTS,
     MAX_REQUEST_ID_CHARS,
     MAX_STOP_REASON_CHARS,
+    check_message,
     check_text,
 )
 from conversation.text.limits import MAX_MESSAGE_CHARS as MAX_MESSAGE_CHARS
@@ -210,16 +211,7 @@ class Room:
         moderator role), else the speaker.
         """
         require(actor, Action.POST)
-        if not isinstance(content, str) or not content.strip():
-            raise ConversationValueError("a message must be non-empty text")
-        if len(content) > MAX_MESSAGE_CHARS:
-            raise ConversationValueError(
-                f"a message is limited to {MAX_MESSAGE_CHARS:,} characters (got {len(content):,})"
-            )
-        if "\x00" in content:
-            raise ConversationValueError(
-                "a message may not contain NUL characters (\\x00); remove them"
-            )
+        check_message(content)  # the message rule (text.limits): non-empty, bounded, no NUL
         if request_id is not None:
             check_text(request_id, "request_id", MAX_REQUEST_ID_CHARS, one_line=True)
         check_name(speaker, "speaker")
