@@ -35,6 +35,7 @@ from jinja2 import meta
 
 from conversation.access.roles import Action, Actor, require
 from conversation.exceptions import ConversationValueError, ModelCallError
+from conversation.text.limits import check_depth
 from conversation.text.safety import SafeTemplate, neutralize, neutralize_value
 from conversation.text.transcript import render_transcript
 
@@ -331,6 +332,8 @@ def _scenarios(scenarios: Any) -> list[dict[str, Any]]:
             raise ConversationValueError(
                 f"scenarios[{index}] uses the reserved field {_ROW_FIELD!r}; rename it"
             )
+        for key, value in item.items():  # before anything walks them (EDSL, neutralising)
+            check_depth(value, f"scenarios[{index}].{str(key)[:40]}")
         found.append(dict(item))
     if not found:
         raise ConversationValueError("scenarios is empty; pass at least one transcript")

@@ -194,6 +194,31 @@ def check_json_value(
     return total
 
 
+def check_depth(
+    value: Any,
+    field: str,
+    *,
+    max_depth: int = MAX_DEPTH,
+    error: type[ConversationValueError] = ConversationValueError,
+) -> None:
+    """Refuse ``value`` nested more than ``max_depth`` levels (dicts, lists, tuples; anything
+    else is a leaf), naming ``field`` and the path: one walk without recursion, so a value
+    nested 100,000 deep is refused, never a ``RecursionError``. For values that need not be
+    JSON (an analysis scenario); JSON data takes :func:`check_json_value`."""
+    stack: list[tuple[Any, int, str]] = [(value, 1, field)]
+    while stack:
+        item, depth, path = stack.pop()
+        if depth > max_depth:
+            raise error(
+                f"{field} is nested more than {max_depth} levels deep (at {_short(path)}); "
+                "flatten it"
+            )
+        if isinstance(item, Mapping):
+            stack.extend((v, depth + 1, f"{path}.{str(k)[:40]}") for k, v in item.items())
+        elif isinstance(item, list | tuple):
+            stack.extend((v, depth + 1, f"{path}[{i}]") for i, v in enumerate(item))
+
+
 def _short(path: str) -> str:
     return path if len(path) <= 120 else path[:60] + "..." + path[-50:]
 
@@ -216,6 +241,7 @@ __all__ = [
     "MAX_REQUEST_ID_CHARS",
     "MAX_STOP_REASON_CHARS",
     "MAX_TRAITS_CHARS",
+    "check_depth",
     "check_json_value",
     "check_message",
     "check_text",
