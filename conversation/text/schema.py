@@ -21,7 +21,7 @@ say) keeps its own message, after the field's name.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, model_validator
 
@@ -39,7 +39,9 @@ class DoorModel(BaseModel):
     """Strict, frozen input: no coercion (``"1"`` is not 1, ``True`` is not 1), and unknown
     fields refused together, by name, with the allowed ones listed."""
 
-    model_config = ConfigDict(strict=True, frozen=True, populate_by_name=True)
+    model_config = ConfigDict(strict=True, frozen=True, populate_by_name=True, allow_inf_nan=False)
+    #: What the message calls an unknown name: ``has unknown field(s) [...]`` (or ``key(s)``).
+    unknown_noun: ClassVar[str] = "field"
 
     @model_validator(mode="before")
     @classmethod
@@ -48,7 +50,9 @@ class DoorModel(BaseModel):
             allowed = {f.alias or name for name, f in cls.model_fields.items()}
             unknown = sorted(str(k) for k in data if k not in allowed)
             if unknown:
-                raise Problem(f"has unknown field(s) {unknown}; allowed: {sorted(allowed)}")
+                raise Problem(
+                    f"has unknown {cls.unknown_noun}(s) {unknown}; allowed: {sorted(allowed)}"
+                )
         return data
 
 
