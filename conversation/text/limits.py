@@ -75,15 +75,26 @@ def check_text(
 ) -> str:
     """``value`` if it is text of at most ``limit`` characters (non-blank unless ``empty``,
     without control characters when ``one_line``); else ``error`` naming ``field``."""
-    if not isinstance(value, str):
-        raise error(f"{field} must be text, got {type(value).__name__}")
-    if len(value) > limit:
-        raise error(f"{field} is {len(value):,} characters; the limit is {limit:,}: shorten it")
-    if not empty and not value.strip():
-        raise error(f"{field} must not be empty")
-    if one_line and any(ord(c) < 32 or ord(c) == 127 for c in value):
-        raise error(f"{field} must be one line without control characters (newlines, tabs, NUL)")
+    problem = text_problem(value, limit, empty=empty, one_line=one_line)
+    if problem is not None:
+        raise error(f"{field} {problem}")
     return value
+
+
+def text_problem(
+    value: Any, limit: int, *, empty: bool = False, one_line: bool = False
+) -> str | None:
+    """The text rule of :func:`check_text` as a phrase that follows the field's name ("is 1,000
+    characters; the limit is 200: shorten it"), or None when ``value`` passes."""
+    if not isinstance(value, str):
+        return f"must be text, got {type(value).__name__}"
+    if len(value) > limit:
+        return f"is {len(value):,} characters; the limit is {limit:,}: shorten it"
+    if not empty and not value.strip():
+        return "must not be empty"
+    if one_line and any(ord(c) < 32 or ord(c) == 127 for c in value):
+        return "must be one line without control characters (newlines, tabs, NUL)"
+    return None
 
 
 def message_problem(
@@ -246,4 +257,5 @@ __all__ = [
     "check_message",
     "check_text",
     "message_problem",
+    "text_problem",
 ]

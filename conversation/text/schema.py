@@ -23,9 +23,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
 
 from conversation.exceptions import ConversationValueError
+from conversation.text.limits import text_problem
 
 Loc = tuple[int | str, ...]
 T = TypeVar("T")
@@ -42,11 +50,13 @@ class DoorModel(BaseModel):
     model_config = ConfigDict(strict=True, frozen=True, populate_by_name=True, allow_inf_nan=False)
     #: What the message calls an unknown name: ``has unknown field(s) [...]`` (or ``key(s)``).
     unknown_noun: ClassVar[str] = "field"
+    #: True for a shape whose other fields are checked elsewhere (a template's room options).
+    open_fields: ClassVar[bool] = False
 
     @model_validator(mode="before")
     @classmethod
     def _known_fields(cls, data: Any) -> Any:
-        if isinstance(data, Mapping):
+        if isinstance(data, Mapping) and not cls.open_fields:
             allowed = {f.alias or name for name, f in cls.model_fields.items()}
             unknown = sorted(str(k) for k in data if k not in allowed)
             if unknown:
@@ -151,4 +161,29 @@ def _clip(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-__all__ = ["DoorModel", "Loc", "Problem", "default_place", "door_error", "validated"]
+def text_rule(
+    limit: int, *, empty: bool = False, one_line: bool = False, optional: bool = False
+) -> AfterValidator:
+    """A field under ``text.limits``' text rule (``text_problem``), as a pydantic validator;
+    ``optional``: None passes too."""
+
+    def check(value: Any) -> Any:
+        if optional and value is None:
+            return value
+        problem = text_problem(value, limit, empty=empty, one_line=one_line)
+        if problem is not None:
+            raise Problem(problem)
+        return value
+
+    return AfterValidator(check)
+
+
+__all__ = [
+    "DoorModel",
+    "Loc",
+    "Problem",
+    "default_place",
+    "door_error",
+    "text_rule",
+    "validated",
+]
