@@ -15,7 +15,8 @@ Errors: the first of pydantic's errors becomes ``error`` (``ConversationValueErr
 subclass) whose message starts with the field, named by the caller's ``place(loc)``, and ends
 with the fix. A validator states a problem with :class:`Problem` (a phrase that follows the
 field's name: ``"must be text"``); a ``ConversationValueError`` raised inside (a nested config,
-say) keeps its own message, after the field's name.
+say) keeps its own message, after the field's name (as it is, from a validator of the whole
+model, which names the fields itself).
 """
 
 from __future__ import annotations
@@ -106,8 +107,8 @@ def door_error(
     if isinstance(cause, Problem):
         return error(f"{where} {cause}")
     if isinstance(cause, ConversationValueError):
-        text = str(cause)
-        return error(text if text.startswith(where) else f"{where}: {text}")
+        text = str(cause)  # a validator of the whole model names the fields itself
+        return error(text if not loc or text.startswith(where) else f"{where}: {text}")
     return error(f"{where} {_phrase(first)}")
 
 
