@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import bindparam, func, insert, select, update
 
 from storage._tx import (
     _LEASE,
@@ -249,11 +249,49 @@ def require_lease(db: Database, room_id: int, token: int) -> None:
         )
 
 
+_LIVE_HOLDERS = (
+    select(LEASES.c.owner, func.min(LEASES.c.acquired_at))
+    .where(LEASES.c.owner.is_not(None), LEASES.c.expires_at > bindparam("now"))
+    .group_by(LEASES.c.owner)
+)
+_FREE_LEASES_OF = by_dialect(
+    lambda server: (
+        update(LEASES)
+        .where(in_list(LEASES.c.owner, "owners", server=server))
+        .values(owner=None, expires_at=None)
+    )
+)
+
+
+def lease_holders(db: Database) -> dict[str, Any]:
+    """Every owner holding an unexpired lease now, with the earliest ``acquired_at`` of its
+    leases (``{owner: acquired_at}``): what a restarted process reads to recognise leases its
+    dead predecessor left behind."""
+    with db.read_connection() as conn:
+        return dict(conn.execute(_LIVE_HOLDERS, {"now": db.now()}).all())
+
+
+def free_leases_of(db: Database, owners: Iterable[str]) -> int:
+    """Release every lease held by ``owners`` (whose process the caller knows is gone), so their
+    rooms are runnable at once instead of after the lease's expiry; returns how many. Tokens are
+    kept, so a holder that was in fact alive is fenced out of its next write, never doubled."""
+    owners = sorted(set(owners))
+    if not owners:
+        return 0
+    with db.write_connection() as conn:
+        freed = conn.execute(_FREE_LEASES_OF(conn), {"owners": owners}).rowcount or 0
+    if freed:
+        log.info("%d leases of gone owners %s released", freed, owners)
+    return freed
+
+
 __all__ = [
     "acquire_lease",
     "acquire_leases",
+    "free_leases_of",
     "get_lease",
     "holds_lease",
+    "lease_holders",
     "lease_is_current",
     "release_lease",
     "renew_lease",

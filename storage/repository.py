@@ -79,7 +79,9 @@ from storage.experiments import (
 from storage.leases import (
     acquire_lease,
     acquire_leases,
+    free_leases_of,
     get_lease,
+    lease_holders,
     lease_is_current,
     release_lease,
     renew_lease,
@@ -139,6 +141,8 @@ __all__ = [
     "acquire_lease",
     "acquire_leases",
     "renew_leases",
+    "free_leases_of",
+    "lease_holders",
     "add_code_label",
     "answers",
     "append_message",

@@ -23,7 +23,15 @@ from conversation.models.prompt_reading import (
 )
 
 _MENTIONABLE = re.compile(r"^[A-Za-z0-9][\w\-]*$")
-_NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)")
+# An amount as people write it: "24,000", "24000", "7.50", with an optional currency mark before
+# ("$24,000", "USD 24000") or after ("24,000 dollars"). A bare four-digit year is not an amount.
+_AMOUNT = re.compile(
+    r"(?P<mark>[$€£]\s?|\b(?:USD|EUR|GBP)\s?)?"
+    r"(?<![\w.,])(?P<number>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\w,]\d)"
+    r"(?P<unit>\s?(?:dollars|euros|pounds|bucks|usd|eur|gbp)\b)?",
+    re.IGNORECASE,
+)
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
 _QUOTED = re.compile(r"\"[^\"]*\"|(?<=said )'[^']*'")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _DESCRIPTIVE = frozenset(
@@ -180,17 +188,31 @@ def _role(traits: Mapping[str, str], tone: str = "plain") -> str | None:
     return None
 
 
+def amounts(text: str) -> list[float]:
+    """The amounts ``text`` names, in order: the currency-marked ones when there are any
+    ("$24,000" is 24000, never 0), else every number that is not a bare year (a "2015 Honda"
+    names a car, not a price)."""
+    found = [
+        (m.group("number"), bool(m.group("mark") or m.group("unit")))
+        for m in _AMOUNT.finditer(text)
+    ]
+    marked = [number for number, is_marked in found if is_marked]
+    chosen = marked or [number for number, _ in found if not _YEAR.match(number)]
+    return [float(number.replace(",", "")) for number in chosen]
+
+
 def _own_limit(traits: Mapping[str, str]) -> float | None:
     """The persona's own number (a buyer's value, a seller's cost), if its traits state one."""
     for value in traits.values():
-        found = _NUMBER.findall(value)
+        found = amounts(value)
         if found:
-            return float(found[0])
+            return found[0]
     return None
 
 
 def _shown(value: float) -> str:
-    return f"{value:.0f}" if value >= 10 else f"{value:.2f}".rstrip("0").rstrip(".")
+    """An amount as a person writes it: whole above 10, thousands separated ("21,600")."""
+    return f"{value:,.0f}" if value >= 10 else f"{value:.2f}".rstrip("0").rstrip(".")
 
 
 def _opening_offer(traits: Mapping[str, str]) -> str | None:
@@ -205,10 +227,10 @@ def _counter_offer(
 ) -> tuple[str | None, bool]:
     """A counter-offer to the last number said, within the persona's own limit; accepted (with
     the deal phrase configured) when the offer is already within it."""
-    numbers = _NUMBER.findall(text)
+    numbers = amounts(text)
     if not numbers:
         return None, False
-    offer = float(numbers[-1])
+    offer = numbers[-1]
     role, limit = _role(traits, tone), _own_limit(traits)
     acceptable = limit is not None and (
         (role == "buyer" and offer <= limit) or (role == "seller" and offer >= limit)

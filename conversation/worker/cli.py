@@ -16,7 +16,7 @@ import signal
 from collections.abc import Sequence
 
 import storage
-from conversation.worker.runner import Worker
+from conversation.worker.runner import LEASE_TTL_SECONDS, Worker
 
 log = logging.getLogger("conversation.worker")
 
@@ -33,7 +33,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--concurrency", type=int, default=8, help="rooms driven at once (default 8)"
     )
     parser.add_argument(
-        "--lease-ttl", type=float, default=60.0, help="seconds a room's lease lasts"
+        "--lease-ttl",
+        type=float,
+        default=LEASE_TTL_SECONDS,
+        help=f"seconds a room's lease lasts (default {LEASE_TTL_SECONDS:g}; renewed every third)",
     )
     parser.add_argument(
         "--poll", type=float, default=0.5, help="seconds between looks for new work"

@@ -26,6 +26,7 @@ from conversation.experiments.runs import catch_up
 from conversation.models.bindings import ModelCache
 from conversation.rooms.engine import Call, Engine, HeldRoom, Reply, Step, owner_id
 from conversation.vocabulary import RoomStatus
+from conversation.worker.takeover import take_over_gone_owners
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +39,11 @@ EXPERIMENT_CHECK_SECONDS = 5.0
 CHUNK = 64
 #: Times the runnable list is read again in one pass while other workers win its rooms.
 ACQUIRE_ROUNDS = 8
+#: Seconds a room's lease lasts; renewed every third of it while held (a heartbeat), so a room
+#: whose driver died on another machine moves again within this time.
+LEASE_TTL_SECONDS = 20.0
+#: Seconds between looks for leases left by a gone process of this host (see worker/takeover.py).
+TAKEOVER_SECONDS = 5.0
 
 
 class Worker:
@@ -56,7 +62,7 @@ class Worker:
         db: storage.Database,
         *,
         concurrency: int = 8,
-        lease_ttl: float = 60.0,
+        lease_ttl: float = LEASE_TTL_SECONDS,
         poll_interval: float = 0.5,
         owner: str | None = None,
         cache: Any = None,
@@ -79,6 +85,7 @@ class Worker:
         self._releasing: dict[int, int] = {}
         self._renewed = 0.0
         self._experiments_checked = -EXPERIMENT_CHECK_SECONDS
+        self._takeover_checked = -TAKEOVER_SECONDS
         self._backoff = 0.0
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
@@ -112,6 +119,7 @@ class Worker:
         try:
             while not self._stopping.is_set():
                 try:
+                    self._take_over_gone_owners()
                     self._acquire_rooms()
                     if until_idle and not self._held:
                         break  # nothing held and nothing runnable left
@@ -160,6 +168,15 @@ class Worker:
         assert self._stopping is not None
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._stopping.wait(), timeout=self._backoff)
+
+    def _take_over_gone_owners(self) -> None:
+        """Every ``TAKEOVER_SECONDS`` (and at once on start): free the leases a crashed process
+        of this host left, so its rooms move now rather than when the leases expire."""
+        assert self._loop is not None
+        if self._loop.time() - self._takeover_checked < TAKEOVER_SECONDS:
+            return
+        self._takeover_checked = self._loop.time()
+        take_over_gone_owners(self.db)
 
     def _acquire_rooms(self) -> int:
         """Lease runnable rooms up to ``concurrency``. The list is a snapshot: another worker may

@@ -145,3 +145,54 @@ def test_a_headless_worker_finishes_an_experiment_cut_short_by_kill_9(
         assert sum(1 for e in rows if e.kind == "agent") == 6
     assert repo.get_experiment(db, experiment_id).status == "done"
     db.dispose()
+
+
+def agent_turns(db: Database, room_ids: list[int]) -> int:
+    return sum(
+        1 for room_id in room_ids for e in repo.events(db, room_id) if e.kind == "agent"
+    )
+
+
+def test_rooms_cut_short_by_kill_9_move_again_within_seconds_of_a_restart(
+    tmp_path: Path, db_url: str
+) -> None:
+    # Leases of ten minutes: only recognising the dead worker's leases (same host, process gone)
+    # lets the restarted worker move within the 15 s the design promises; waiting out the
+    # expiry would take 600 s.
+    db = Database(db_url)
+    rooms = [
+        Room.create(
+            db,
+            name=f"slow {i}",
+            agents=TEMPLATE["agents"],
+            model=OfflineModel(latency=0.3),
+            termination={"kind": "max_turns", "max_turns": 40},
+            planner={"kind": "round_robin", "transitions": None},
+        )
+        for i in range(3)
+    ]
+    for room in rooms:
+        room.post("talk slowly")
+    ids = [r.id for r in rooms]
+    first = worker(tmp_path, db_url, "--concurrency", "3", "--lease-ttl", "600")
+    try:
+        wait_until(lambda: agent_turns(db, ids) >= 3, 60, "the first worker's turns")
+    finally:
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait(timeout=30)
+    assert len(held_leases(db, ids)) == 3  # left held by the dead worker
+    before = agent_turns(db, ids)
+
+    restarted = time.monotonic()
+    second = worker(tmp_path, db_url, "--concurrency", "3", "--lease-ttl", "600")
+    try:
+        wait_until(lambda: agent_turns(db, ids) > before, 15, "a turn after the restart")
+        moved_after = time.monotonic() - restarted
+    finally:
+        second.send_signal(signal.SIGTERM)
+        second.wait(timeout=30)
+    assert moved_after < 15
+    for room in rooms:
+        rows = room.events()
+        assert log_problems(rows) == [] and replay_problems(room, rows) == []
+    db.dispose()
