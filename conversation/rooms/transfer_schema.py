@@ -22,8 +22,8 @@ from pydantic import AfterValidator, Field, TypeAdapter, field_validator, model_
 
 import storage
 from conversation.rooms.config import NAME_PATTERN
-from conversation.text.limits import message_problem
-from conversation.text.schema import DoorModel, Loc, Problem
+from conversation.text.limits import MAX_REQUEST_ID_CHARS, message_problem
+from conversation.text.schema import DoorModel, Loc, Problem, text_rule
 
 EXPORT_FORMAT = "conversation-room"
 EXPORT_VERSION = 1
@@ -141,7 +141,7 @@ class ExportedEvent(DoorModel):
     round: Count | None = None
     activity: Count | None = None
     state: TurnState = None
-    request_id: str | None = None
+    request_id: Annotated[Any, text_rule(MAX_REQUEST_ID_CHARS, one_line=True, optional=True)] = None
     visible_to: list[str] | None = None
     data: dict[str, Any] | None = None
     model: str | None = None
@@ -170,6 +170,11 @@ class ExportedEvent(DoorModel):
     def _state_fits_kind(self) -> ExportedEvent:
         if self.kind in ("human", "system") and self.state is not None:
             raise Problem(f"is a {self.kind} event, which has no turn state (got {self.state!r})")
+        if self.kind in ("agent", "pass") and "state" in self.model_fields_set and not self.state:
+            raise Problem(
+                f"is a {self.kind!r} turn, which needs a turn state (e.g. 'done'); leave the "
+                "field out for 'done'"
+            )
         return self
 
     def record(self) -> dict[str, Any]:
