@@ -46,3 +46,11 @@ def test_a_posted_and_an_imported_message_obey_the_same_rule(
         "100,000" if words == "20,000" else words,
         error=ImportRejected,
     )
+
+
+@pytest.mark.parametrize(("text", "words"), [c[1:] for c in BAD_TEXT], ids=[c[0] for c in BAD_TEXT])
+def test_an_edited_fork_obeys_the_message_rule(
+    seeded_db: Database, refused: Callable[..., Any], text: str, words: str
+) -> None:
+    # seq 1 of the seeded room is a person's message ("hello")
+    refused(lambda: Room.open(seeded_db, 1).fork(1, edit=text), "edit", words)
