@@ -87,25 +87,11 @@ def _reject_constant(token: str) -> Any:
     raise ImportRejected(f"{token} is not valid JSON; use null or a number")
 
 
-def _depth(value: Any, level: int = 1) -> int:
-    if level > MAX_DEPTH:
-        return level
-    if isinstance(value, Mapping):
-        return max([_depth(v, level + 1) for v in value.values()], default=level)
-    if isinstance(value, list):
-        return max([_depth(v, level + 1) for v in value], default=level)
-    return level
-
-
-def _finite(value: Any, where: str) -> None:
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ImportRejected(f"{where} holds {value!r}, which is not a finite number")
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            _finite(item, f"{where}.{key}")
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            _finite(item, f"{where}[{index}]")
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):
+        raise ImportRejected(f"{token[:40]} is not a finite number; use a smaller number or null")
+    return value
 
 
 def parse_import(data: Any) -> Any:
@@ -127,13 +113,15 @@ def parse_import(data: Any) -> Any:
         if len(data) > MAX_IMPORT_BYTES or len(data.encode("utf-8")) > MAX_IMPORT_BYTES:
             raise ImportRejected(f"the import is larger than {MAX_IMPORT_BYTES:,} bytes")
         try:
-            data = json.loads(data, parse_constant=_reject_constant)
+            data = json.loads(data, parse_constant=_reject_constant, parse_float=_finite_float)
         except json.JSONDecodeError as exc:
             raise ImportRejected(f"the import is not valid JSON: {exc}") from None
         except RecursionError:
             raise ImportRejected(
                 f"the import is nested more than {MAX_DEPTH} levels deep"
             ) from None
+        # NaN, Infinity and 1e999 were refused while parsing; the depth is walked once, without recursion
+        limits.check_depth(data, "the import", max_depth=MAX_DEPTH, error=ImportRejected)
     else:
         if isinstance(data, list | tuple) and len(data) > MAX_MESSAGES * 2:
             raise ImportRejected(
@@ -146,9 +134,6 @@ def parse_import(data: Any) -> Any:
             max_depth=MAX_DEPTH,
             error=ImportRejected,
         )
-    if _depth(data) > MAX_DEPTH:
-        raise ImportRejected(f"the import is nested more than {MAX_DEPTH} levels deep")
-    _finite(data, "import")
     return data
 
 

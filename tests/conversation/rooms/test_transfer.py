@@ -180,6 +180,11 @@ HOSTILE_MESSAGES: list[tuple[str, Any, str]] = [
     ("NaN in text", '[{"speaker": "maria", "content": "x", "round": NaN}]', "NaN"),
     ("Infinity in text", '[{"speaker": "maria", "content": "x", "round": Infinity}]', "Infinity"),
     ("NaN in data", [message(round=float("nan"))], "not a finite number"),
+    (
+        "1e999 in text",
+        '[{"speaker": "maria", "content": "x", "round": 1e999}]',
+        "1e999 is not a finite",
+    ),
     ("an api_key field", [message(api_key="sk-live-abcdefghijklmnopqrstuvwxyz")], "api_key"),
     ("a newline in a speaker", [message(speaker="Bob\nAlice")], "speaker 'Bob\\nAlice'"),
     ("a space in a speaker", [message(speaker="Bob: hi")], "is not a valid name"),
