@@ -4,10 +4,9 @@ delete; import and export as JSON or an EDSL AgentList."""
 import pandas as pd
 import streamlit as st
 
+from conversation import browse
 from conversation import library as agents_library
 from conversation.access import Action
-from storage import StorageValueError
-from storage import repository as repo
 from ui import library
 from ui.access import note
 from ui.bootstrap import actor, database, page_setup
@@ -27,7 +26,7 @@ st.caption(
     "a room that already exists."
 )
 
-profiles = repo.list_agent_profiles(db)
+profiles = browse.list_agent_profiles(db)
 by_name = {p.name: p for p in profiles}
 notice = st.session_state.pop("agents_notice", None)
 if notice:
@@ -104,7 +103,7 @@ with left:
                         model=dict(draft.model) if draft.model else None,
                         actor=me,
                     )
-            except (library.LibraryError, StorageValueError) as exc:
+            except (library.LibraryError, agents_library.StorageValueError) as exc:
                 st.error("Import rejected: " + escape_markdown(exc), icon=":material/block:")
             else:
                 st.session_state["agents_notice"] = f"Imported {len(drafts)} agent(s)."
@@ -199,7 +198,7 @@ with right:
                         model=dict(draft.model) if draft.model else None,
                         actor=me,
                     )
-            except StorageValueError as exc:
+            except agents_library.StorageValueError as exc:
                 st.session_state[f"agent-problems-{slot}"] = {"name": str(exc)}
             else:
                 st.session_state.pop(f"agent-problems-{slot}", None)

@@ -6,9 +6,8 @@ import zlib
 import pandas as pd
 import streamlit as st
 
+from conversation import browse
 from conversation.access import Action
-from storage import frames
-from storage import repository as repo
 from ui import charts, manage, results, rooms, widgets
 from ui import experiments as ex
 from ui.access import note
@@ -278,7 +277,7 @@ if current is None:
 # --- one experiment ---------------------------------------------------------------------------
 assert current is not None  # the design form above ends with st.stop()
 experiment_id = current
-experiment = repo.get_experiment(db, experiment_id)
+experiment = browse.get_experiment(db, experiment_id)
 
 st.subheader(escape_markdown(experiment.name))
 c1, c3, c2 = st.columns([1, 2, 2])
@@ -315,20 +314,20 @@ short_names = results.condition_names(db, experiment_id)  # {condition: short na
 
 def progress_panel() -> None:
     now = ex.progress(db, experiment_id)
-    status = repo.get_experiment(db, experiment_id).status
+    status = browse.get_experiment(db, experiment_id).status
     if status == "running" and ex.mark_done_if_finished(db, experiment_id, now):
         st.rerun()
     if status != experiment.status:  # finished (or stopped) elsewhere: redraw the whole page
         st.rerun()
+    table = browse.rooms_summary(db, experiment_id=experiment_id, limit=None)
     st.progress(now.fraction, text=f"{now.finished} of {now.planned} rooms finished ({status})")
     k1, k2, k3, k4 = st.columns(4)
     k1.metric("Rooms created", f"{now.created} / {now.planned}")
     k2.metric("Running", now.running)
-    k3.metric("Messages", now.messages)
+    k3.metric("Messages", int(table["messages"].sum()) if not table.empty else 0)
     k4.metric("Cost", f"${now.cost:.4f}")
     st.caption(escape_markdown(ex.spend_line(now)))
     st.caption(escape_markdown(" · ".join(f"{k}: {v}" for k, v in sorted(now.by_status.items()))))
-    table = frames.rooms_summary(db, experiment_id=experiment_id, limit=None)
     if not table.empty:
         # Each room's condition by its short name (as in Results), in the design's order.
         labelled, order = charts.condition_labels(table, short_names)

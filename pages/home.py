@@ -2,10 +2,9 @@
 
 import streamlit as st
 
+from conversation import browse
 from conversation.access import Action
-from storage import ROOM_STATUSES as STATUSES
-from storage import repository as repo
-from storage.rooms import ROOM_SORTS
+from conversation.vocabulary import ROOM_STATUSES as STATUSES
 from ui import manage, rooms
 from ui.access import note
 from ui.bootstrap import (
@@ -84,7 +83,7 @@ def room_filters() -> dict:
         "Status", sorted(STATUSES), key="home-status", placeholder="any status"
     )
     experiments = {OWN_ROOMS: None, ALL_ROOMS: None} | {
-        f"#{e.id} {e.name}": e.id for e in repo.list_experiments(db, archived=False, limit=None)
+        f"#{e.id} {e.name}": e.id for e in browse.list_experiments(db, archived=False, limit=None)
     }
     scope = f3.selectbox(
         "Experiment",
@@ -95,7 +94,7 @@ def room_filters() -> dict:
     d1, d2, d3, d4 = st.columns([2, 2, 2, 2], vertical_alignment="bottom")
     since = d1.date_input("Created from", value=None, key="home-from")
     until = d2.date_input("Created until", value=None, key="home-until")
-    sort = d3.selectbox("Sort by", list(ROOM_SORTS), key="home-sort")
+    sort = d3.selectbox("Sort by", list(browse.ROOM_SORTS), key="home-sort")
     archived = d4.toggle("Show archived", key="home-archived")
     filters: dict = {
         "search": search or None,
@@ -115,7 +114,7 @@ def room_filters() -> dict:
 def rooms_overview(filters: dict, page: int) -> None:
     table, total = rooms.overview(db, offset=(page - 1) * rooms.HOME_PAGE_SIZE, **filters)
     if table.empty:
-        if repo.count_rooms(db) == 0:
+        if browse.count_rooms(db) == 0:
             st.info("No rooms yet: start one above.")
         else:
             st.info(
@@ -145,18 +144,18 @@ def rooms_overview(filters: dict, page: int) -> None:
     )
 
 
-st.subheader(f"Rooms ({repo.count_rooms(db):,})")
+st.subheader(f"Rooms ({browse.count_rooms(db):,})")
 manage.show_notice()
 filters = room_filters()
-hidden = repo.count_rooms(db, in_experiment=True, archived=False)
+hidden = browse.count_rooms(db, in_experiment=True, archived=False)
 if filters.get("in_experiment") is False and hidden:
     st.caption(f"{hidden:,} experiment room(s) not listed: pick an experiment or All rooms.")
-matching = repo.count_rooms(db, **{k: v for k, v in filters.items() if k != "sort"})
+matching = browse.count_rooms(db, **{k: v for k, v in filters.items() if k != "sort"})
 total_pages = max(1, -(-matching // rooms.HOME_PAGE_SIZE))
 if st.session_state.get("home-page", 1) > total_pages:
     st.session_state["home-page"] = total_pages  # fewer rooms match now
 page = int(st.session_state.get("home-page", 1))
-busy = repo.count_rooms(db, status="running") > 0
+busy = browse.count_rooms(db, status="running") > 0
 if busy:
     st.fragment(rooms_overview, run_every=OVERVIEW_REFRESH_SECONDS)(filters, page)
 else:
@@ -167,7 +166,7 @@ with st.expander("Manage a room (rename, archive, delete)", icon=":material/tune
     target = st.number_input("Room #", min_value=1, step=1, value=None, key="home-manage-id")
     if target is not None:
         try:
-            record = repo.get_room(db, int(target))
+            record = browse.get_room(db, int(target))
         except LookupError:
             st.warning(f"There is no room {int(target)}.")
         else:

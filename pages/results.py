@@ -5,9 +5,8 @@ from typing import Any
 
 import streamlit as st
 
+from conversation import analysis, browse
 from conversation.access import Action
-from storage import frames
-from storage import repository as repo
 from ui import cached, charts, condition_stats, results
 from ui import experiments as ex
 from ui.access import note
@@ -47,7 +46,7 @@ archived = results.rooms_archived_filter(
 statuses = f2.multiselect(
     "Status", sorted(results.STATUSES), key="res-status", placeholder="any status"
 )
-total = repo.count_rooms(
+total = browse.count_rooms(
     db, status=statuses or None, experiment_id=experiment_id, archived=archived
 )
 pages = max(1, -(-total // PAGE_SIZE))
@@ -80,7 +79,7 @@ if reason_filter or condition_filter:
 
 st.subheader(f"Rooms ({len(rooms)} shown of {total})")
 if rooms.empty:
-    if repo.count_rooms(db) == 0:
+    if browse.count_rooms(db) == 0:
         st.info("No rooms yet. Create one on the Home page or run an experiment.")
     else:
         st.info(
@@ -125,7 +124,7 @@ with charts_tab:
     # whichever experiment ran last would be charted as if it covered every room (issue 10).
     latest = results.latest_analysis(db, experiment_id) if experiment_id is not None else None
     if latest is not None:
-        answers = frames.analysis_frame(db, latest.id)
+        answers = browse.analysis_frame(db, latest.id)
         answers = answers[answers["room_id"].isin(selected)]
         c6.plotly_chart(
             charts.outcomes_by_condition(answers, question=latest.name, names=short_names),
@@ -157,14 +156,14 @@ def transcript_panel(rooms: Any, selected: list[int]) -> None:
         "Room", selected, format_func=lambda r: names.get(r, f"#{r}"), key="res-transcript"
     )
     if room_id is not None:
-        room = repo.get_room(db, room_id)
+        room = browse.get_room(db, room_id)
         st.page_link(
             "pages/room.py",
             label="Open live",
             icon=":material/open_in_new:",
             query_params={"room": str(room_id)},
         )
-        last = repo.latest_seq(db, room_id)
+        last = browse.latest_seq(db, room_id)
         tail = TRANSCRIPT_TAIL
         if last > TRANSCRIPT_TAIL:
             tail = st.radio(
@@ -200,7 +199,7 @@ def compare_panel(rooms: Any, selected: list[int]) -> None:
                 format_func=lambda r: names.get(r, f"#{r}"),
                 key=key,
             )
-            room = repo.get_room(db, rid)
+            room = browse.get_room(db, rid)
             stats = rooms[rooms["room_id"] == rid]
             if not stats.empty:
                 row = stats.iloc[0]
@@ -264,7 +263,7 @@ with analysis_tab:
             def show_progress(done: int, total: int) -> None:
                 bar.progress(done / total, text=f"{done} of {total} rooms")
 
-            analysis_id = results.run_analysis(
+            analysis_id = analysis.run_analysis(
                 db,
                 question,
                 selected,
@@ -279,7 +278,7 @@ with analysis_tab:
     notice = st.session_state.pop("results_notice", None)
     if notice:
         st.success(notice)
-    analyses = repo.list_analyses(db, experiment_id=experiment_id, limit=20)
+    analyses = browse.list_analyses(db, experiment_id=experiment_id, limit=20)
     if analyses:
         labels = {int(a.id or 0): f"#{a.id} {a.name} ({a.status})" for a in analyses}
         if st.session_state.get("an-pick-next") in labels:
@@ -289,7 +288,7 @@ with analysis_tab:
                 "Stored analyses", list(labels), format_func=lambda a: labels[a], key="an-pick"
             )
         )
-        failed = results.failed_answers(db, aid)
+        failed = analysis.failed_answers(db, aid)
         if failed:
             st.warning(f"{len(failed)} answer(s) failed; their reasons are in the table.")
             if st.button(
@@ -302,16 +301,16 @@ with analysis_tab:
                 def show_retry(done: int, total: int) -> None:
                     retry_bar.progress(done / total, text=f"{done} of {total} rooms")
 
-                still = results.retry_failed_answers(db, aid, progress=show_retry, actor=me)
+                still = analysis.retry_failed_answers(db, aid, progress=show_retry, actor=me)
                 st.session_state["results_notice"] = (
                     f"Analysis #{aid}: {len(failed) - still} answer(s) recovered, {still} still failing."
                 )
                 st.session_state["an-pick-next"] = aid
                 st.rerun()
-        answers = frames.analysis_frame(db, aid)
+        answers = browse.analysis_frame(db, aid)
         st.plotly_chart(
             charts.outcomes_by_condition(
-                answers, question=repo.get_analysis(db, aid).name, names=short_names
+                answers, question=browse.get_analysis(db, aid).name, names=short_names
             ),
             key="chart-analysis",
         )
@@ -346,7 +345,7 @@ with export_tab:
     )
     st.download_button(
         "Events of the selected rooms (CSV)",
-        lambda: frames.events_frame(db, selected).to_csv(index=False),
+        lambda: browse.events_frame(db, selected).to_csv(index=False),
         file_name="events.csv",
         mime="text/csv",
         key="dl-events",
@@ -354,7 +353,7 @@ with export_tab:
     )
     st.download_button(
         "Selected rooms (JSON export)",
-        lambda: results.export_json(db, selected),
+        lambda: analysis.export_json(db, selected),
         file_name="rooms.json",
         mime="application/json",
         key="dl-json",
@@ -362,7 +361,7 @@ with export_tab:
     )
     st.download_button(
         "Selected rooms as EDSL Results (JSON)",
-        lambda: results.export_edsl_results(db, selected),
+        lambda: analysis.export_edsl_results(db, selected),
         file_name="results.json",
         mime="application/json",
         key="dl-edsl",

@@ -4,6 +4,7 @@ turns, read and change nothing behind its back: every action is one call into th
 import pandas as pd
 import streamlit as st
 
+from conversation import browse
 from conversation.access import Action
 from conversation.exceptions import (
     ConversationStateError,
@@ -11,8 +12,6 @@ from conversation.exceptions import (
     RequestConflictError,
 )
 from conversation.rooms.room import MAX_MESSAGE_CHARS, Room
-from storage import frames
-from storage import repository as repo
 from ui import rooms
 from ui.access import note
 from ui.bootstrap import (
@@ -68,7 +67,7 @@ if matching > PICKER_PAGE:
     )
 if room_id is not None and room_id not in labels:
     try:
-        found = repo.get_room(db, room_id)
+        found = browse.get_room(db, room_id)
         labels[room_id] = f"#{found.id} {found.name}"
     except LookupError:
         st.error(f"There is no room {room_id}. Pick another one or create a room.")
@@ -277,7 +276,7 @@ with right:
         )
         st.download_button(
             "Export CSV",
-            lambda: frames.events_frame(db, shown_id).to_csv(index=False),
+            lambda: browse.events_frame(db, shown_id).to_csv(index=False),
             file_name=f"room-{room_id}.csv",
             mime="text/csv",
             key=f"export-csv-{room_id}",

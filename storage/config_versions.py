@@ -21,6 +21,7 @@ from storage.errors import StorageValueError
 from storage.events import check_event_fields
 from storage.secret_guard import check_no_secrets
 from storage.tables import RoomConfigVersion
+from storage.vocabulary import NoticeKind
 
 VERSIONS = RoomConfigVersion.__table__  # type: ignore[attr-defined]
 
@@ -42,7 +43,7 @@ def change_room_config(
     names = list(changes)
     if not all(isinstance(n, str) for n in names):
         raise StorageValueError(f"changes={changes!r} must be a list of field names")
-    data = {"event": "config_changed", "by": by, "changes": names}
+    data = {"event": NoticeKind.CONFIG_CHANGED, "by": by, "changes": names}
     check_event_fields(speaker="room", content=notice, data={**data, "version": 0})
     now = db.now()
     with db.write_connection() as conn:

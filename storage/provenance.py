@@ -30,6 +30,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from storage.vocabulary import TurnKind, kind_of
+
 PROVENANCE_COLUMNS = [
     "room_id",
     "seq",
@@ -94,7 +96,7 @@ def _picked_by(speaker: str, data: Mapping[str, Any]) -> str | None:
     own turn was a pick (coordinator-before)."""
     if data.get("picked_by"):
         return str(data["picked_by"])
-    if data.get("event") == "pick":
+    if kind_of(data) == TurnKind.PICK:
         return speaker
     return None
 
@@ -116,9 +118,10 @@ def provenance_row(event: Any, *, times_as_text: bool = True) -> dict[str, Any]:
     edited = data.get("draft") is not None and bool(data.get("edited"))
     passed = None
     if kind in ("agent", "pass"):
+        turn_kind = kind_of(data)
         no_pick = (
-            data.get("event") == "candidates" and "picked" in data and not data["picked"]
-        ) or (data.get("event") == "pick" and state == "done" and not data.get("pick"))
+            turn_kind == TurnKind.CANDIDATES and "picked" in data and not data["picked"]
+        ) or (turn_kind == TurnKind.PICK and state == "done" and not data.get("pick"))
         passed = kind == "pass" or state in _CONSUMED or no_pick
     cache_hit = data.get("cache_hit")
     return {

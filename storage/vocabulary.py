@@ -1,5 +1,5 @@
-"""The one vocabulary of a room's life: room statuses, event kinds and turn states, with their
-named sets and the turn lifecycle.
+"""The one vocabulary of a room's life: room statuses, event kinds, turn states and the kinds of
+turns and notices, with their named sets and the turn lifecycle.
 
 They are ``StrEnum``s: stored as plain strings (no database CHECK constraints, so a future word
 needs no table rebuild on SQLite), equal to those strings, and used by name everywhere above
@@ -10,8 +10,9 @@ before writing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
-from typing import Final
+from typing import Any, Final
 
 
 class RoomStatus(StrEnum):
@@ -42,6 +43,62 @@ class EventKind(StrEnum):
     AGENT = "agent"
     PASS = "pass"
     SYSTEM = "system"
+
+
+class TurnKind(StrEnum):
+    """What a turn (an ``agent`` / ``pass`` row) does, stored as its ``data["event"]``.
+
+    A plain speaking turn stores no ``event`` (``SPEAK`` is never written): rows written before
+    the kinds were named read the same. Each kind has one handler
+    (``conversation.rooms.engine.kinds``): how it is claimed, resumed, committed and shown."""
+
+    SPEAK = "speak"
+    """An agent speaks (or passes); the default, stored as no ``event`` at all."""
+    SUMMARY = "summary"
+    """The room's model summarises what fell out of the context window."""
+    CANDIDATES = "candidates"
+    """A coordinator-after turn: every eligible agent drafts, the coordinator (or a person) picks."""
+    PICK = "pick"
+    """A coordinator-before turn: the coordinator agent picks who speaks next."""
+
+
+class NoticeKind(StrEnum):
+    """What a ``system`` notice records, stored as its ``data["event"]`` (with ``data["by"]`` when
+    a person did it)."""
+
+    PAUSED = "paused"
+    RESUMED = "resumed"
+    STOPPED = "stopped"
+    TERMINATED = "terminated"
+    FAILED = "failed"
+    FORKED = "forked"
+    CONFIG_CHANGED = "config_changed"
+
+
+#: The key of an event's ``data`` that holds its ``TurnKind`` / ``NoticeKind``.
+KIND_KEY: Final = "event"
+_KINDS: Final[dict[str, TurnKind | NoticeKind]] = {
+    **{k.value: k for k in TurnKind if k is not TurnKind.SPEAK},
+    **{k.value: k for k in NoticeKind},
+}
+
+
+def _data_of(item: Any) -> Mapping[str, Any]:
+    data = item if isinstance(item, Mapping) else getattr(item, "data", None)
+    return data if isinstance(data, Mapping) else {}
+
+
+def kind_of(item: Any) -> TurnKind | NoticeKind | None:
+    """The kind recorded in an event's ``data["event"]`` (``item``: a row, or its data), or None
+    (none recorded, or a word no kind has: read as a plain event)."""
+    value = _data_of(item).get(KIND_KEY)
+    return _KINDS.get(value) if isinstance(value, str) else None
+
+
+def turn_kind_of(item: Any) -> TurnKind:
+    """A turn's kind (``item``: a row, or its data): ``SPEAK`` unless another is recorded."""
+    kind = kind_of(item)
+    return kind if isinstance(kind, TurnKind) else TurnKind.SPEAK
 
 
 class TurnState(StrEnum):
@@ -150,6 +207,8 @@ __all__ = [
     "ExperimentStatus",
     "FINAL_ROOM_STATUSES",
     "FINAL_TURN_STATES",
+    "KIND_KEY",
+    "NoticeKind",
     "OPEN_ROOM_STATUSES",
     "OPEN_TURN_STATES",
     "REOPENED_BY_A_MESSAGE",
@@ -159,5 +218,8 @@ __all__ = [
     "TURN_KINDS",
     "TURN_STATES",
     "TURN_TRANSITIONS",
+    "TurnKind",
     "TurnState",
+    "kind_of",
+    "turn_kind_of",
 ]

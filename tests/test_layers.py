@@ -3,7 +3,8 @@
 only the folders below it; the pure folders import no edsl, database or UI code and read no clock;
 only ``conversation/models`` (and the analysis built on it) reach EDSL's model machinery; only
 ``storage`` speaks SQL; no module imports another that imports it back (no cycles); nothing is
-rendered as HTML.
+rendered as HTML. Pages and ui helpers reach storage only through ``conversation`` (one database
+door aside), and no module a worker can load imports pandas, plotly or streamlit.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ ALLOWED: dict[str, set[str]] = {
     "context": {"exceptions", "planning", "text"},
     "models": {"exceptions", "text"},
     "dialogue": {"exceptions", "text", "planning", "termination", "models", "sync"},
-    "analysis": {"exceptions", "text", "models", "access"},
+    "analysis": {"exceptions", "text", "models", "access", "rooms"},
     "library": {"exceptions", "access"},
     "rooms": {
         "exceptions",
@@ -56,6 +57,8 @@ ALLOWED: dict[str, set[str]] = {
         "access",
     },
     "worker": {"exceptions", "vocabulary", "rooms", "experiments", "models"},
+    # The pages' read side: nothing below may import it (the worker never loads it).
+    "browse": {"exceptions", "vocabulary"},
 }
 PUBLIC_FACE = {"__init__", "next_speaker_utilities"}
 #: Folders of plain functions and frozen dataclasses over events: no edsl, no database, no UI,
@@ -293,6 +296,139 @@ def test_the_worker_process_loads_no_ui_or_dataframe_library() -> None:
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "[]"
+
+
+#: A face's name that is also one of its package's modules (the function wins the attribute):
+#: ``experiments.design`` the function is what the README and every caller use.
+FACE_SHADOWS_ALLOWED = {"conversation.experiments": {"design"}}
+
+
+def _faces() -> list[Path]:
+    return [*sorted(CONVERSATION.rglob("__init__.py")), ROOT / "ui" / "__init__.py"]
+
+
+@pytest.mark.parametrize("path", _faces(), ids=lambda p: module_name(p))
+def test_every_package_face_is_curated(path: Path) -> None:
+    """A short face: imports from its own modules (no star imports) and an ``__all__`` that
+    names only what it defines or imports, shadowing none of its modules."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    assert not [
+        n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.names[0].name == "*"
+    ], "import the names, not *"
+    exported = [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+    ]
+    assert len(exported) == 1 and isinstance(exported[0], ast.List), "one literal __all__"
+    names = [ast.literal_eval(e) for e in exported[0].elts]
+    assert len(names) == len(set(names))
+    modules = {p.stem for p in path.parent.glob("*.py")} | {
+        p.parent.name for p in path.parent.glob("*/__init__.py")
+    }
+    bound = {
+        alias.asname or alias.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom | ast.Import)
+        for alias in n.names
+    }
+    package = module_name(path)
+    assert set(names) <= bound | modules, "export only what the face imports (or its modules)"
+    shadowed = {n for n in names if n in modules and n in bound}
+    assert shadowed <= FACE_SHADOWS_ALLOWED.get(package, set()), f"{shadowed} hide modules"
+
+
+#: The one UI module that reaches storage: it opens the process's ``Database`` from the configured
+#: URL (``storage.config``). Every other page and helper reads and writes through ``conversation``.
+UI_STORAGE_DOOR = "ui.bootstrap"
+UI_STORAGE_DOOR_USES = {"storage", "storage.config", "storage.database"}
+
+
+def _ui_files() -> list[Path]:
+    return [*python_files("ui"), *python_files("pages"), ROOT / "app.py", ROOT / "streamlit_app.py"]
+
+
+def test_the_ui_reads_and_writes_through_conversation_not_storage() -> None:
+    """Pages and ui helpers ask ``conversation``'s services (``conversation.browse`` to read,
+    the concept that owns a write to write); only the database door imports storage."""
+    offenders = {
+        module_name(path): sorted(n for n in imported(path) if top(n) == "storage")
+        for path in _ui_files()
+        if module_name(path) != UI_STORAGE_DOOR
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+    door = {n for n in imported(_module_path(UI_STORAGE_DOOR)) if top(n) == "storage"}  # type: ignore[arg-type]
+    assert door <= UI_STORAGE_DOOR_USES, f"{UI_STORAGE_DOOR} opens the database, nothing more"
+
+
+WORKER_ENTRY = ("conversation.worker", "conversation.worker.cli", "conversation.worker.__main__")
+DATAFRAME_LIBRARIES = {"pandas", "plotly", "streamlit"}
+
+
+def _reachable(starts: tuple[str, ...]) -> set[str]:
+    """Every project module that importing ``starts`` can load: their imports (lazy ones
+    included: a lazy import runs as soon as its code path does) and every parent package."""
+    seen: set[str] = set()
+    todo = list(starts)
+    while todo:
+        name = todo.pop()
+        path = _module_path(name)
+        if name in seen or path is None:
+            continue
+        seen.add(name)
+        parts = name.split(".")
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]
+        todo += [n for n in imported(path) if top(n) in PROJECT]
+    return seen
+
+
+def test_no_module_the_worker_can_load_imports_a_dataframe_library() -> None:
+    """Whatever a worker does (rooms, experiments caught up and marked done, budgets), no
+    module it can reach imports pandas, plotly or streamlit, even lazily; ``storage.frames``
+    (pandas) stays out of its reach too."""
+    reachable = _reachable(WORKER_ENTRY)
+    assert {"conversation.experiments.runs", "conversation.rooms.engine"} <= reachable
+    assert "storage.frames" not in reachable
+    offenders = {
+        name: sorted(n for n in imported(_module_path(name)) if top(n) in DATAFRAME_LIBRARIES)  # type: ignore[arg-type]
+        for name in reachable
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_the_worker_process_loads_no_dataframe_library_while_an_experiment_runs(
+    tmp_path: Path,
+) -> None:
+    """``python -m conversation.worker`` run through a small experiment (its rooms driven to the
+    end, the experiment caught up and marked done): the process never imported pandas
+    (``-X importtime`` lists every module the process imported, lazily or not)."""
+    from conversation import experiments as ex
+    from storage import Database, get_experiment
+
+    url = f"sqlite:///{tmp_path / 'rooms.db'}"
+    template = {
+        "agents": [{"name": "Buyer", "traits": {}}, {"name": "Seller", "traits": {}}],
+        "planner": {"kind": "round_robin", "transitions": None},
+        "termination": {"kind": "max_turns", "max_turns": 2},
+        "model": {"service": "offline", "model": "offline", "parameters": {"seed": 1}},
+        "opening": "Negotiate the price of a mug.",
+    }
+    db = Database(url)
+    experiment_id = ex.create(db, "mugs", ex.design(template, [ex.Condition("only", {})], 2))
+    db.dispose()
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "conversation.worker", "--db", url,
+         "--until-idle"],  # fmt: skip
+        cwd=ROOT, capture_output=True, text=True, check=True, timeout=300,
+    )  # fmt: skip
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if "|" in line}
+    assert "conversation.experiments.runs" in loaded and "conversation.rooms.engine" in loaded
+    db = Database(url)
+    progress = ex.progress(db, experiment_id)
+    assert progress.finished == progress.planned == 2  # its rooms ran to their end there
+    assert get_experiment(db, experiment_id).status == "done"  # marked done by the worker
+    assert not {m for m in loaded if top(m) in DATAFRAME_LIBRARIES}
 
 
 def test_no_html_rendering_anywhere() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from storage import repository as repo
+from conversation import browse
 
 from .access import note
 from .bootstrap import human_name, wake_runner
@@ -120,7 +120,7 @@ def tree_rows(family: Sequence[Any], current: int) -> list[dict[str, Any]]:
 @st.fragment
 def branch_tree(db: Any, room_id: int) -> None:
     """The tree of forks this room belongs to, with a picker to open a branch."""
-    family = repo.room_family(db, room_id)
+    family = browse.room_family(db, room_id)
     if len(family) < 2:
         st.caption("No branches yet: fork at a message to try another continuation.")
         return
@@ -167,7 +167,7 @@ def transcript_lines(events: Sequence[Any], from_seq: int) -> list[str]:
 @st.fragment
 def compare_branches(db: Any, room_id: int) -> None:
     """Two branches of the tree side by side, from the message where they diverge."""
-    family = repo.room_family(db, room_id)
+    family = browse.room_family(db, room_id)
     if len(family) < 2:
         return
     rows = tree_rows(family, room_id)
@@ -192,8 +192,8 @@ def compare_branches(db: Any, room_id: int) -> None:
         format_func=lambda i: names[i],
         key=f"cmp-b-{room_id}",
     )
-    left = repo.events(db, left_id)
-    right = repo.events(db, right_id)
+    left = browse.events(db, left_id)
+    right = browse.events(db, right_id)
     start = divergence(left, right)
     st.caption("From message #" + escape_markdown(start) + ", where the two branches diverge")
     for column, events in ((c1, left), (c2, right)):

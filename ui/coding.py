@@ -12,10 +12,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from conversation import browse
 from conversation.access import Action
 from conversation.analysis import coding
-from storage import frames
-from storage import repository as repo
 
 from .access import current_actor
 from .access import note as role_note
@@ -125,7 +124,7 @@ def labels_by_event(db: Any, events: Sequence[Any]) -> dict[int, list[str]]:
     if not ids:
         return {}
     labels: dict[int, list[str]] = {}
-    for tag in repo.message_tags(db, event_ids=ids):
+    for tag in browse.message_tags(db, event_ids=ids):
         seen = labels.setdefault(int(tag.event_id), [])
         if tag.label not in seen:
             seen.append(tag.label)
@@ -166,7 +165,7 @@ def results_coding(db: Any, room_ids: Sequence[int]) -> None:
     """The Results page's coding section for the selected rooms: a filter of messages by tag,
     tag counts by condition, and the coding table as a CSV download."""
     st.subheader("Coding")
-    tags = frames.tags_frame(db, list(room_ids))
+    tags = browse.tags_frame(db, list(room_ids))
     if tags.empty:
         st.caption("No message of these rooms is tagged yet (tag messages on the Room page).")
         return
@@ -181,7 +180,7 @@ def results_coding(db: Any, room_ids: Sequence[int]) -> None:
     st.dataframe(shown, hide_index=True, width="stretch")
     st.download_button(
         "Coding table (CSV)",
-        lambda: frames.tags_frame(db, list(room_ids)).to_csv(index=False),
+        lambda: browse.tags_frame(db, list(room_ids)).to_csv(index=False),
         file_name="coding.csv",
         mime="text/csv",
         key="dl-coding",

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from storage import frames
+from conversation import browse
 from ui import charts
 
 
@@ -45,7 +45,7 @@ def render(
 
     rates = None
     if analysis is not None:
-        answers = frames.analysis_frame(db, int(analysis.id))
+        answers = browse.analysis_frame(db, int(analysis.id))
         answers = answers[answers["room_id"].isin(rooms["room_id"])]
         if not answers.empty and charts.answer_kind(answers["answer"]) == "yes_no":
             st.text(f"Rates of yes: {analysis.name} (95% Wilson intervals)")

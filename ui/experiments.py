@@ -18,12 +18,12 @@ def experiment_labels(db: Any, *, show_archived: bool, linked: int | None = None
     first: archived experiments only when asked for, marked "(archived)"; an archived one a link
     names (``?experiment=``) is listed anyway, first, so it stays reachable. A linked id that
     does not exist is left out (the page says so)."""
-    from storage import repository as repo
+    from conversation import browse
 
-    listed = repo.list_experiments(db, archived=None if show_archived else False, limit=None)
+    listed = browse.list_experiments(db, archived=None if show_archived else False, limit=None)
     if linked is not None and all(e.id != linked for e in listed):
         with contextlib.suppress(LookupError):
-            listed = [repo.get_experiment(db, linked), *listed]
+            listed = [browse.get_experiment(db, linked), *listed]
     return {
         int(e.id or 0): f"#{e.id} {e.name}" + (" (archived)" if e.archived_at else "")
         for e in listed

@@ -25,8 +25,9 @@ from typing import Any
 
 import streamlit as st
 
+from conversation import browse
 from conversation.termination.budget import Budget, Spend, format_dollars
-from storage import repository as repo
+from conversation.vocabulary import TurnKind, kind_of
 
 from . import coding, provenance
 from .widgets import avatar, escape_markdown
@@ -66,11 +67,11 @@ def _cache(room_id: int) -> LiveCache:
 
 def refresh(db: Any, room_id: int) -> tuple[Any, LiveCache]:
     """Read the room row; fetch new or unsettled events only if the room changed."""
-    room = repo.get_room(db, room_id)
+    room = browse.get_room(db, room_id)
     cache = _cache(room_id)
     marker = _marker(db, room)
     if marker != cache.marker:
-        for event in repo.events(db, room_id, after_seq=cache.settled_upto):
+        for event in browse.events(db, room_id, after_seq=cache.settled_upto):
             cache.events[event.seq] = event
         cache.settled_upto = _settled_upto(cache)
         cache.marker = marker
@@ -80,7 +81,7 @@ def refresh(db: Any, room_id: int) -> tuple[Any, LiveCache]:
 def _marker(db: Any, room: Any) -> tuple[Any, ...]:
     """What changes whenever the log or the room does: one primary-key read and one index probe
     (claiming a turn adds a row without touching the room, so the newest seq is part of it)."""
-    return (room.status, room.updated_at, room.stop_reason, repo.latest_seq(db, room.id))
+    return (room.status, room.updated_at, room.stop_reason, browse.latest_seq(db, room.id))
 
 
 def forget(room_id: int) -> None:
@@ -128,8 +129,8 @@ def render_event(event: Any, roster: Sequence[str], tags: Sequence[str] | None =
     chosen, cache hits, and an edit's original draft, denied drafts and candidates not chosen
     one click away. ``tags``: the message's qualitative-coding labels, in a line under it."""
     data = event.data or {}
-    special = data.get("event")
-    if special == "pick" and (event.kind == "system" or event.state == "done"):
+    special = kind_of(data)
+    if special == TurnKind.PICK and (event.kind == "system" or event.state == "done"):
         # A coordinator's pick (a system notice, or the coordinator agent's own pick turn).
         if event.kind == "system":
             chosen = "no one" if data.get("passed") else event.content
@@ -144,7 +145,7 @@ def render_event(event: Any, roster: Sequence[str], tags: Sequence[str] | None =
         st.caption(f":material/info: {escape_markdown(event.content)}")
         _provenance(event)
         return
-    if special == "summary":
+    if special == TurnKind.SUMMARY:
         covered = data.get("covers_seqs") or []
         span = f" of #{covered[0]}-#{covered[1] - 1}" if len(covered) == 2 else ""  # [start, end)
         with st.expander(f"Summary{span} (what agents are shown instead of those messages)"):
@@ -263,7 +264,7 @@ def live_transcript(
     def watch() -> None:
         # The only work on a poll: one primary-key read and one index probe. When anything
         # changed, the whole page reruns once (transcript, status line and controls together).
-        if _marker(db, repo.get_room(db, room_id)) != drawn:
+        if _marker(db, browse.get_room(db, room_id)) != drawn:
             st.rerun()
 
     interval = FAST_SECONDS if room.status in ACTIVE_STATUSES else SLOW_SECONDS

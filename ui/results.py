@@ -1,17 +1,24 @@
-"""What the Results page needs beyond raw frames: table shaping, chart-click filters, transcripts for
-follow-up questions, running and storing an analysis, and exports. No Streamlit here."""
+"""What the Results page needs beyond raw frames: table shaping, chart-click filters, the pickers'
+choices, a question spec from the form. No Streamlit here. The analysis run and the exports are
+``conversation.analysis``'s (re-exported here under their old names)."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
-from storage import ROOM_STATUSES
-from storage import repository as repo
-from storage.provenance import provenance_row
+from conversation import browse
+from conversation.analysis.exports import export_edsl_results, export_json
+from conversation.analysis.runs import (
+    failed_answers,
+    retry_failed_answers,
+    roster,
+    run_analysis,
+    transcript_scenario,
+)
+from conversation.vocabulary import ROOM_STATUSES
 
 STATUSES = ROOM_STATUSES
 QUESTION_TYPES = {
@@ -20,8 +27,6 @@ QUESTION_TYPES = {
     "Multiple choice": "multiple_choice",
     "Number": "numerical",
 }
-ANALYSIS_CHUNK = 5
-MESSAGE_EVENT_KINDS = ("human", "agent")
 
 
 def filter_rooms(
@@ -74,24 +79,13 @@ def room_labels(rooms: pd.DataFrame) -> dict[int, str]:
     }
 
 
-def roster(room: Any) -> list[str]:
-    """The agent names of a stored room (from its config)."""
-    agents = (room.config or {}).get("roster") or (room.config or {}).get("agents") or []
-    names = []
-    for agent in agents:
-        name = agent.get("name") if isinstance(agent, dict) else agent
-        if isinstance(name, str):
-            names.append(name)
-    return names
-
-
 def events_by_seq(db: Any, room_id: int, tail: int | None = None) -> dict[int, Any]:
     """A room's events by seq; with ``tail``, only the last ``tail`` of them (what a transcript
     shows: a 2,000-message room is not read whole to draw its last 200)."""
     after = None
     if tail is not None:
-        after = max(0, repo.latest_seq(db, room_id) - tail)
-    return {e.seq: e for e in repo.events(db, room_id, after_seq=after)}
+        after = max(0, browse.latest_seq(db, room_id) - tail)
+    return {e.seq: e for e in browse.events(db, room_id, after_seq=after)}
 
 
 ALL_ROOMS = "All rooms"
@@ -115,7 +109,7 @@ def rooms_archived_filter(
     or unless the experiment picked is itself archived (its rooms were archived with it)."""
     if show_archived:
         return None
-    if experiment_id is not None and repo.get_experiment(db, experiment_id).archived_at:
+    if experiment_id is not None and browse.get_experiment(db, experiment_id).archived_at:
         return None
     return False
 
@@ -128,7 +122,7 @@ def condition_names(db: Any, experiment_id: int | None) -> dict[str, str]:
     from conversation.experiments.design import condition_names as names_of
 
     try:
-        return names_of(repo.get_experiment(db, experiment_id).config)
+        return names_of(browse.get_experiment(db, experiment_id).config)
     except (LookupError, KeyError, TypeError, ValueError):
         return {}
 
@@ -142,7 +136,7 @@ def with_short_names(rooms: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame
 
 
 def latest_analysis(db: Any, experiment_id: int | None) -> Any | None:
-    found = repo.list_analyses(db, experiment_id=experiment_id, status="done", limit=1)
+    found = browse.list_analyses(db, experiment_id=experiment_id, status="done", limit=1)
     return found[0] if found else None
 
 
@@ -159,220 +153,6 @@ def question_spec(label: str, text: str, options: str = "") -> dict[str, Any]:
 
     question_from_spec(spec)  # validates; raises ConversationValueError (a ValueError)
     return spec
-
-
-def transcript_scenario(db: Any, room_id: int) -> dict[str, Any]:
-    """A room's messages as the structured transcript a follow-up question reads."""
-    from conversation.text.transcript import render_transcript, transcript_record
-
-    room = repo.get_room(db, room_id)
-    names = roster(room)
-    records = []
-    for event in repo.events(db, room_id, kinds=MESSAGE_EVENT_KINDS):
-        if event.kind == "agent" and event.state != "done":
-            continue
-        index = names.index(event.speaker) if event.speaker in names else None
-        records.append(transcript_record(event.seq, event.speaker, index, event.content))
-    return {"transcript": render_transcript(records), "room_id": room_id}
-
-
-def run_analysis(
-    db: Any,
-    spec: dict[str, Any],
-    room_ids: Sequence[int],
-    *,
-    model: dict[str, Any] | None = None,
-    experiment_id: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    actor: Any = None,
-) -> int:
-    """Ask ``spec`` about every room, store each answer, and return the analysis id.
-    ``actor`` needs the researcher role (``PermissionDenied`` before anything is stored).
-
-    Rooms are asked in small batches so progress can be shown. Every valid answer is stored; an
-    answer that failed (EDSL's validation refused the reply, or the call failed) is stored as the
-    room's error with its reason and the raw reply, so ``retry_failed_answers`` can ask again.
-    The analysis ends ``done``, or ``failed`` while some answers are missing.
-    """
-    from conversation.access import Action, require
-
-    require(actor, Action.RUN_ANALYSIS)
-    analysis_id = repo.create_analysis(
-        db,
-        spec["text"][:200],
-        spec,
-        model=model,
-        experiment_id=experiment_id,
-        status="running",
-    )
-    _ask_rooms(db, analysis_id, spec, list(room_ids), model, progress, actor)
-    return analysis_id
-
-
-def failed_answers(db: Any, analysis_id: int) -> list[int]:
-    """The rooms whose answer to the analysis failed (stored with an error), by room id."""
-    return [a.room_id for a in repo.answers(db, analysis_id) if a.error is not None]
-
-
-def retry_failed_answers(
-    db: Any,
-    analysis_id: int,
-    *,
-    progress: Callable[[int, int], None] | None = None,
-    actor: Any = None,
-) -> int:
-    """Ask the analysis's question again for the rooms whose answer failed, with the same model;
-    returns how many still fail. Valid answers already stored are not touched."""
-    from conversation.access import Action, require
-
-    require(actor, Action.RUN_ANALYSIS)
-    analysis = repo.get_analysis(db, analysis_id)
-    rooms = failed_answers(db, analysis_id)
-    if not rooms:
-        return 0
-    repo.update_analysis(db, analysis_id, status="running")
-    return _ask_rooms(
-        db, analysis_id, dict(analysis.question), rooms, analysis.model, progress, actor
-    )
-
-
-def _ask_rooms(
-    db: Any,
-    analysis_id: int,
-    spec: dict[str, Any],
-    room_ids: list[int],
-    model: dict[str, Any] | None,
-    progress: Callable[[int, int], None] | None,
-    actor: Any = None,
-) -> int:
-    from conversation.analysis.questions import analyze, question_from_spec
-    from conversation.models import default_model, model_label, resolve_model
-
-    chosen = resolve_model(model) if model else default_model()
-    label = model_label(chosen)
-    question = question_from_spec(spec)
-    name = question.question_name
-    failed = 0
-    done = 0
-    for start in range(0, len(room_ids), ANALYSIS_CHUNK):
-        chunk = room_ids[start : start + ANALYSIS_CHUNK]
-        scenarios = [transcript_scenario(db, rid) for rid in chunk]
-        try:
-            outcome = analyze([question], scenarios, model=chosen, actor=actor)
-        except Exception as exc:  # a failed batch stores its error with each of its rooms
-            error = {"type": type(exc).__name__, "code": getattr(exc, "code", None),
-                     "message": str(exc)[:500]}  # fmt: skip
-            for rid in chunk:
-                repo.record_answer(db, analysis_id, rid, None, model=label, error=error)
-            failed += len(chunk)
-        else:
-            for row in outcome.rows:
-                if name in row:
-                    repo.record_answer(
-                        db,
-                        analysis_id,
-                        int(row["room_id"]),
-                        _json_value(row[name]),
-                        comment=row.get(f"{name}_comment"),
-                        model=label,
-                    )
-            for failure in outcome.failures:
-                rid = int(scenarios[failure.scenario_index]["room_id"])
-                repo.record_answer(
-                    db, analysis_id, rid, None, model=label, error=failure.to_error()
-                )
-                failed += 1
-        done += len(chunk)
-        if progress is not None:
-            progress(done, len(room_ids))
-    remaining = len(failed_answers(db, analysis_id))
-    repo.update_analysis(db, analysis_id, status="failed" if remaining else "done")
-    return remaining
-
-
-def _json_value(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str))
-
-
-# --- exports -----------------------------------------------------------------------------------
-
-
-def export_json(db: Any, room_ids: Sequence[int]) -> str:
-    """The selected rooms' versioned exports (``Room.export()``), as one JSON document."""
-    from conversation.rooms.room import Room
-
-    return json.dumps(
-        {"rooms": [Room.open(db, rid).export() for rid in room_ids]},
-        indent=2,
-        ensure_ascii=False,
-        default=str,
-    )
-
-
-def export_edsl_results(db: Any, room_ids: Sequence[int]) -> str:
-    """The selected rooms' agent messages as an EDSL ``Results`` (JSON of ``to_dict()``)."""
-    return json.dumps(rooms_to_results(db, room_ids).to_dict(), ensure_ascii=False, default=str)
-
-
-def rooms_to_results(db: Any, room_ids: Sequence[int]) -> Any:
-    """One EDSL ``Result`` per finished agent message: the agent (name, traits), the room as the
-    scenario (name, condition, replicate, activity and the provenance columns every export
-    shares: ``storage.provenance.PROVENANCE_COLUMNS``), the model, the text as the answer to a
-    ``dialogue`` free-text question, and the turn's tokens and cost. Text is neutralised the way
-    every value entering EDSL is (``safety.neutralize``); the database keeps the original."""
-    from edsl import Agent, QuestionFreeText, Results, Scenario, Survey
-    from edsl.results import Result
-
-    from conversation.models import resolve_model
-    from conversation.rooms.room import Room
-    from conversation.text.safety import neutralize, neutralize_value
-
-    survey = Survey(
-        [QuestionFreeText(question_text="What do you say next?", question_name="dialogue")]
-    )
-    rows = []
-    models: dict[str, Any] = {}
-    for rid in room_ids:
-        room = Room.open(db, rid)
-        record, config = room.record, room.config
-        for event in room.events():
-            if event.kind != "agent" or event.state != "done":
-                continue
-            spec = config.spec(event.speaker)
-            model_spec = dict(spec.model or config.model)
-            key = json.dumps(model_spec, sort_keys=True)
-            if key not in models:
-                models[key] = resolve_model(model_spec)
-            rows.append(
-                Result(
-                    agent=Agent(name=spec.name, traits=neutralize_value(dict(spec.traits))),
-                    scenario=Scenario(
-                        {
-                            "room_name": neutralize(record.name),
-                            "condition": neutralize(record.condition or ""),
-                            "replicate": record.replicate,
-                            "activity": event.activity,
-                            # The provenance columns every export shares (room_id and seq too).
-                            **{
-                                k: neutralize(v) if isinstance(v, str) else v
-                                for k, v in provenance_row(event).items()
-                            },
-                        }
-                    ),
-                    model=models[key],
-                    iteration=0,
-                    answer={"dialogue": neutralize(event.content)},
-                    prompt={},
-                    raw_model_response={
-                        "dialogue_input_tokens": event.input_tokens,
-                        "dialogue_output_tokens": event.output_tokens,
-                        "dialogue_cost": event.cost,
-                    },
-                    survey=survey,
-                    generated_tokens={"dialogue_generated_tokens": neutralize(event.content)},
-                )
-            )
-    return Results(survey=survey, data=rows)
 
 
 __all__ = [

@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from storage import repository as repo
+from conversation import browse
 
 from . import rooms
 from .access import note
@@ -37,7 +37,7 @@ def _form_stops(termination: Any) -> bool:
 def _roster_section(db: Any, config: Any, key: str) -> list[Any]:
     """The roster: the room's agents (kept as they are) plus any from the library."""
     current = {spec.name: spec for spec in config.roster}
-    library = {p.name: p for p in repo.list_agent_profiles(db) if p.name not in current}
+    library = {p.name: p for p in browse.list_agent_profiles(db) if p.name not in current}
     names = st.multiselect(
         "Agents (in speaking order)",
         [*current, *library],

@@ -10,7 +10,7 @@ from typing import Any
 
 import streamlit as st
 
-from storage import repository as repo
+from conversation import browse
 
 from . import rooms
 from .access import current_actor
@@ -44,7 +44,7 @@ def _agents_section(db: Any, key: str, *, choose: bool = False) -> tuple[list[di
         template = TEMPLATES[tkey]
         st.caption(escape_markdown(template.description))
         return template.agent_dicts(), template
-    profiles = repo.list_agent_profiles(db)
+    profiles = browse.list_agent_profiles(db)
     if not profiles:
         st.info("The library is empty: add agents on the Agents page, or start from a template.")
         return [], None

@@ -15,10 +15,10 @@ from typing import Any
 
 import pandas as pd
 
+from conversation import browse
 from conversation.planning.registry import planner_label
 from conversation.termination.conditions import describe_termination
-from storage import Event
-from storage import repository as repo
+from conversation.vocabulary import TurnKind, kind_of
 
 from .templates import RoomTemplate
 
@@ -191,9 +191,9 @@ def preview_prompt(config: Any, rows: Sequence[Any], speaker: str) -> Any:
     return build_turn_prompt(config, log_view(config.names, rows), speaker)
 
 
-def sample_rows(opening: str, speaker: str = "user") -> list[Event]:
+def sample_rows(opening: str, speaker: str = "user") -> list[Any]:
     """A one-message log for previewing a room that does not exist yet."""
-    return [Event(room_id=0, seq=1, kind="human", speaker=speaker, content=opening or "Hello.")]
+    return browse.sample_log(opening, speaker)
 
 
 def turn_prompt(config: Any, rows: Sequence[Any], event: Any) -> Any:
@@ -211,7 +211,7 @@ def turn_prompt(config: Any, rows: Sequence[Any], event: Any) -> Any:
 
 def is_summary(event: Any) -> bool:
     """A turn that summarised earlier messages for the context window (not an agent speaking)."""
-    return (event.data or {}).get("event") == "summary"
+    return kind_of(event) == TurnKind.SUMMARY
 
 
 def turn_details(event: Any) -> dict[str, Any]:
@@ -267,13 +267,11 @@ def overview(
     message) and how many rooms match in all. ``filters``: ``sort`` and the keywords of
     :func:`storage.rooms.room_conditions` (search, status, experiment, dates, archived, ...).
     Filtering, ordering, paging and the statistics are SQL (three queries for the page)."""
-    from storage import frames
-
-    total = repo.count_rooms(db, **{k: v for k, v in filters.items() if k != "sort"})
-    rooms = frames.rooms_summary(db, limit=limit, offset=offset, **filters)
+    total = browse.count_rooms(db, **{k: v for k, v in filters.items() if k != "sort"})
+    rooms = browse.rooms_summary(db, limit=limit, offset=offset, **filters)
     if rooms.empty:
         return rooms.reindex(columns=OVERVIEW_COLUMNS), total
-    tails = frames.last_messages(db, [int(r) for r in rooms["room_id"]])
+    tails = browse.last_messages(db, [int(r) for r in rooms["room_id"]])
     said = [
         f"{speaker}: {str(content)[:80]}" if isinstance(content, str) else ""
         for speaker, content in zip(tails["speaker"], tails["content"], strict=True)
@@ -290,8 +288,8 @@ def picker_labels(
     """The Room page's picker: one page of rooms matching ``search`` (name, condition or id), as
     ``{id: "#id name"}``, and how many match in all (every room is reachable by paging)."""
     filters: dict[str, Any] = {"search": search or None, "archived": archived}
-    total = repo.count_rooms(db, **filters)
-    found = repo.list_rooms(db, limit=page_size, offset=(max(page, 1) - 1) * page_size, **filters)
+    total = browse.count_rooms(db, **filters)
+    found = browse.list_rooms(db, limit=page_size, offset=(max(page, 1) - 1) * page_size, **filters)
     return {int(r.id or 0): f"#{r.id} {r.name}" for r in found}, total
 
 

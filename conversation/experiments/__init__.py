@@ -1,13 +1,96 @@
 """Experiments: a template room x conditions x replicates, turned into rooms the runner drives.
 
-``design`` plans (pure data, validated whole); ``runs`` writes and follows them in the database.
+``design`` plans (pure data, validated whole); ``runs`` writes and follows them in the database;
+``tally`` counts how far one got (``progress``; no pandas: the worker uses it); ``manage`` renames,
+archives and deletes.
 """
 
-from conversation.experiments.design import *  # noqa: F403
-from conversation.experiments.design import __all__ as _design
-from conversation.experiments.manage import *  # noqa: F403
-from conversation.experiments.manage import __all__ as _manage
-from conversation.experiments.runs import *  # noqa: F403
-from conversation.experiments.runs import __all__ as _runs
+from conversation.experiments.design import (
+    BASELINE,
+    DESIGN_VERSION,
+    FINISHED,
+    MAX_REPLICATES,
+    MAX_ROOMS,
+    MAX_SHORT_NAME,
+    Condition,
+    PlannedRoom,
+    check_condition,
+    check_design,
+    check_short_names,
+    condition_names,
+    crossed_conditions,
+    design,
+    estimate_calls,
+    experiment_budget,
+    plan,
+    planned_rooms,
+    room_agents,
+    short_names,
+    turns_per_room,
+    with_models,
+    with_planner_setting,
+    with_prompts,
+    with_turn_limits,
+)
+from conversation.experiments.manage import (
+    ExperimentDeletion,
+    archive_experiment,
+    delete_experiment,
+    experiment_deletion,
+    rename_experiment,
+)
+from conversation.experiments.runs import (
+    catch_up,
+    create,
+    finish_experiments,
+    materialize,
+    planned_experiment_rooms,
+    rerun_experiment,
+    stop,
+    template_from_room,
+)
+from conversation.experiments.tally import Progress, mark_done_if_finished, progress
 
-__all__ = [*_design, *_runs, *_manage]
+__all__ = [
+    "BASELINE",
+    "DESIGN_VERSION",
+    "FINISHED",
+    "MAX_REPLICATES",
+    "MAX_ROOMS",
+    "MAX_SHORT_NAME",
+    "Condition",
+    "ExperimentDeletion",
+    "PlannedRoom",
+    "Progress",
+    "archive_experiment",
+    "catch_up",
+    "check_condition",
+    "check_design",
+    "check_short_names",
+    "condition_names",
+    "create",
+    "crossed_conditions",
+    "delete_experiment",
+    "design",
+    "estimate_calls",
+    "experiment_budget",
+    "experiment_deletion",
+    "finish_experiments",
+    "mark_done_if_finished",
+    "materialize",
+    "plan",
+    "planned_experiment_rooms",
+    "planned_rooms",
+    "progress",
+    "rename_experiment",
+    "rerun_experiment",
+    "room_agents",
+    "short_names",
+    "stop",
+    "template_from_room",
+    "turns_per_room",
+    "with_models",
+    "with_planner_setting",
+    "with_prompts",
+    "with_turn_limits",
+]

@@ -7,9 +7,9 @@ Everything is derived from the database: which rooms exist, which are missing (c
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
+import storage
 from conversation.access.roles import Action, Actor, require, who
 from conversation.exceptions import ConversationValueError
 from conversation.experiments.design import (
@@ -19,10 +19,9 @@ from conversation.experiments.design import (
     planned_rooms,
     room_agents,
 )
+from conversation.experiments.tally import mark_done_if_finished, progress
 from conversation.rooms.boundary import translated
 from conversation.rooms.config import RoomConfig, check_placement, request_settings
-from conversation.termination.budget import Budget, Spend
-from storage import repository as repo
 
 
 def template_from_room(db: Any, room_id: int) -> dict[str, Any]:
@@ -71,7 +70,7 @@ def create(
     experiment_budget(config)  # a malformed budget is refused before anything is written
     rooms = planned_experiment_rooms(name, config, speaker=speaker)
     with translated():
-        return repo.create_experiment(db, name, dict(config), status="running", rooms=rooms)
+        return storage.create_experiment(db, name, dict(config), status="running", rooms=rooms)
 
 
 def materialize(db: Any, experiment_id: int, *, speaker: str = "user") -> int:
@@ -81,14 +80,14 @@ def materialize(db: Any, experiment_id: int, *, speaker: str = "user") -> int:
     room is known by its (condition, replicate), created in one transaction with its opening, and
     never twice. Returns how many rooms were created now."""
     with translated():
-        experiment = repo.get_experiment(db, experiment_id)
+        experiment = storage.get_experiment(db, experiment_id)
         rooms = planned_experiment_rooms(experiment.name, experiment.config, speaker=speaker)
-        return repo.add_experiment_rooms(db, experiment_id, rooms)
+        return storage.add_experiment_rooms(db, experiment_id, rooms)
 
 
 def planned_experiment_rooms(
     name: str, config: Mapping[str, Any], *, speaker: str
-) -> list[repo.ExperimentRoom]:
+) -> list[storage.ExperimentRoom]:
     """Every planned room of a design with its validated room config (nothing is written)."""
     template = config["template"]
     seeds = config.get("seeds") or {}  # a re-run's: the seed each room of the original had
@@ -111,7 +110,7 @@ def planned_experiment_rooms(
         except ConversationValueError as exc:
             raise ConversationValueError(f"condition {c.label!r}: {exc}") from None
         rooms.append(
-            repo.ExperimentRoom(
+            storage.ExperimentRoom(
                 name=f"{name} | {c.label} | #{planned.replicate}",
                 config=room_config.to_dict(),
                 condition=c.label,
@@ -142,8 +141,8 @@ def rerun_experiment(
     part of every prompt)."""
     require(actor, Action.CREATE_EXPERIMENT)
     with translated():
-        original = repo.get_experiment(db, experiment_id)
-        rooms = repo.list_rooms(db, experiment_id=experiment_id, limit=None)
+        original = storage.get_experiment(db, experiment_id)
+        rooms = storage.list_rooms(db, experiment_id=experiment_id, limit=None)
     config = dict(original.config)
     template = dict(config.get("template") or {})
     template["use_cache"] = True
@@ -164,7 +163,7 @@ def rerun_experiment(
 def _opening_speaker(db: Any, rooms: Any) -> str | None:
     for room in rooms[:1]:
         first = next(
-            (e for e in repo.events(db, int(room.id or 0), limit=5) if e.kind == "human"), None
+            (e for e in storage.events(db, int(room.id or 0), limit=5) if e.kind == "human"), None
         )
         if first is not None:
             return str(first.speaker)
@@ -175,7 +174,7 @@ def catch_up(db: Any, *, speaker: str = "user") -> int:
     """For every running experiment: create rooms still missing (a restart halfway through) and
     record ``done`` once all its rooms finished. Returns how many rooms were created."""
     created = 0
-    for experiment in repo.list_experiments(db, status="running", limit=None):
+    for experiment in storage.list_experiments(db, status="running", limit=None):
         experiment_id = int(experiment.id or 0)
         created += materialize(db, experiment_id, speaker=speaker)
         mark_done_if_finished(db, experiment_id, progress(db, experiment_id))
@@ -187,7 +186,7 @@ def finish_experiments(db: Any) -> int:
     many were marked. Safe to call from any number of workers at once (each change applies only
     to a ``running`` experiment, once); it creates no rooms (that is :func:`catch_up`)."""
     marked = 0
-    for experiment in repo.list_experiments(db, status="running", limit=None):
+    for experiment in storage.list_experiments(db, status="running", limit=None):
         experiment_id = int(experiment.id or 0)
         marked += mark_done_if_finished(db, experiment_id, progress(db, experiment_id))
     return marked
@@ -202,8 +201,8 @@ def stop(db: Any, experiment_id: int, *, actor: Actor | None = None, by: str = "
     from conversation.rooms.room import Room
 
     stopped = 0
-    repo.update_experiment(db, experiment_id, status="stopped")
-    for room in repo.list_rooms(db, experiment_id=experiment_id, limit=None):
+    storage.update_experiment(db, experiment_id, status="stopped")
+    for room in storage.list_rooms(db, experiment_id=experiment_id, limit=None):
         if room.status in FINISHED:
             continue
         try:
@@ -214,65 +213,12 @@ def stop(db: Any, experiment_id: int, *, actor: Actor | None = None, by: str = "
     return stopped
 
 
-def mark_done_if_finished(db: Any, experiment_id: int, current: Progress) -> bool:
-    """Record ``done`` once every planned room finished (only from ``running``)."""
-    if current.created >= current.planned and current.finished >= current.planned:
-        return (
-            repo.update_experiment(db, experiment_id, status="done", expected_status="running")
-            is not None
-        )
-    return False
-
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    planned: int
-    created: int
-    finished: int
-    running: int
-    by_status: dict[str, int]
-    messages: int
-    cost: float
-    #: The experiment's budget (None: none) and what its rooms spent (tokens, known dollars).
-    budget: Budget | None = None
-    spent: Spend = Spend()
-
-    @property
-    def fraction(self) -> float:
-        return self.finished / self.planned if self.planned else 1.0
-
-
-def progress(db: Any, experiment_id: int) -> Progress:
-    """How far an experiment got, from its rooms' statuses (a few indexed queries)."""
-    from storage import frames
-
-    experiment = repo.get_experiment(db, experiment_id)
-    planned = len(planned_rooms(experiment.config))
-    rooms = frames.rooms_summary(db, experiment_id=experiment_id, limit=None)
-    counts = rooms["status"].value_counts().to_dict() if not rooms.empty else {}
-    finished = sum(n for s, n in counts.items() if s in FINISHED)
-    return Progress(
-        planned=planned,
-        created=len(rooms),
-        finished=finished,
-        running=int(counts.get("running", 0)),
-        by_status={str(k): int(v) for k, v in counts.items()},
-        messages=int(rooms["messages"].sum()) if not rooms.empty else 0,
-        cost=float(rooms["cost"].sum()) if not rooms.empty else 0.0,
-        budget=experiment_budget(experiment.config),
-        spent=Spend(*repo.experiment_spend(db, experiment_id)),
-    )
-
-
 __all__ = [
-    "Progress",
     "catch_up",
     "create",
     "finish_experiments",
-    "mark_done_if_finished",
     "materialize",
     "planned_experiment_rooms",
-    "progress",
     "rerun_experiment",
     "stop",
     "template_from_room",

@@ -1,6 +1,8 @@
 """The one place that talks to EDSL's models (see docs/architecture.md, "Models").
 
 - ``ask`` / ``ask_sync``: one model call, two literal prompt strings in, a ``ModelReply`` out.
+- ``ask_streaming``: the same call with the reply handed over as it grows (``supports_streaming``
+  says which models stream; the others answer in one piece); ``ModelCallCancelled`` when stopped.
 - ``OfflineModel``: a real EDSL model that needs no key, for demos and tests.
 - ``resolve_model`` / ``model_spec`` / ``default_model`` / ``available_providers``: which model
   answers, stored as a JSON spec without secrets.
@@ -22,6 +24,7 @@ from conversation.models.providers import (
     service_for,
 )
 from conversation.models.stored_cache import StoredCache, cache_key
+from conversation.models.streaming import ModelCallCancelled, ask_streaming, supports_streaming
 
 __all__ = [
     "ModelReply",
@@ -29,6 +32,9 @@ __all__ = [
     "cache_key",
     "ask",
     "ask_sync",
+    "ask_streaming",
+    "supports_streaming",
+    "ModelCallCancelled",
     "OfflineModel",
     "OFFLINE_MODEL_NAME",
     "is_offline",

@@ -87,10 +87,14 @@ class ModelReply:
     cache_key: str | None
     latency: float
     raw: Any = field(repr=False, compare=False)
+    #: True when the server reported no usage and the token counts are ``text.tokens`` estimates
+    #: (a streamed reply from llama.cpp's server: ``models.streaming``).
+    usage_estimated: bool = False
 
     def usage(self) -> dict[str, Any]:
-        """The ``usage`` record stored with a turn (no raw response)."""
-        return {
+        """The ``usage`` record stored with a turn (no raw response); ``usage_estimated`` is
+        added only when true, so records of measured usage keep their shape."""
+        record = {
             "model": self.model_name,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
@@ -98,6 +102,9 @@ class ModelReply:
             "cache_used": self.cache_used,
             "latency": self.latency,
         }
+        if self.usage_estimated:
+            record["usage_estimated"] = True
+        return record
 
 
 async def ask(

@@ -19,6 +19,11 @@ Settings (all in ``parameters``, so they are part of EDSL's cache key and are se
 ``max_words``, ``latency`` (seconds awaited with ``asyncio.sleep`` before answering, for
 benchmarks), and ``scripted`` (true when replies, func or failures were given).
 
+``words_per_second`` (how fast ``models.streaming`` hands out a streamed reply, word by word) is
+not one of them: it changes how a reply is shown, not what it says, so it is kept out of the cache
+key and off ``to_dict()``. ``None`` (the default) reads ``ROOMS_OFFLINE_WORDS_PER_SECOND`` at
+each streamed call, else ``DEFAULT_WORDS_PER_SECOND``.
+
 Serialization rule: ``to_dict()`` keeps the settings; the script (replies, func, failures) and the
 record of prompts are runtime-only and are dropped. A restored scripted model therefore answers in
 its own words, and says so: ``parameters["scripted"]`` stays true and ``describe()`` tells.
@@ -36,6 +41,7 @@ import asyncio
 import hashlib
 import json
 import math
+import os
 import random
 import re
 import threading
@@ -67,6 +73,9 @@ _DEFAULTS: dict[str, Any] = {
     "scripted": False,
 }
 _NO_REPLY = object()
+#: Words a second an offline reply streams at when neither the model nor the environment says.
+DEFAULT_WORDS_PER_SECOND = 100.0
+WORDS_PER_SECOND_ENV = "ROOMS_OFFLINE_WORDS_PER_SECOND"
 
 
 class OfflineModel(LanguageModel):
@@ -95,6 +104,7 @@ class OfflineModel(LanguageModel):
         replies: Iterable[str | None] | None = None,
         func: ReplyFunc | None = None,
         fail_on: Mapping[int, BaseException | type[BaseException]] | None = None,
+        words_per_second: float | None = None,
         **kwargs: Any,
     ) -> None:
         restored = kwargs.pop("parameters", None)
@@ -125,6 +135,7 @@ class OfflineModel(LanguageModel):
         self._calls = 0
         self._lock = threading.Lock()
         self._voice = _voice(settings)
+        self.words_per_second = _validate_rate(words_per_second, "words_per_second")
         super().__init__(parameters=dict(settings), **kwargs)
 
     # -- what it is -------------------------------------------------------------------------
@@ -137,6 +148,19 @@ class OfflineModel(LanguageModel):
     def has_valid_api_key(self) -> bool:
         """It needs no key."""
         return True
+
+    def stream_rate(self) -> float:
+        """Words a second a streamed reply is handed out at (see the module docstring)."""
+        if self.words_per_second is not None:
+            return self.words_per_second
+        raw = os.environ.get(WORDS_PER_SECOND_ENV, "").strip()
+        if not raw:
+            return DEFAULT_WORDS_PER_SECOND
+        try:
+            value = float(raw)
+        except ValueError:
+            value = -1.0
+        return _validate_rate(value, WORDS_PER_SECOND_ENV, shown=raw)  # type: ignore[return-value]
 
     # -- record and script ------------------------------------------------------------------
 
@@ -359,6 +383,17 @@ def _validate_settings(settings: Mapping[str, Any]) -> None:
         raise bad("scripted", "true or false")
 
 
+def _validate_rate(value: Any, name: str, *, shown: Any = None) -> float | None:
+    if value is None:
+        return None
+    if not _is_number(value) or value <= 0 or math.isinf(value):
+        raise ConversationValueError(
+            f"{name} must be a positive number of words a second, got "
+            f"{value if shown is None else shown!r}; e.g. 20 for a readable pace, 1000 for tests"
+        )
+    return float(value)
+
+
 def _validate_replies(replies: Iterable[str | None] | None) -> list[str | None]:
     if replies is None:
         return []
@@ -431,4 +466,10 @@ def _register_with_edsl() -> None:
 
 _register_with_edsl()
 
-__all__ = ["OfflineModel", "OFFLINE_MODEL_NAME", "is_offline"]
+__all__ = [
+    "DEFAULT_WORDS_PER_SECOND",
+    "OFFLINE_MODEL_NAME",
+    "OfflineModel",
+    "WORDS_PER_SECOND_ENV",
+    "is_offline",
+]

@@ -26,7 +26,8 @@ from conversation.exceptions import ConversationValueError
 T = TypeVar("T")
 
 GATEWAY_STATUSES = frozenset({502, 503, 504})
-ROOM_STATUSES = frozenset({429, 502, 503, 504})
+#: HTTP statuses a room's model call retries (rate limited, gateway errors); not room statuses.
+TRANSIENT_HTTP_STATUSES = frozenset({429, 502, 503, 504})
 MAX_RETRY_AFTER_SECONDS = 60.0
 MAX_TIMEOUT_BACKOFF_SECONDS = 900.0
 
@@ -185,7 +186,7 @@ async def async_call_with_retries(
 
 __all__ = [
     "GATEWAY_STATUSES",
-    "ROOM_STATUSES",
+    "TRANSIENT_HTTP_STATUSES",
     "http_status",
     "is_transient",
     "retry_after_seconds",

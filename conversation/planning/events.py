@@ -29,8 +29,8 @@ from typing import Any, Literal
 from conversation.exceptions import ConversationValueError
 
 __all__ = [
-    "EVENT_KINDS",
-    "EventKind",
+    "ROOM_EVENT_KINDS",
+    "RoomEventKind",
     "EventLog",
     "RoomEvent",
     "activity_start",
@@ -42,8 +42,8 @@ __all__ = [
     "opener_index",
 ]
 
-EventKind = Literal["message", "pick", "summary", "system"]
-EVENT_KINDS: tuple[str, ...] = ("message", "pick", "summary", "system")
+RoomEventKind = Literal["message", "pick", "summary", "system"]
+ROOM_EVENT_KINDS: tuple[str, ...] = ("message", "pick", "summary", "system")
 _FIELDS = ("speaker", "content", "round", "passed", "kind", "visible_to", "covers")
 
 
@@ -64,7 +64,7 @@ class RoomEvent:
     round: int = 0
     passed: bool = False
     _: KW_ONLY
-    kind: EventKind = "message"
+    kind: RoomEventKind = "message"
     visible_to: tuple[str, ...] | None = None
     covers: tuple[int, int] | None = None
 
@@ -86,9 +86,9 @@ class RoomEvent:
             raise ConversationValueError(
                 f"RoomEvent.passed must be True or False, got {self.passed!r}"
             )
-        if self.kind not in EVENT_KINDS:
+        if self.kind not in ROOM_EVENT_KINDS:
             raise ConversationValueError(
-                f"RoomEvent.kind must be one of {', '.join(EVENT_KINDS)}; got {self.kind!r}"
+                f"RoomEvent.kind must be one of {', '.join(ROOM_EVENT_KINDS)}; got {self.kind!r}"
             )
         if self.visible_to is not None:
             audience = self.visible_to

@@ -5,7 +5,8 @@ The planner names the next speaker from an immutable ``(roster, transcript)`` sn
 appends the reply and asks again. ``None`` means the current activity is settled and the room waits
 for the next human message. Replaying a stored transcript gives the identical next speaker.
 
-This module is the public face of the rooms core; the pieces live in small modules:
+This module is the public face of durable rooms (``Room``, ``RoomConfig``, ``Turn``) and of the
+seed-001 planning names, which live in :mod:`conversation.planning`:
 
 - :mod:`conversation.planning.events`: :class:`RoomEvent` and activities;
 - :mod:`conversation.planning.mentions`: :func:`extract_mentions`;
@@ -20,9 +21,9 @@ from __future__ import annotations
 
 from conversation.planning.coordinator import CoordinatorPolicy, InvalidPickError, parse_pick
 from conversation.planning.events import (
-    EVENT_KINDS,
-    EventKind,
+    ROOM_EVENT_KINDS,
     RoomEvent,
+    RoomEventKind,
     activity_start,
     agent_turns,
     current_activity,
@@ -45,13 +46,24 @@ from conversation.planning.policies import (
 )
 from conversation.planning.registry import PLANNER_KINDS, planner_from_dict
 from conversation.planning.transitions import TransitionRules
+from conversation.rooms.config import AgentSpec, RoomConfig
+from conversation.rooms.room import Room, run_rooms
+from conversation.rooms.transfer import ImportRejected, ResumeWarning
+from conversation.rooms.turn import Turn
 
 __all__ = [
-    "EVENT_KINDS",
+    "AgentSpec",
+    "ImportRejected",
+    "ResumeWarning",
+    "Room",
+    "RoomConfig",
+    "Turn",
+    "run_rooms",
+    "ROOM_EVENT_KINDS",
     "PLANNER_KINDS",
     "AddressedPolicy",
     "CoordinatorPolicy",
-    "EventKind",
+    "RoomEventKind",
     "FocalSpeakerPolicy",
     "FreePolicy",
     "InvalidPickError",

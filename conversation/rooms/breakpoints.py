@@ -21,7 +21,7 @@ from typing import Any
 
 import storage
 from conversation.rooms.config import RoomConfig
-from conversation.vocabulary import EventKind, TurnState
+from conversation.vocabulary import EventKind, NoticeKind, TurnState, kind_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +47,7 @@ def _tail(rows: Sequence[storage.Event]) -> tuple[storage.Event | None, list[dic
 
 def _noticed(notices: list[dict[str, Any]], when: str, agent: str) -> bool:
     return any(
-        n.get("event") == "paused" and n.get("breakpoint") == when and n.get("agent") == agent
+        kind_of(n) == NoticeKind.PAUSED and n.get("breakpoint") == when and n.get("agent") == agent
         for n in notices
     )
 
@@ -79,14 +79,14 @@ def released(rows: Sequence[storage.Event], speaker: str) -> str | None:
     if not _noticed(notices, "before", speaker):
         return None
     for data in notices:  # newest first
-        if data.get("event") == "resumed" and data.get("by"):
+        if kind_of(data) == NoticeKind.RESUMED and data.get("by"):
             return str(data["by"])
     return "a person"
 
 
 def _pause(when: str, agent: str, reason: str) -> Pause:
     return Pause(
-        reason, {"event": "paused", "by": "breakpoint", "breakpoint": when, "agent": agent}
+        reason, {"event": NoticeKind.PAUSED, "by": "breakpoint", "breakpoint": when, "agent": agent}
     )
 
 

@@ -32,14 +32,15 @@ from conversation.planning.events import EventLog, RoomEvent
 from conversation.termination.budget import Spend
 from conversation.termination.state import RoomState, TokenUsage
 from conversation.text.transcript import render_record
+from conversation.vocabulary import NoticeKind, TurnKind, kind_of
 
 OPEN_STATES = frozenset({"running", "waiting", "interrupted"})
 CONSUMED_STATES = frozenset({"stopped", "abandoned", "failed"})
-RESUMED = "resumed"
+RESUMED = NoticeKind.RESUMED
 #: System events recording a person's act on the room (``data.event``, with ``data.by``).
-AUDIT_NOTICES = frozenset({"paused", "resumed", "forked"})
+AUDIT_NOTICES = frozenset({NoticeKind.PAUSED, NoticeKind.RESUMED, NoticeKind.FORKED})
 #: Notices about how the room is run, never shown to agents (a settings change).
-OPERATOR_NOTICES = frozenset({"config_changed"})
+OPERATOR_NOTICES = frozenset({NoticeKind.CONFIG_CHANGED})
 
 
 def event_line(seq: int, event: RoomEvent) -> str:
@@ -74,13 +75,14 @@ def to_room_event(row: Any) -> RoomEvent | None:
     if kind in ("agent", "pass"):
         if row.state in OPEN_STATES:
             return None
-        if _data(row).get("event") == "summary":
+        turn_kind = kind_of(row)
+        if turn_kind == TurnKind.SUMMARY:
             return None  # a context summary: placed by ``log_view``, which knows the positions
-        if _data(row).get("event") == "candidates" and _data(row).get("picked") is None:
+        if turn_kind == TurnKind.CANDIDATES and _data(row).get("picked") is None:
             # A coordinator-after turn where no draft was chosen: "no one", as a pick event (the
             # activity settles); the drafts themselves are never shown to agents.
             return RoomEvent(row.speaker, "", round_, True, kind="pick")
-        if _data(row).get("event") == "pick":
+        if turn_kind == TurnKind.PICK:
             # A coordinator's pick, asked of its model as a turn: bookkeeping, never a message.
             if row.state != "done":
                 return None
@@ -90,16 +92,16 @@ def to_room_event(row: Any) -> RoomEvent | None:
         content = "" if passed else (row.content or "")
         return RoomEvent(row.speaker, content, round_, passed, visible_to=visible)
     data = _data(row)
-    if data.get("event") in OPERATOR_NOTICES or data.get("by") == "breakpoint":
+    special = kind_of(data)
+    if special in OPERATOR_NOTICES or data.get("by") == "breakpoint":
         return None  # how people ran the room (a fork, new settings, a breakpoint): not shown
-    special = data.get("event")
     if special in AUDIT_NOTICES and "by" in data:
         return None  # who paused, resumed or forked the room: for people, not agents
-    if special == "pick":
+    if special == TurnKind.PICK:
         return RoomEvent(
             row.speaker, row.content or "", round_, bool(data.get("passed")), kind="pick"
         )
-    if special == "summary":
+    if special == TurnKind.SUMMARY:
         covers = data.get("covers")
         return RoomEvent(
             row.speaker,
@@ -298,7 +300,7 @@ def _fold_row(
     resumed_at: int,
 ) -> int:
     """Add one row to a view under construction; returns the (possibly moved) resume point."""
-    if row.kind == "system" and _data(row).get("event") == RESUMED and "by" not in _data(row):
+    if row.kind == "system" and kind_of(row) == RESUMED and "by" not in _data(row):
         return len(events)
     event = to_room_event(row)
     if event is None:
@@ -337,7 +339,7 @@ def _summary_event(row: Any, seqs: Sequence[int]) -> RoomEvent | None:
     (stable whatever is filtered out); the core reads positions in this view."""
     data = _data(row)
     covered = data.get("covers_seqs")
-    if data.get("event") != "summary" or row.state != "done" or not row.content or not covered:
+    if kind_of(data) != TurnKind.SUMMARY or row.state != "done" or not row.content or not covered:
         return None
     covers = (_position(seqs, covered[0]), _position(seqs, covered[1]))
     return RoomEvent(row.speaker, row.content, row.round or 0, kind="summary", covers=covers)

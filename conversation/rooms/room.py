@@ -50,6 +50,7 @@ from conversation.vocabulary import (
     FINAL_ROOM_STATUSES,
     OPEN_ROOM_STATUSES,
     REOPENED_BY_A_MESSAGE,
+    NoticeKind,
     RoomStatus,
 )
 
@@ -306,7 +307,7 @@ class Room:
             reason=reason,
             allowed=allowed,
             notice=f"Stopped: {reason}",
-            notice_data={"event": "stopped", "reason": reason, "by": stopped_by},
+            notice_data={"event": NoticeKind.STOPPED, "reason": reason, "by": stopped_by},
         ):
             raise ConversationStateError(
                 f"cannot stop room {self.id}: it is {self.status} (stop works on a room that is "
@@ -439,7 +440,7 @@ class Room:
             status=RoomStatus.PAUSED if changes is not None else RoomStatus.IDLE,
             notice=f"Forked from room #{self.id} at #{at_seq} by {forked_by}{edited}.",
             notice_data={
-                "event": "forked",
+                "event": NoticeKind.FORKED,
                 "by": forked_by,
                 "from_room": self.id,
                 "at_seq": at_seq,
@@ -553,7 +554,7 @@ class Room:
         )
 
 
-_PAST = {"pause": "paused", "resume": "resumed"}
+_PAST = {"pause": NoticeKind.PAUSED, "resume": NoticeKind.RESUMED}
 
 
 def run_rooms(rooms: Sequence[Room]) -> None:

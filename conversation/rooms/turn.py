@@ -25,7 +25,7 @@ from conversation.exceptions import (
 )
 from conversation.rooms.config import RoomConfig
 from conversation.text.limits import check_message
-from conversation.vocabulary import RoomStatus, TurnState
+from conversation.vocabulary import RoomStatus, TurnKind, TurnState, kind_of
 
 MAX_REASON_CHARS = 2_000
 MAX_CONTENT_CHARS = 20_000
@@ -191,7 +191,7 @@ class Turn:
             check_message(content, "an edited message", MAX_CONTENT_CHARS)
             changes = {"content": content}
             data = {"draft": self._event.content, "edited": True, "edited_by": by}
-        if (self._event.data or {}).get("event") == "candidates":
+        if kind_of(self._event) == TurnKind.CANDIDATES:
             raise ConversationStateError(
                 f"turn {self.id} waits for a coordinator's pick among drafted candidates; "
                 "use pick(speaker) instead of approve"

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from conversation import browse
 from conversation.analysis import coding
 from storage import Database
-from storage import repository as repo
 from tests.app.test_pages import app, mug_room, shown
 
 HOSTILE = "**hostile** <b>x</b>"  # markup in a label is shown as typed
@@ -37,16 +37,17 @@ def captions_of(at: AppTest, seq: int) -> list[str]:
 
 @pytest.fixture
 def tag_reads(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
-    """Every batch read of tags by event ids (what the transcripts use)."""
+    """Every batch read of tags by event ids (what the transcripts use, through the pages' read
+    service ``conversation.browse``)."""
     calls: list[dict[str, Any]] = []
-    real = repo.message_tags
+    real = browse.message_tags
 
     def spy(db: Any, **kwargs: Any) -> Any:
         if kwargs.get("event_ids") is not None:
             calls.append(kwargs)
         return real(db, **kwargs)
 
-    monkeypatch.setattr(repo, "message_tags", spy)
+    monkeypatch.setattr(browse, "message_tags", spy)
     return calls
 
 

@@ -6,6 +6,13 @@ next scripted ``Reply`` (status, body or text, delay, headers); when the script 
 200 with ``default_text``. Every request is recorded (path, JSON body, headers) so a test can count
 attempts and read exactly what the client sent.
 
+A request with ``"stream": true`` is answered with server-sent events, as OpenAI and llama.cpp's
+server send them: one ``chat.completion.chunk`` per piece of ``Reply.chunks`` (default: the text's
+words), ``chunk_delay`` seconds apart, then a usage chunk when the client asked for one
+(``stream_options.include_usage``) and ``stream_usage`` is true (llama.cpp's server never sends
+it), then ``data: [DONE]``. ``streams`` records each stream: the pieces sent, and whether the
+client went away before the end (``abandoned``, set when a write fails).
+
     with OpenAICompatibleServer() as server:
         server.script(Reply(status=503), Reply(text="hello"))
         ... base_url=server.base_url ...
@@ -34,6 +41,26 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     prompt_tokens: int = 11
     completion_tokens: int = 7
+    chunks: tuple[str, ...] | None = None
+    chunk_delay: float = 0.0
+    stream_usage: bool = True
+
+    def pieces(self) -> list[str]:
+        """What a streamed answer sends: ``chunks``, else the text's words (spaces kept)."""
+        if self.chunks is not None:
+            return list(self.chunks)
+        words = self.text.split(" ")
+        return [word if i == 0 else " " + word for i, word in enumerate(words)]
+
+
+@dataclass
+class Stream:
+    """One streamed answer as the server saw it."""
+
+    sent: list[str] = field(default_factory=list)
+    finished: bool = False
+    abandoned: bool = False
+    gone: threading.Event = field(default_factory=threading.Event)  # set when it ends either way
 
 
 @dataclass(frozen=True)
@@ -66,6 +93,7 @@ class OpenAICompatibleServer:
         self._httpd: ThreadingHTTPServer | None = None
         self._in_flight = 0
         self.max_in_flight = 0  # the most chat requests it was answering at once
+        self._streams: list[Stream] = []
         self._thread: threading.Thread | None = None
 
     # -- control ------------------------------------------------------------------------------
@@ -79,6 +107,17 @@ class OpenAICompatibleServer:
     def requests(self) -> list[Request]:
         with self._lock:
             return list(self._requests)
+
+    @property
+    def streams(self) -> list[Stream]:
+        with self._lock:
+            return list(self._streams)
+
+    def _new_stream(self) -> Stream:
+        stream = Stream()
+        with self._lock:
+            self._streams.append(stream)
+        return stream
 
     def _enter(self) -> None:
         with self._lock:
@@ -208,7 +247,14 @@ def _handler_for(server: OpenAICompatibleServer) -> type[BaseHTTPRequestHandler]
             finally:
                 server._leave()
             if reply.status == 200 and reply.body is None:
-                self._send(200, server._completion(reply, body), reply.headers)
+                if isinstance(body, dict) and body.get("stream"):
+                    server._enter()  # a stream is in flight until its last chunk
+                    try:
+                        self._stream(reply, body)
+                    finally:
+                        server._leave()
+                else:
+                    self._send(200, server._completion(reply, body), reply.headers)
                 return
             payload = reply.body or {
                 "error": {
@@ -219,7 +265,61 @@ def _handler_for(server: OpenAICompatibleServer) -> type[BaseHTTPRequestHandler]
             }
             self._send(reply.status, payload, reply.headers)
 
+        def _stream(self, reply: Reply, body: dict[str, Any]) -> None:
+            stream = server._new_stream()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            base = {
+                "id": f"chatcmpl-{len(server.requests)}",
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": body.get("model", "tiny"),
+            }
+
+            def choice(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+                return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+            def event(payload: Any) -> None:
+                data = (
+                    b"data: "
+                    + (payload if isinstance(payload, bytes) else json.dumps(payload).encode())
+                    + b"\n\n"
+                )
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+
+            try:
+                event(choice({"role": "assistant", "content": ""}))
+                for piece in reply.pieces():
+                    if reply.chunk_delay:
+                        time.sleep(reply.chunk_delay)
+                    event(choice({"content": piece}))
+                    stream.sent.append(piece)
+                event(choice({}, "stop"))
+                options = body.get("stream_options") or {}
+                if reply.stream_usage and options.get("include_usage"):
+                    usage = {
+                        "prompt_tokens": reply.prompt_tokens,
+                        "completion_tokens": reply.completion_tokens,
+                        "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+                    }
+                    event({**base, "choices": [], "usage": usage})
+                event(b"[DONE]")
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+                stream.finished = True
+            except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
+                stream.abandoned = True
+                self.close_connection = True
+            finally:
+                stream.gone.set()
+
     return Handler
 
 
-__all__ = ["OpenAICompatibleServer", "Reply", "Request"]
+__all__ = ["OpenAICompatibleServer", "Reply", "Request", "Stream"]

@@ -120,7 +120,9 @@ def test_a_negotiator_accepts_within_its_limit_and_counters_otherwise():
 def test_amounts_read_thousands_separators_and_prefer_currency_over_years():
     # "$24,000" was read as 0 ("How about 0?"), and a car's year as its price.
     buyer = persona("Alice", {"role": "buyer", "private_value": "the car is worth $20,000 to you"})
-    text = reply(OfflineModel(), turn_prompt(("Bob", "The 2015 Civic is yours for $24,000.")), buyer)
+    text = reply(
+        OfflineModel(), turn_prompt(("Bob", "The 2015 Civic is yours for $24,000.")), buyer
+    )
     assert "How about 20,000?" in text
     seller = persona("Alice", {"role": "seller", "private_cost": "you paid 15,500 dollars"})
     text = reply(OfflineModel(), turn_prompt(("Bob", "I'd pay 12000 for the 2019 model")), seller)

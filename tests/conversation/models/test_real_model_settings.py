@@ -15,7 +15,7 @@ from conversation import Room
 from conversation.exceptions import ConversationValueError, ModelCallError
 from conversation.models import ask, resolve_model
 from conversation.models.calls import ModelTimeoutError
-from conversation.models.retries import ROOM_STATUSES, backoff_delay, is_transient
+from conversation.models.retries import TRANSIENT_HTTP_STATUSES, backoff_delay, is_transient
 from conversation.models.settings import CallSettings, context_window
 from conversation.planning.planner import RoundRobinRoomPlanner
 from conversation.planning.policies import RoundRobinPolicy
@@ -101,7 +101,7 @@ def test_a_timeout_backs_off_at_least_its_own_length_and_grows(db, server, spec)
     exc = ModelTimeoutError("slow", timeout=30, min_backoff=30)
     assert [backoff_delay(1.0, n, exc) for n in (1, 2, 3)] == [30, 60, 120]
     assert backoff_delay(1.0, 1, ModelTimeoutError("remote", timeout=30)) == 1.0
-    assert is_transient(exc, ROOM_STATUSES)
+    assert is_transient(exc, TRANSIENT_HTTP_STATUSES)
 
 
 def test_http_429_is_retried_after_the_servers_retry_after(db, server, spec) -> None:

@@ -1,0 +1,54 @@
+"""What the pages show, read through the engine: stored records (``records``: a room, a page of
+rooms, a log, an analysis) and pandas tables (``frames``: pandas is loaded on the first call).
+Writes go through the concept that owns them (rooms, experiments, analysis, library); no page
+reads or writes storage itself."""
+
+from conversation.browse.frames import (
+    analysis_frame,
+    data_version,
+    events_frame,
+    last_messages,
+    rooms_summary,
+    tags_frame,
+)
+from conversation.browse.records import (
+    ROOM_SORTS,
+    answers,
+    count_rooms,
+    events,
+    get_analysis,
+    get_experiment,
+    get_room,
+    latest_seq,
+    list_agent_profiles,
+    list_analyses,
+    list_experiments,
+    list_rooms,
+    message_tags,
+    room_family,
+    sample_log,
+)
+
+__all__ = [
+    "ROOM_SORTS",
+    "analysis_frame",
+    "answers",
+    "count_rooms",
+    "data_version",
+    "events",
+    "events_frame",
+    "get_analysis",
+    "get_experiment",
+    "get_room",
+    "last_messages",
+    "latest_seq",
+    "list_agent_profiles",
+    "list_analyses",
+    "list_experiments",
+    "list_rooms",
+    "message_tags",
+    "room_family",
+    "rooms_summary",
+    "sample_log",
+    "tags_frame",
+]

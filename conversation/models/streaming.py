@@ -1,0 +1,556 @@
+"""``ask_streaming()``: ``ask()`` with the reply handed over as it grows, and a way to stop it.
+
+EDSL 1.0.9 cannot stream (its services send ``"stream": false``), so a streamed call is made beside
+EDSL, not through it, and keeps ``ask``'s contract (``models.calls``):
+
+- the same request: EDSL's own message and parameter builders (``MessageBuilder``,
+  ``OpenAIParameterBuilder``, the model's ``_filter_parameters_for_service``, so a self-hosted
+  server gets ``max_tokens``), on the model's own ``openai`` client (``model.async_client()``: the
+  no-retry client of ``models.clients``), with ``stream=True`` and
+  ``stream_options={"include_usage": True}``;
+- the same checks and limits: the prompt-size check, ``max_output_tokens``, the timeout (for the
+  whole reply, as ``ask``'s: ``ModelTimeoutError``, with ``min_backoff`` for a self-hosted server),
+  a slot of the provider's limiter while the request runs, provider exceptions unchanged (so
+  ``retries.is_transient`` classifies a 429/503 or a dropped connection as it does for ``ask``);
+- the same EDSL cache key (``stored_cache.cache_key``) and the same cache: a hit is answered at once
+  (one ``on_text`` with the whole text, ``cache_used``, 0 tokens, cost 0.0, no slot taken), a new
+  valid answer is stored as the chat completion EDSL would have stored, so a later ``ask`` or
+  streamed call with the same inputs hits it;
+- usage from the stream when the server sends it; otherwise (llama.cpp's server sends none)
+  ``text.tokens`` estimates, and ``ModelReply.usage_estimated`` is true; the stored entry keeps
+  what the server sent.
+
+``on_text(text_so_far)`` (a function, or a coroutine function, awaited) is called each time the
+shown text changes: the reply so far, leading spaces trimmed and, with ``settings.speakers``, a
+copied label stripped as the final text will be (so a partial never shows what the committed
+message will not). It runs on the reading task: a slow ``on_text`` slows the reading, so
+throttle writes inside it. Its exceptions end the call.
+
+``cancel`` (an ``asyncio.Event``, or anything with ``is_set()``, polled every
+``CANCEL_POLL_SECONDS``) stops the call at any point: waiting for a slot, before the first chunk,
+or mid-stream. The request is closed (no more chunks are read; the server sees the client go),
+``ModelCallCancelled`` (a ``ModelCallError`` with ``code="cancelled"``, never transient) is raised,
+and nothing is written to the cache. A reply complete before the stop is returned as usual.
+
+Which models stream (``supports_streaming``): EDSL's OpenAI chat models of the services in
+``STREAMING_SERVICES`` (OpenAI, OpenAI-compatible servers such as llama.cpp's and vLLM, Ollama),
+and the ``OfflineModel``, which hands out the reply ``ask`` would give word by word at its
+``stream_rate()``. Every other model is asked with ``ask`` (and a model reachable only through
+Expected Parrot's remote jobs too): one ``on_text`` with the whole reply, so callers need no
+special case.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Protocol, TypeVar
+
+from edsl.caching import Cache
+from edsl.inference_services.services.message_builder import MessageBuilder
+from edsl.inference_services.services.open_ai_service import OpenAIParameterBuilder, OpenAIService
+
+from conversation.exceptions import ConversationValueError, ModelCallError
+from conversation.models.calls import (
+    ModelReply,
+    ModelTimeoutError,
+    _bounded,
+    _check_fits,
+    _reply_text,
+    ask,
+    known_cost,
+)
+from conversation.models.labels import model_label, needs_remote_jobs
+from conversation.models.limits import call_slot
+from conversation.models.offline import OfflineModel
+from conversation.models.settings import SELF_HOSTED_SERVICES, CallSettings
+from conversation.models.stored_cache import StoredCache, cache_key
+from conversation.text.tokens import estimate_tokens, prompt_tokens
+from conversation.text.transcript import strip_echo
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+#: EDSL services whose chat models are streamed with the ``openai`` client.
+STREAMING_SERVICES = frozenset({"openai", "openai_compatible", "ollama"})
+#: How often a ``cancel`` without an awaitable ``wait()`` (a ``threading.Event``) is checked.
+CANCEL_POLL_SECONDS = 0.05
+
+OnText = Callable[[str], "Awaitable[None] | None"]
+
+
+class CancelSignal(Protocol):
+    """What ``cancel`` must offer: ``asyncio.Event`` and ``threading.Event`` both do."""
+
+    def is_set(self) -> bool: ...
+
+
+class ModelCallCancelled(ModelCallError):
+    """The call was stopped through its ``cancel`` signal; nothing was cached."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="cancelled")
+
+
+def supports_streaming(model: Any) -> bool:
+    """True when ``ask_streaming`` streams ``model``'s reply (else it asks with ``ask``)."""
+    if needs_remote_jobs(model) or getattr(model, "remote", False) is True:
+        return False  # answered through Expected Parrot (a job, or EDSL's remote call)
+    if isinstance(model, OfflineModel):
+        return True
+    return _is_openai_chat(model)
+
+
+def _is_openai_chat(model: Any) -> bool:
+    """An EDSL model of a streaming service whose call is EDSL's OpenAI chat completion (models
+    of services that build their own request, Perplexity's or Meta's, are not)."""
+    if getattr(model, "_inference_service_", None) not in STREAMING_SERVICES:
+        return False
+    call = getattr(type(model), "async_execute_model_call", None)
+    return getattr(call, "__module__", None) == OpenAIService.__module__ and callable(
+        getattr(model, "async_client", None)
+    )
+
+
+async def ask_streaming(
+    model: Any,
+    *,
+    user_prompt: str,
+    system_prompt: str,
+    cache: Cache | StoredCache | None = None,
+    iteration: int = 0,
+    settings: CallSettings | None = None,
+    on_text: OnText | None = None,
+    cancel: CancelSignal | None = None,
+) -> ModelReply:
+    """``ask()``, streamed (see the module docstring): the same ``ModelReply``, the same cache."""
+    if on_text is not None and not callable(on_text):
+        raise ConversationValueError(
+            f"on_text must be a function of the text so far, got {type(on_text).__name__}"
+        )
+    if cancel is not None and not callable(getattr(cancel, "is_set", None)):
+        raise ConversationValueError(
+            f"cancel must be an asyncio.Event or threading.Event, got {type(cancel).__name__}"
+        )
+    label = model_label(model)
+    if not supports_streaming(model):
+        call = ask(
+            model,
+            user_prompt=user_prompt,
+            system_prompt=system_prompt,
+            cache=cache,
+            iteration=iteration,
+            settings=settings,
+        )
+        reply = await _unless_cancelled(call, cancel, label)
+        await _show(on_text, reply.text)
+        return reply
+    _check_inputs(user_prompt, system_prompt, iteration, settings)
+    if cancel is not None and cancel.is_set():
+        raise _cancelled(label)
+    if isinstance(model, OfflineModel):
+        return await _offline(
+            model, label, user_prompt, system_prompt, cache, iteration, settings, on_text, cancel
+        )
+    if settings is not None:
+        _check_fits(label, settings, system_prompt, user_prompt)
+        model = _bounded(model, settings)
+    return await _openai(
+        model, label, user_prompt, system_prompt, cache, iteration, settings, on_text, cancel
+    )
+
+
+# -- the offline model -------------------------------------------------------------------------
+
+
+async def _offline(
+    model: OfflineModel,
+    label: str,
+    user_prompt: str,
+    system_prompt: str,
+    cache: Cache | StoredCache | None,
+    iteration: int,
+    settings: CallSettings | None,
+    on_text: OnText | None,
+    cancel: CancelSignal | None,
+) -> ModelReply:
+    """``ask``'s reply on a scratch cache, handed out word by word; cached only when complete."""
+    key = cache_key(
+        model, user_prompt=user_prompt, system_prompt=system_prompt, iteration=iteration
+    )
+    scratch = await _scratch(cache, key)
+    timeout = settings.timeout if settings is not None else None
+    started = time.perf_counter()
+
+    async def run() -> ModelReply:
+        reply = await ask(
+            model,
+            user_prompt=user_prompt,
+            system_prompt=system_prompt,
+            cache=scratch,
+            iteration=iteration,
+            settings=settings,
+        )
+        if reply.cache_used:
+            return reply
+        rate = model.stream_rate()
+        left = None if timeout is None else timeout - (time.perf_counter() - started)
+        try:
+            async with asyncio.timeout(left):
+                for count, shown in enumerate(_word_prefixes(reply.text)):
+                    wait = started + reply.latency + count / rate - time.perf_counter()
+                    if wait > 0:
+                        await asyncio.sleep(wait)
+                    await _show(on_text, shown)
+        except TimeoutError as exc:
+            raise _timeout(model, label, timeout or 0.0) from exc
+        return dataclasses.replace(reply, latency=time.perf_counter() - started)
+
+    reply = await _unless_cancelled(run(), cancel, label)
+    if reply.cache_used:
+        await _show(on_text, reply.text)
+        return reply
+    await _keep(cache, scratch, key, label)
+    return reply
+
+
+_WORD = re.compile(r"\S+")
+
+
+def _word_prefixes(text: str) -> list[str]:
+    """``text`` cut after each word: the last is ``text`` itself."""
+    return [text[: match.end()] for match in _WORD.finditer(text)] or [text]
+
+
+# -- OpenAI chat completions -------------------------------------------------------------------
+
+
+async def _openai(
+    model: Any,
+    label: str,
+    user_prompt: str,
+    system_prompt: str,
+    cache: Cache | StoredCache | None,
+    iteration: int,
+    settings: CallSettings | None,
+    on_text: OnText | None,
+    cancel: CancelSignal | None,
+) -> ModelReply:
+    key = cache_key(
+        model, user_prompt=user_prompt, system_prompt=system_prompt, iteration=iteration
+    )
+    scratch = await _scratch(cache, key)
+    entry = scratch.data.get(key)
+    if entry is not None:
+        return await _from_cache(model, label, key, entry, settings, on_text)
+    timeout = settings.timeout if settings is not None else None
+    speakers = settings.speakers if settings is not None else ()
+    roster = settings.roster if settings is not None else ()
+    shown = ""
+
+    async def show(so_far: str) -> None:
+        nonlocal shown
+        text = so_far.lstrip()
+        if text and speakers:
+            text = strip_echo(text, speakers, roster)
+        if text and text != shown:
+            shown = text
+            await _show(on_text, text)
+
+    async def run() -> tuple[dict[str, Any], float]:
+        async with call_slot(model):
+            started = time.perf_counter()
+            try:
+                async with asyncio.timeout(timeout):
+                    raw = await _read_stream(model, user_prompt, system_prompt, show)
+            except TimeoutError as exc:
+                if timeout is None or isinstance(exc, ModelTimeoutError):
+                    raise
+                raise _timeout(model, label, timeout) from exc
+            return raw, time.perf_counter() - started
+
+    raw, latency = await _unless_cancelled(run(), cancel, label)
+    text = _final_text(model, raw, settings)
+    if text is None:
+        raise ModelCallError(
+            f"{label} returned no text (streamed; finish reason "
+            f"{raw['choices'][0]['finish_reason']!r}); the turn failed and nothing was recorded",
+            code="empty_response",
+        )
+    estimated = not isinstance(raw.get("usage"), dict)
+    if estimated:
+        input_tokens: int | None = prompt_tokens(system_prompt, user_prompt)
+        output_tokens: int | None = estimate_tokens(raw["choices"][0]["message"]["content"])
+        priced = {
+            **raw,
+            "usage": {"prompt_tokens": input_tokens, "completion_tokens": output_tokens},
+        }
+        cost = known_cost(model, model.cost(priced).total_cost)
+    else:
+        spent = model.cost(raw)
+        input_tokens, output_tokens = spent.input_tokens, spent.output_tokens
+        cost = known_cost(model, spent.total_cost)
+    stored_key = scratch.store(
+        model=str(model.model),
+        parameters=dict(model.parameters),
+        system_prompt=system_prompt,
+        user_prompt=user_prompt,
+        response=raw,
+        iteration=iteration,
+        service=model._inference_service_,
+    )
+    if stored_key != key:  # EDSL changed how it keys calls: nothing would ever hit
+        log.warning("%s: EDSL's cache key %s is not %s", label, stored_key, key)
+    await _keep(cache, scratch, key, label)
+    return ModelReply(
+        text=text,
+        model_name=label,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cost=cost,
+        cache_used=False,
+        cache_key=key,
+        latency=latency,
+        raw=raw,
+        usage_estimated=estimated,
+    )
+
+
+def request_parameters(model: Any, user_prompt: str, system_prompt: str) -> dict[str, Any]:
+    """The chat-completion parameters EDSL's OpenAI service sends for this call (no files, no
+    response schema), built with EDSL's own builders; ``stream`` is not among them."""
+    messages = MessageBuilder(
+        model=model.model,
+        user_prompt=user_prompt,
+        system_prompt=system_prompt,
+        omit_system_prompt_if_empty=model.omit_system_prompt_if_empty,
+        supports_files_api=False,
+    ).get_messages()
+    parameters = model.parameters
+    params = OpenAIParameterBuilder.build_params(
+        model=model.model,
+        messages=messages,
+        **{
+            name: getattr(model, name, parameters.get(name))
+            for name in (
+                "temperature",
+                "max_tokens",
+                "top_p",
+                "frequency_penalty",
+                "presence_penalty",
+                "logprobs",
+                "top_logprobs",
+                "reasoning_effort",
+            )
+        },
+    )
+    return dict(model._filter_parameters_for_service(params))
+
+
+async def _read_stream(
+    model: Any, user_prompt: str, system_prompt: str, show: Callable[[str], Awaitable[None]]
+) -> dict[str, Any]:
+    """Stream one chat completion; the chat completion EDSL would have stored, rebuilt."""
+    params = request_parameters(model, user_prompt, system_prompt)
+    client = model.async_client()
+    stream = await client.chat.completions.create(
+        **params, stream=True, stream_options={"include_usage": True}
+    )
+    parts: list[str] = []
+    first: Any = None
+    finish_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    try:
+        async for chunk in stream:
+            first = first or chunk
+            if getattr(chunk, "usage", None) is not None:
+                usage = chunk.usage.model_dump()
+            for choice in chunk.choices or ():
+                if choice.index != 0:
+                    continue
+                finish_reason = choice.finish_reason or finish_reason
+                piece = choice.delta.content if choice.delta is not None else None
+                if piece:
+                    parts.append(piece)
+                    await show("".join(parts))
+    finally:
+        await stream.close()  # also when cancelled or timed out: the server sees the client go
+    return {
+        "id": getattr(first, "id", None),
+        "object": "chat.completion",
+        "created": getattr(first, "created", None),
+        "model": getattr(first, "model", None) or model.model,
+        "system_fingerprint": getattr(first, "system_fingerprint", None),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "".join(parts)},
+                "finish_reason": finish_reason,
+                "logprobs": None,
+            }
+        ],
+        "usage": usage,
+    }
+
+
+async def _from_cache(
+    model: Any,
+    label: str,
+    key: str,
+    entry: Any,
+    settings: CallSettings | None,
+    on_text: OnText | None,
+) -> ModelReply:
+    """A cache hit, as ``ask`` reports one: at once, free, the text read the same way."""
+    import json
+
+    started = time.perf_counter()
+    raw = json.loads(entry.output)
+    text = _final_text(model, raw, settings)
+    if text is None:
+        raise ModelCallError(
+            f"{label} returned no text (a cached answer: {str(entry.output)[:300]}); the turn "
+            "failed and nothing was recorded",
+            code="empty_response",
+        )
+    await _show(on_text, text)
+    return ModelReply(
+        text=text,
+        model_name=label,
+        input_tokens=0,
+        output_tokens=0,
+        cost=0.0,
+        cache_used=True,
+        cache_key=key,
+        latency=time.perf_counter() - started,
+        raw=raw,
+    )
+
+
+def _final_text(model: Any, raw: Any, settings: CallSettings | None) -> str | None:
+    text = _reply_text(model, raw, None)
+    if text is not None and settings is not None and settings.speakers:
+        text = strip_echo(text, settings.speakers, settings.roster) or None
+    return text
+
+
+# -- shared pieces -----------------------------------------------------------------------------
+
+
+async def _scratch(cache: Cache | StoredCache | None, key: str) -> Cache:
+    """An in-memory cache holding the stored entry of ``key`` (if any): written to only here, and
+    kept (``_keep``) only once the call completed."""
+    if isinstance(cache, StoredCache):
+        return await cache.cache_for(key)
+    if isinstance(cache, Cache) and key in cache.data:
+        return Cache(data={key: cache.data[key]})
+    return Cache(data={})
+
+
+async def _keep(cache: Cache | StoredCache | None, scratch: Cache, key: str, label: str) -> None:
+    """Write the completed call's new entry to the caller's cache (none on a hit)."""
+    if isinstance(cache, StoredCache):
+        await cache.save(scratch)
+    elif isinstance(cache, Cache):
+        entry = scratch.new_entries.get(key)
+        if entry is not None and key not in cache.data:
+            cache.data[key] = entry
+            cache.new_entries[key] = entry
+
+
+async def _show(on_text: OnText | None, text: str) -> None:
+    if on_text is None:
+        return
+    result = on_text(text)
+    if inspect.isawaitable(result):
+        await result
+
+
+async def _unless_cancelled(
+    call: Coroutine[Any, Any, T], cancel: CancelSignal | None, label: str
+) -> T:
+    """Run ``call``; when ``cancel`` is set first, cancel it (closing its request) and raise
+    ``ModelCallCancelled``. Cancelling the caller cancels ``call`` too."""
+    if cancel is None:
+        return await call
+    task = asyncio.ensure_future(call)
+    stop = asyncio.ensure_future(_wait_until_set(cancel))
+    stopped = False
+    try:
+        await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stop.cancel()
+        if not task.done():
+            stopped = True
+            task.cancel()
+            # the request is closed before this returns (the stream's own ``finally``)
+            await asyncio.gather(task, return_exceptions=True)
+    if stopped:
+        raise _cancelled(label)
+    return task.result()
+
+
+async def _wait_until_set(cancel: CancelSignal) -> None:
+    if isinstance(cancel, asyncio.Event):
+        await cancel.wait()
+        return
+    while not cancel.is_set():
+        await asyncio.sleep(CANCEL_POLL_SECONDS)
+
+
+def _cancelled(label: str) -> ModelCallCancelled:
+    return ModelCallCancelled(
+        f"the call to {label} was stopped before its reply was complete; nothing was recorded"
+    )
+
+
+def _timeout(model: Any, label: str, timeout: float) -> ModelTimeoutError:
+    """``ask``'s timeout error, word for word."""
+    local = getattr(model, "_inference_service_", None) in SELF_HOSTED_SERVICES
+    return ModelTimeoutError(
+        f"{label} gave no answer within {timeout:g} s (the room's request timeout)"
+        + (
+            "; a self-hosted server keeps working on an abandoned request, so a retry "
+            f"waits at least {timeout:g} s"
+            if local
+            else ""
+        ),
+        timeout=timeout,
+        min_backoff=timeout if local else 0.0,
+    )
+
+
+def _check_inputs(user_prompt: Any, system_prompt: Any, iteration: Any, settings: Any) -> None:
+    """``ask``'s argument checks (the fallback path leaves them to ``ask`` itself)."""
+    for name, value in (("user_prompt", user_prompt), ("system_prompt", system_prompt)):
+        if not isinstance(value, str):
+            raise ConversationValueError(
+                f"{name} must be a string, got {type(value).__name__}; pass the prompt text"
+            )
+    if not isinstance(iteration, int) or isinstance(iteration, bool) or iteration < 0:
+        raise ConversationValueError(
+            f"iteration must be a non-negative integer, got {iteration!r}; use 0 unless you "
+            "want a second, separately cached answer to the same prompts"
+        )
+    if settings is not None and not isinstance(settings, CallSettings):
+        raise ConversationValueError(
+            f"settings must be a CallSettings, got {type(settings).__name__}"
+        )
+
+
+__all__ = [
+    "CANCEL_POLL_SECONDS",
+    "STREAMING_SERVICES",
+    "CancelSignal",
+    "ModelCallCancelled",
+    "OnText",
+    "ask_streaming",
+    "request_parameters",
+    "supports_streaming",
+]

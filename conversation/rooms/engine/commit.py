@@ -1,0 +1,34 @@
+"""The pure commit mapping: a model reply becomes its turn's fenced ``TurnCommit``, by the
+handler of the turn's kind (a message, a pass, a draft that waits, a pick, a summary)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import storage
+from conversation.rooms.engine.kinds import handler_of
+from conversation.rooms.engine.records import Call, Reply
+
+
+def commit_for(call: Call, outcome: Reply) -> storage.TurnCommit:
+    """The fenced commit of ``outcome`` for ``call``'s turn; ``data["cache_hit"]`` says whether
+    the answer came from the model cache."""
+    reply = outcome.reply
+    base: dict[str, Any] = {
+        "event_id": call.turn.id,
+        "token": call.held.token,
+        "model": reply.model_name,
+        "input_tokens": reply.input_tokens,
+        "output_tokens": reply.output_tokens,
+        "cost": reply.cost,
+        "latency": reply.latency,
+        "attempts": outcome.attempts,
+        "next_attempt_at": None,
+        "error": None,
+    }
+    commit = handler_of(call.turn).commit(call, outcome, base)
+    return dataclasses.replace(commit, data={**(commit.data or {}), "cache_hit": reply.cache_used})
+
+
+__all__ = ["commit_for"]

@@ -1,0 +1,26 @@
+"""The turn-kind handlers, keyed by ``TurnKind``: the one place the engine learns what kinds of
+turns there are.
+
+``HANDLERS`` is in claim order: a new turn is of the first kind whose handler claims it (a context
+summary before anything else, then a coordinator's drafts, a coordinator's pick, and an agent
+speaking, which is always due). An open turn is resumed and a reply committed by the handler of
+the turn's stored kind. Adding a kind is one module (a ``TurnHandler``) and one line here."""
+
+from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler
+from conversation.rooms.engine.kinds.candidates import CandidatesTurn
+from conversation.rooms.engine.kinds.pick import PickTurn
+from conversation.rooms.engine.kinds.registry import HANDLERS, claim_new, handler_of
+from conversation.rooms.engine.kinds.speak import SpeakTurn
+from conversation.rooms.engine.kinds.summary import SummaryTurn
+
+__all__ = [
+    "HANDLERS",
+    "CandidatesTurn",
+    "ClaimContext",
+    "PickTurn",
+    "SpeakTurn",
+    "SummaryTurn",
+    "TurnHandler",
+    "claim_new",
+    "handler_of",
+]

@@ -1,0 +1,62 @@
+"""``TurnKind.SPEAK``: an agent speaks (or passes). Its turn stores no ``event``; in a moderated
+room a message is a draft that waits for a person (the room ``waiting`` with it)."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import storage
+from conversation.rooms.config import RoomConfig
+from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler, resumed
+from conversation.rooms.engine.records import Call, Plan, Reply
+from conversation.rooms.log import LogView
+from conversation.rooms.prompt import build_turn_prompt, denial_feedback, is_pass, room_template
+from conversation.vocabulary import RoomStatus, TurnKind, TurnState
+
+
+class SpeakTurn(TurnHandler):
+    kind: ClassVar[TurnKind] = TurnKind.SPEAK
+
+    def claim(self, ctx: ClaimContext) -> Plan:
+        """Always due: the planner's speaker speaks (the last kind the registry asks)."""
+        planned = ctx.planned
+        prompt = build_turn_prompt(
+            ctx.config,
+            ctx.view,
+            planned.speaker,
+            template=room_template(ctx.config),
+            addressee=planned.addressee,
+        )
+        data: dict[str, Any] = {"chosen_because": ctx.because}
+        if planned.addressee is not None:
+            data["addressee"] = planned.addressee
+        speaker = ctx.config.spec(planned.speaker).name
+        return ctx.claim(speaker, planned.round, prompt, data, model=ctx.label(speaker))
+
+    def resume(
+        self, config: RoomConfig, before: LogView, turn: storage.Event, planner: Any
+    ) -> Plan:
+        """The same prompt, with the feedback of every denial of its drafts so far."""
+        data = turn.data or {}
+        prompt = build_turn_prompt(
+            config,
+            before,
+            turn.speaker,
+            template=room_template(config),
+            feedback=denial_feedback(data.get("denials", [])),
+            addressee=data.get("addressee"),
+        )
+        return resumed(config, turn, prompt)
+
+    def commit(self, call: Call, outcome: Reply, base: dict[str, Any]) -> storage.TurnCommit:
+        """A pass, a message, or (moderated) a draft that waits with the room."""
+        text = outcome.reply.text
+        passed = is_pass(text)
+        draft = call.config.moderated and not passed
+        return storage.TurnCommit(
+            **base,
+            state=TurnState.WAITING if draft else TurnState.DONE,
+            kind="pass" if passed else "agent",
+            content="" if passed else text,
+            room_status=RoomStatus.WAITING if draft else None,
+        )
