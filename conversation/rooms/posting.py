@@ -1,6 +1,7 @@
 """A person's message to a room: checked, then appended in one write (``Room.post``).
 
-A message is non-empty text within ``MAX_MESSAGE_CHARS`` and without NUL; its speaker is a
+A message obeys the one message rule (``text.limits.check_message``: non-empty text within
+``MAX_MESSAGE_CHARS``, without NUL); its speaker is a
 person's name (never an agent's or a reserved one); ``to`` makes it private to agents of the
 room. Nothing is written when a check fails (``ConversationValueError`` naming the fix).
 """
@@ -17,27 +18,11 @@ from conversation.rooms.boundary import storage_errors
 from conversation.rooms.config import RoomConfig, check_name, reserved_speaker
 from conversation.text.limits import (
     MAX_AGENTS,
-    MAX_MESSAGE_CHARS,
     MAX_REQUEST_ID_CHARS,
+    check_message,
     check_text,
 )
 from conversation.vocabulary import REOPENED_BY_A_MESSAGE
-
-
-def check_message(content: Any) -> str:
-    """``content`` when it is a message a person may post: non-empty text of at most
-    ``MAX_MESSAGE_CHARS`` characters, without NUL."""
-    if not isinstance(content, str) or not content.strip():
-        raise ConversationValueError("a message must be non-empty text")
-    if len(content) > MAX_MESSAGE_CHARS:
-        raise ConversationValueError(
-            f"a message is limited to {MAX_MESSAGE_CHARS:,} characters (got {len(content):,})"
-        )
-    if "\x00" in content:
-        raise ConversationValueError(
-            "a message may not contain NUL characters (\\x00); remove them"
-        )
-    return content
 
 
 def audience(to: Any, config: RoomConfig) -> list[str] | None:
@@ -77,7 +62,7 @@ def post_message(
 ) -> storage.Event:
     """Post a human message to room ``room_id`` (the contract of ``Room.post``)."""
     require(actor, Action.POST)
-    check_message(content)
+    check_message(content)  # the message rule (text.limits): non-empty, bounded, no NUL
     if request_id is not None:
         check_text(request_id, "request_id", MAX_REQUEST_ID_CHARS, one_line=True)
     check_name(speaker, "speaker")
