@@ -72,14 +72,18 @@ if room_id is not None and room_id not in labels:
     except LookupError:
         st.error(f"There is no room {room_id}. Pick another one or create a room.")
         room_id = None
-options = [None, *labels]
+# "+ New room" is an option of its own (0, never a room id): a None value would leave the select
+# box without a selection, showing Streamlit's "Choose an option" placeholder.
+NEW_ROOM = 0
+options = [NEW_ROOM, *labels]
 picked = synced_selectbox(
     "Room",
     options,
-    room_id,
-    format_func=lambda r: "+ New room" if r is None else labels[r],
+    NEW_ROOM if room_id is None else room_id,
+    format_func=lambda r: "+ New room" if r == NEW_ROOM else labels[r],
     key="room-pick",
 )
+picked = None if picked == NEW_ROOM else picked
 if picked != room_id:
     if picked is None:
         st.query_params.pop("room", None)
