@@ -4,7 +4,8 @@ through Streamlit's AppTest. Each test fails on the code before its fix."""
 from __future__ import annotations
 
 from storage import Database
-from tests.app.test_pages import app
+from tests.app.test_page_fixes import _experiment
+from tests.app.test_pages import app, mug_room
 
 
 def test_the_room_picker_reads_new_room_not_choose_an_option(db: Database) -> None:
@@ -15,3 +16,18 @@ def test_the_room_picker_reads_new_room_not_choose_an_option(db: Database) -> No
     assert picker.index == 0
     assert picker.options[0] == "+ New room"
     assert picker.value is not None
+
+
+def test_home_counts_the_rooms_it_lists(db: Database) -> None:
+    """Home said "Rooms (3)" above a list of one room: the other two were experiment rooms,
+    left out of the list by default but counted in the heading."""
+    mug_room(db)
+    _experiment(db)  # two rooms, one per condition
+    at = app()
+    assert [s.value for s in at.subheader if s.value.startswith("Rooms")] == [
+        "Rooms (1; 2 more in experiments)"
+    ]
+    (table,) = [d for d in at.dataframe if "room_id" in d.value.columns]
+    assert len(table.value) == 1
+    at.selectbox(key="home-experiment").set_value("All rooms").run()
+    assert [s.value for s in at.subheader if s.value.startswith("Rooms")] == ["Rooms (3)"]
