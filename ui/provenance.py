@@ -40,8 +40,8 @@ def marks(event: Any) -> list[str]:
     by = data.get("by")
     if event.kind == "human" and by and by != event.speaker:
         found.append(f"posted by {by}")
-    if event.kind == "system" and by:
-        found.append(f"by {by}")
+    if event.kind == "system" and by and f"by {by}" not in str(getattr(event, "content", "") or ""):
+        found.append(f"by {by}")  # (a notice such as "Resumed by ann." names them already)
     if data.get("chosen_because"):
         found.append(f"why {event.speaker}: {data['chosen_because']}")
     if data.get("candidates") and data.get("picked"):

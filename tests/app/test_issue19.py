@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from storage import Database
 from tests.app.test_page_fixes import _experiment
-from tests.app.test_pages import app, mug_room
+from tests.app.test_pages import app, mug_room, shown
 
 
 def test_the_room_picker_reads_new_room_not_choose_an_option(db: Database) -> None:
@@ -31,3 +31,15 @@ def test_home_counts_the_rooms_it_lists(db: Database) -> None:
     assert len(table.value) == 1
     at.selectbox(key="home-experiment").set_value("All rooms").run()
     assert [s.value for s in at.subheader if s.value.startswith("Rooms")] == ["Rooms (3)"]
+
+
+def test_a_notice_names_who_acted_once(db: Database) -> None:
+    """A notice read "Resumed by ann." and, under it, "by ann" again."""
+    room = mug_room(db)
+    room.pause(by="ann")
+    room.resume(by="ann")
+    at = app("pages/room.py", room=str(room.id))
+    said = [shown(c.value) for c in at.caption if "ann" in c.value]
+    assert any(s.endswith("Paused by ann.") for s in said), said
+    assert any(s.endswith("Resumed by ann.") for s in said), said
+    assert not [s for s in said if s == "by ann"], said
