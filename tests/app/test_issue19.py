@@ -43,3 +43,11 @@ def test_a_notice_names_who_acted_once(db: Database) -> None:
     assert any(s.endswith("Paused by ann.") for s in said), said
     assert any(s.endswith("Resumed by ann.") for s in said), said
     assert not [s for s in said if s == "by ann"], said
+
+
+def test_a_room_link_without_the_page_path_opens_the_room(db: Database) -> None:
+    """``/?room=1`` silently showed Home; it opens the room, as ``/room?room=1`` does."""
+    room = mug_room(db, name="Linked room")
+    at = app(room=str(room.id))
+    assert [t.value for t in at.title] == ["Linked room"]
+    assert at.selectbox(key="room-pick").value == room.id
