@@ -4,8 +4,10 @@ through Streamlit's AppTest. Each test fails on the code before its fix."""
 from __future__ import annotations
 
 from storage import Database
+from storage import repository as repo
 from tests.app.test_page_fixes import _experiment
 from tests.app.test_pages import app, mug_room, shown
+from ui.templates import CAR_BUYING, MUG_NEGOTIATION
 
 
 def test_the_room_picker_reads_new_room_not_choose_an_option(db: Database) -> None:
@@ -51,3 +53,23 @@ def test_a_room_link_without_the_page_path_opens_the_room(db: Database) -> None:
     at = app(room=str(room.id))
     assert [t.value for t in at.title] == ["Linked room"]
     assert at.selectbox(key="room-pick").value == room.id
+
+
+def test_the_experiment_name_follows_a_template_switch_until_typed(db: Database) -> None:
+    """The opening followed a template switch but the name stayed "Mug negotiation", so a
+    car-buying experiment was stored under the mug negotiation's name."""
+    at = app("pages/experiments.py")
+    assert at.text_input(key="exp-name").value == MUG_NEGOTIATION.title
+    at.selectbox(key="exp-tpl").set_value("car_buying").run()
+    assert at.text_input(key="exp-name").value == CAR_BUYING.title
+    at.number_input(key="exp-reps").set_value(1).run()
+    at.button(key="exp-run").click().run()
+    assert not at.exception
+    assert [e.name for e in repo.list_experiments(db)] == [CAR_BUYING.title]
+
+
+def test_a_typed_experiment_name_survives_a_template_switch(db: Database) -> None:
+    at = app("pages/experiments.py")
+    at.text_input(key="exp-name").input("My study").run()
+    at.selectbox(key="exp-tpl").set_value("car_buying").run()
+    assert at.text_input(key="exp-name").value == "My study"
