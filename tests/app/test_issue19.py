@@ -73,3 +73,18 @@ def test_a_typed_experiment_name_survives_a_template_switch(db: Database) -> Non
     at.text_input(key="exp-name").input("My study").run()
     at.selectbox(key="exp-tpl").set_value("car_buying").run()
     assert at.text_input(key="exp-name").value == "My study"
+
+
+def test_an_agent_form_error_goes_once_the_field_is_fixed(db: Database) -> None:
+    """"not a usable name" stayed under the Name field after the name was fixed, until the next
+    Save."""
+    at = app("pages/agents.py")
+    at.text_input(key="agent-name-new").set_value("two words")
+    at.button(key="save-new").click().run()
+    assert any("not a usable name" in e.value for e in at.error)
+    at.text_input(key="agent-name-new").set_value("still bad!").run()
+    assert any("not a usable name" in e.value for e in at.error)
+    at.text_input(key="agent-name-new").set_value("Alice").run()
+    assert not at.exception
+    assert not [e.value for e in at.error]
+    assert repo.list_agent_profiles(db) == []  # fixed, not saved: Save is still the person's call
