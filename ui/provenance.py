@@ -56,6 +56,22 @@ def marks(event: Any) -> list[str]:
     return found
 
 
+def already_decided(event: Any) -> str:
+    """What a moderator is told when another one decided this draft first (the engine refused
+    the click with ``TurnAlreadyDecided``): who, what and when, from the turn's decisions."""
+    decisions = [d for d in _data(event).get("decisions") or [] if isinstance(d, Mapping)]
+    if not decisions:
+        return f"{event.speaker}'s draft was already decided by someone else; nothing changed."
+    last = decisions[-1]
+    verb = _PAST.get(str(last.get("verb")), str(last.get("verb")))
+    at = _time(last.get("at"))
+    when = f" at {at[:5]} UTC" if at.endswith(" UTC") else (f" at {at}" if at else "")
+    return (
+        f"{event.speaker}'s draft was already {verb} by {last.get('by')}{when}; "
+        "your click changed nothing."
+    )
+
+
 def one_click_texts(event: Any) -> list[tuple[str, list[str]]]:
     """``(title, texts)`` for what sits behind one click: the original draft of an edit, each
     denied draft with its reason, and the candidates a coordinator did not choose."""
@@ -90,4 +106,4 @@ def one_click_texts(event: Any) -> list[tuple[str, list[str]]]:
     return found
 
 
-__all__ = ["marks", "one_click_texts"]
+__all__ = ["already_decided", "marks", "one_click_texts"]

@@ -88,3 +88,23 @@ def test_an_agent_form_error_goes_once_the_field_is_fixed(db: Database) -> None:
     assert not at.exception
     assert not [e.value for e in at.error]
     assert repo.list_agent_profiles(db) == []  # fixed, not saved: Save is still the person's call
+
+
+def test_a_second_moderator_is_told_who_decided_the_draft_first(db: Database) -> None:
+    """Two moderators on one draft: ann approves it; the other still sees it and clicks Approve.
+    The engine refused with TurnAlreadyDecided, but the page, redrawn without that draft, dropped
+    the click and said nothing."""
+    room = mug_room(db, moderated=True)
+    room.run()
+    draft = room.pending()
+    assert draft is not None and draft.state == "waiting"
+    text = draft.waiting[0]["draft"]
+    at = app("pages/room.py", room=str(room.id))
+    draft.approve(by="ann")  # the other moderator, in another browser
+    at.button(key=f"approve-{draft.id}-0").click().run()
+    assert not at.exception
+    decided = room.turn(draft.id).event.data["decisions"][-1]
+    hhmm = str(decided["at"])[11:16]
+    told = [shown(w.value) for w in at.warning]
+    assert any(f"already approved by ann at {hhmm}" in t for t in told), told
+    assert room.turn(draft.id).result == text  # ann's decision stands
