@@ -350,7 +350,9 @@ def _sidebar() -> None:
             key="human_name",
             help="Messages you post are signed with this name (not an agent's name).",
         )
-        st.caption(f"Database: {escape_markdown(display_url(current_url()))}")
+        # As text: a URL in Markdown needs an invisible joiner to stay unlinked, which a person
+        # copying it would paste along.
+        st.text(f"Database: {display_url(current_url())}")
 
 
 def human_name() -> str:

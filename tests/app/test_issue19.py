@@ -76,7 +76,7 @@ def test_a_typed_experiment_name_survives_a_template_switch(db: Database) -> Non
 
 
 def test_an_agent_form_error_goes_once_the_field_is_fixed(db: Database) -> None:
-    """"not a usable name" stayed under the Name field after the name was fixed, until the next
+    """ "not a usable name" stayed under the Name field after the name was fixed, until the next
     Save."""
     at = app("pages/agents.py")
     at.text_input(key="agent-name-new").set_value("two words")
@@ -108,3 +108,14 @@ def test_a_second_moderator_is_told_who_decided_the_draft_first(db: Database) ->
     told = [shown(w.value) for w in at.warning]
     assert any(f"already approved by ann at {hhmm}" in t for t in told), told
     assert room.turn(draft.id).result == text  # ann's decision stands
+
+
+def test_the_sidebar_shows_the_database_url_literally(db: Database, db_url: str) -> None:
+    """The sidebar showed ``sqlite:\\u2060////...``: an invisible WORD JOINER, copied along with the
+    URL, broke a pasted URL. It is plain text now, exactly the URL."""
+    from storage.config import display_url
+
+    at = app()
+    shown_texts = [t.value for t in at.sidebar.text] + [c.value for c in at.sidebar.caption]
+    assert f"Database: {display_url(db_url)}" in shown_texts
+    assert not [t for t in shown_texts if "\u2060" in t]
