@@ -1,6 +1,8 @@
 """Agents: the agent library (name, traits, persona instruction, model); create, edit, duplicate,
 delete; import and export as JSON or an EDSL AgentList."""
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
@@ -130,7 +132,10 @@ with right:
     choice = st.selectbox("Agent", [NEW, *by_name], key="agent-choice")
     current = by_name.get(choice)
     slot = str(current.id) if current else "new"
-    problems = st.session_state.get(f"agent-problems-{slot}", {})
+    # Problems found by the last Save, drawn under their fields once the form is read (below):
+    # a field fixed since then shows no error any more.
+    flagged = st.session_state.get(f"agent-problems-{slot}", {})
+    under: dict[str, Any] = {}
 
     st.subheader("New agent" if current is None else f"Edit {escape_markdown(current.name)}")
     name = st.text_input(
@@ -139,14 +144,14 @@ with right:
         key=f"agent-name-{slot}",
         help="Letters, digits, '_', '-' or '.'; others address the agent as @name.",
     )
-    field_error(problems, "name")
+    under["name"] = st.empty()
     instruction = st.text_area(
         "Persona instruction",
         value=current.instruction if current else "",
         key=f"agent-instruction-{slot}",
         placeholder="How this agent behaves, e.g. 'Answer in two sentences; be skeptical.'",
     )
-    field_error(problems, "instruction")
+    under["instruction"] = st.empty()
     st.markdown("**Traits** (key / value)")
     rows = [{"key": k, "value": str(v)} for k, v in (current.traits if current else {}).items()]
     edited = st.data_editor(
@@ -156,11 +161,11 @@ with right:
         width="stretch",
         key=f"agent-traits-{slot}",
     )
-    field_error(problems, "traits")
+    under["traits"] = st.empty()
     model, model_problem = model_picker(
         "Model", key=f"agent-model-{slot}", current=current.model if current else None
     )
-    field_error(problems, "model")
+    under["model"] = st.empty()
 
     def _collect() -> tuple[library.AgentDraft, dict[str, str]]:
         traits, trait_problem = library.traits_from_rows(edited.to_dict("records"))
@@ -173,10 +178,27 @@ with right:
             found["model"] = model_problem
         return draft, found
 
+    def _values(draft: library.AgentDraft) -> dict[str, Any]:
+        return {"name": draft.name, "instruction": draft.instruction,
+                "traits": dict(draft.traits), "model": draft.model}  # fmt: skip
+
+    if flagged:
+        draft, found = _collect()
+        then = st.session_state.get(f"agent-flagged-values-{slot}", {})
+        now = _values(draft)
+        for field, problem in flagged.items():
+            # A changed field shows its problem now (none when fixed); an unchanged one keeps
+            # the problem Save found (which may come from storage, e.g. a name taken meanwhile).
+            still = found.get(field) if now.get(field) != then.get(field) else problem
+            if still and field in under:
+                with under[field]:
+                    field_error({field: still}, field)
+
     save, duplicate, delete = st.columns(3)
     if save.button("Save", type="primary", key=f"save-{slot}", width="stretch", disabled=not edits):
         draft, found = _collect()
         st.session_state[f"agent-problems-{slot}"] = found
+        st.session_state[f"agent-flagged-values-{slot}"] = _values(draft)
         if not found:
             try:
                 if current is None:

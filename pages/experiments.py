@@ -66,7 +66,7 @@ if picked != current:
 
 if current is None:
     st.subheader("Design")
-    name = st.text_input("Experiment name", value="Mug negotiation", key="exp-name")
+    name_slot = st.container()  # the name is drawn here once the template is known
     source = st.radio(
         "Template room", ["A shipped template", "An existing room"], horizontal=True, key="exp-src"
     )
@@ -83,6 +83,7 @@ if current is None:
         suggested = dict(TEMPLATES[tkey].conditions)
         st.caption(escape_markdown(TEMPLATES[tkey].description))
         origin = f"tpl-{tkey}"
+        suggested_name = TEMPLATES[tkey].title
     else:
         # The Room page's picker search (name, condition or #id): any room can be found, and
         # the list stays bounded (the first ROOM_CHOICES matches, newest first).
@@ -106,6 +107,12 @@ if current is None:
         rid = st.selectbox("Room", list(choices), format_func=lambda r: choices[r], key="exp-room")
         template = ex.template_from_room(db, int(rid))
         origin = f"room-{rid}"
+        suggested_name = choices[rid].split(" ", 1)[-1]  # "#7 name" -> "name"
+    # The name follows the template (as the opening does) until the person types their own.
+    if st.session_state.get("exp-name") in (None, st.session_state.get("_exp-name-suggested")):
+        st.session_state["exp-name"] = suggested_name
+    st.session_state["_exp-name-suggested"] = suggested_name
+    name = name_slot.text_input("Experiment name", key="exp-name")
     # Widgets whose value comes from the template are keyed by it (``origin``): Streamlit keeps a
     # keyed widget's value when its default changes, so one key for every template would carry
     # the previous template's opening into the new rooms (issue 10).

@@ -144,13 +144,16 @@ def rooms_overview(filters: dict, page: int) -> None:
     )
 
 
-st.subheader(f"Rooms ({browse.count_rooms(db):,})")
+heading = st.empty()  # filled once the filters are known: the count is of the rooms listed
 manage.show_notice()
 filters = room_filters()
+matching = browse.count_rooms(db, **{k: v for k, v in filters.items() if k != "sort"})
 hidden = browse.count_rooms(db, in_experiment=True, archived=False)
 if filters.get("in_experiment") is False and hidden:
+    heading.subheader(f"Rooms ({matching:,}; {hidden:,} more in experiments)")
     st.caption(f"{hidden:,} experiment room(s) not listed: pick an experiment or All rooms.")
-matching = browse.count_rooms(db, **{k: v for k, v in filters.items() if k != "sort"})
+else:
+    heading.subheader(f"Rooms ({matching:,})")
 total_pages = max(1, -(-matching // rooms.HOME_PAGE_SIZE))
 if st.session_state.get("home-page", 1) > total_pages:
     st.session_state["home-page"] = total_pages  # fewer rooms match now

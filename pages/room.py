@@ -10,6 +10,7 @@ from conversation.exceptions import (
     ConversationStateError,
     PermissionDenied,
     RequestConflictError,
+    TurnAlreadyDecided,
 )
 from conversation.rooms.room import MAX_MESSAGE_CHARS, Room
 from ui import rooms
@@ -27,6 +28,7 @@ from ui.branches import branch_tree, compare_branches, fork_panel
 from ui.coding import tag_panel
 from ui.live import forget, live_transcript
 from ui.params import parse_id
+from ui.provenance import already_decided
 from ui.room_details import prompt_preview, turn_details_panel
 from ui.room_editing import breakpoint_notice, settings_editor
 from ui.room_forms import create_room_form, import_room_form
@@ -72,14 +74,18 @@ if room_id is not None and room_id not in labels:
     except LookupError:
         st.error(f"There is no room {room_id}. Pick another one or create a room.")
         room_id = None
-options = [None, *labels]
+# "+ New room" is an option of its own (0, never a room id): a None value would leave the select
+# box without a selection, showing Streamlit's "Choose an option" placeholder.
+NEW_ROOM = 0
+options = [NEW_ROOM, *labels]
 picked = synced_selectbox(
     "Room",
     options,
-    room_id,
-    format_func=lambda r: "+ New room" if r is None else labels[r],
+    NEW_ROOM if room_id is None else room_id,
+    format_func=lambda r: "+ New room" if r == NEW_ROOM else labels[r],
     key="room-pick",
 )
+picked = None if picked == NEW_ROOM else picked
 if picked != room_id:
     if picked is None:
         st.query_params.pop("room", None)
@@ -144,6 +150,28 @@ def act(action, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
     st.rerun()
 
 
+def moderate(verb: str, turn_id: int, draft: str, keys: str) -> None:
+    """``on_click`` of Approve and Deny, bound to the draft the person saw (its turn): it runs
+    even when that draft is gone from the page (another moderator decided it meanwhile), so the
+    engine's refusal reaches the person instead of the click being dropped."""
+    turn = room.turn(turn_id)
+    try:
+        if verb == "approve":
+            edited = str(st.session_state.get(f"draft-{keys}", draft))
+            turn.approve(edited if edited.strip() != draft.strip() else None, actor=me)
+        else:
+            reason = str(st.session_state.get(f"deny-reason-{keys}", "")).strip()
+            if not reason:
+                return  # the page says why under the button
+            turn.deny(reason, actor=me)
+    except TurnAlreadyDecided:
+        st.session_state[f"_notice:{shown_id}"] = already_decided(room.turn(turn_id).event)
+    except (ConversationStateError, PermissionDenied, ValueError) as exc:
+        st.session_state[f"_notice:{shown_id}"] = str(exc)
+    forget(shown_id)
+    wake_runner()
+
+
 with right:
     pending = room.pending()
     status = record.status
@@ -192,25 +220,28 @@ with right:
             st.markdown(f"**Draft by {escape_markdown(pending.speaker)}** waits for approval")
             denials = len(pending.inputs["denials"])
             draft = pending.waiting[0]["draft"]
-            edited = st.text_area(
-                "Message (edit before approving if you like)",
-                value=draft,
-                key=f"draft-{pending.id}-{denials}",
+            keys = f"{pending.id}-{denials}"
+            st.text_area(
+                "Message (edit before approving if you like)", value=draft, key=f"draft-{keys}"
             )
-            if st.button("Approve", type="primary", key=f"approve-{pending.id}-{denials}"):
-                act(
-                    pending.approve,
-                    edited if edited.strip() != draft.strip() else None,
-                    actor=me,
+            st.button(
+                "Approve",
+                type="primary",
+                key=f"approve-{keys}",
+                on_click=moderate,
+                args=("approve", pending.id, draft, keys),
+            )
+            reason = st.text_input("Reason (the agent is told)", key=f"deny-reason-{keys}")
+            if (
+                st.button(
+                    "Deny",
+                    key=f"deny-{keys}",
+                    on_click=moderate,
+                    args=("deny", pending.id, draft, keys),
                 )
-            reason = st.text_input(
-                "Reason (the agent is told)", key=f"deny-reason-{pending.id}-{denials}"
-            )
-            if st.button("Deny", key=f"deny-{pending.id}-{denials}"):
-                if reason.strip():
-                    act(pending.deny, reason.strip(), actor=me)
-                else:
-                    st.error("Say why: the agent is told the reason and tries again.")
+                and not reason.strip()
+            ):
+                st.error("Say why: the agent is told the reason and tries again.")
     elif pending is not None and pending.state == "interrupted":
         with st.container(border=True):
             error = pending.error or {}

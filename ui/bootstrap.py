@@ -81,6 +81,10 @@ def _navigation(position: str = "sidebar") -> StreamlitPage:
     return st.navigation(pages, position=position)  # type: ignore[arg-type]
 
 
+def _room_screen() -> str:
+    return next(s.path for s in SCREENS if s.url_path == "room")
+
+
 def run_app() -> None:
     """The whole of ``app.py``: config, navigation, runner, shared sidebar, then the chosen page
     (or, when sign-in is configured and the visitor has not signed in, the sign-in screen only)."""
@@ -92,6 +96,9 @@ def run_app() -> None:
         access.sign_in_screen(APP_TITLE)
         return
     page = _navigation()
+    if page.title == SCREENS[0].title and st.query_params.get("room"):
+        # ``/?room=ID`` (a link written without the page's path) means the Room page.
+        st.switch_page(_room_screen(), query_params={"room": st.query_params["room"]})
     with _IMPORTS if _warming_up.is_set() else contextlib.nullcontext():
         _shared_setup()
         _run.via_app = True
@@ -343,7 +350,9 @@ def _sidebar() -> None:
             key="human_name",
             help="Messages you post are signed with this name (not an agent's name).",
         )
-        st.caption(f"Database: {escape_markdown(display_url(current_url()))}")
+        # As text: a URL in Markdown needs an invisible joiner to stay unlinked, which a person
+        # copying it would paste along.
+        st.text(f"Database: {display_url(current_url())}")
 
 
 def human_name() -> str:

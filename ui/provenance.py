@@ -40,8 +40,8 @@ def marks(event: Any) -> list[str]:
     by = data.get("by")
     if event.kind == "human" and by and by != event.speaker:
         found.append(f"posted by {by}")
-    if event.kind == "system" and by:
-        found.append(f"by {by}")
+    if event.kind == "system" and by and f"by {by}" not in str(getattr(event, "content", "") or ""):
+        found.append(f"by {by}")  # (a notice such as "Resumed by ann." names them already)
     if data.get("chosen_because"):
         found.append(f"why {event.speaker}: {data['chosen_because']}")
     if data.get("candidates") and data.get("picked"):
@@ -54,6 +54,22 @@ def marks(event: Any) -> list[str]:
             verb = _PAST.get(str(decision.get("verb")), str(decision.get("verb")))
             found.append(f"{verb} by {decision.get('by')} at {_time(decision.get('at'))}")
     return found
+
+
+def already_decided(event: Any) -> str:
+    """What a moderator is told when another one decided this draft first (the engine refused
+    the click with ``TurnAlreadyDecided``): who, what and when, from the turn's decisions."""
+    decisions = [d for d in _data(event).get("decisions") or [] if isinstance(d, Mapping)]
+    if not decisions:
+        return f"{event.speaker}'s draft was already decided by someone else; nothing changed."
+    last = decisions[-1]
+    verb = _PAST.get(str(last.get("verb")), str(last.get("verb")))
+    at = _time(last.get("at"))
+    when = f" at {at[:5]} UTC" if at.endswith(" UTC") else (f" at {at}" if at else "")
+    return (
+        f"{event.speaker}'s draft was already {verb} by {last.get('by')}{when}; "
+        "your click changed nothing."
+    )
 
 
 def one_click_texts(event: Any) -> list[tuple[str, list[str]]]:
@@ -90,4 +106,4 @@ def one_click_texts(event: Any) -> list[tuple[str, list[str]]]:
     return found
 
 
-__all__ = ["marks", "one_click_texts"]
+__all__ = ["already_decided", "marks", "one_click_texts"]

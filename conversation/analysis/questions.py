@@ -23,34 +23,28 @@ Parrot's remote inference (see ``models.providers``) runs as a remote job.
 from __future__ import annotations
 
 import dataclasses
-import keyword
-import math
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import jinja2
-from jinja2 import meta
-
 from conversation.access.roles import Action, Actor, require
+from conversation.analysis.question_schema import QUESTION_TYPES as QUESTION_TYPES
+from conversation.analysis.question_schema import (
+    ROW_FIELD,
+    TRANSCRIPT_FIELD,
+    QuestionSpecIn,
+    question_place,
+    variables_used,
+)
 from conversation.exceptions import ConversationValueError, ModelCallError
-from conversation.text.safety import SafeTemplate, neutralize, neutralize_value
+from conversation.text.limits import check_depth
+from conversation.text.safety import neutralize_value
+from conversation.text.schema import validated
 from conversation.text.transcript import render_transcript
 
-QUESTION_TYPES = ("yes_no", "free_text", "multiple_choice", "numerical")
-TRANSCRIPT_FIELD = "transcript"
-MAX_QUESTION_CHARS = 4_000
-MAX_OPTIONS = 30
-MAX_OPTION_CHARS = 200
-_ROW_FIELD = "analysis_row"
-_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
-_SPEC_KEYS = frozenset({"type", "name", "text", "options", "min_value", "max_value"})
-_TEMPLATE_PART = re.compile(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
-_PLACEHOLDER = re.compile(r"\{\{\s*[a-z_][a-z0-9_]*\s*\}\}")
+_ROW_FIELD = ROW_FIELD
 _EDSL_NAMES = frozenset({"scenario", "agent", "question", "answer", "loop", "range"})
-#: Names a question may not take: the columns every row has.
-_RESERVED_NAMES = frozenset({"scenario_index", _ROW_FIELD})
 
 
 @dataclass(frozen=True)
@@ -168,122 +162,24 @@ def question_from_spec(
             f"question spec must be a dict, got {type(spec).__name__}; e.g. "
             '{"type": "yes_no", "name": "deal", "text": "Was a deal reached?"}'
         )
-    unknown = sorted(set(spec) - _SPEC_KEYS)
-    if unknown:
-        raise ConversationValueError(
-            f"question spec has unknown field(s) {unknown}; allowed: {sorted(_SPEC_KEYS)}"
-        )
-    kind = spec.get("type")
-    if kind not in QUESTION_TYPES:
-        raise ConversationValueError(
-            f"question type {kind!r} is not supported; use one of {list(QUESTION_TYPES)}"
-        )
-    name = spec.get("name")
-    if (
-        not isinstance(name, str)
-        or not _NAME.fullmatch(name)
-        or keyword.iskeyword(name)
-        or name in _RESERVED_NAMES
-    ):
-        shown = repr(name[:70]) if isinstance(name, str) else type(name).__name__
-        raise ConversationValueError(
-            f"question name {shown} must be 1-64 lowercase letters, digits and underscores, "
-            "starting with a letter, and not a Python keyword or one of "
-            f"{sorted(_RESERVED_NAMES)}, e.g. 'deal_reached'"
-        )
-    text = _question_text(spec.get("text"), variables)
-    if kind == "multiple_choice":
-        options = _options(spec.get("options"))
+    checked = validated(
+        QuestionSpecIn, spec, place=question_place, context={"variables": tuple(variables)}
+    )
+    name, text = checked.name, checked.text
+    if checked.type == "multiple_choice":
         return QuestionMultipleChoice(
-            question_name=name, question_text=text, question_options=options
+            question_name=name, question_text=text, question_options=checked.options
         )
-    for field in ("options", "min_value", "max_value"):
-        if spec.get(field) is not None and not (kind == "numerical" and field != "options"):
-            raise ConversationValueError(
-                f"question field {field!r} does not apply to type {kind!r}; remove it"
-            )
-    if kind == "yes_no":
+    if checked.type == "yes_no":
         return QuestionYesNo(question_name=name, question_text=text)
-    if kind == "free_text":
+    if checked.type == "free_text":
         return QuestionFreeText(question_name=name, question_text=text)
-    low, high = _bound(spec, "min_value"), _bound(spec, "max_value")
-    if low is not None and high is not None and low >= high:
-        raise ConversationValueError(
-            f"question min_value ({low}) must be below max_value ({high}); swap or widen them"
-        )
-    return QuestionNumerical(question_name=name, question_text=text, min_value=low, max_value=high)
-
-
-def _question_text(text: Any, variables: Sequence[str]) -> str:
-    if not isinstance(text, str) or not text.strip():
-        raise ConversationValueError(
-            f"question text must be non-empty text, got {text!r}; e.g. 'Was a deal reached?'"
-        )
-    if len(text) > MAX_QUESTION_CHARS:
-        raise ConversationValueError(
-            f"question text is {len(text)} characters; the limit is {MAX_QUESTION_CHARS}"
-        )
-    SafeTemplate(text, allowed=variables, field="question text")  # syntax and variable names
-    # EDSL renders question text with its own, unsandboxed Jinja: allow plain placeholders only.
-    for match in _TEMPLATE_PART.finditer(text):
-        if not _PLACEHOLDER.fullmatch(match.group(0)):
-            raise ConversationValueError(
-                f"question text may only use plain placeholders such as {{{{ transcript }}}}; "
-                f"{match.group(0)[:60]!r} is not allowed"
-            )
-    used = _variables_used(text)
-    if not used & set(variables) and TRANSCRIPT_FIELD in variables:
-        text = f"Transcript:\n{{{{ {TRANSCRIPT_FIELD} }}}}\n\n{text.strip()}"
-    return text.strip()
-
-
-def _shown(value: Any) -> str:
-    """A bad value for an error message: text clipped, anything else by its type (the repr of a
-    hostile value can be huge or nested past the recursion limit)."""
-    if isinstance(value, str):
-        return repr(value[:80])
-    if isinstance(value, list | tuple):
-        return f"a {type(value).__name__} of {len(value)}"
-    return type(value).__name__
-
-
-def _options(options: Any) -> list[str]:
-    if not isinstance(options, list | tuple) or not 2 <= len(options) <= MAX_OPTIONS:
-        raise ConversationValueError(
-            f"question options must be a list of 2 to {MAX_OPTIONS} choices, got {_shown(options)}"
-        )
-    cleaned: list[str] = []
-    for index, option in enumerate(options):
-        if not isinstance(option, str) or not option.strip() or len(option) > MAX_OPTION_CHARS:
-            raise ConversationValueError(
-                f"question options[{index}] must be non-empty text of at most "
-                f"{MAX_OPTION_CHARS} characters, got {_shown(option)}"
-            )
-        cleaned.append(neutralize(option.strip()))
-    duplicates = sorted({o for o in cleaned if cleaned.count(o) > 1})
-    if duplicates:
-        raise ConversationValueError(
-            f"question options must be distinct; {duplicates} appear more than once"
-        )
-    return cleaned
-
-
-def _bound(spec: Mapping[str, Any], field: str) -> float | None:
-    value = spec.get(field)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ConversationValueError(f"question {field} must be a finite number, got {value!r}")
-    return value
-
-
-def _variables_used(text: str) -> set[str]:
-    try:
-        return set(meta.find_undeclared_variables(jinja2.Environment().parse(text)))
-    except jinja2.TemplateSyntaxError as exc:
-        raise ConversationValueError(
-            f"question text is not a valid template ({exc.message}); check the {{{{ }}}} pairs"
-        ) from exc
+    return QuestionNumerical(
+        question_name=name,
+        question_text=text,
+        min_value=checked.min_value,
+        max_value=checked.max_value,
+    )
 
 
 def _questions(questions: Any) -> list[Any]:
@@ -331,6 +227,8 @@ def _scenarios(scenarios: Any) -> list[dict[str, Any]]:
             raise ConversationValueError(
                 f"scenarios[{index}] uses the reserved field {_ROW_FIELD!r}; rename it"
             )
+        for key, value in item.items():  # before anything walks them (EDSL, neutralising)
+            check_depth(value, f"scenarios[{index}].{str(key)[:40]}")
         found.append(dict(item))
     if not found:
         raise ConversationValueError("scenarios is empty; pass at least one transcript")
@@ -340,7 +238,7 @@ def _scenarios(scenarios: Any) -> list[dict[str, Any]]:
 def _check_variables(questions: Sequence[Any], scenarios: Sequence[Mapping[str, Any]]) -> None:
     names = {q.question_name for q in questions}
     for question in questions:
-        needed = _variables_used(question.question_text) - _EDSL_NAMES - names
+        needed = variables_used(question.question_text) - _EDSL_NAMES - names
         for index, scenario in enumerate(scenarios):
             missing = sorted(needed - set(scenario))
             if missing:

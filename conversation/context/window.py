@@ -299,12 +299,7 @@ def build_context(
     """
     policy = policy or ContextPolicy()
     names = check_roster(roster)
-    if not isinstance(persona, str):
-        raise ConversationValueError(f"persona must be a string, got {type(persona).__name__}")
-    if seqs is not None and len(seqs) != len(events):
-        raise ConversationValueError(
-            f"seqs must give one seq per event: {len(seqs)} seqs for {len(events)} events"
-        )
+    _check_inputs(persona, seqs, events)
     opener = opener_index(names, events)
     if opener is not None and not events[opener].visible_for(agent):
         opener = None
@@ -322,31 +317,11 @@ def build_context(
     fixed += cost_of(summary_at) if summary_at is not None else 0
     budget = None if policy.max_tokens is None else max(0, policy.max_tokens - fixed)
     chosen, used = _window(candidates, cost_of, policy, budget)
-
-    def order(position: int) -> tuple[int, int]:
-        # A summary sits where the part it covers began; everything else at its own position.
-        if position == summary_at and summary is not None and summary.covers is not None:
-            return (summary.covers[0], -1)
-        return (position, 0)
-
-    extra = [p for p in (opener, summary_at) if p is not None]
-    if summary is None and len(chosen) == len(visible):
-        # Everything visible is shown: nothing omitted, and the order is already the log's.
-        positions = tuple(sorted([*chosen, *extra]) if extra else chosen)
-        omitted: tuple[int, ...] = ()
-    else:
-        shown = set(chosen) | set(extra)
-        positions = tuple(sorted(shown, key=order) if summary is not None else sorted(shown))
-        omitted = tuple(
-            i
-            for i in visible
-            if i not in shown and not (_covered(summary, i) and events[i].visible_to is None)
-        )
+    positions, omitted = _arrange(events, visible, chosen, opener, summary_at)
+    hint = None
     if max_turns is not None:
         turn = len(agent_turns(names, events)) if current_turn is None else current_turn
-        hint: TurnsLeft | None = turns_left(turn, max_turns)
-    else:
-        hint = None
+        hint = turns_left(turn, max_turns)
     return AgentContext(
         agent=agent,
         persona=persona,
@@ -358,6 +333,46 @@ def build_context(
         tokens=fixed + used,
         turns_left=hint,
     )
+
+
+def _check_inputs(persona: Any, seqs: Sequence[int] | None, events: Sequence[RoomEvent]) -> None:
+    if not isinstance(persona, str):
+        raise ConversationValueError(f"persona must be a string, got {type(persona).__name__}")
+    if seqs is not None and len(seqs) != len(events):
+        raise ConversationValueError(
+            f"seqs must give one seq per event: {len(seqs)} seqs for {len(events)} events"
+        )
+
+
+def _arrange(
+    events: Sequence[RoomEvent],
+    visible: Sequence[int],
+    chosen: Sequence[int],
+    opener: int | None,
+    summary_at: int | None,
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The positions shown, in the order shown, and the visible positions left out (those a
+    summary covers are not left out: the summary tells them)."""
+    summary = None if summary_at is None else events[summary_at]
+    extra = [p for p in (opener, summary_at) if p is not None]
+    if summary is None and len(chosen) == len(visible):
+        # Everything visible is shown: nothing omitted, and the order is already the log's.
+        return tuple(sorted([*chosen, *extra]) if extra else chosen), ()
+
+    def order(position: int) -> tuple[int, int]:
+        # A summary sits where the part it covers began; everything else at its own position.
+        if position == summary_at and summary is not None and summary.covers is not None:
+            return (summary.covers[0], -1)
+        return (position, 0)
+
+    shown = set(chosen) | set(extra)
+    positions = tuple(sorted(shown, key=order) if summary is not None else sorted(shown))
+    omitted = tuple(
+        i
+        for i in visible
+        if i not in shown and not (_covered(summary, i) and events[i].visible_to is None)
+    )
+    return positions, omitted
 
 
 @dataclass(frozen=True, slots=True)

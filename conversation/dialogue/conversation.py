@@ -40,7 +40,7 @@ from conversation.planning.events import RoomEvent
 from conversation.sync import run_sync
 from conversation.text.limits import MAX_AGENTS, MAX_TRAITS_CHARS, check_json_value
 from conversation.text.safety import neutralize, neutralize_value
-from conversation.text.transcript import render_lines, render_record, render_transcript
+from conversation.text.transcript import event_line, render_lines, render_transcript
 
 logger = logging.getLogger("conversation")
 
@@ -148,6 +148,43 @@ def _validate_speaker_source(source: Any) -> Any:
     )
 
 
+def _validate_stopping_function(function: Any) -> Any:
+    if function is not None and not callable(function):
+        raise ConversationValueError(
+            "stopping_function must be callable (statements -> bool) or None, "
+            f"got {type(function).__name__}"
+        )
+    return function
+
+
+def _validate_question(question: Any) -> None:
+    if question is None:
+        return
+    question_type = getattr(question, "question_type", "free_text")
+    if question_type != "free_text":
+        raise ConversationValueError(
+            f"next_statement_question must be a free-text question (its answer is the "
+            f"statement), got question_type={question_type!r}; use QuestionFreeText"
+        )
+
+
+def _validate_cache(cache: Any) -> Any:
+    if cache is not None and not (hasattr(cache, "fetch") and hasattr(cache, "store")):
+        raise ConversationValueError(
+            f"cache must be an edsl Cache or None, got {type(cache).__name__}"
+        )
+    return cache
+
+
+def _validate_default_model(model: Any) -> Any:
+    if model is not None and not _is_model(model):
+        raise ConversationValueError(
+            f"default_model must be an edsl model such as Model('gpt-4o-mini'), "
+            f"got {type(model).__name__}"
+        )
+    return model
+
+
 class Conversation:
     """A multi-agent conversation, run turn by turn until ``max_turns`` or a stopping condition."""
 
@@ -167,23 +204,12 @@ class Conversation:
         self._names = _validate_agents(agent_list)
         self.agent_list = agent_list
         self.max_turns = _validate_max_turns(max_turns)
-        if stopping_function is not None and not callable(stopping_function):
-            raise ConversationValueError(
-                "stopping_function must be callable (statements -> bool) or None, "
-                f"got {type(stopping_function).__name__}"
-            )
-        self.stopping_function = stopping_function
+        self.stopping_function = _validate_stopping_function(stopping_function)
         if not isinstance(verbose, bool):
             raise ConversationValueError(f"verbose must be True or False, got {verbose!r}")
         self.verbose = verbose
         self._question_template = question_template(next_statement_question)
-        if next_statement_question is not None:
-            question_type = getattr(next_statement_question, "question_type", "free_text")
-            if question_type != "free_text":
-                raise ConversationValueError(
-                    f"next_statement_question must be a free-text question (its answer is the "
-                    f"statement), got question_type={question_type!r}; use QuestionFreeText"
-                )
+        _validate_question(next_statement_question)
         require_round_message_slot(next_statement_question, per_round_message_template)
         self.next_statement_question = next_statement_question
         self.per_round_message_template = per_round_message_template
@@ -191,27 +217,13 @@ class Conversation:
         if self._round_template is not None:  # refused now, not on the first turn
             last = max(self.max_turns - 1, 0)
             self._round_template.trial(
-                {
-                    "current_turn": turn,
-                    "max_turns": self.max_turns,
-                    "turns_left": max(self.max_turns - turn, 0),
-                    "speaker_name": self._names[turn % len(self._names)],
-                }
+                self._round_values(turn, self._names[turn % len(self._names)])
                 for turn in dict.fromkeys((0, last))
             )
         self.next_speaker_generator = _validate_speaker_source(next_speaker_generator)
         self.conversation_index = _validate_index(conversation_index)
-        if cache is not None and not (hasattr(cache, "fetch") and hasattr(cache, "store")):
-            raise ConversationValueError(
-                f"cache must be an edsl Cache or None, got {type(cache).__name__}"
-            )
-        self.cache = cache
-        if default_model is not None and not _is_model(default_model):
-            raise ConversationValueError(
-                f"default_model must be an edsl model such as Model('gpt-4o-mini'), "
-                f"got {type(default_model).__name__}"
-            )
-        self.default_model = default_model
+        self.cache = _validate_cache(cache)
+        self.default_model = _validate_default_model(default_model)
         self._model_overrides: dict[str, Any] = {}
         self._fallback_model: Any = None
         self.agent_statements = AgentStatements()
@@ -305,8 +317,9 @@ class Conversation:
             known = 0
         for statement in statements[known:]:
             memo.append(statement)
-            self._lines.append(render_record(statement.to_record()))
-            self._events.append(RoomEvent(speaker=statement.speaker, content=statement.text))
+            event = RoomEvent(speaker=statement.speaker, content=statement.text)
+            self._lines.append(event_line(statement.turn, event))
+            self._events.append(event)
         return self._lines, self._events
 
     def _stop_reason(self) -> str | None:
@@ -349,14 +362,7 @@ class Conversation:
         model = self.model_for(agent)
         round_message = None
         if self._round_template is not None:
-            round_message = self._round_template.render(
-                {
-                    "current_turn": turn,
-                    "max_turns": self.max_turns,
-                    "turns_left": max(self.max_turns - turn, 0),
-                    "speaker_name": name,
-                }
-            )
+            round_message = self._round_template.render(self._round_values(turn, name))
         system = agent_persona(agent, name)
         user = user_prompt(
             self._question_template,
@@ -367,23 +373,9 @@ class Conversation:
             max_turns=self.max_turns,
             agent_names=self._names,
         )
-        attempts = 0
-
-        async def attempt() -> models.ModelReply:
-            nonlocal attempts
-            attempts += 1
-            return await models.ask(model, user_prompt=user, system_prompt=system, cache=self.cache)
-
-        try:
-            reply = await async_call_with_retries(
-                attempt,
-                max_attempts=max_retries,
-                delay=retry_delay,
-                describe=f"taking turn {turn} ({name})",
-            )
-        except ModelCallError as exc:
-            exc.agent, exc.turn = name, turn
-            raise
+        reply, attempts = await self._ask(
+            model, user, system, max_retries, retry_delay, turn=turn, name=name
+        )
         statement = AgentStatement(
             turn=turn,
             speaker=name,
@@ -407,6 +399,47 @@ class Conversation:
             self.on_statement(statement)
         logger.debug("turn %s: %s spoke", turn, name)
         return statement
+
+    def _round_values(self, turn: int, speaker: str) -> dict[str, Any]:
+        """What the per-round message template may name at ``turn``."""
+        return {
+            "current_turn": turn,
+            "max_turns": self.max_turns,
+            "turns_left": max(self.max_turns - turn, 0),
+            "speaker_name": speaker,
+        }
+
+    async def _ask(
+        self,
+        model: Any,
+        user: str,
+        system: str,
+        max_retries: int,
+        retry_delay: float,
+        *,
+        turn: int,
+        name: str,
+    ) -> tuple[models.ModelReply, int]:
+        """The model's reply (after typed retries) and how many attempts it took; a failure is
+        raised carrying the agent and the turn."""
+        attempts = 0
+
+        async def attempt() -> models.ModelReply:
+            nonlocal attempts
+            attempts += 1
+            return await models.ask(model, user_prompt=user, system_prompt=system, cache=self.cache)
+
+        try:
+            reply = await async_call_with_retries(
+                attempt,
+                max_attempts=max_retries,
+                delay=retry_delay,
+                describe=f"taking turn {turn} ({name})",
+            )
+        except ModelCallError as exc:
+            exc.agent, exc.turn = name, turn
+            raise
+        return reply, attempts
 
     def reset(self) -> None:
         """Forget every statement and start again at turn zero."""

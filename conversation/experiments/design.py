@@ -17,21 +17,21 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from conversation.exceptions import ConversationValueError
+from conversation.experiments.design_schema import MAX_REPLICATES as MAX_REPLICATES
+from conversation.experiments.design_schema import MAX_ROOMS as MAX_ROOMS
+from conversation.experiments.design_schema import (
+    ConditionIn,
+    DesignIn,
+    condition_place,
+    design_place,
+)
 from conversation.planning.registry import planner_turn_bound
 from conversation.termination.budget import Budget
 from conversation.termination.conditions import termination_turn_bound
-from conversation.text.limits import (
-    MAX_AGENTS,
-    MAX_CONDITION_CHARS,
-    MAX_DESIGN_CHARS,
-    MAX_MESSAGE_CHARS,
-    check_json_value,
-    check_text,
-)
+from conversation.text.limits import MAX_DESIGN_CHARS, check_json_value
+from conversation.text.schema import validated
 
 DESIGN_VERSION = 1
-MAX_ROOMS = 500
-MAX_REPLICATES = 50
 FINISHED = frozenset({"settled", "terminated", "stopped", "failed"})
 BASELINE = "baseline"
 MAX_SHORT_NAME = 24
@@ -299,103 +299,32 @@ def condition_names(config: Mapping[str, Any]) -> dict[str, str]:
     return dict(zip([c.label for c in conditions], short_names(conditions), strict=True))
 
 
-CONDITION_FIELDS = frozenset(
-    {"label", "short", "traits", "model", "planner", "opening", "termination", "prompt_template"}
-)
+#: The fields of a stored condition and of a stored design (declared by ``design_schema``);
 #: ``seeds`` and ``rerun_of``: a re-run from the model cache (``runs.rerun_experiment``).
-DESIGN_FIELDS = frozenset(
-    {"version", "template", "conditions", "replicates", "budget", "seeds", "rerun_of"}
-)
+CONDITION_FIELDS = frozenset(ConditionIn.model_fields)
+DESIGN_FIELDS = frozenset(DesignIn.model_fields)
 
 
 def check_condition(data: Any, where: str) -> None:
-    """One stored condition's shape: a label, trait overrides ``{agent: {trait: text}}``, and
-    optional dicts and texts (their contents are checked when its rooms are built)."""
+    """One stored condition's shape (``design_schema.ConditionIn``): a label, trait overrides
+    ``{agent: {trait: text}}``, and optional dicts and texts (their contents are checked when
+    its rooms are built)."""
     if not isinstance(data, Mapping):
         raise ConversationValueError(f"{where} must be an object, got {type(data).__name__}")
-    unknown = sorted(str(k) for k in data if k not in CONDITION_FIELDS)
-    if unknown:
-        raise ConversationValueError(
-            f"{where} has unknown field(s) {unknown}; allowed: {sorted(CONDITION_FIELDS)}"
-        )
-    check_text(data.get("label"), f"{where} label", MAX_CONDITION_CHARS, one_line=True)
-    traits = data.get("traits") or {}
-    if not isinstance(traits, Mapping) or not all(
-        isinstance(agent, str) and isinstance(values, Mapping) for agent, values in traits.items()
-    ):
-        raise ConversationValueError(
-            f"{where} traits must map agent names to {{trait: value}} objects, "
-            "e.g. {'Alice': {'mood': 'angry'}}"
-        )
-    for key in ("model", "planner", "termination"):
-        if data.get(key) is not None and not isinstance(data[key], Mapping):
-            raise ConversationValueError(f"{where} {key} must be an object or null")
-    if data.get("opening") is not None:
-        check_text(data["opening"], f"{where} opening", MAX_MESSAGE_CHARS)
-    if data.get("prompt_template") is not None and not isinstance(data["prompt_template"], str):
-        raise ConversationValueError(f"{where} prompt_template must be text or null")
-
-
-def _is_seed(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
+    validated(ConditionIn, data, place=condition_place(where))
 
 
 def check_design(config: Any) -> None:
-    """A stored design's shape and size, before any room is built from it: ``template`` (with
-    its agents and opening), ``conditions`` and ``replicates``; ``ConversationValueError`` names
-    the field."""
+    """A stored design's shape and size (``design_schema.DesignIn``), before any room is built
+    from it: ``template`` (with its agents and opening), ``conditions`` and ``replicates``;
+    ``ConversationValueError`` names the field. The size is measured first."""
     if not isinstance(config, Mapping):
         raise ConversationValueError(
             f"an experiment design must be an object with template, conditions and replicates, "
             f"got {type(config).__name__}"
         )
     check_json_value(config, "experiment design", max_chars=MAX_DESIGN_CHARS)
-    unknown = sorted(str(k) for k in config if k not in DESIGN_FIELDS)
-    if unknown:
-        raise ConversationValueError(
-            f"experiment design has unknown field(s) {unknown}; allowed: {sorted(DESIGN_FIELDS)}"
-        )
-    template = config.get("template")
-    if not isinstance(template, Mapping):
-        raise ConversationValueError("template must be an object (the room every condition varies)")
-    agents = template.get("agents")
-    if (
-        not isinstance(agents, list)
-        or not agents
-        or len(agents) > MAX_AGENTS
-        or not all(isinstance(a, Mapping) and isinstance(a.get("name"), str) for a in agents)
-    ):
-        raise ConversationValueError(
-            f"template.agents must be a list of 1 to {MAX_AGENTS} agents, each with a name"
-        )
-    opening = template.get("opening")
-    if opening is not None:
-        check_text(opening, "template.opening", MAX_MESSAGE_CHARS, empty=True)
-    conditions = config.get("conditions")
-    if not isinstance(conditions, list) or not conditions:
-        raise ConversationValueError("conditions must be a non-empty list of conditions")
-    if len(conditions) > MAX_ROOMS:
-        raise ConversationValueError(
-            f"conditions: at most {MAX_ROOMS} conditions, got {len(conditions)}"
-        )
-    for index, condition in enumerate(conditions):
-        check_condition(condition, f"conditions[{index}]")
-    seeds = config.get("seeds")
-    if seeds is not None and (
-        not isinstance(seeds, Mapping)
-        or not all(isinstance(k, str) and _is_seed(v) for k, v in seeds.items())
-    ):
-        raise ConversationValueError(
-            "seeds must map room request ids ('c1-r1') to whole-number seeds (a re-run's design)"
-        )
-    rerun_of = config.get("rerun_of")
-    if rerun_of is not None and (not isinstance(rerun_of, int) or isinstance(rerun_of, bool)):
-        raise ConversationValueError("rerun_of must be the id of the experiment re-run, or null")
-    replicates = config.get("replicates", 1)
-    if not isinstance(replicates, int) or isinstance(replicates, bool):
-        raise ConversationValueError(
-            f"replicates must be a whole number from 1 to {MAX_REPLICATES}, got {replicates if isinstance(replicates, int) else type(replicates).__name__}"
-        )
+    validated(DesignIn, config, place=design_place)
 
 
 def plan(conditions: Sequence[Condition], replicates: int) -> list[PlannedRoom]:

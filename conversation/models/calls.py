@@ -117,6 +117,49 @@ async def ask(
     settings: CallSettings | None = None,
 ) -> ModelReply:
     """Send two prompt strings to ``model`` and return its reply (see the module docstring)."""
+    _check_arguments(model, user_prompt, system_prompt, iteration, settings)
+    label = model_label(model)
+    if settings is not None:
+        _check_fits(label, settings, system_prompt, user_prompt)
+        model = _bounded(model, settings)
+    if needs_remote_jobs(model):
+        job_cache = None if isinstance(cache, StoredCache) else cache  # a job keys its own prompts
+        async with call_slot(model):
+            return await _ask_through_a_job(model, label, user_prompt, system_prompt, job_cache)
+    stored = cache if isinstance(cache, StoredCache) else None
+    key = None
+    if stored is not None:
+        key = cache_key(
+            model, user_prompt=user_prompt, system_prompt=system_prompt, iteration=iteration
+        )
+        cache = await stored.cache_for(key)
+    if cache is None:
+        cache = Cache(data={})
+    timeout = settings.timeout if settings is not None else None
+    async with call_slot(model):
+        started = time.perf_counter()
+        call = model.async_get_response(
+            user_prompt, system_prompt, cache, iteration=iteration, question_type="free_text"
+        )
+        try:
+            response = await (call if timeout is None else asyncio.wait_for(call, timeout))
+        except TimeoutError as exc:
+            if timeout is None or isinstance(exc, ModelTimeoutError):
+                raise
+            raise _timeout_error(model, label, timeout) from exc
+        latency = time.perf_counter() - started
+    reply = _reply(model, label, response.model_outputs, response.edsl_dict, settings, latency)
+    if stored is not None and not reply.cache_used:
+        if reply.cache_key != key:  # EDSL changed how it keys calls: nothing would ever hit
+            log.warning("%s: EDSL's cache key %s is not %s", label, reply.cache_key, key)
+        await stored.save(cache)  # type: ignore[arg-type]
+    return reply
+
+
+def _check_arguments(
+    model: Any, user_prompt: Any, system_prompt: Any, iteration: Any, settings: Any
+) -> None:
+    """``ask``'s arguments, refused with a ``ConversationValueError`` naming the fix."""
     for name, value in (("user_prompt", user_prompt), ("system_prompt", system_prompt)):
         if not isinstance(value, str):
             raise ConversationValueError(
@@ -136,48 +179,36 @@ async def ask(
         raise ConversationValueError(
             f"settings must be a CallSettings, got {type(settings).__name__}"
         )
-    label = model_label(model)
-    if settings is not None:
-        _check_fits(label, settings, system_prompt, user_prompt)
-        model = _bounded(model, settings)
-    if needs_remote_jobs(model):
-        job_cache = None if isinstance(cache, StoredCache) else cache  # a job keys its own prompts
-        async with call_slot(model):
-            return await _ask_through_a_job(model, label, user_prompt, system_prompt, job_cache)
-    stored = cache if isinstance(cache, StoredCache) else None
-    if stored is not None:
-        key = cache_key(
-            model, user_prompt=user_prompt, system_prompt=system_prompt, iteration=iteration
-        )
-        cache = await stored.cache_for(key)
-    if cache is None:
-        cache = Cache(data={})
-    timeout = settings.timeout if settings is not None else None
-    async with call_slot(model):
-        started = time.perf_counter()
-        call = model.async_get_response(
-            user_prompt, system_prompt, cache, iteration=iteration, question_type="free_text"
-        )
-        try:
-            response = await (call if timeout is None else asyncio.wait_for(call, timeout))
-        except TimeoutError as exc:
-            if timeout is None or isinstance(exc, ModelTimeoutError):
-                raise
-            local = getattr(model, "_inference_service_", None) in _SELF_HOSTED
-            raise ModelTimeoutError(
-                f"{label} gave no answer within {timeout:g} s (the room's request timeout)"
-                + (
-                    "; a self-hosted server keeps working on an abandoned request, so a retry "
-                    f"waits at least {timeout:g} s"
-                    if local
-                    else ""
-                ),
-                timeout=timeout,
-                min_backoff=timeout if local else 0.0,
-            ) from exc
-        latency = time.perf_counter() - started
-    outputs = response.model_outputs
-    text = _reply_text(model, outputs.response, response.edsl_dict)
+
+
+def _timeout_error(model: Any, label: str, timeout: float) -> ModelTimeoutError:
+    """The typed error of a call that outlived the room's request timeout. A self-hosted server
+    keeps working on an abandoned request, so its retry waits at least the timeout."""
+    local = getattr(model, "_inference_service_", None) in _SELF_HOSTED
+    return ModelTimeoutError(
+        f"{label} gave no answer within {timeout:g} s (the room's request timeout)"
+        + (
+            "; a self-hosted server keeps working on an abandoned request, so a retry "
+            f"waits at least {timeout:g} s"
+            if local
+            else ""
+        ),
+        timeout=timeout,
+        min_backoff=timeout if local else 0.0,
+    )
+
+
+def _reply(
+    model: Any,
+    label: str,
+    outputs: Any,
+    edsl_dict: Any,
+    settings: CallSettings | None,
+    latency: float,
+) -> ModelReply:
+    """The ``ModelReply`` of EDSL's ``outputs`` (echo stripped; a cache hit costs nothing), or
+    a ``ModelCallError`` when the model returned no text."""
+    text = _reply_text(model, outputs.response, edsl_dict)
     if text is not None and settings is not None and settings.speakers:
         text = strip_echo(text, settings.speakers, settings.roster) or None
     if text is None:
@@ -187,10 +218,6 @@ async def ask(
             code="empty_response",
         )
     hit = bool(outputs.cache_used)
-    if stored is not None and not hit:
-        if outputs.cache_key != key:  # EDSL changed how it keys calls: nothing would ever hit
-            log.warning("%s: EDSL's cache key %s is not %s", label, outputs.cache_key, key)
-        await stored.save(cache)  # type: ignore[arg-type]
     return ModelReply(
         text=text,
         model_name=label,

@@ -33,12 +33,9 @@ inference: EDSL 1.0.9 runs such a model only inside remote jobs (``analysis.anal
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
-from edsl.enums import InferenceServiceType
 from edsl.inference_services.exceptions import InferenceServiceDependencyError
 from edsl.inference_services.inference_service_registry import InferenceServiceRegistry
 from edsl.inference_services.services.open_ai_service import OpenAIService
@@ -48,6 +45,16 @@ from conversation.exceptions import ConversationValueError
 from conversation.models.clients import no_retry_service
 from conversation.models.labels import REMOTE_ATTRIBUTE, needs_remote_jobs
 from conversation.models.offline import OFFLINE_MODEL_NAME, OfflineModel
+from conversation.models.spec_schema import MODEL_NAME as _MODEL_NAME
+from conversation.models.spec_schema import SERVICES as _SERVICES
+from conversation.models.spec_schema import URL_SERVICES as _URL_SERVICES
+from conversation.models.spec_schema import (
+    ModelSpecIn,
+    check_base_url,
+    service_for,
+    spec_place,
+)
+from conversation.text.schema import Problem, validated
 
 EXPECTED_PARROT = "expected_parrot"
 OFFLINE = OFFLINE_MODEL_NAME
@@ -81,34 +88,7 @@ DEFAULT_MODELS: dict[str, str] = {
 }
 REMOTE_DEFAULT = ("openai", "gpt-4o-mini")
 _KEYLESS_SERVICES = frozenset({"openai_compatible", "ollama"})
-_URL_SERVICES = frozenset({"openai_compatible", "ollama"})
 TEST_SERVICE = "test"  # EDSL's own test model: canned replies, no key
-_SERVICES = tuple(s.value for s in InferenceServiceType)
-_PREFIXES = (
-    (("gpt-", "o1", "o3", "o4", "chatgpt-"), "openai"),
-    (("claude-",), "anthropic"),
-    (("gemini-",), "google"),
-    (("mistral-", "open-mistral", "codestral", "ministral", "pixtral", "devstral"), "mistral"),
-    (("grok-",), "xai"),
-    (("deepseek-",), "deepseek"),
-)
-# ``instance`` names a model object held by the process that created a room (see
-# ``conversation.models.bindings.live_model_spec``); resolving a spec ignores it.
-# ``in_process`` marks the spec of a model that exists only in the process that created the room
-# (``{"reason": ...}``); other processes refuse it with that reason instead of guessing.
-_SPEC_KEYS = frozenset(
-    {
-        "service",
-        "model",
-        "base_url",
-        "api_key_env",
-        "parameters",
-        "remote",
-        "instance",
-        "in_process",
-        "prompt_plan",
-    }
-)
 # EDSL test-model settings that survive its to_dict (EDSL keeps them in ``parameters``)
 _TEST_PARAMETERS = frozenset(
     {
@@ -119,8 +99,6 @@ _TEST_PARAMETERS = frozenset(
         "exception_probability",
     }
 )
-_MODEL_NAME = re.compile(r"^[\w.:/@+\-]{1,200}$")
-_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,100}$")
 
 
 def available_providers(
@@ -304,25 +282,9 @@ def portability_problem(model: Any) -> str | None:
     return None
 
 
-def service_for(name: str) -> str:
-    """The EDSL service that serves a bare model ``name``, decided offline."""
-    from edsl.inference_services.default_models import data as bundled
-
-    hosts = [service for service, names in bundled.items() if name in names]
-    if hosts:
-        preferences = InferenceServiceRegistry._default_service_preferences
-        return min(hosts, key=lambda s: preferences.index(s) if s in preferences else 99)
-    for prefixes, service in _PREFIXES:
-        if name.startswith(prefixes):
-            return service
-    raise ConversationValueError(
-        f"cannot tell which provider serves model {name!r}; write it as 'service/model' "
-        f"(e.g. 'ollama/{name}' or 'openai_compatible/{name}' with a base_url), "
-        f"or use 'offline'. Services: {', '.join(_SERVICES)}"
-    )
-
-
 def _normalise(spec: Any) -> tuple[str, str, dict[str, Any]]:
+    """``(service, model name, options)`` of a spec: a name is read here, a dict by its schema
+    (``spec_schema.ModelSpecIn``)."""
     if isinstance(spec, str):
         text = spec.strip()
         if not text or not _MODEL_NAME.match(text):
@@ -342,67 +304,7 @@ def _normalise(spec: Any) -> tuple[str, str, dict[str, Any]]:
             "use e.g. 'gpt-4o-mini' or {'service': 'openai_compatible', 'model': 'llama3', "
             "'base_url': 'http://127.0.0.1:8080/v1'}"
         )
-    unknown = sorted(set(spec) - _SPEC_KEYS)
-    if unknown:
-        raise ConversationValueError(
-            f"model spec has unknown key(s) {unknown}; allowed: {sorted(_SPEC_KEYS)}"
-        )
-    service = spec.get("service")
-    name = spec.get("model")
-    if service is None and isinstance(name, str):
-        service = OFFLINE if name == OFFLINE else service_for(name)
-    if service != OFFLINE and service not in _SERVICES:
-        raise ConversationValueError(
-            f"model spec service {service!r} is not known; use one of: offline, "
-            f"{', '.join(_SERVICES)}"
-        )
-    options: dict[str, Any] = {}
-    parameters = spec.get("parameters", {})
-    if not isinstance(parameters, Mapping):
-        raise ConversationValueError(
-            f"model spec parameters must be a dict, got {parameters!r}; e.g. {{'temperature': 0.2}}"
-        )
-    options["parameters"] = dict(parameters)
-    if service == OFFLINE:
-        if name not in (None, OFFLINE):
-            raise ConversationValueError(
-                f"model spec model {name!r} does not fit service 'offline'; omit it or use 'offline'"
-            )
-        return OFFLINE, OFFLINE, options
-    if not isinstance(name, str) or not _MODEL_NAME.match(name):
-        raise ConversationValueError(
-            f"model spec model must be a model name, got {name!r}; e.g. 'gpt-4o-mini'"
-        )
-    if spec.get("base_url") is not None:
-        if service not in _URL_SERVICES:
-            raise ConversationValueError(
-                f"model spec base_url is for {sorted(_URL_SERVICES)} services, not {service!r}; "
-                "remove it or use service 'openai_compatible'"
-            )
-        options["base_url"] = _check_base_url(spec["base_url"])
-    if spec.get("api_key_env") is not None:
-        env_name = spec["api_key_env"]
-        if not isinstance(env_name, str) or not _ENV_NAME.match(env_name):
-            raise ConversationValueError(
-                f"model spec api_key_env must name an environment variable (like "
-                f"'MY_SERVER_KEY'), got {env_name!r}; never put the key itself in a spec"
-            )
-        options["api_key_env"] = env_name
-    if spec.get("prompt_plan") is not None:
-        if not isinstance(spec["prompt_plan"], Mapping):
-            raise ConversationValueError(
-                f"model spec prompt_plan must be EDSL's PromptPlan.to_dict(), got "
-                f"{spec['prompt_plan']!r}"
-            )
-        options["prompt_plan"] = dict(spec["prompt_plan"])
-    if spec.get("remote") is not None:
-        if not isinstance(spec["remote"], bool):
-            raise ConversationValueError(
-                f"model spec remote must be true or false, got {spec['remote']!r}"
-            )
-        options["remote"] = spec["remote"]
-    assert isinstance(service, str)  # checked against the known services above
-    return service, name, options
+    return validated(ModelSpecIn, spec, place=spec_place).normalised()
 
 
 def _offline(parameters: Mapping[str, Any]) -> OfflineModel:
@@ -416,19 +318,10 @@ def _offline(parameters: Mapping[str, Any]) -> OfflineModel:
 
 
 def _check_base_url(value: Any) -> str:
-    if not isinstance(value, str):
-        raise ConversationValueError(f"base_url must be a URL string, got {value!r}")
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConversationValueError(
-            f"base_url {value!r} is not an http(s) URL; e.g. 'http://127.0.0.1:11434/v1'"
-        )
-    if parts.username or parts.password or parts.query or parts.fragment:
-        raise ConversationValueError(
-            "base_url must not carry credentials, a query or a fragment; put the key in an "
-            "environment variable and name it with api_key_env"
-        )
-    return value.rstrip("/")
+    try:
+        return check_base_url(value)
+    except Problem as exc:
+        raise ConversationValueError(f"base_url {exc}") from None
 
 
 def _build(service: str, name: str, options: dict[str, Any], env: Mapping[str, str]) -> Any:

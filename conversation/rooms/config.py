@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import itertools
 import json
-import math
 import re
 import secrets
 from collections.abc import Iterable, Mapping
@@ -31,6 +30,17 @@ from conversation.models.settings import (
 )
 from conversation.planning.planner import RoundRobinRoomPlanner
 from conversation.planning.registry import planner_from_dict
+from conversation.rooms.config_schema import (
+    MAX_SEED as MAX_SEED,
+)
+from conversation.rooms.config_schema import (
+    RetryIn,
+    RoomSettingsIn,
+    StoredRoomConfig,
+    config_place,
+    retry_place,
+    settings_place,
+)
 from conversation.rooms.log import max_turns_of
 from conversation.termination.budget import Budget
 from conversation.termination.conditions import termination_from_dict
@@ -45,6 +55,7 @@ from conversation.text.limits import (
 )
 from conversation.text.limits import MAX_TRAITS_CHARS as MAX_TRAITS_CHARS
 from conversation.text.safety import compiled_template
+from conversation.text.schema import validated
 
 #: Agent and human names: a letter or digit, then letters, digits, ``_ - .`` (the @-mention
 #: grammar, so every agent can be addressed), at most 64 characters.
@@ -264,23 +275,11 @@ class RetrySettings:
     base_delay: float = 1.0
 
     def __post_init__(self) -> None:
-        if (
-            not isinstance(self.max_attempts, int)
-            or isinstance(self.max_attempts, bool)
-            or not 1 <= self.max_attempts <= 20
-        ):
-            raise ConversationValueError(
-                f"retry max_attempts must be an integer from 1 to 20, got {self.max_attempts!r}"
-            )
-        if (
-            not isinstance(self.base_delay, int | float)
-            or isinstance(self.base_delay, bool)
-            or not math.isfinite(self.base_delay)
-            or not 0 <= self.base_delay <= 60
-        ):
-            raise ConversationValueError(
-                f"retry base_delay must be 0-60 seconds, got {self.base_delay!r}"
-            )
+        validated(
+            RetryIn,
+            {"max_attempts": self.max_attempts, "base_delay": self.base_delay},
+            place=retry_place,
+        )
 
 
 def retry_settings(value: Any) -> RetrySettings:
@@ -294,16 +293,8 @@ def retry_settings(value: Any) -> RetrySettings:
             f"retry must be a dict such as {{'max_attempts': 4, 'base_delay': 1.0}} or "
             f"RetrySettings(...), got {type(value).__name__}"
         )
-    unknown = sorted(str(k) for k in value if k not in ("max_attempts", "base_delay"))
-    if unknown:
-        raise ConversationValueError(
-            f"retry has unknown key(s) {unknown}; allowed: max_attempts, base_delay"
-        )
-    return RetrySettings(**value)
-
-
-#: Seeds are stored as JSON numbers and fed to ``random.Random``: 64 bits are plenty.
-MAX_SEED = 2**63
+    checked = validated(RetryIn, value, place=retry_place)
+    return RetrySettings(max_attempts=checked.max_attempts, base_delay=checked.base_delay)
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,8 +339,21 @@ class RoomConfig:
             raise ConversationValueError(
                 f"a room holds at most {MAX_AGENTS} agents, got {len(self.roster)}"
             )
-        # Size and depth first, before anything parses the parts (a 50 MB stop word, a
-        # termination nested 5000 deep): measured in one walk each, within one budget.
+        self._check_sizes()
+        if not isinstance(self.retry, RetrySettings):
+            object.__setattr__(self, "retry", retry_settings(self.retry))
+        CallSettings(  # validates the three settings together
+            max_output_tokens=self.max_output_tokens,
+            timeout=self.request_timeout,
+            context_window=self.context_window,
+        )
+        self._check_behaviour()
+        settings = {name: getattr(self, name) for name in RoomSettingsIn.model_fields}
+        validated(RoomSettingsIn, settings, place=settings_place)
+
+    def _check_sizes(self) -> None:
+        """Size and depth first, before anything parses the parts (a 50 MB stop word, a
+        termination nested 5000 deep): measured in one walk each, within one budget."""
         budget = MAX_CONFIG_CHARS - sum(
             check_json_value(spec.traits, "roster", max_chars=MAX_CONFIG_CHARS)
             for spec in self.roster
@@ -363,13 +367,10 @@ class RoomConfig:
             value = getattr(self, part)
             if value is not None:
                 budget -= check_json_value(value, part, max_chars=budget)
-        if not isinstance(self.retry, RetrySettings):
-            object.__setattr__(self, "retry", retry_settings(self.retry))
-        CallSettings(  # validates the three settings together
-            max_output_tokens=self.max_output_tokens,
-            timeout=self.request_timeout,
-            context_window=self.context_window,
-        )
+
+    def _check_behaviour(self) -> None:
+        """The stored behaviour restores: the planner, the stop rule, the context policy, and
+        the prompt template compiles and renders with representative values."""
         planner_from_dict(self.planner)
         if self.termination is not None:
             termination_from_dict(self.termination)
@@ -379,29 +380,6 @@ class RoomConfig:
             )
             template.trial(_trial_values(self.names, max_turns_of(self.termination)))
         context_policy_from_dict(self.context)
-        if (
-            not isinstance(self.seed, int)
-            or isinstance(self.seed, bool)
-            or not -MAX_SEED < self.seed < MAX_SEED
-        ):
-            raise ConversationValueError(
-                f"seed must be an integer of at most 63 bits, got {_clip(self.seed)}"
-            )
-        if not isinstance(self.moderated, bool):
-            raise ConversationValueError(f"moderated must be True or False, got {self.moderated!r}")
-        if not isinstance(self.use_cache, bool):
-            raise ConversationValueError(
-                f"use_cache must be True or False, got {self.use_cache!r}; False asks the model "
-                "every time (nothing is read from or written to the model cache)"
-            )
-        if (
-            not isinstance(self.max_denials, int)
-            or isinstance(self.max_denials, bool)
-            or not 0 <= self.max_denials <= 20
-        ):
-            raise ConversationValueError(
-                f"max_denials must be an integer from 0 to 20, got {self.max_denials!r}"
-            )
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -486,20 +464,10 @@ class RoomConfig:
         from conversation import models
         from conversation.models.bindings import live_model_spec
 
-        if termination is not None and not isinstance(termination, Mapping):
-            to_dict = getattr(termination, "to_dict", None)
-            if not callable(to_dict):
-                raise ConversationValueError(
-                    "termination must be a condition from conversation.termination.conditions (combine them "
-                    "with | and &); a plain function cannot be stored with the room"
-                )
-            termination = to_dict()
-        if isinstance(context, ContextPolicy):
-            context = context.to_dict()
+        termination, context = _storable_rules(termination, context)
         for part, value in (("model", model), ("planner", planner), ("context", context)):
             if isinstance(value, Mapping):  # measured before anything parses it
                 check_json_value(value, part, max_chars=MAX_CONFIG_CHARS)
-        retry = retry_settings(retry)
         if isinstance(budget, Mapping):
             budget = Budget.from_dict(budget)
         elif isinstance(budget, Budget) and not budget.limited:
@@ -517,7 +485,7 @@ class RoomConfig:
             seed=secrets.randbelow(2**31) if seed is None else seed,
             moderated=moderated,
             max_denials=max_denials,
-            retry=retry,
+            retry=retry_settings(retry),
             max_output_tokens=max_output_tokens,
             request_timeout=request_timeout,
             context_window=context_window,
@@ -565,59 +533,48 @@ class RoomConfig:
     def _from_dict(cls, data: Mapping[str, Any]) -> RoomConfig:
         if not isinstance(data, Mapping):
             raise ConversationValueError("a room config must be a dict")
-        version = data.get("version", 1)
-        if version != 1:
-            raise ConversationValueError(
-                f"unknown room config version {version!r}; this library reads version 1"
-            )
-        known = {
-            "version",
-            "roster",
-            "planner",
-            "model",
-            "termination",
-            "prompt_template",
-            "context",
-            "seed",
-            "moderated",
-            "max_denials",
-            "retry",
-            "max_output_tokens",
-            "request_timeout",
-            "context_window",
-            "use_cache",
-            "budget",
-            "breakpoints",
-        }
-        unknown = set(data) - known
-        if unknown:
-            raise ConversationValueError(f"room config has unknown field(s) {sorted(unknown)}")
-        roster = data.get("roster")
-        if not isinstance(roster, list):
-            raise ConversationValueError("room config 'roster' must be a list of agent specs")
-        retry = retry_settings(data.get("retry") or {})
-        model = data.get("model")
-        if not isinstance(model, Mapping):
-            raise ConversationValueError("room config 'model' must be a model spec dict")
+        stored = validated(StoredRoomConfig, data, place=config_place)
+        fields = {name: getattr(stored, name) for name in _PASSED_ON}
         return cls(
-            roster=roster_specs([AgentSpec.from_dict(a) for a in roster]),
-            planner=data.get("planner") or RoundRobinRoomPlanner().to_dict(),
-            model=model,
-            termination=data.get("termination"),
-            prompt_template=data.get("prompt_template"),
-            context=data.get("context"),
-            seed=data.get("seed", 0),
-            moderated=data.get("moderated", False),
-            max_denials=data.get("max_denials", 3),
-            retry=retry,
-            # configs stored before these settings existed get the defaults
-            max_output_tokens=data.get("max_output_tokens", DEFAULT_MAX_OUTPUT_TOKENS),
-            request_timeout=data.get("request_timeout", DEFAULT_TIMEOUT_SECONDS),
-            context_window=data.get("context_window"),
-            use_cache=data.get("use_cache", True),
-            budget=Budget.from_dict(data.get("budget")),
-            breakpoints=data.get("breakpoints"),
+            roster=roster_specs([AgentSpec.from_dict(a) for a in stored.roster]),
+            planner=stored.planner or RoundRobinRoomPlanner().to_dict(),
+            retry=retry_settings(stored.retry or {}),
+            budget=Budget.from_dict(stored.budget),
+            **fields,
         )
+
+
+#: The stored config's fields that ``RoomConfig`` takes as they are (it checks them itself).
+_PASSED_ON = (
+    "model",
+    "termination",
+    "prompt_template",
+    "context",
+    "seed",
+    "moderated",
+    "max_denials",
+    "max_output_tokens",
+    "request_timeout",
+    "context_window",
+    "use_cache",
+    "breakpoints",
+)
+
+
+def _storable_rules(termination: Any, context: Any) -> tuple[Any, Any]:
+    """A termination condition and a context policy as the data a room stores; a plain
+    function as a condition is refused (it cannot be stored with the room)."""
+    if termination is not None and not isinstance(termination, Mapping):
+        to_dict = getattr(termination, "to_dict", None)
+        if not callable(to_dict):
+            raise ConversationValueError(
+                "termination must be a condition from conversation.termination.conditions "
+                "(combine them with | and &); a plain function cannot be stored with the room"
+            )
+        termination = to_dict()
+    if isinstance(context, ContextPolicy):
+        context = context.to_dict()
+    return termination, context
 
 
 def check_placement(

@@ -15,6 +15,7 @@ from typing import Any
 import storage
 from conversation.exceptions import ConversationValueError
 from conversation.rooms.config import RoomConfig, check_name
+from conversation.text.limits import check_message
 
 #: What ``Room.update_config`` may change: the names ``Room.create`` takes (``roster`` is an
 #: alias of ``agents``).
@@ -137,12 +138,7 @@ def fork_edit(
         )
     change: dict[str, Any] = {}
     if edit is not None:
-        if not isinstance(edit, str) or not edit.strip():
-            raise ConversationValueError("edit must be the message's new, non-empty text")
-        if len(edit) > max_chars:
-            raise ConversationValueError(
-                f"a message is limited to {max_chars} characters (got {len(edit)})"
-            )
+        check_message(edit, "edit (the message's new text)", max_chars)  # the message rule
         change["content"] = edit
     if speaker is not None:
         check_name(speaker, "speaker")

@@ -24,14 +24,13 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from conversation.context.window import event_tokens
 from conversation.planning.events import EventLog, RoomEvent
 from conversation.termination.budget import Spend
 from conversation.termination.state import RoomState, TokenUsage
-from conversation.text.transcript import render_record
+from conversation.text.transcript import event_line
 from conversation.vocabulary import NoticeKind, TurnKind, kind_of
 
 OPEN_STATES = frozenset({"running", "waiting", "interrupted"})
@@ -41,23 +40,6 @@ RESUMED = NoticeKind.RESUMED
 AUDIT_NOTICES = frozenset({NoticeKind.PAUSED, NoticeKind.RESUMED, NoticeKind.FORKED})
 #: Notices about how the room is run, never shown to agents (a settings change).
 OPERATOR_NOTICES = frozenset({NoticeKind.CONFIG_CHANGED})
-
-
-def event_line(seq: int, event: RoomEvent) -> str:
-    """One event as its transcript record: a pure function of the seq and the event, the same for
-    every viewer (only which events are shown differs)."""
-    record: dict[str, Any] = {"seq": seq, "speaker": event.speaker}
-    if event.kind == "summary":
-        record["summary"] = event.content
-    elif event.kind == "system":
-        record["notice"] = event.content
-    elif event.passed:
-        record["passed"] = True
-    else:
-        record["text"] = event.content
-    if event.visible_to is not None:
-        record["private_to"] = list(event.visible_to)
-    return render_record(record)
 
 
 def _data(row: Any) -> Mapping[str, Any]:
@@ -113,57 +95,14 @@ def to_room_event(row: Any) -> RoomEvent | None:
     return RoomEvent(row.speaker, row.content or "", round_, kind="system", visible_to=visible)
 
 
-@dataclass(frozen=True, slots=True)
-class LogView:
-    """A room's log as the core reads it: events with their seqs, usage, and the resume point."""
-
-    roster: tuple[str, ...]
-    events: tuple[RoomEvent, ...]
-    seqs: tuple[int, ...]
-    usage: Mapping[int, TokenUsage]
-    resumed_at: int
-    last_seq: int
-    #: Kept by a RoomLog (empty / None otherwise): each event's transcript line and its
-    #: estimated prompt tokens (``context.window.event_tokens``), the usage total, and the agent turns since the resume point; derived once per event, not per turn.
-    lines: tuple[str, ...] = ()
-    costs: tuple[int, ...] = ()
-    usage_total: TokenUsage | None = None
-    turns: int | None = None
-
-    def state(self, stop_requested: str | None = None) -> RoomState:
-        if self.usage_total is not None:  # kept by a RoomLog: its own checked copies
-            return RoomState.of_checked(
-                self.roster,
-                self.events,
-                usage=self.usage_total,
-                event_usage=self.usage,
-                resumed_at=self.resumed_at,
-                turns=self.turns,
-                stop_requested=stop_requested,
-            )
-        return RoomState(
-            self.roster,
-            self.events,
-            event_usage=self.usage,
-            stop_requested=stop_requested,
-            resumed_at=self.resumed_at,
-        )
-
-    def agent_turns(self) -> int:
-        """Roster agents' turns since the resume point (the turns-left counter)."""
-        if self.turns is not None:
-            return self.turns
-        members = set(self.roster)
-        return sum(
-            1
-            for e in self.events[self.resumed_at :]
-            if e.kind == "message" and e.speaker in members
-        )
+#: The log's view is the termination conditions' state: one type, read by conditions, planners
+#: and prompt builders (``LogView`` is its old name here).
+LogView = RoomState
 
 
 class RoomLog:
-    """A room's rows and their :class:`LogView`, kept current as rows arrive: extending it costs
-    O(new rows), so a long room's next turn costs the same as a short room's.
+    """A room's rows and their view (a :class:`RoomState`), kept current as rows arrive:
+    extending it costs O(new rows), so a long room's next turn costs the same as a short room's.
 
     Rows are folded into the view in seq order up to the first open turn (which may still become
     a message at its place); rows after an open turn are read again on each ``view()`` (in
@@ -239,7 +178,7 @@ class RoomLog:
         self.rows[-1] = row
         self._fold()
 
-    def view(self, *, before_seq: int | None = None) -> LogView:
+    def view(self, *, before_seq: int | None = None) -> RoomState:
         """The view of every row (or only those with ``seq < before_seq``)."""
         if before_seq is not None:
             return _view_of(self.roster, [r for r in self.rows if r.seq < before_seq])
@@ -247,18 +186,19 @@ class RoomLog:
         if tail:  # rows after an open turn: a one-off view (rare: at most a row or two)
             return _view_of(self.roster, self.rows)
         # Copies (C-speed, microseconds): a view handed out never changes as the log grows.
-        return LogView(
+        seqs = tuple(self._seqs)
+        return RoomState.of_checked(
             self.roster,
             EventLog.build(
                 self._events, self.roster, self._last_human, self._speakers, self._turns_before
             ),
-            tuple(self._seqs),
-            dict(self._usage),
-            self._resumed_at,
-            self.last_seq,
+            usage=TokenUsage(*self._tokens),
+            event_usage=dict(self._usage),
+            resumed_at=self._resumed_at,
+            seqs=seqs,
+            last_seq=self.last_seq,
             lines=tuple(self._lines),
             costs=tuple(self._costs),
-            usage_total=TokenUsage(*self._tokens),
             turns=self._turns,
         )
 
@@ -314,7 +254,7 @@ def _fold_row(
     return resumed_at
 
 
-def _view_of(roster: Sequence[str], rows: Sequence[Any]) -> LogView:
+def _view_of(roster: Sequence[str], rows: Sequence[Any]) -> RoomState:
     events: list[RoomEvent] = []
     seqs: list[int] = []
     usage: dict[int, TokenUsage] = {}
@@ -322,12 +262,14 @@ def _view_of(roster: Sequence[str], rows: Sequence[Any]) -> LogView:
     for row in rows:
         resumed_at = _fold_row(row, events, seqs, usage, resumed_at)
     last = rows[-1].seq if rows else 0
-    return LogView(tuple(roster), tuple(events), tuple(seqs), usage, resumed_at, last)
+    return RoomState(
+        roster, events, event_usage=usage, resumed_at=resumed_at, seqs=seqs, last_seq=last
+    )
 
 
 def log_view(
     roster: Sequence[str], rows: Sequence[Any], *, before_seq: int | None = None
-) -> LogView:
+) -> RoomState:
     """The view of ``rows`` (in seq order), optionally only those with ``seq < before_seq``."""
     if before_seq is not None:
         rows = [r for r in rows if r.seq < before_seq]
@@ -350,7 +292,7 @@ def _position(seqs: Sequence[int], seq: int) -> int:
     return bisect.bisect_left(list(seqs), seq)
 
 
-def covers_seqs(view: LogView, covers: tuple[int, int]) -> list[int]:
+def covers_seqs(view: RoomState, covers: tuple[int, int]) -> list[int]:
     """A summary's covered positions ``[start, end)`` as seqs ``[start, end)``."""
 
     def seq_at(position: int) -> int:
@@ -386,6 +328,7 @@ def turn_request_id(seq: int) -> str:
 
 __all__ = [
     "covers_seqs",
+    "event_line",
     "CONSUMED_STATES",
     "OPEN_STATES",
     "LogView",

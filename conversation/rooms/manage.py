@@ -1,4 +1,5 @@
-"""Managing stored rooms: rename, archive (hide from lists) and delete, with nothing orphaned.
+"""Managing stored rooms: store a new one, rename, archive (hide from lists) and delete, with
+nothing orphaned.
 
 A delete removes the room's whole log, its lease and its analysis answers (one transaction). It is
 refused while a worker holds the room (stop it first: the worker releases it at its next step),
@@ -14,9 +15,31 @@ from typing import Any
 import storage
 from conversation.access import Action, require
 from conversation.exceptions import ConversationStateError, ConversationValueError
-from conversation.rooms.boundary import translated
+from conversation.rooms.boundary import storage_errors, translated
+from conversation.rooms.config import RoomConfig
 
 MAX_NAME_CHARS = 200
+
+
+def store_room(
+    db: Any,
+    name: str,
+    config: RoomConfig,
+    experiment_id: int | None = None,
+    condition: str | None = None,
+    replicate: int | None = None,
+) -> int:
+    """Store a new room (status ``idle``) from a checked name, placement and config (what
+    ``Room.create`` checked); returns its id."""
+    return storage_errors(
+        storage.create_room,
+        db,
+        name.strip(),
+        config.to_dict(),
+        experiment_id=experiment_id,
+        condition=condition,
+        replicate=replicate,
+    )
 
 
 def rename_room(db: Any, room_id: int, name: str, *, actor: Any = None) -> storage.Room:

@@ -26,12 +26,14 @@ from conversation.context.window import ContextPolicy, build_context, summary_re
 from conversation.dialogue.prompts import persona
 from conversation.planning.events import opener_index
 from conversation.rooms.config import ROOM_PROMPT_VARIABLES, RoomConfig
-from conversation.rooms.log import LogView, event_line, max_turns_of
+from conversation.rooms.log import max_turns_of
+from conversation.termination.state import RoomState
 from conversation.text.safety import SafeTemplate, compiled_template
 from conversation.text.tokens import estimate_tokens, prompt_tokens
 from conversation.text.transcript import (
     EMPTY_TRANSCRIPT,
     TRANSCRIPT_HEADER,
+    event_line,
     render_lines,
     render_record,
 )
@@ -104,7 +106,7 @@ def room_template(config: RoomConfig) -> SafeTemplate:
 
 def build_turn_prompt(
     config: RoomConfig,
-    view: LogView,
+    view: RoomState,
     speaker: str,
     *,
     feedback: str | None = None,
@@ -159,16 +161,16 @@ def build_turn_prompt(
     return TurnPrompt(system, user, saw)
 
 
-def _turn_records(view: LogView, positions: Sequence[int]) -> list[str]:
+def _turn_records(view: RoomState, positions: Sequence[int]) -> list[str]:
     """``_turn_record`` of each position (a C-speed lookup when the view keeps its lines)."""
     if view.lines:
         return list(map(view.lines.__getitem__, positions))
     return [event_line(view.seqs[p], view.events[p]) for p in positions]
 
 
-def _turn_record(view: LogView, position: int) -> str:
+def _turn_record(view: RoomState, position: int) -> str:
     """An event's transcript line: rendered once per room by its RoomLog (``view.lines``) when
-    the view comes from one, else now (``log.event_line``, the same rendering)."""
+    the view comes from one, else now (``event_line``, the same rendering)."""
     if view.lines:
         return view.lines[position]
     return event_line(view.seqs[position], view.events[position])
@@ -215,7 +217,7 @@ def _fitted(
 
 
 def build_pick_prompt(
-    config: RoomConfig, view: LogView, coordinator: str, eligible: Sequence[str]
+    config: RoomConfig, view: RoomState, coordinator: str, eligible: Sequence[str]
 ) -> TurnPrompt:
     """The prompt that asks the room's coordinator agent to pick the next speaker."""
     return _coordinator_prompt(
@@ -224,7 +226,7 @@ def build_pick_prompt(
 
 
 def build_candidates_prompt(
-    config: RoomConfig, view: LogView, coordinator: str, candidates: Sequence[Mapping[str, Any]]
+    config: RoomConfig, view: RoomState, coordinator: str, candidates: Sequence[Mapping[str, Any]]
 ) -> TurnPrompt:
     """The prompt that asks the coordinator agent to pick one of the drafted candidates (a
     coordinator-after turn), within the model's window."""
@@ -236,7 +238,7 @@ def build_candidates_prompt(
 
 
 def _coordinator_prompt(
-    config: RoomConfig, view: LogView, coordinator: str, form: str, **fields: str
+    config: RoomConfig, view: RoomState, coordinator: str, form: str, **fields: str
 ) -> TurnPrompt:
     """``form`` filled with the messages and notices the coordinator may see (within the
     model's window) and ``fields``."""
@@ -264,7 +266,7 @@ def _coordinator_prompt(
     return TurnPrompt(system, user, saw)
 
 
-def build_summary_prompt(config: RoomConfig, view: LogView) -> TurnPrompt | None:
+def build_summary_prompt(config: RoomConfig, view: RoomState) -> TurnPrompt | None:
     """The prompt that summarises what fell out of the context window, or None when nothing
     needs summarising (see ``context.summary_request``)."""
     request = summary_request(

@@ -33,22 +33,21 @@ from conversation.exceptions import (
 )
 from conversation.models.settings import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
 from conversation.rooms.boundary import storage_errors
-from conversation.rooms.config import RoomConfig, check_name, check_placement, reserved_speaker
+from conversation.rooms.config import RoomConfig, check_placement
 from conversation.rooms.editing import changed_config, fork_edit, version_notice
 from conversation.rooms.engine import Engine, HeldRoom, StepKind, owner_id
+from conversation.rooms.manage import store_room
+from conversation.rooms.posting import post_message
 from conversation.rooms.turn import Turn
 from conversation.sync import run_sync
+from conversation.text.limits import MAX_MESSAGE_CHARS as MAX_MESSAGE_CHARS
 from conversation.text.limits import (
-    MAX_AGENTS,
-    MAX_REQUEST_ID_CHARS,
     MAX_STOP_REASON_CHARS,
     check_text,
 )
-from conversation.text.limits import MAX_MESSAGE_CHARS as MAX_MESSAGE_CHARS
 from conversation.vocabulary import (
     FINAL_ROOM_STATUSES,
     OPEN_ROOM_STATUSES,
-    REOPENED_BY_A_MESSAGE,
     NoticeKind,
     RoomStatus,
 )
@@ -121,16 +120,7 @@ class Room:
             in_process_only=in_process_only,
             breakpoints=breakpoints,
         )
-        room_id = storage_errors(
-            storage.create_room,
-            db,
-            name.strip(),
-            config.to_dict(),
-            experiment_id=experiment_id,
-            condition=condition,
-            replicate=replicate,
-        )
-        return cls(db, room_id)
+        return cls(db, store_room(db, name, config, experiment_id, condition, replicate))
 
     @classmethod
     def open(cls, db: storage.Database, room_id: int) -> Room:
@@ -210,62 +200,8 @@ class Room:
         those agents. ``data.by`` records who posted: the actor's identity (``actor`` needs the
         moderator role), else the speaker.
         """
-        require(actor, Action.POST)
-        if not isinstance(content, str) or not content.strip():
-            raise ConversationValueError("a message must be non-empty text")
-        if len(content) > MAX_MESSAGE_CHARS:
-            raise ConversationValueError(
-                f"a message is limited to {MAX_MESSAGE_CHARS:,} characters (got {len(content):,})"
-            )
-        if "\x00" in content:
-            raise ConversationValueError(
-                "a message may not contain NUL characters (\\x00); remove them"
-            )
-        if request_id is not None:
-            check_text(request_id, "request_id", MAX_REQUEST_ID_CHARS, one_line=True)
-        check_name(speaker, "speaker")
-        config = self.config
-        taken = reserved_speaker(speaker, config.names)
-        if taken is not None:
-            raise ConversationValueError(
-                f"speaker {taken}; human messages need a person's name (e.g. 'user')"
-            )
-        audience = None
-        if to is not None:
-            if isinstance(to, str):
-                to = [to]
-            if (
-                not isinstance(to, list | tuple)
-                or len(to) > MAX_AGENTS
-                or not all(isinstance(n, str) and n in config.names for n in to)
-                or not to
-            ):
-                shown = (
-                    repr([n[:40] if isinstance(n, str) else n for n in list(to)[:5]])
-                    if isinstance(to, list | tuple)
-                    else type(to).__name__
-                )
-                raise ConversationValueError(
-                    f"to={shown}: private messages go to a list of agent names of the room "
-                    f"{list(config.names)}"
-                )
-            audience = list(dict.fromkeys(to))
-        if request_id is not None and (not isinstance(request_id, str) or not request_id.strip()):
-            raise ConversationValueError("request_id must be non-empty text or None")
-        # One write: the message and the room it re-opens. A request sent again (a double click, a
-        # browser retry) is the same message and changes nothing: above all it does not re-open a
-        # room that was stopped or ended since.
-        return storage_errors(
-            storage.append_message,
-            self.db,
-            self.id,
-            "human",
-            speaker,
-            content,
-            request_id=request_id,
-            visible_to=audience,
-            data={"by": who(actor, speaker)},
-            reopen=REOPENED_BY_A_MESSAGE,
+        return post_message(
+            self.db, self.id, content, speaker=speaker, request_id=request_id, to=to, actor=actor
         )
 
     def pause(self, *, actor: Actor | None = None, by: str = "user") -> None:

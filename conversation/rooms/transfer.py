@@ -38,45 +38,41 @@ from typing import Any
 
 import storage
 from conversation.exceptions import ConversationValueError, ImportRejected
-from conversation.rooms.config import RoomConfig, check_name, check_placement, reserved_speaker
+from conversation.rooms.config import (
+    RESERVED_SPEAKERS,
+    RoomConfig,
+    check_name,
+    check_placement,
+    reserved_speaker,
+)
 from conversation.rooms.log import RESUMED, log_view
+from conversation.rooms.transfer_schema import (
+    EXPORT_FORMAT,
+    EXPORT_VERSION,
+    MESSAGES,
+    SYSTEM_SPEAKER,
+    ConfigVersion,
+    ExportedEvent,
+    ImportedMessage,
+    RoomExport,
+    export_place,
+    message_place,
+)
+from conversation.rooms.transfer_schema import (
+    MAX_CONTENT_CHARS as MAX_CONTENT_CHARS,
+)
 from conversation.text import limits
 from conversation.text.limits import MAX_IMPORT_BYTES as MAX_IMPORT_BYTES
 from conversation.text.limits import MAX_IMPORT_MESSAGES as MAX_MESSAGES
+from conversation.text.schema import validated
 from storage.provenance import iso, provenance_row
 
-EXPORT_FORMAT = "conversation-room"
-EXPORT_VERSION = 1
 #: An import may nest one level more than a config (the export around it).
 MAX_DEPTH = limits.MAX_DEPTH + 1
-#: An imported message may be longer than a person's (an agent's reply).
-MAX_CONTENT_CHARS = 100_000
-MESSAGE_FIELDS = frozenset({"content", "speaker", "name", "role", "seq", "round", "passed", "to"})
-EVENT_FIELDS = frozenset(
-    {
-        "seq",
-        "kind",
-        "speaker",
-        "content",
-        "round",
-        "activity",
-        "state",
-        "request_id",
-        "visible_to",
-        "data",
-        "model",
-        "input_tokens",
-        "output_tokens",
-        "cost",
-        "latency",
-        "error",
-        "attempts",
-        "saw",
-        "created_at",
-        "updated_at",
-        "provenance",
-    }
-)
+#: The fields an imported message may have (declared by ``transfer_schema.ImportedMessage``).
+MESSAGE_FIELDS = frozenset(ImportedMessage.model_fields)
+#: The fields an exported event may have (declared by ``transfer_schema.ExportedEvent``).
+EVENT_FIELDS = frozenset(ExportedEvent.model_fields)
 _SAFE_FILE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}")
 
 
@@ -91,25 +87,11 @@ def _reject_constant(token: str) -> Any:
     raise ImportRejected(f"{token} is not valid JSON; use null or a number")
 
 
-def _depth(value: Any, level: int = 1) -> int:
-    if level > MAX_DEPTH:
-        return level
-    if isinstance(value, Mapping):
-        return max([_depth(v, level + 1) for v in value.values()], default=level)
-    if isinstance(value, list):
-        return max([_depth(v, level + 1) for v in value], default=level)
-    return level
-
-
-def _finite(value: Any, where: str) -> None:
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ImportRejected(f"{where} holds {value!r}, which is not a finite number")
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            _finite(item, f"{where}.{key}")
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            _finite(item, f"{where}[{index}]")
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):
+        raise ImportRejected(f"{token[:40]} is not a finite number; use a smaller number or null")
+    return value
 
 
 def parse_import(data: Any) -> Any:
@@ -131,13 +113,15 @@ def parse_import(data: Any) -> Any:
         if len(data) > MAX_IMPORT_BYTES or len(data.encode("utf-8")) > MAX_IMPORT_BYTES:
             raise ImportRejected(f"the import is larger than {MAX_IMPORT_BYTES:,} bytes")
         try:
-            data = json.loads(data, parse_constant=_reject_constant)
+            data = json.loads(data, parse_constant=_reject_constant, parse_float=_finite_float)
         except json.JSONDecodeError as exc:
             raise ImportRejected(f"the import is not valid JSON: {exc}") from None
         except RecursionError:
             raise ImportRejected(
                 f"the import is nested more than {MAX_DEPTH} levels deep"
             ) from None
+        # NaN, Infinity and 1e999 were refused while parsing; the depth is walked once, without recursion
+        limits.check_depth(data, "the import", max_depth=MAX_DEPTH, error=ImportRejected)
     else:
         if isinstance(data, list | tuple) and len(data) > MAX_MESSAGES * 2:
             raise ImportRejected(
@@ -150,17 +134,10 @@ def parse_import(data: Any) -> Any:
             max_depth=MAX_DEPTH,
             error=ImportRejected,
         )
-    if _depth(data) > MAX_DEPTH:
-        raise ImportRejected(f"the import is nested more than {MAX_DEPTH} levels deep")
-    _finite(data, "import")
     return data
 
 
 # -- messages (seed 004) ---------------------------------------------------------------------------
-
-
-#: The speaker name of an imported message that names no one (a system or manager message).
-SYSTEM_SPEAKER = "system"
 
 
 def _check_messages(
@@ -179,84 +156,84 @@ def _check_messages(
         raise ImportRejected(
             f"at most {MAX_MESSAGES} messages can be imported, got {len(messages)}"
         )
-    checked = []
-    for index, message in enumerate(messages):
-        where = f"message {index}"
-        if not isinstance(message, Mapping):
-            raise ImportRejected(f"{where} must be an object, got {type(message).__name__}")
-        unknown = set(message) - MESSAGE_FIELDS
-        if unknown:
-            raise ImportRejected(
-                f"{where} has unknown field(s) {sorted(unknown)}; allowed: {sorted(MESSAGE_FIELDS)}"
-            )
-        speaker = message.get("speaker", message.get("name"))
-        unnamed = index == 0 and speaker is None
-        if unnamed:
-            speaker = SYSTEM_SPEAKER
+    checked = validated(MESSAGES, messages, error=ImportRejected, place=message_place)
+    return [_message_record(i, m, roster, strict) for i, m in enumerate(checked)]
+
+
+def _message_record(
+    index: int, message: ImportedMessage, roster: tuple[str, ...], strict: bool
+) -> dict[str, Any]:
+    """One checked message against the room: its seq, its speaker (an agent, a person, or the
+    unnamed first message), its audience; the log record it becomes."""
+    where = f"message {index}"
+    unnamed = index == 0 and message.who is None
+    speaker: str = _importing(check_name)(
+        SYSTEM_SPEAKER if unnamed else message.who, f"{where} speaker"
+    )
+    if message.seq is not None and message.seq != index + 1:
+        raise ImportRejected(
+            f"{where} has seq {message.seq!r}; seqs must run 1, 2, 3... without gaps "
+            f"(expected {index + 1})"
+        )
+    if message.to is not None and (not message.to or any(n not in roster for n in message.to)):
+        raise ImportRejected(f"{where} 'to' must list agents of the roster {list(roster)}")
+    human = speaker not in roster
+    _check_message_speaker(where, message, speaker, roster, unnamed=unnamed, strict=strict)
+    kind = "system" if unnamed else "human" if human else ("pass" if message.passed else "agent")
+    return {
+        "kind": kind,
+        "speaker": speaker,
+        "content": "" if message.passed else message.content,
+        "round": message.round,
+        "visible_to": list(message.to) if message.to else None,
+    }
+
+
+def _check_message_speaker(
+    where: str,
+    message: ImportedMessage,
+    speaker: str,
+    roster: tuple[str, ...],
+    *,
+    unnamed: bool,
+    strict: bool,
+) -> None:
+    """Who may say what: a system message never under an agent's name, a person never under a
+    notice's or an agent's name, only an agent passes; in ``strict`` mode only agents speak."""
+    if message.role == "system" and not unnamed and speaker in roster:
+        raise ImportRejected(
+            f"{where} is a system message under the name of the agent {speaker!r}; a system "
+            "message cannot carry an agent's name (leave the name out of the first message)"
+        )
+    human = speaker not in roster
+    taken = reserved_speaker(speaker, roster) if human and not unnamed else None
+    if taken is not None:
+        raise ImportRejected(
+            f"{where} is by {taken}; a person's message needs a person's name (a "
+            "system message is the first message, without a name)"
+        )
+    if message.passed and (human or unnamed):
+        raise ImportRejected(f"{where}: only an agent can pass; {speaker!r} is not on the roster")
+    if strict and human and not unnamed and message.role != "user":
+        raise ImportRejected(
+            f"{where} is by {speaker!r}, who is not on the roster {list(roster)}; in strict "
+            "mode every speaker must be an agent of the room (or the message must have "
+            "role 'user'); pass strict=False to import unknown speakers as people"
+        )
+
+
+def _importing(check: Callable[..., Any]) -> Callable[..., Any]:
+    """``check`` with its ``ConversationValueError`` as an ``ImportRejected`` (same message)."""
+
+    def run(*args: Any) -> Any:
         try:
-            check_name(speaker, f"{where} speaker")
+            return check(*args)
+        except ImportRejected:
+            raise
         except ConversationValueError as exc:
             raise ImportRejected(str(exc)) from None
-        content = message.get("content")
-        if not isinstance(content, str):
-            raise ImportRejected(f"{where} content must be text, got {type(content).__name__}")
-        if len(content) > MAX_CONTENT_CHARS:
-            raise ImportRejected(f"{where} content is longer than {MAX_CONTENT_CHARS} characters")
-        if "\x00" in content:
-            raise ImportRejected(f"{where} content contains a NUL character (\\x00); remove it")
-        seq = message.get("seq")
-        if seq is not None and seq != index + 1:
-            raise ImportRejected(
-                f"{where} has seq {seq!r}; seqs must run 1, 2, 3... without gaps (expected {index + 1})"
-            )
-        round_ = message.get("round", 0)
-        if not isinstance(round_, int) or isinstance(round_, bool) or round_ < 0:
-            raise ImportRejected(f"{where} round must be a non-negative integer")
-        passed = message.get("passed", False)
-        if not isinstance(passed, bool):
-            raise ImportRejected(f"{where} passed must be true or false")
-        to = message.get("to")
-        if to is not None and (
-            not isinstance(to, list) or not to or any(n not in roster for n in to)
-        ):
-            raise ImportRejected(f"{where} 'to' must list agents of the roster {list(roster)}")
-        role = message.get("role")
-        if role is not None and not isinstance(role, str):
-            raise ImportRejected(f"{where} role must be text")
-        if role == "system" and not unnamed and speaker in roster:
-            raise ImportRejected(
-                f"{where} is a system message under the name of the agent {speaker!r}; a system "
-                "message cannot carry an agent's name (leave the name out of the first message)"
-            )
-        human = speaker not in roster
-        if human and not unnamed:
-            taken = reserved_speaker(speaker, roster)
-            if taken is not None:
-                raise ImportRejected(
-                    f"{where} is by {taken}; a person's message needs a person's name (a "
-                    "system message is the first message, without a name)"
-                )
-        if passed and (human or unnamed):
-            raise ImportRejected(
-                f"{where}: only an agent can pass; {speaker!r} is not on the roster"
-            )
-        if strict and human and not unnamed and role != "user":
-            raise ImportRejected(
-                f"{where} is by {speaker!r}, who is not on the roster {list(roster)}; in strict "
-                "mode every speaker must be an agent of the room (or the message must have "
-                "role 'user'); pass strict=False to import unknown speakers as people"
-            )
-        kind = "system" if unnamed else "human" if human else ("pass" if passed else "agent")
-        checked.append(
-            {
-                "kind": kind,
-                "speaker": speaker,
-                "content": "" if passed else content,
-                "round": round_,
-                "visible_to": list(to) if to else None,
-            }
-        )
-    return checked
+
+    return run
 
 
 def _remove_termination(messages: list[dict[str, Any]], remove: Any) -> None:
@@ -309,49 +286,43 @@ def import_room(
     data = parse_import(messages)
     if isinstance(data, Mapping):
         return _import_export(room_class, db, data, name_override=name_override)
-    if name_override is not None:
-        name = name_override
     if agents is None:
         raise ConversationValueError("agents=... is required to resume from messages (the roster)")
     config = RoomConfig.build(agents=agents, **room_options)
     checked = _check_messages(data, config.names, strict=strict)
     _remove_termination(checked, remove_termination_string)
-    # The check reads the log as the room will (resume point included), so a cap that counts
-    # from the resume point, such as MaxTurns, does not warn about turns taken before it.
-    rows = [_Row(i + 1, m) for i, m in enumerate(checked)]
-    rows.append(_Row(len(rows) + 1, _RESUME_MARK, data={"event": RESUMED}))
-    view = log_view(config.names, rows)
-    condition = config.termination_object()
-    if condition is not None:
-        decision = condition.evaluate(view.state())
-        if decision is not None:
-            warnings.warn(
-                f"the last imported message would stop the room at once ({decision.reason}); "
-                "pass remove_termination_string to resume past it",
-                ResumeWarning,
-                stacklevel=3,
-            )
+    _warn_if_it_would_stop(config, checked)
     last = checked[-1]["speaker"]
     records = [
-        {
-            "kind": m["kind"],
-            "speaker": m["speaker"],
-            "content": m["content"],
-            "round": m["round"],
-            "visible_to": m["visible_to"],
-        }
-        for m in checked
-    ]
-    records.append(
+        *checked,
         {
             "kind": "system",
             "speaker": "room",
             "content": f"Resumed from {len(checked)} imported messages; the last speaker was {last}.",
             "data": {"event": RESUMED, "messages": len(checked), "last_speaker": last},
-        }
-    )
-    room_id = _store(db, name, config, records, status="running")
+        },
+    ]
+    room_id = _store(db, name_override or name, config, records, status="running")
     return room_class(db, room_id)
+
+
+def _warn_if_it_would_stop(config: RoomConfig, checked: list[dict[str, Any]]) -> None:
+    """``ResumeWarning`` when the room's stop rule would end it on its first step. The check
+    reads the log as the room will (resume point included), so a cap that counts from the
+    resume point, such as MaxTurns, does not warn about turns taken before it."""
+    condition = config.termination_object()
+    if condition is None:
+        return
+    rows = [_Row(i + 1, m) for i, m in enumerate(checked)]
+    rows.append(_Row(len(rows) + 1, _RESUME_MARK, data={"event": RESUMED}))
+    decision = condition.evaluate(log_view(config.names, rows).state())
+    if decision is not None:
+        warnings.warn(
+            f"the last imported message would stop the room at once ({decision.reason}); "
+            "pass remove_termination_string to resume past it",
+            ResumeWarning,
+            stacklevel=4,
+        )
 
 
 class _Row:
@@ -452,147 +423,95 @@ def _check_model_specs(config: RoomConfig) -> None:
 def _import_export(
     room_class: Any, db: storage.Database, data: Mapping[str, Any], name_override: str | None
 ) -> Any:
-    if data.get("format") != EXPORT_FORMAT:
+    events = data.get("events")
+    if isinstance(events, list) and len(events) > MAX_MESSAGES * 2:
         raise ImportRejected(
-            f"an object import must be a room export (format {EXPORT_FORMAT!r}); "
-            "to resume from messages pass a list of messages"
+            f"the export holds {len(events)} events; at most {MAX_MESSAGES * 2} can be imported"
         )
-    version = data.get("version")
-    if version != EXPORT_VERSION:
-        raise ImportRejected(
-            f"unknown export version {version!r}; this library reads version {EXPORT_VERSION}"
-        )
-    unknown = set(data) - {
-        "format",
-        "version",
-        "name",
-        "status",
-        "stop_reason",
-        "config",
-        "events",
-        "config_versions",
-    }
-    if unknown:
-        raise ImportRejected(f"the export has unknown field(s) {sorted(unknown)}")
-    versions = _checked_versions(data.get("config_versions") or [])
-    try:
-        config = RoomConfig.from_dict(data.get("config") or {})
-        _check_model_specs(config)
-    except ConversationValueError as exc:
-        raise ImportRejected(f"the export's config is invalid: {exc}") from None
-    stop_reason = data.get("stop_reason")
-    if stop_reason is not None:
+    export = validated(RoomExport, data, error=ImportRejected, place=export_place)
+    versions = _checked_versions(export.config_versions or [])
+    config = _export_config(export.config or {})
+    if export.stop_reason is not None:
         limits.check_text(
-            stop_reason,
+            export.stop_reason,
             "the export's stop_reason",
             limits.MAX_STOP_REASON_CHARS,
             error=ImportRejected,
         )
-    exported_name = data.get("name")
-    if exported_name and name_override is None:
+    if export.name and name_override is None:
         try:
-            check_placement(exported_name)
+            check_placement(export.name)
         except ConversationValueError as exc:
             raise ImportRejected(f"the export's {exc}") from None
-    events = data.get("events")
-    if not isinstance(events, list):
-        raise ImportRejected("the export's events must be a list")
-    if len(events) > MAX_MESSAGES * 2:
-        raise ImportRejected(
-            f"the export holds {len(events)} events; at most {MAX_MESSAGES * 2} can be imported"
-        )
-    status = data.get("status") or "idle"
-    if status not in storage.ROOM_STATUSES:
-        raise ImportRejected(f"the export's status {status!r} is not a room status")
-    for index, event in enumerate(events):
-        if not isinstance(event, Mapping):
-            raise ImportRejected(f"event {index} must be an object")
-        unknown = set(event) - EVENT_FIELDS
-        if unknown:
-            raise ImportRejected(f"event {index} has unknown field(s) {sorted(unknown)}")
-        if event.get("seq") != index + 1:
-            raise ImportRejected(
-                f"event {index} has seq {event.get('seq')!r}; seqs must run 1, 2, 3... without gaps"
-            )
-        if event.get("kind") not in storage.EVENT_KINDS:
-            raise ImportRejected(f"event {index} has unknown kind {event.get('kind')!r}")
-        if event.get("kind") == "human":
-            # A person's name, never an agent's: the planner takes a roster name for an agent
-            # turn, so a "human" event by Bob would forge a Bob turn.
-            try:
-                check_name(event.get("speaker"), f"event {index} speaker")
-            except ConversationValueError as exc:
-                raise ImportRejected(str(exc)) from None
-            taken = reserved_speaker(event["speaker"], config.names)
-            if taken is not None:
-                raise ImportRejected(
-                    f"event {index} is a human message by {taken}; human messages need a "
-                    "person's name"
-                )
-        elif event.get("kind") == "system":
-            try:
-                check_name(event.get("speaker"), f"event {index} speaker")
-            except ConversationValueError as exc:
-                raise ImportRejected(str(exc)) from None
-            clash = reserved_speaker(event["speaker"], config.names)
-            if clash is not None and event["speaker"].casefold() not in ("room", "system"):
-                raise ImportRejected(
-                    f"event {index} is a system event by {clash}; a system event speaks for "
-                    "the room ('room' or 'system'), never for an agent"
-                )
-        elif event.get("speaker") not in config.names:
-            raise ImportRejected(
-                f"event {index} is an agent turn by {event.get('speaker')!r}, who is not on the roster"
-            )
-        content = event.get("content", "")
-        if not isinstance(content, str):
-            raise ImportRejected(f"event {index} content must be text")
-        if not isinstance(event.get("provenance") or {}, Mapping):
-            raise ImportRejected(f"event {index} provenance must be an object")
-        if len(content) > MAX_CONTENT_CHARS or "\x00" in content:
-            raise ImportRejected(
-                f"event {index} content must be at most {MAX_CONTENT_CHARS:,} characters, "
-                "without NUL characters"
-            )
-    name = name_override or exported_name or "imported room"
-    records = [{k: v for k, v in e.items() if k not in ("seq", "provenance")} for e in events]
+    for index, event in enumerate(export.events):
+        _check_event(index, event, config.names)
     room_id = _store(
         db,
-        name,
+        name_override or export.name or "imported room",
         config,
-        records,
-        status=status,
-        stop_reason=stop_reason,
+        [event.record() for event in export.events],
+        status=export.status or "idle",
+        stop_reason=export.stop_reason,
         config_versions=versions,
     )
     return room_class(db, room_id)
 
 
-def _checked_versions(versions: Any) -> list[dict[str, Any]]:
+def _export_config(data: Mapping[str, Any]) -> RoomConfig:
+    """The export's config, validated as a stored config and its model specs as a new room's."""
+    try:
+        config = RoomConfig.from_dict(data)
+        _check_model_specs(config)
+    except ConversationValueError as exc:
+        raise ImportRejected(f"the export's config is invalid: {exc}") from None
+    return config
+
+
+def _check_event(index: int, event: ExportedEvent, roster: tuple[str, ...]) -> None:
+    """An exported event against the room: its place in the log, and a speaker that fits its
+    kind (a person's name for a human message, the room's for a notice, an agent's for a turn:
+    the planner takes a roster name for an agent turn, so a "human" event by Bob would forge a
+    Bob turn)."""
+    if event.seq != index + 1:
+        raise ImportRejected(
+            f"event {index} has seq {event.seq!r}; seqs must run 1, 2, 3... without gaps"
+        )
+    speaker = event.speaker
+    if event.kind in ("human", "system"):
+        _importing(check_name)(speaker, f"event {index} speaker")
+        taken = reserved_speaker(speaker, roster)
+        if event.kind == "human" and taken is not None:
+            raise ImportRejected(
+                f"event {index} is a human message by {taken}; human messages need a person's name"
+            )
+        if event.kind == "system" and taken and speaker.casefold() not in RESERVED_SPEAKERS:
+            raise ImportRejected(
+                f"event {index} is a system event by {taken}; a system event speaks for "
+                "the room ('room' or 'system'), never for an agent"
+            )
+    elif speaker not in roster:
+        raise ImportRejected(
+            f"event {index} is an agent turn by {_clip(speaker)}, who is not on the roster"
+        )
+
+
+def _checked_versions(versions: list[ConfigVersion]) -> list[dict[str, Any]]:
     """An export's configuration versions, each config validated like the room's own."""
-    if not isinstance(versions, list):
-        raise ImportRejected("the export's config_versions must be a list")
     checked = []
     for index, item in enumerate(versions):
-        if not isinstance(item, Mapping) or set(item) - {
-            "version",
-            "config",
-            "by",
-            "changes",
-            "from_seq",
-        }:
-            raise ImportRejected(
-                f"config version {index} must be an object with version, config, by, changes, "
-                "from_seq"
-            )
-        if item.get("version") != index + 1:
+        if item.version != index + 1:
             raise ImportRejected(f"config version {index} must have version {index + 1}")
         try:
-            config = RoomConfig.from_dict(item.get("config") or {})
+            config = RoomConfig.from_dict(item.config)
         except ConversationValueError as exc:
             raise ImportRejected(f"config version {index + 1} is invalid: {exc}") from None
-        checked.append({**item, "config": config.to_dict()})
+        checked.append({**item.model_dump(), "config": config.to_dict()})
     return checked
+
+
+def _clip(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _store(

@@ -24,6 +24,7 @@ from conversation.exceptions import (
     TurnAlreadyDecided,
 )
 from conversation.rooms.config import RoomConfig
+from conversation.text.limits import check_message
 from conversation.vocabulary import RoomStatus, TurnKind, TurnState, kind_of
 
 MAX_REASON_CHARS = 2_000
@@ -187,12 +188,7 @@ class Turn:
         changes: dict[str, Any] = {}
         data: dict[str, Any] | None = None
         if content is not None:
-            if not isinstance(content, str) or not content.strip():
-                raise ConversationValueError("an edited message must be non-empty text")
-            if len(content) > MAX_CONTENT_CHARS:
-                raise ConversationValueError(
-                    f"an edited message is limited to {MAX_CONTENT_CHARS} characters"
-                )
+            check_message(content, "an edited message", MAX_CONTENT_CHARS)
             changes = {"content": content}
             data = {"draft": self._event.content, "edited": True, "edited_by": by}
         if kind_of(self._event) == TurnKind.CANDIDATES:

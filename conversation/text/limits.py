@@ -75,14 +75,63 @@ def check_text(
 ) -> str:
     """``value`` if it is text of at most ``limit`` characters (non-blank unless ``empty``,
     without control characters when ``one_line``); else ``error`` naming ``field``."""
+    problem = text_problem(value, limit, empty=empty, one_line=one_line)
+    if problem is not None:
+        raise error(f"{field} {problem}")
+    return value
+
+
+def text_problem(
+    value: Any, limit: int, *, empty: bool = False, one_line: bool = False
+) -> str | None:
+    """The text rule of :func:`check_text` as a phrase that follows the field's name ("is 1,000
+    characters; the limit is 200: shorten it"), or None when ``value`` passes."""
     if not isinstance(value, str):
-        raise error(f"{field} must be text, got {type(value).__name__}")
+        return f"must be text, got {type(value).__name__}"
     if len(value) > limit:
-        raise error(f"{field} is {len(value):,} characters; the limit is {limit:,}: shorten it")
+        return f"is {len(value):,} characters; the limit is {limit:,}: shorten it"
     if not empty and not value.strip():
-        raise error(f"{field} must not be empty")
+        return "must not be empty"
     if one_line and any(ord(c) < 32 or ord(c) == 127 for c in value):
-        raise error(f"{field} must be one line without control characters (newlines, tabs, NUL)")
+        return "must be one line without control characters (newlines, tabs, NUL)"
+    return None
+
+
+def message_problem(
+    value: Any, limit: int = MAX_MESSAGE_CHARS, *, empty: bool = False
+) -> str | None:
+    """THE message rule, the one copy every entry point uses (a posted message, an edited draft,
+    an imported message or event): text, non-blank unless ``empty``, at most ``limit``
+    characters (measured by ``len`` before anything else), no NUL character (PostgreSQL cannot
+    store one in text). Returns what is wrong as a phrase that follows the field's name
+    ("is limited to ..."), or None when the message is fine."""
+    if not isinstance(value, str):
+        return f"must be {'' if empty else 'non-empty '}text, got {type(value).__name__}"
+    if len(value) > limit:
+        return (
+            f"is limited to {limit:,} characters (got {len(value):,}: longer than {limit}); "
+            "shorten it"
+        )
+    if not empty and not value.strip():
+        return "must be non-empty text"
+    if "\x00" in value:
+        return "may not contain NUL characters (\\x00); remove them"
+    return None
+
+
+def check_message(
+    value: Any,
+    field: str = "a message",
+    limit: int = MAX_MESSAGE_CHARS,
+    *,
+    empty: bool = False,
+    error: type[ConversationValueError] = ConversationValueError,
+) -> str:
+    """``value`` if it passes the message rule (:func:`message_problem`), else ``error`` naming
+    ``field``: ``a message is limited to 20,000 characters (got 20,001: ...)``."""
+    problem = message_problem(value, limit, empty=empty)
+    if problem is not None:
+        raise error(f"{field} {problem}")
     return value
 
 
@@ -156,6 +205,31 @@ def check_json_value(
     return total
 
 
+def check_depth(
+    value: Any,
+    field: str,
+    *,
+    max_depth: int = MAX_DEPTH,
+    error: type[ConversationValueError] = ConversationValueError,
+) -> None:
+    """Refuse ``value`` nested more than ``max_depth`` levels (dicts, lists, tuples; anything
+    else is a leaf), naming ``field`` and the path: one walk without recursion, so a value
+    nested 100,000 deep is refused, never a ``RecursionError``. For values that need not be
+    JSON (an analysis scenario); JSON data takes :func:`check_json_value`."""
+    stack: list[tuple[Any, int, str]] = [(value, 1, field)]
+    while stack:
+        item, depth, path = stack.pop()
+        if depth > max_depth:
+            raise error(
+                f"{field} is nested more than {max_depth} levels deep (at {_short(path)}); "
+                "flatten it"
+            )
+        if isinstance(item, Mapping):
+            stack.extend((v, depth + 1, f"{path}.{str(k)[:40]}") for k, v in item.items())
+        elif isinstance(item, list | tuple):
+            stack.extend((v, depth + 1, f"{path}[{i}]") for i, v in enumerate(item))
+
+
 def _short(path: str) -> str:
     return path if len(path) <= 120 else path[:60] + "..." + path[-50:]
 
@@ -178,6 +252,10 @@ __all__ = [
     "MAX_REQUEST_ID_CHARS",
     "MAX_STOP_REASON_CHARS",
     "MAX_TRAITS_CHARS",
+    "check_depth",
     "check_json_value",
+    "check_message",
     "check_text",
+    "message_problem",
+    "text_problem",
 ]

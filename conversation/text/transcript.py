@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 TRANSCRIPT_HEADER = "(oldest first, one message per line)"
 EMPTY_TRANSCRIPT = "(no messages yet)"
@@ -84,30 +84,82 @@ def _one_line(value: Any) -> str:
     return " ".join(str(value).split())
 
 
-def render_record(record: Mapping[str, Any]) -> str:
-    """One message as one line: ``N. Speaker (flags): text`` (see the module docstring).
-
-    A record without a speaker (a moderator's reason, a draft) renders as ``key: text``."""
-    data = dict(record)
-    text_key = next((k for k in _TEXT_KEYS if k in data), None)
-    text = "" if text_key is None or data[text_key] is None else str(data[text_key])
-    if "speaker" not in data:
-        return f"{text_key or 'message'}: {escape(text)}"
-    number_key = next((k for k in _NUMBER_KEYS if k in data), None)
-    head = f"{data[number_key]}. " if number_key is not None else "- "
-    tags = []
-    if text_key in _FLAG_KEYS:
-        tags.append(_FLAG_KEYS[text_key])
-    if data.get("passed"):
+def transcript_line(
+    number: Any,
+    speaker: str,
+    text: str = "",
+    *,
+    flag: str | None = None,
+    passed: bool = False,
+    private_to: Any = None,
+) -> str:
+    """The one renderer of a transcript line: ``N. Speaker (flags): text`` (``- Speaker ...``
+    when ``number`` is None; see the module docstring). ``flag`` is ``summary`` or ``notice``;
+    a pass with no text is the bare ``N. Speaker (passed)``."""
+    head = f"{number}. " if number is not None else "- "
+    tags = [flag] if flag else []
+    if passed:
         tags.append("passed")
-    private = data.get("private_to")
-    if private:
-        names = private if isinstance(private, list | tuple) else [private]
+    if private_to:
+        names = private_to if isinstance(private_to, list | tuple) else [private_to]
         tags.append("private to " + ", ".join(_one_line(n) for n in names))
-    line = head + _one_line(data["speaker"]) + "".join(f" ({t})" for t in tags)
-    if data.get("passed") and not text:
+    line = head + _one_line(speaker) + "".join(f" ({t})" for t in tags)
+    if passed and not text:
         return line
     return f"{line}: {escape(text)}"
+
+
+class _Event(Protocol):
+    """What ``event_line`` reads of an event (``planning.events.RoomEvent``)."""
+
+    @property
+    def speaker(self) -> str: ...
+    @property
+    def content(self) -> str: ...
+    @property
+    def passed(self) -> bool: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def visible_to(self) -> tuple[str, ...] | None: ...
+
+
+_EVENT_FLAGS = {"summary": "summary", "system": "notice"}
+
+
+def event_line(seq: int, event: _Event) -> str:
+    """One event of a room's log (or a ``Conversation``'s statement) as its transcript line: a
+    pure function of the seq and the event, the same for every viewer (only which events are
+    shown differs). A pass shows no text; a summary or a notice is never a pass."""
+    flag = _EVENT_FLAGS.get(event.kind)
+    passed = flag is None and event.passed
+    return transcript_line(
+        seq,
+        event.speaker,
+        "" if passed else event.content,
+        flag=flag,
+        passed=passed,
+        private_to=event.visible_to,
+    )
+
+
+def render_record(record: Mapping[str, Any]) -> str:
+    """One message record as one line (``transcript_line``; see the module docstring).
+
+    A record without a speaker (a moderator's reason, a draft) renders as ``key: text``."""
+    text_key = next((k for k in _TEXT_KEYS if k in record), None)
+    text = "" if text_key is None or record[text_key] is None else str(record[text_key])
+    if "speaker" not in record:
+        return f"{text_key or 'message'}: {escape(text)}"
+    number_key = next((k for k in _NUMBER_KEYS if k in record), None)
+    return transcript_line(
+        record[number_key] if number_key is not None else None,
+        record["speaker"],
+        text,
+        flag=_FLAG_KEYS.get(text_key or ""),
+        passed=bool(record.get("passed")),
+        private_to=record.get("private_to"),
+    )
 
 
 def render_transcript(records: Iterable[Mapping[str, Any]], *, header: bool = True) -> str:
@@ -247,6 +299,8 @@ __all__ = [
     "unescape",
     "transcript_record",
     "render_record",
+    "transcript_line",
+    "event_line",
     "render_transcript",
     "render_lines",
     "parse_transcript",

@@ -16,8 +16,9 @@ from conversation.rooms.breakpoints import breakpoint_pause, released
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.engine.kinds import ClaimContext, claim_new, handler_of
 from conversation.rooms.engine.records import HeldRoom, Plan, RoomRules, StepKind
-from conversation.rooms.log import LogView, RoomLog, turn_request_id
+from conversation.rooms.log import RoomLog, turn_request_id
 from conversation.termination.budget import Budget, Spend
+from conversation.termination.state import RoomState
 from conversation.vocabulary import RoomStatus, TurnState
 
 
@@ -92,13 +93,13 @@ def _open_turn(room: storage.Room, room_log: RoomLog, rules: RoomRules) -> Plan:
     return handler_of(turn).resume(rules.config, before, turn, rules.planner)
 
 
-def _stop(rules: RoomRules, room_log: RoomLog, view: LogView, budgets: Budgets) -> Plan | None:
+def _stop(rules: RoomRules, room_log: RoomLog, view: RoomState, budgets: Budgets) -> Plan | None:
     """The room's ``terminated`` settlement when a budget is spent or its condition fired."""
     over = over_budget(rules.config, room_log.spent(), budgets)
     if over is not None:
         return Plan(StepKind.SETTLE, status=RoomStatus.TERMINATED, reason=over)
     if rules.condition is not None:
-        decision = rules.condition.evaluate(view.state())
+        decision = rules.condition.evaluate(view)
         if decision is not None:
             return Plan(StepKind.SETTLE, status=RoomStatus.TERMINATED, reason=decision.reason)
     return None
@@ -116,7 +117,7 @@ def over_budget(config: RoomConfig, spent: Spend, budgets: Budgets) -> str | Non
     return budgets.experiment.reached(spent + budgets.others, scope="experiment budget")
 
 
-def _claim_fields(held: HeldRoom, view: LogView, last: Any) -> dict[str, Any]:
+def _claim_fields(held: HeldRoom, view: RoomState, last: Any) -> dict[str, Any]:
     """The claim fields every kind shares: the fence (lease token, the log's last seq), the
     turn's deterministic request id, and where it hangs in the log."""
     return {

@@ -19,8 +19,9 @@ from conversation import models
 from conversation.models.bindings import ModelCache
 from conversation.models.retries import http_status
 from conversation.rooms.config import RoomConfig
-from conversation.rooms.log import LogView, RoomLog
+from conversation.rooms.log import RoomLog
 from conversation.rooms.prompt import TurnPrompt
+from conversation.termination.state import RoomState
 from conversation.vocabulary import NoticeKind, RoomStatus
 
 #: Environment variable naming a point of a turn at which the process kills itself (crash tests).
@@ -67,7 +68,7 @@ class Drafting:
 
     prompts: tuple[tuple[str, TurnPrompt], ...]
     coordinator: str | None
-    view: LogView
+    view: RoomState
 
 
 @dataclass(frozen=True, slots=True)

@@ -182,6 +182,31 @@ def test_bad_analysis_input_is_named(questions, scenarios, expected):
         analyze(questions, scenarios, model=OfflineModel())
 
 
+def _nested(depth: int) -> object:
+    value: object = "deal"
+    for _ in range(depth):
+        value = {"deeper": value}
+    return value
+
+
+@pytest.mark.parametrize("depth", [10, 50, 5_000])
+def test_scenario_values_nested_past_the_limit_are_refused_naming_the_field(depth):
+    # Nested 1,000 deep this was a plain RecursionError, and 50 deep it was accepted; the
+    # documented limit (text.limits.MAX_DEPTH, 10 levels) holds here as at every other door.
+    question = QuestionFreeText(question_name="a", question_text="{{ transcript }}")
+    scenario = {"transcript": DEAL, "notes": _nested(depth)}
+    with pytest.raises(
+        ConversationValueError, match=r"scenarios\[0\]\.notes is nested more than 10"
+    ):
+        analyze([question], [scenario], model=OfflineModel())
+
+
+def test_scenario_values_at_the_limit_are_analysed():
+    question = QuestionFreeText(question_name="a", question_text="{{ transcript }}")
+    (row,) = analyze([question], [{"transcript": DEAL, "notes": _nested(9)}], model=OfflineModel())
+    assert row["notes"] == _nested(9)
+
+
 # -- question_from_spec ---------------------------------------------------------------------
 
 

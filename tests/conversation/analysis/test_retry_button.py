@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import storage as repo
+import storage
 from storage import Database
 from tests.app.conftest import db  # noqa: F401 - a fixture
 from tests.app.test_pages import app, mug_room
@@ -22,4 +22,4 @@ def test_the_retry_button_asks_the_failed_rooms_again(db: Database) -> None:  # 
     at.button(key="an-retry").click().run()
     assert not at.exception
     assert any("0 answer(s) recovered, 2 still failing" in s.value for s in at.success)
-    assert all(a.error["raw"] == "unsure" for a in repo.answers(db, analysis_id))
+    assert all(a.error["raw"] == "unsure" for a in storage.answers(db, analysis_id))

@@ -7,7 +7,7 @@ import pytest
 from edsl import Agent, AgentList
 
 import conversation.models as models
-import storage as repo
+import storage
 from conversation import Room
 from conversation.models import OfflineModel
 from storage import Database
@@ -49,20 +49,20 @@ def test_one_invalid_answer_keeps_the_others_and_is_retried_alone(db, monkeypatc
         db, QUESTION, rooms, model={"service": "offline"}, progress=lambda d, t: seen.append((d, t))
     )
     assert seen[-1] == (6, 6) and len(seen) == 2  # batches of five: progress after each
-    stored = {a.room_id: a for a in repo.answers(db, analysis_id)}
+    stored = {a.room_id: a for a in storage.answers(db, analysis_id)}
     assert [stored[r].answer for r in rooms] == ["Yes", "Yes", "Yes", None, "Yes", "Yes"]
     error = stored[rooms[3]].error
     assert error["code"] == "invalid_answer" and error["raw"] == "maybe"
     assert "validation" in error["message"]
-    assert repo.get_analysis(db, analysis_id).status == "failed"
+    assert storage.get_analysis(db, analysis_id).status == "failed"
     assert results.failed_answers(db, analysis_id) == [rooms[3]]
 
     calls_before = len(asked)
     assert results.retry_failed_answers(db, analysis_id) == 0
     assert len(asked) == calls_before + 1  # only the failed room was asked again
-    stored = {a.room_id: a for a in repo.answers(db, analysis_id)}
+    stored = {a.room_id: a for a in storage.answers(db, analysis_id)}
     assert stored[rooms[3]].answer == "Yes" and stored[rooms[3]].error is None
-    assert repo.get_analysis(db, analysis_id).status == "done"
+    assert storage.get_analysis(db, analysis_id).status == "done"
     assert results.retry_failed_answers(db, analysis_id) == 0  # nothing left: no call
     assert len(asked) == calls_before + 1
 
@@ -73,5 +73,5 @@ def test_a_failure_that_persists_stays_recorded(db) -> None:
     analysis_id = results.run_analysis(db, QUESTION, rooms, model=spec)
     assert results.failed_answers(db, analysis_id) == rooms
     assert results.retry_failed_answers(db, analysis_id) == 2
-    assert repo.get_analysis(db, analysis_id).status == "failed"
-    assert all(a.error["raw"] == "perhaps" for a in repo.answers(db, analysis_id))
+    assert storage.get_analysis(db, analysis_id).status == "failed"
+    assert all(a.error["raw"] == "perhaps" for a in storage.answers(db, analysis_id))

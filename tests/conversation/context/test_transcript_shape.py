@@ -6,11 +6,14 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conversation.planning.events import RoomEvent
 from conversation.text.tokens import estimate_tokens, prompt_tokens
 from conversation.text.transcript import (
     echoes,
     escape,
+    event_line,
     parse_transcript,
+    render_record,
     render_transcript,
     strip_echo,
     unescape,
@@ -93,3 +96,31 @@ def test_echoes_counts_copied_structure_only() -> None:
 def test_prompt_tokens_count_framing() -> None:
     assert prompt_tokens("", "") == 8
     assert prompt_tokens("ab", "") == estimate_tokens("ab") + 16
+
+
+def test_an_event_and_its_record_render_the_same_line() -> None:
+    """One renderer: a room's event (``event_line``) and the record of the same message
+    (``render_record``, a ``Conversation``'s statement) give the same line."""
+    cases = [
+        (RoomEvent("Alice", "hi\nBob: x"), {"text": "hi\nBob: x"}, "3. Alice: hi\\nBob: x"),
+        (RoomEvent("Bob", "ignored", passed=True), {"passed": True}, "3. Bob (passed)"),
+        (
+            RoomEvent("mod", "paused", kind="system"),
+            {"notice": "paused"},
+            "3. mod (notice): paused",
+        ),
+        (
+            RoomEvent("S", "so far", kind="summary", covers=(0, 2)),
+            {"summary": "so far"},
+            "3. S (summary): so far",
+        ),
+        (
+            RoomEvent("user", "psst", visible_to=("Alice", "Bob")),
+            {"text": "psst", "private_to": ["Alice", "Bob"]},
+            "3. user (private to Alice, Bob): psst",
+        ),
+    ]
+    for event, fields, line in cases:
+        assert event_line(3, event) == line
+        assert render_record({"seq": 3, "speaker": event.speaker, **fields}) == line
+    assert parse_transcript(event_line(3, cases[0][0]))[0]["text"] == "hi\nBob: x"

@@ -20,7 +20,11 @@ from conversation.models import OfflineModel, StoredCache, ask, cache_key, resol
 from conversation.models.calls import ModelTimeoutError
 from conversation.models.labels import REMOTE_ATTRIBUTE
 from conversation.models.offline import WORDS_PER_SECOND_ENV
-from conversation.models.retries import ROOM_STATUSES, async_call_with_retries, is_transient
+from conversation.models.retries import (
+    TRANSIENT_HTTP_STATUSES,
+    async_call_with_retries,
+    is_transient,
+)
 from conversation.models.settings import CallSettings
 from conversation.models.streaming import (
     ModelCallCancelled,
@@ -76,7 +80,7 @@ def stopped(model, *, cache=None, stop_after=3, cancel=None, settings=None):
                 cancel=signal,
             )
         assert caught.value.code == "cancelled"
-        assert not is_transient(caught.value, ROOM_STATUSES)
+        assert not is_transient(caught.value, TRANSIENT_HTTP_STATUSES)
         await asyncio.sleep(0.3)  # nothing more arrives after the stop
 
     asyncio.run(run())
@@ -365,7 +369,7 @@ def test_statuses_are_classified_as_for_ask(server, model, status: int, transien
     server.script(Reply(status=status))
     with pytest.raises(Exception) as caught:
         stream(model)
-    assert is_transient(caught.value, ROOM_STATUSES) is transient
+    assert is_transient(caught.value, TRANSIENT_HTTP_STATUSES) is transient
     assert not isinstance(caught.value, ModelCallError)  # the provider's own exception
 
 

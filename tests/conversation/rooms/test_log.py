@@ -17,7 +17,9 @@ from conversation.planning.events import (
     opener_index,
 )
 from conversation.planning.planner import cycle_round
-from conversation.rooms.log import RoomLog, log_view
+from conversation.rooms.log import LogView, RoomLog, log_view
+from conversation.termination.conditions import MaxTurns
+from conversation.termination.state import RoomState, TokenUsage
 
 ROSTER = ("Ana", "Bo")
 
@@ -93,3 +95,26 @@ def test_an_incremental_view_equals_a_view_from_scratch(case: tuple[list[Row], l
         for agent in ROSTER:
             with_costs = build_context(agent, ROSTER, events, policy=policy, costs=view.costs)
             assert with_costs == build_context(agent, ROSTER, plain, policy=policy)
+
+
+def test_the_log_view_is_the_state_conditions_evaluate() -> None:
+    """One view of a log: what planners and prompts read is what a stop condition evaluates."""
+    rows = [
+        Row(1, "human", "user", "hello"),
+        Row(2, "agent", "Ana", "hi", input_tokens=5, output_tokens=2),
+        Row(3, "system", "room", "Paused by Ed", data={"event": "paused", "by": "Ed"}),
+        Row(4, "agent", "Bo", "yo", input_tokens=7, output_tokens=1),
+    ]
+    kept, scratch = RoomLog(ROSTER, rows).view(), log_view(ROSTER, rows)
+    assert LogView is RoomState
+    for view in (kept, scratch):
+        assert isinstance(view, RoomState)
+        assert view.state() is view
+        assert view.seqs == (1, 2, 4) and view.last_seq == 4
+        assert view.usage == TokenUsage(12, 3)
+        assert view.agent_turns() == 2
+        assert MaxTurns(2).check(view) is not None and MaxTurns(3).check(view) is None
+    assert kept == scratch
+    assert kept.lines == ("1. user: hello", "2. Ana: hi", "4. Bo: yo")
+    assert kept.prefix(2).seqs == (1, 2) and kept.prefix(2).lines == kept.lines[:2]
+    assert kept.state("stop pressed").stop_requested == "stop pressed"

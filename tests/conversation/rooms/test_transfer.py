@@ -180,6 +180,11 @@ HOSTILE_MESSAGES: list[tuple[str, Any, str]] = [
     ("NaN in text", '[{"speaker": "maria", "content": "x", "round": NaN}]', "NaN"),
     ("Infinity in text", '[{"speaker": "maria", "content": "x", "round": Infinity}]', "Infinity"),
     ("NaN in data", [message(round=float("nan"))], "not a finite number"),
+    (
+        "1e999 in text",
+        '[{"speaker": "maria", "content": "x", "round": 1e999}]',
+        "1e999 is not a finite",
+    ),
     ("an api_key field", [message(api_key="sk-live-abcdefghijklmnopqrstuvwxyz")], "api_key"),
     ("a newline in a speaker", [message(speaker="Bob\nAlice")], "speaker 'Bob\\nAlice'"),
     ("a space in a speaker", [message(speaker="Bob: hi")], "is not a valid name"),
@@ -255,6 +260,11 @@ HOSTILE_EXPORTS: list[tuple[str, Callable[[dict[str, Any]], None], str]] = [
     ("provenance not an object", _set(["events", 1, "provenance"], [1]), "provenance"),
     ("a time that is not a time", _set(["events", 1, "created_at"], "soon"), "ISO 8601"),
     ("a time without offset", _set(["events", 1, "created_at"], "2026-01-01T00:00:00"), "offset"),
+    # checked at the door (storage receives records that passed it)
+    ("an empty request id", _set(["events", 1, "request_id"], ""), "event 1 request_id"),
+    ("a two-line request id", _set(["events", 1, "request_id"], "a\nb"), "one line"),
+    ("an agent turn without a state", _set(["events", 1, "state"], None), "needs a turn state"),
+    ("a notice with a state", _set(["events", 0, "state"], "done"), "has no turn state"),
 ]
 
 

@@ -65,6 +65,8 @@ def test_message_views() -> None:
         ({"event_usage": {0: (1, 2)}}, "event_usage"),
         ({"stop_requested": 1}, "stop_requested"),
         ({"resumed_at": -1}, "resumed_at"),
+        ({"seqs": [1, 2]}, "seqs"),
+        ({"last_seq": -1}, "last_seq"),
     ],
 )
 def test_bad_state(kwargs: dict, message: str) -> None:

@@ -17,8 +17,8 @@ from conversation.models.bindings import ModelCache
 from conversation.planning.planner import PlannedTurn
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.engine.records import Call, Plan, Reply, StepKind
-from conversation.rooms.log import LogView
 from conversation.rooms.prompt import TurnPrompt
+from conversation.termination.state import RoomState
 from conversation.vocabulary import TurnKind
 
 
@@ -30,7 +30,7 @@ class ClaimContext:
 
     config: RoomConfig
     planner: Any
-    view: LogView
+    view: RoomState
     planned: PlannedTurn
     because: str
     round: int  # the round of the log's last row (0 when empty)
@@ -78,7 +78,7 @@ class TurnHandler:
         return None
 
     def resume(
-        self, config: RoomConfig, before: LogView, turn: storage.Event, planner: Any
+        self, config: RoomConfig, before: RoomState, turn: storage.Event, planner: Any
     ) -> Plan:
         """The ``resume`` plan of the open ``turn``: its prompt rebuilt from the events
         ``before`` it, and only those."""

@@ -16,7 +16,6 @@ from conversation.planning.coordinator import parse_pick
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler, resumed
 from conversation.rooms.engine.records import COORDINATOR_SPEAKER, Call, Drafting, Plan, Reply
-from conversation.rooms.log import LogView
 from conversation.rooms.prompt import (
     TurnPrompt,
     build_candidates_prompt,
@@ -24,10 +23,13 @@ from conversation.rooms.prompt import (
     is_pass,
     room_template,
 )
+from conversation.termination.state import RoomState
 from conversation.vocabulary import RoomStatus, TurnKind, TurnState
 
 
-def drafting(config: RoomConfig, view: LogView, planner: Any, drafters: Sequence[str]) -> Drafting:
+def drafting(
+    config: RoomConfig, view: RoomState, planner: Any, drafters: Sequence[str]
+) -> Drafting:
     """Every drafter's prompt, and the coordinator agent who picks (None: a person)."""
     template = room_template(config)
     prompts = tuple(
@@ -61,7 +63,7 @@ class CandidatesTurn(TurnHandler):
         )
 
     def resume(
-        self, config: RoomConfig, before: LogView, turn: storage.Event, planner: Any
+        self, config: RoomConfig, before: RoomState, turn: storage.Event, planner: Any
     ) -> Plan:
         drafted = drafting(config, before, planner, (turn.data or {}).get("eligible", []))
         return resumed(config, turn, drafted.prompts[0][1], drafting=drafted)

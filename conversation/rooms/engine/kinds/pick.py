@@ -11,8 +11,8 @@ from conversation.planning.coordinator import InvalidPickError, parse_pick
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler, resumed
 from conversation.rooms.engine.records import Call, Plan, Reply, error_record, failure_reason
-from conversation.rooms.log import LogView
 from conversation.rooms.prompt import build_pick_prompt
+from conversation.termination.state import RoomState
 from conversation.vocabulary import RoomStatus, TurnKind, TurnState
 
 
@@ -34,7 +34,7 @@ class PickTurn(TurnHandler):
         return ctx.claim(speaker, ctx.planned.round, prompt, data, model=ctx.label(speaker))
 
     def resume(
-        self, config: RoomConfig, before: LogView, turn: storage.Event, planner: Any
+        self, config: RoomConfig, before: RoomState, turn: storage.Event, planner: Any
     ) -> Plan:
         eligible = (turn.data or {}).get("eligible", [])
         return resumed(config, turn, build_pick_prompt(config, before, turn.speaker, eligible))

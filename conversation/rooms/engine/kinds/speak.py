@@ -9,8 +9,8 @@ import storage
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler, resumed
 from conversation.rooms.engine.records import Call, Plan, Reply
-from conversation.rooms.log import LogView
 from conversation.rooms.prompt import build_turn_prompt, denial_feedback, is_pass, room_template
+from conversation.termination.state import RoomState
 from conversation.vocabulary import RoomStatus, TurnKind, TurnState
 
 
@@ -34,7 +34,7 @@ class SpeakTurn(TurnHandler):
         return ctx.claim(speaker, planned.round, prompt, data, model=ctx.label(speaker))
 
     def resume(
-        self, config: RoomConfig, before: LogView, turn: storage.Event, planner: Any
+        self, config: RoomConfig, before: RoomState, turn: storage.Event, planner: Any
     ) -> Plan:
         """The same prompt, with the feedback of every denial of its drafts so far."""
         data = turn.data or {}

@@ -10,8 +10,9 @@ from conversation.context.window import SUMMARY_SPEAKER, summary_request
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler, resumed
 from conversation.rooms.engine.records import Call, Plan, Reply
-from conversation.rooms.log import LogView, covers_seqs
+from conversation.rooms.log import covers_seqs
 from conversation.rooms.prompt import TurnPrompt, build_summary_prompt
+from conversation.termination.state import RoomState
 from conversation.vocabulary import TurnKind, TurnState
 
 
@@ -33,7 +34,7 @@ class SummaryTurn(TurnHandler):
         return ctx.claim(SUMMARY_SPEAKER, ctx.round, prompt, data, model=ctx.label(None))
 
     def resume(
-        self, config: RoomConfig, before: LogView, turn: storage.Event, planner: Any
+        self, config: RoomConfig, before: RoomState, turn: storage.Event, planner: Any
     ) -> Plan:
         """Nothing left to summarise: an empty prompt, and the turn ends as an empty pass (the
         engine asks no model for an empty prompt)."""

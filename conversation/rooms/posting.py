@@ -1,0 +1,95 @@
+"""A person's message to a room: checked, then appended in one write (``Room.post``).
+
+A message obeys the one message rule (``text.limits.check_message``: non-empty text within
+``MAX_MESSAGE_CHARS``, without NUL); its speaker is a
+person's name (never an agent's or a reserved one); ``to`` makes it private to agents of the
+room. Nothing is written when a check fails (``ConversationValueError`` naming the fix).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import storage
+from conversation.access.roles import Action, Actor, require, who
+from conversation.exceptions import ConversationValueError
+from conversation.rooms.boundary import storage_errors
+from conversation.rooms.config import RoomConfig, check_name, reserved_speaker
+from conversation.text.limits import (
+    MAX_AGENTS,
+    MAX_REQUEST_ID_CHARS,
+    check_message,
+    check_text,
+)
+from conversation.vocabulary import REOPENED_BY_A_MESSAGE
+
+
+def audience(to: Any, config: RoomConfig) -> list[str] | None:
+    """The agents a private message goes to (``to``: a name or a list of the room's agent
+    names; duplicates dropped, order kept), or None for a message to everyone."""
+    if to is None:
+        return None
+    if isinstance(to, str):
+        to = [to]
+    if (
+        not isinstance(to, list | tuple)
+        or len(to) > MAX_AGENTS
+        or not all(isinstance(n, str) and n in config.names for n in to)
+        or not to
+    ):
+        shown = (
+            repr([n[:40] if isinstance(n, str) else n for n in list(to)[:5]])
+            if isinstance(to, list | tuple)
+            else type(to).__name__
+        )
+        raise ConversationValueError(
+            f"to={shown}: private messages go to a list of agent names of the room "
+            f"{list(config.names)}"
+        )
+    return list(dict.fromkeys(to))
+
+
+def post_message(
+    db: storage.Database,
+    room_id: int,
+    content: str,
+    *,
+    speaker: str = "user",
+    request_id: str | None = None,
+    to: Sequence[str] | None = None,
+    actor: Actor | None = None,
+) -> storage.Event:
+    """Post a human message to room ``room_id`` (the contract of ``Room.post``)."""
+    require(actor, Action.POST)
+    check_message(content)  # the message rule (text.limits): non-empty, bounded, no NUL
+    if request_id is not None:
+        check_text(request_id, "request_id", MAX_REQUEST_ID_CHARS, one_line=True)
+    check_name(speaker, "speaker")
+    config = RoomConfig.from_dict(storage_errors(storage.get_room, db, room_id).config)
+    taken = reserved_speaker(speaker, config.names)
+    if taken is not None:
+        raise ConversationValueError(
+            f"speaker {taken}; human messages need a person's name (e.g. 'user')"
+        )
+    private_to = audience(to, config)
+    if request_id is not None and (not isinstance(request_id, str) or not request_id.strip()):
+        raise ConversationValueError("request_id must be non-empty text or None")
+    # One write: the message and the room it re-opens. A request sent again (a double click, a
+    # browser retry) is the same message and changes nothing: above all it does not re-open a
+    # room that was stopped or ended since.
+    return storage_errors(
+        storage.append_message,
+        db,
+        room_id,
+        "human",
+        speaker,
+        content,
+        request_id=request_id,
+        visible_to=private_to,
+        data={"by": who(actor, speaker)},
+        reopen=REOPENED_BY_A_MESSAGE,
+    )
+
+
+__all__ = ["audience", "check_message", "post_message"]
