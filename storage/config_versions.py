@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Connection
 
-from storage._tx import EVENTS, ROOMS, check_json, probe_room, touch_room, word_count
+from storage._tx import INSERT_EVENT, ROOMS, check_json, notice_row, probe_room, touch_room
 from storage.database import Database
 from storage.errors import StorageValueError
 from storage.events import check_event_fields
@@ -61,21 +61,7 @@ def change_room_config(
             update(ROOMS).where(ROOMS.c.id == room_id).values(config=config, updated_at=now)
         )
         conn.execute(
-            insert(EVENTS),
-            {
-                "room_id": room_id,
-                "seq": seq,
-                "activity": probe.last_activity,
-                "round": probe.last_round,
-                "kind": "system",
-                "speaker": "room",
-                "content": notice,
-                "words": word_count(notice),
-                "attempts": 0,
-                "data": {**data, "version": version},
-                "created_at": now,
-                "updated_at": now,
-            },
+            INSERT_EVENT, notice_row(room_id, probe, notice, {**data, "version": version}, now)
         )
         touch_room(conn, room_id, now)
     return version, seq

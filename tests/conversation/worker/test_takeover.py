@@ -24,6 +24,11 @@ def owner(pid: int, host: str = HOST) -> str:
     return f"worker:{host}:{pid}:abcd1234"
 
 
+def state_of(pid: int) -> str:
+    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[0]
+
+
 def exited_pid() -> int:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
@@ -45,7 +50,7 @@ def test_only_this_hosts_gone_processes_are_judged_gone() -> None:
     try:
         # The zombie has exited but is not reaped (no wait): it still answers os.kill(pid, 0).
         deadline = datetime.now(UTC) + timedelta(seconds=10)
-        while not open(f"/proc/{zombie.pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z":
+        while state_of(zombie.pid) != "Z":
             assert datetime.now(UTC) < deadline
         holders = {
             owner(dead): now,
