@@ -18,7 +18,7 @@ rooms table, or its empty-state text), in Debian's Chromium. ``--runs`` runs of 
 Also printed: the seconds from starting the server to its first healthy answer (the warm-up of
 Home's imports happens before it, so that figure grows by what Home's first load saves).
 
-Target (issue 10): < 3 s. The ratios are against the baseline of the same run.
+Target: < 3 s. The ratios are against the baseline of the same run.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ What it does (offline model, temporary database and HOME, no network, runner off
    the rerun after that (the empty database has no experiment: no figure there);
 3. prints the figures and the ratios big/empty.
 
-Targets (issue 10): Home's first load on a fresh server < 3 s; Results' first render < 1 s with
+Targets: Home's first load on a fresh server < 3 s; Results' first render < 1 s with
 1,000 rooms and one 2,000-message room.
 """
 

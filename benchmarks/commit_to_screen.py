@@ -15,7 +15,7 @@ What it does (offline model, temporary database and HOME, no network):
    claim, before the model was asked) and the time its text appeared in the page. The same
    machine's clock stamps both. Prints the median, p90 and max.
 
-Target (issue 10): median <= 1 s.
+Target: median <= 1 s.
 """
 
 from __future__ import annotations

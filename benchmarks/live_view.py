@@ -16,7 +16,7 @@ What it does (offline model, temporary database and HOME, no network):
    tabs on the Home page, and (for information) on a running room whose agents are silent, where
    the page polls fast.
 
-Targets (DESIGN.md section 9, issue 5): median <= 1.5 s; < 2% of a core per idle tab.
+Targets (docs/design.md, "Performance targets"): median <= 1.5 s; < 2% of a core per idle tab.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ until every room has finished. Printed per run:
 Run: ``python benchmarks/rooms_worker.py [--db sqlite | --db postgresql://USER@HOST:PORT/DB]
 [--workers 1,2,4] [--rooms 200] [--turns 10] [--latency 0.1]``. Several ``--db`` compare backends
 in one run. A PostgreSQL URL names a server: each run creates its own database there (the user
-needs CREATEDB) and drops it afterwards; ``sqlite`` uses temporary files. Target (DESIGN.md
+needs CREATEDB) and drops it afterwards; ``sqlite`` uses temporary files. Target (docs/design.md
 section 9): within 2x of the ideal; PostgreSQL within 1.3x of SQLite with one worker.
 """
 

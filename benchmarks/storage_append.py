@@ -7,7 +7,7 @@ Everything runs on SQLite files in a fresh temporary folder, with the project's 
 set-up (WAL, synchronous=FULL, BEGIN IMMEDIATE). Figures are medians over many operations and are
 printed next to a baseline measured in the same run on the same disk: a bare ``sqlite3``
 ``BEGIN IMMEDIATE; INSERT; COMMIT`` with the same pragmas. Ratios, not absolute numbers, are what
-compare across machines. Targets (DESIGN.md section 9): a durable turn append (claim + commit)
+compare across machines. Targets (docs/design.md, "Performance targets"): a durable turn append (claim + commit)
 under 2 ms median; with a million stored events the results pages' queries well under 1 s.
 """
 

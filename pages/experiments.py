@@ -42,7 +42,7 @@ if linked.problem:
     st.warning(linked.problem)
 current = linked.value
 # No status in the labels: the picker is drawn once per page run, so a status in it would go
-# stale while the progress panel below follows the rooms (issue 10). An archived experiment
+# stale while the progress panel below follows the rooms. An archived experiment
 # stays reachable by its link.
 labels = ex.experiment_labels(db, show_archived=show_archived, linked=current)
 if current is not None and current not in labels:
@@ -115,7 +115,7 @@ if current is None:
     name = name_slot.text_input("Experiment name", key="exp-name")
     # Widgets whose value comes from the template are keyed by it (``origin``): Streamlit keeps a
     # keyed widget's value when its default changes, so one key for every template would carry
-    # the previous template's opening into the new rooms (issue 10).
+    # the previous template's opening into the new rooms.
     model = template.get("model")
     if (model or {}).get("service") == "offline" or (model is None and model_summary()[1]):
         # The pace control applies to every room the offline stand-in answers, including a

@@ -121,7 +121,7 @@ with charts_tab:
         on_select="rerun",
     )
     # Outcomes by condition belong to one experiment: with "All rooms" the latest analysis of
-    # whichever experiment ran last would be charted as if it covered every room (issue 10).
+    # whichever experiment ran last would be charted as if it covered every room.
     latest = results.latest_analysis(db, experiment_id) if experiment_id is not None else None
     if latest is not None:
         answers = browse.analysis_frame(db, latest.id)

@@ -3,7 +3,7 @@
 ``Database(url)`` is the one object every repository function takes. Opening it creates a blank
 database or upgrades an older one to the newest schema (Alembic, see :mod:`storage.migrate`).
 
-SQLite set-up (DESIGN decision 1), on every connection of both engines (a ``connect`` listener):
+SQLite set-up (docs/design.md, "The database is the source of truth"), on every connection of both engines (a ``connect`` listener):
 ``journal_mode=WAL`` (readers never block the writer), ``busy_timeout`` (default 10 s: a writer waits
 for the lock instead of failing), ``foreign_keys=ON`` (cascades and references hold),
 ``synchronous=FULL`` (a committed turn survives power loss: a lost turn would be regenerated

@@ -37,7 +37,7 @@ class CannotOpenDatabase(StorageValueError):
 class ConfigContainsSecret(StorageValueError):
     """A JSON document about to be stored contains something that looks like a secret.
 
-    API keys come from the environment, never from the database (DESIGN decision 7). ``path`` is
+    API keys come from the environment, never from the database (docs/design.md, "Secrets are never stored"). ``path`` is
     where the offending value sits, e.g. ``config.model.api_key``.
     """
 

@@ -1,4 +1,4 @@
-"""Per-room leases with fencing tokens (DESIGN decision 2).
+"""Per-room leases with fencing tokens (docs/design.md, "Claimed then committed with a fence").
 
 A worker drives a room only while it holds the room's lease. Each acquisition hands out a token one
 greater than any token ever issued for that room (the lease row is never deleted, so a released or

@@ -1,4 +1,4 @@
-"""The guard that keeps secrets out of the database (DESIGN decision 7).
+"""The guard that keeps secrets out of the database (docs/design.md, "Secrets are never stored").
 
 Every JSON document that describes configuration (room configs, experiment configs, agent profile
 traits and model specs, analysis questions and model specs) passes through :func:`check_no_secrets`

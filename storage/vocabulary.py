@@ -102,7 +102,7 @@ def turn_kind_of(item: Any) -> TurnKind:
 
 
 class TurnState(StrEnum):
-    """Seed-002 turn states; only ``agent`` and ``pass`` events have one (human/system: NULL)."""
+    """Durable-turn states; only ``agent`` and ``pass`` events have one (human/system: NULL)."""
 
     RUNNING = "running"
     WAITING = "waiting"
@@ -157,7 +157,7 @@ TURN_STATES: Final = frozenset(TurnState)
 OPEN_TURN_STATES: Final = (TurnState.RUNNING, TurnState.WAITING, TurnState.INTERRUPTED)
 """A turn in one of these states blocks the next claim: at most one open turn per room.
 ``interrupted`` is included (beyond running/waiting) because an interrupted turn is either resumed
-or abandoned (seed 002); letting the log move past it would orphan it. A tuple (not a set): its
+or abandoned (docs/design.md, "Durable turns"); letting the log move past it would orphan it. A tuple (not a set): its
 order is the literal SQL of the partial index ``ix_events_open_turns``."""
 FINAL_TURN_STATES: Final = frozenset(TURN_STATES - set(OPEN_TURN_STATES))
 CONSUMED_TURN_STATES: Final = frozenset({TurnState.STOPPED, TurnState.ABANDONED, TurnState.FAILED})

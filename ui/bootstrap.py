@@ -1,7 +1,7 @@
 """Shared set-up for every screen: page config, navigation, the database, the runner, the sidebar.
 
 Navigation. ``streamlit_app.py`` (served by ``app.py``'s ``st.App``) calls :func:`run_app`, which registers the screens of ``pages/`` with
-``st.navigation`` and runs the chosen one. Streamlit has a trap here (see TESTING.md): because a
+``st.navigation`` and runs the chosen one. Streamlit has a trap here (docs/design.md, "Pages and st.navigation"): because a
 folder named ``pages/`` sits beside ``app.py``, a fresh server starts in the legacy multipage mode,
 and the first visitor who arrives by a deep link (``/room?room=7``) gets ``pages/room.py`` run on
 its own, without ``app.py``, until some session calls ``st.navigation``. Every page therefore starts

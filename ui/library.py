@@ -20,7 +20,7 @@ MAX_IMPORT_BYTES = 1_000_000
 MAX_AGENTS = 500
 MAX_TRAITS = 50
 MAX_TEXT = 4_000
-# The @-mention grammar (seed 001): an agent with such a name can be addressed as @name.
+# The @-mention grammar (docs/design.md, "Rooms, activities and mentions"): an agent with such a name can be addressed as @name.
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,63}$")
 TRAIT_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 _AGENT_KEYS = {"name", "traits", "instruction", "model"}

@@ -1,6 +1,6 @@
 """The live room view: the transcript as it grows, and a status line, polled cheaply.
 
-How it stays cheap (DESIGN decision 8: the UI is a view over the database):
+How it stays cheap (docs/design.md, "The UI is a view over the database": the UI is a view over the database):
 - every write to a room bumps ``rooms.updated_at`` or the newest seq, so a primary-key read of the
   room row and one index probe tell whether anything changed; only then are the events after the
   last *settled* seq fetched (the open turn, if any, is fetched again until it settles), and kept

@@ -1,5 +1,5 @@
 """The forms that make rooms: create one (from a template or library agents, with every setting and
-a prompt preview) and import one (a seed-004 message list or a room export). Streamlit widgets;
+a prompt preview) and import one (a saved-chat message list or a room export). Streamlit widgets;
 the work is done by :mod:`ui.rooms` and the engine."""
 
 from __future__ import annotations
@@ -263,7 +263,7 @@ def create_room_form(db: Any, key: str = "new") -> None:
 
 
 def import_room_form(db: Any, key: str = "import") -> None:
-    """Import a saved transcript (seed 004) into a new room, or restore a room export."""
+    """Import a saved transcript (docs/design.md, "Resuming a group chat") into a new room, or restore a room export."""
     from conversation.rooms.room import Room
     from conversation.rooms.transfer import ResumeWarning, parse_import
 

@@ -45,7 +45,7 @@ CAR_BUYING = RoomTemplate(
     title="Car buying",
     description=(
         "A first-time buyer, a salesman on commission and the buyer's skeptical brother-in-law "
-        "at a dealership (seed 000). Turns go round robin; the room stops after 9 turns."
+        "at a dealership. Turns go round robin; the room stops after 9 turns."
     ),
     agents=(
         AgentDraft(
@@ -136,7 +136,7 @@ PLANNER_CODER_REVIEWER = RoomTemplate(
     key="planner_coder_reviewer",
     title="Planner, coder, reviewer",
     description=(
-        "A small software team (seed 001): after your request everyone speaks once in roster "
+        "A small software team: after your request everyone speaks once in roster "
         "order; later rounds admit only the agents someone @-mentioned. At most 3 rounds and 20 "
         "messages per activity."
     ),

@@ -1,4 +1,4 @@
-"""What each agent is shown on its turn (seed 003's per-agent context).
+"""What each agent is shown on its turn (per-agent context: docs/design.md, "Turn policies and composable termination").
 
 Guarantees of :func:`build_context`, a pure function of its arguments:
 

@@ -1,4 +1,4 @@
-"""The seed-000 dialogue: ``Conversation``, ``ConversationList``, statements, turn-taking
+"""The conversation-API dialogue: ``Conversation``, ``ConversationList``, statements, turn-taking
 strategies and the generator functions behind them."""
 
 from conversation.dialogue.conversation import Conversation

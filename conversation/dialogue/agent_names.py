@@ -1,4 +1,4 @@
-"""Names for the agents of a seed-000 agent list, so turn policies can work on names.
+"""Names for the agents of a conversation-API agent list, so turn policies can work on names.
 
 Elements of an agent list may be EDSL ``Agent`` objects (named by ``.name``) or plain strings.
 An agent without a name is known by its position, ``"#<index>"``: the legacy generator API never

@@ -1,4 +1,4 @@
-"""``Conversation``: a sequence of turns between EDSL agents (seed 000).
+"""``Conversation``: a sequence of turns between EDSL agents (docs/design.md, "The conversation API").
 
 Guarantees:
 

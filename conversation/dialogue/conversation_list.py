@@ -1,4 +1,4 @@
-"""``ConversationList``: many conversations run concurrently (seed 000).
+"""``ConversationList``: many conversations run concurrently (docs/design.md, "The conversation API").
 
 Both ``run(max_workers)`` and ``run_async(max_concurrency)`` run the conversations as tasks on an
 event loop, at most N at a time (a bounded pool). When one fails, the conversations that have not

@@ -1,4 +1,4 @@
-"""Seed 000's turn-taking generator functions, delegating to :mod:`conversation.planning.policies`.
+"""The conversation API's turn-taking generator functions, delegating to :mod:`conversation.planning.policies`.
 
 Each has the signature ``(agent_list, speakers_so_far, focal_speaker_index=..., **kwargs)`` and
 returns an element of ``agent_list`` (an EDSL ``Agent`` or a string); ``speakers_so_far`` holds
@@ -119,7 +119,7 @@ def speaker_closure(
     focal_speaker_index: int | None = None,
     speakers_so_far: Sequence[Any] | None = None,
 ) -> Callable[[], Any]:
-    """A no-argument callable returning successive speakers (seed 000's helper)."""
+    """A no-argument callable returning successive speakers (helper: docs/design.md, "The conversation API")."""
     agent_names(agent_list)
     if not callable(generator_function):
         raise ConversationValueError("generator_function must be callable")

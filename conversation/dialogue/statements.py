@@ -78,7 +78,7 @@ class AgentStatements(list[AgentStatement]):
 
     @property
     def transcript(self) -> list[dict[str, Any]]:
-        """The seed-000 records ``{turn, speaker, speaker_index, text}``."""
+        """The conversation-API records ``{turn, speaker, speaker_index, text}``."""
         return [s.to_record() for s in self]
 
     def render(self) -> str:

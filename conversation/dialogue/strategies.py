@@ -1,4 +1,4 @@
-"""Seed-000 speaker strategies: thin, stateful adapters over the turn policies.
+"""Conversation-API speaker strategies: thin, stateful adapters over the turn policies.
 
 There is one implementation of each rule, in :mod:`conversation.planning.policies`; a strategy holds the
 policy and the legacy ``speakers_so_far`` list:
@@ -135,7 +135,7 @@ class SpeakerStrategy:
 
 
 class RoundRobinStrategy(SpeakerStrategy):
-    """Agents in list order, continuing after the last one who spoke (the seed-000 default)."""
+    """Agents in list order, continuing after the last one who spoke (the conversation-API default)."""
 
     strategy_name = "round_robin"
 

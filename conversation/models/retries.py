@@ -1,4 +1,4 @@
-"""Typed retries for model calls (DESIGN decision 4).
+"""Typed retries for model calls (docs/design.md, "Typed retries").
 
 A call is retried only when its exception says, by type or by HTTP status, that trying again can
 help: a connection error, a timeout, or a status in the allowed set (502/503/504 by default, the

@@ -1,4 +1,4 @@
-"""Who speaks next: room events, @-mentions, the seed-001 planner, turn policies, the coordinator
+"""Who speaks next: room events, @-mentions, the round-robin room planner, turn policies, the coordinator
 and transition rules. Pure functions of ``(roster, transcript)``; restart = replay."""
 
 from conversation.planning.coordinator import CoordinatorPolicy, InvalidPickError, parse_pick

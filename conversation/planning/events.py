@@ -1,4 +1,4 @@
-"""Room events and the *activity* they form (seed 001).
+"""Room events and the *activity* they form (docs/design.md, "Rooms, activities and mentions").
 
 A :class:`RoomEvent` is one immutable entry of a room's transcript. The four seed fields
 (``speaker``, ``content``, ``round``, ``passed``) keep their names, order and defaults; the optional
@@ -127,7 +127,7 @@ class RoomEvent:
 
     @property
     def text(self) -> str:
-        """Alias of ``content`` (seed-000 stopping functions read ``statements[-1].text``)."""
+        """Alias of ``content`` (conversation-API stopping functions read ``statements[-1].text``)."""
         return self.content
 
     @property
@@ -261,8 +261,8 @@ def opener_index(roster: Sequence[str], events: Sequence[RoomEvent]) -> int | No
 def activity_start(roster: Sequence[str], events: Sequence[RoomEvent]) -> int:
     """Where the current activity starts: the last human message, or 0 when there is none.
 
-    Seed-001 planners treat "no human message" as "no activity" (see ``opener_index``); the
-    seed-000 style policies and the termination conditions treat the whole transcript as one
+    Round-robin room planners treat "no human message" as "no activity" (see ``opener_index``); the
+    conversation-API style policies and the termination conditions treat the whole transcript as one
     activity, which is what this returns.
     """
     start = opener_index(roster, events)

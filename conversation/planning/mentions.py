@@ -1,4 +1,4 @@
-"""``@name`` addressing between participants (seed 001).
+"""``@name`` addressing between participants (docs/design.md, "Rooms, activities and mentions").
 
 Guarantees of :func:`extract_mentions`:
 

@@ -1,6 +1,6 @@
-"""The planner protocol and the seed-001 planner, ``RoundRobinRoomPlanner``.
+"""The planner protocol and the round-robin room planner, ``RoundRobinRoomPlanner``.
 
-Seed 001, to the letter:
+The room rules (docs/design.md, "Rooms, activities and mentions"), to the letter:
 
 - The current activity is the slice of the transcript from the last human (non-roster) message on;
   before any human message the planner returns ``None``.
@@ -154,7 +154,7 @@ def mentioned_by_person(
 
 @dataclass(frozen=True, slots=True)
 class RoundRobinRoomPlanner:
-    """The seed-001 planner: round-0 fan-out, then @-mention admission, with two hard caps."""
+    """The round-robin room planner: round-0 fan-out, then @-mention admission, with two hard caps."""
 
     max_rounds: int = 3
     max_messages: int = 20
@@ -162,7 +162,7 @@ class RoundRobinRoomPlanner:
     transitions: TransitionRules | None = None
 
     kind = "round_robin_room"
-    label = "Rounds with @-mention hand-offs (seed 001)"
+    label = "Rounds with @-mention hand-offs"
     settings = ("max_rounds", "max_messages")
 
     def turn_bound(self, roster_size: int) -> int | None:
@@ -261,7 +261,7 @@ class RoundRobinRoomPlanner:
 def _round_reason(
     roster: tuple[str, ...], activity: Sequence[RoomEvent], rnd: int, speaker: str
 ) -> str:
-    """Why the seed-001 planner gives ``speaker`` a turn in round ``rnd``."""
+    """Why the round-robin room planner gives ``speaker`` a turn in round ``rnd``."""
     if rnd == 0:
         return "round robin (round 0: everyone speaks once)"
     members = set(roster)

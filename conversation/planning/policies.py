@@ -1,4 +1,4 @@
-"""Turn policies beyond seed 001, all implementing ``plan_next(roster, transcript) -> str | None``.
+"""Turn policies beyond the round-robin room planner, all implementing ``plan_next(roster, transcript) -> str | None``.
 
 Every policy is a frozen dataclass, a pure function of ``(roster, transcript)`` (randomness from
 ``random.Random(f"{seed}:{turn}")`` with the seed stored in the policy), serializable with
@@ -7,7 +7,7 @@ Every policy is a frozen dataclass, a pure function of ``(roster, transcript)`` 
 and takes the first one the rules permit after the previous speaker (the latest message's
 speaker), returning ``None`` rather than an excluded speaker.
 
-**Seed-000 order policies** (:class:`RoundRobinPolicy`, :class:`FocalSpeakerPolicy`,
+**Conversation-API order policies** (:class:`RoundRobinPolicy`, :class:`FocalSpeakerPolicy`,
 :class:`RandomPolicy`, :class:`RandomInclusivePolicy`) read only the *agent history*: the roster
 agents' turns (messages and passes) in transcript order, across the whole transcript. Human
 messages neither count as turns nor restart the order (a person stepping in does not make the
@@ -24,7 +24,7 @@ queue (a pass too) and, unless it is a pass, appends the agents it invites, in r
 are not already waiting. Addressed invites the roster agents @-mentioned in the message; Free
 invites every other roster agent (so the floor is open until everyone invited passes). The first
 waiting agent the rules permit speaks; ``None`` when no one waits. ``max_messages`` (default 20,
-``None`` for no cap) bounds the activity like the seed-001 planner does, counting the human
+``None`` for no cap) bounds the activity like the round-robin room planner does, counting the human
 message and passes.
 """
 
@@ -69,7 +69,7 @@ def _rotation(roster: Sequence[str], last: str | None) -> list[str]:
 
 
 class _HistoryPolicy(PolicyBase):
-    """A policy of the agent history only; :meth:`choose` is shared with the seed-000 adapters."""
+    """A policy of the agent history only; :meth:`choose` is shared with the conversation-API adapters."""
 
     __slots__ = ()
 
@@ -88,7 +88,7 @@ class _HistoryPolicy(PolicyBase):
 
 @dataclass(frozen=True, slots=True)
 class RoundRobinPolicy(_HistoryPolicy):
-    """Seed 000's default: the roster in order, continuing after the last agent who spoke."""
+    """The conversation API's default: the roster in order, continuing after the last agent who spoke."""
 
     _: KW_ONLY
     transitions: TransitionRules | None = None
@@ -258,7 +258,7 @@ class RandomPolicy(_HistoryPolicy):
 class RandomInclusivePolicy(_HistoryPolicy):
     """Seeded random order in cycles: everyone speaks once before anyone speaks again.
 
-    No immediate repeat across a cycle boundary either (as in seed 000). The cycle is replayed
+    No immediate repeat across a cycle boundary either (as in the conversation API). The cycle is replayed
     from the history: it closes once every roster agent has spoken in it.
     """
 
@@ -336,7 +336,7 @@ class _QueuePolicy(PolicyBase):
 
 @dataclass(frozen=True, slots=True)
 class AddressedPolicy(_QueuePolicy):
-    """Only agents @-mentioned answer (seed 003's AddressedTurnPolicy), each once per mention."""
+    """Only agents @-mentioned answer (AddressedTurnPolicy: docs/design.md, "Turn policies and composable termination"), each once per mention."""
 
     max_messages: int | None = 20
     _: KW_ONLY

@@ -1,4 +1,4 @@
-"""Conversation rooms (seed 001): a roster of agents shares one chat, taking turns in a
+"""Conversation rooms (docs/design.md, "Rooms, activities and mentions"): a roster of agents shares one chat, taking turns in a
 deterministic, bounded, restart-safe order.
 
 The planner names the next speaker from an immutable ``(roster, transcript)`` snapshot; the room
@@ -6,7 +6,7 @@ appends the reply and asks again. ``None`` means the current activity is settled
 for the next human message. Replaying a stored transcript gives the identical next speaker.
 
 This module is the public face of durable rooms (``Room``, ``RoomConfig``, ``Turn``) and of the
-seed-001 planning names, which live in :mod:`conversation.planning`:
+room planning names, which live in :mod:`conversation.planning`:
 
 - :mod:`conversation.planning.events`: :class:`RoomEvent` and activities;
 - :mod:`conversation.planning.mentions`: :func:`extract_mentions`;

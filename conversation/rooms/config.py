@@ -249,7 +249,7 @@ def roster_specs(agents: Any, *, in_process_only: bool = False) -> tuple[AgentSp
 
 
 def planner_to_dict(planner: Any) -> dict[str, Any]:
-    """A built-in planner (or seed-000 strategy) as storable data; others are rejected."""
+    """A built-in planner (or conversation-API strategy) as storable data; others are rejected."""
     from conversation.dialogue.strategies import SpeakerStrategy
 
     if planner is None:

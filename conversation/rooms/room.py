@@ -1,4 +1,4 @@
-"""``Room``: a conversation room that lives in the database (seeds 001-004).
+"""``Room``: a conversation room that lives in the database (docs/design.md, "Rooms, activities and mentions" to "Resuming a group chat").
 
 A room is its configuration (``RoomConfig``) plus an append-only log of events. Everything a
 ``Room`` object knows it reads from the database, so any number of objects, browser tabs, threads
@@ -474,7 +474,7 @@ class Room:
         actor: Actor | None = None,
         **room_options: Any,
     ) -> Room:
-        """Resume a group chat from saved messages (seed 004), or restore an ``export()``.
+        """Resume a group chat from saved messages (docs/design.md, "Resuming a group chat"), or restore an ``export()``.
 
         Messages are ``{"speaker" or "name", "content"}`` (plus optional ``role``, ``to``,
         ``passed``, ``round``). A first message without a name (a system or manager message, as

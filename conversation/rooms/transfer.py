@@ -1,4 +1,4 @@
-"""Moving rooms in and out: ``export()``, seed-004 imports, and export files.
+"""Moving rooms in and out: ``export()``, saved-chat imports, and export files.
 
 Imports are untrusted input. Everything is checked before anything is written, and any failure
 leaves the database as it was:
@@ -17,7 +17,7 @@ leaves the database as it was:
   and every event's data, error, model label and request id are guarded too (``storage``);
 - versions: an export names its format and version; an unknown version is refused.
 
-A message list resumes a group chat (seed 004): the optional termination string (text, or a
+A message list resumes a group chat (docs/design.md, "Resuming a group chat"): the optional termination string (text, or a
 function of the text) is removed from the last message, a warning is given when the last message
 would stop the room at once, a system event records the resumption, and caps count from there.
 An ``export()`` imports back as an identical room (same config, same log, same recorded times);
@@ -137,7 +137,7 @@ def parse_import(data: Any) -> Any:
     return data
 
 
-# -- messages (seed 004) ---------------------------------------------------------------------------
+# -- messages (docs/design.md, "Resuming a group chat") ---------------------------------------------------------------------------
 
 
 def _check_messages(

@@ -1,4 +1,4 @@
-"""The shapes of an import, declared once: a message of a saved chat (seed 004) and a room
+"""The shapes of an import, declared once: a message of a saved chat (docs/design.md, "Resuming a group chat") and a room
 export (its envelope, events and configuration versions).
 
 ``transfer.py`` measures an import's size first (``parse_import``), then validates it with these

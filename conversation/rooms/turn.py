@@ -1,4 +1,4 @@
-"""``Turn``: one agent turn of a durable room, as its stored record says now (seed 002).
+"""``Turn``: one agent turn of a durable room, as its stored record says now (docs/design.md, "Durable turns").
 
 A ``Turn`` is a view over one event row plus the moderation verbs. Every verb is a single
 optimistic state change in the database (``storage.update_turn_state``): two browser tabs approving

@@ -1,4 +1,4 @@
-"""The termination-condition protocol and its ``|`` / ``&`` composition (seed 003).
+"""The termination-condition protocol and its ``|`` / ``&`` composition (docs/design.md, "Turn policies and composable termination").
 
 A condition's ``check(state)`` returns a readable reason (``"max_turns reached (20)"``) when the room
 should stop now, else ``None``; reasons are data, stored with the event that ended the room.

@@ -1,4 +1,4 @@
-"""Composable stop conditions for rooms and conversations (seed 003).
+"""Composable stop conditions for rooms and conversations (docs/design.md, "Turn policies and composable termination").
 
 Each condition reads a :class:`~conversation.termination.state.RoomState` and returns a readable reason
 or ``None`` (see :mod:`conversation.termination.base` for ``|``, ``&`` and the memory of ``&``).
@@ -16,7 +16,7 @@ Counting and budget conditions (this module):
 - :class:`TokenBudget` - prompt, completion and/or total tokens reached a limit.
 - :class:`External` - set from outside (a stop button): :meth:`External.set`, or
   ``state.stop_requested``.
-- :class:`StoppingFunction` - a seed-000 ``stopping_function(statements) -> bool``.
+- :class:`StoppingFunction` - a conversation-API ``stopping_function(statements) -> bool``.
 
 Conditions that read the dialogue (:mod:`conversation.termination.markers`, re-exported here):
 :class:`AllAgreed`, :class:`Supervisor`, :class:`ContestedEscalation`, :class:`Convergence`.
@@ -247,10 +247,10 @@ class External(TerminationCondition):
 
 
 class StoppingFunction(TerminationCondition):
-    """A seed-000 ``stopping_function`` as a condition.
+    """A conversation-API ``stopping_function`` as a condition.
 
     ``function`` receives ``argument(state)``; by default the roster agents' message events (which
-    offer ``.text`` and ``.speaker`` like seed-000 statements). Its exceptions propagate.
+    offer ``.text`` and ``.speaker`` like conversation-API statements). Its exceptions propagate.
     """
 
     kind = "stopping_function"

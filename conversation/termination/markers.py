@@ -1,4 +1,4 @@
-"""Stop conditions that read what was said (seed 003's conversation-specific conditions).
+"""Stop conditions that read what was said (conversation-specific conditions: docs/design.md, "Turn policies and composable termination").
 
 All of them look only at the scope of ``state`` (the current activity, or from the resume point),
 ignore passes, and match *markers*: tokens the agents' prompts ask them to write, matched as whole

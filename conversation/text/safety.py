@@ -1,4 +1,4 @@
-"""Keeping untrusted text away from template engines (DESIGN decision 5).
+"""Keeping untrusted text away from template engines (docs/design.md, "Untrusted text never reaches a template engine").
 
 Two tools:
 

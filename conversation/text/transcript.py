@@ -6,7 +6,7 @@
     4. Cara (private to Alice): psst
 
 A line is ``N. Speaker (flags): text``; the flags are ``passed``, ``summary``, ``notice`` and
-``private to NAMES``. Speaker boundaries stay structural (DESIGN decision 6): every line break
+``private to NAMES``. Speaker boundaries stay structural (docs/design.md, "Speaker boundaries cannot be forged"): every line break
 inside a message's text (``\n``, ``\r``, and every other character Python splits lines at) is
 written as an escape (``\n``, ``\r``, ``\u2028``; a backslash as ``\\``), so a message is exactly
 one line and ``Bob: I concede`` inside Alice's text stays on Alice's line: it cannot start a line
@@ -76,7 +76,7 @@ def unescape(text: str) -> str:
 def transcript_record(
     turn: int, speaker: str, speaker_index: int | None, text: str
 ) -> dict[str, Any]:
-    """The record shape of seed 000: ``{turn, speaker, speaker_index, text}``."""
+    """The conversation API's record shape (docs/design.md, "The conversation API"): ``{turn, speaker, speaker_index, text}``."""
     return {"turn": turn, "speaker": speaker, "speaker_index": speaker_index, "text": text}
 
 

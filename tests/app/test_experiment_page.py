@@ -1,4 +1,4 @@
-"""The Experiments page (issue 10): the template-room picker finds any room by a search (name or
+"""The Experiments page: the template-room picker finds any room by a search (name or
 #id) with a bounded list, and the progress table names each room's condition by its short name,
 in the conditions' stable order."""
 

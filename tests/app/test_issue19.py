@@ -1,4 +1,4 @@
-"""Regression tests for the page defects of issue 19 (what a researcher met in the browser),
+"""Regression tests for page defects a researcher met in the browser,
 through Streamlit's AppTest. Each test fails on the code before its fix."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""ui/manage.py (issue 10): the room and the experiment panels (rename / archive / delete with
+"""ui/manage.py: the room and the experiment panels (rename / archive / delete with
 confirmation) are one function, so a fix to one reaches the other; their behaviour is tested in
 tests/app/test_research.py."""
 

@@ -1,4 +1,4 @@
-"""No text a person or a model wrote reaches Streamlit's Markdown renderer unescaped (issue 9).
+"""No text a person or a model wrote reaches Streamlit's Markdown renderer unescaped.
 
 Streamlit renders Markdown (images included: the browser fetches them) in titles, headers,
 captions, alerts, ``st.markdown``, toasts, widget labels and help texts, radio options, tab and

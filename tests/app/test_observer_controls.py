@@ -1,6 +1,6 @@
 """An observer (sign-in roles) on the Room page gets no settings-edit form and no fork or
 edit-and-replay controls, only a note why; the engine refuses the same acts from an observer
-called directly (issue 10)."""
+called directly."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Regression tests for the bugs a real browser found in the web app (issue 10) and for the pages'
-handling of links and long messages (issue 9), through Streamlit's AppTest.
+"""Regression tests for the bugs a real browser found in the web app and for the pages'
+handling of links and long messages, through Streamlit's AppTest.
 
 Each test fails on the code before its fix; the bug it pins is named in its docstring.
 """

@@ -1,4 +1,4 @@
-"""Results reaches archived experiments (issue 10): hidden by default like on the other screens,
+"""Results reaches archived experiments: hidden by default like on the other screens,
 listed with "Show archived", reachable by a link, and their (archived) rooms are shown."""
 
 from __future__ import annotations

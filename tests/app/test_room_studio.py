@@ -1,4 +1,4 @@
-"""The Room page's editing tools (issue 10): the edit-settings form applies a new version, a fork
+"""The Room page's editing tools: the edit-settings form applies a new version, a fork
 with an edited message creates a paused branch, the branch tree lists the family, two branches
 compare side by side, the turn details say why a speaker was chosen, and the page's pickers live
 in fragments (a widget change reruns its panel only)."""

@@ -1,4 +1,4 @@
-"""Qualitative-coding tags in the transcripts (issue 10): a tagged message shows its labels in a
+"""Qualitative-coding tags in the transcripts: a tagged message shows its labels in a
 line under it, as plain text, on the Room page and in the Results transcript (``render_transcript``
 with ``db``), and the tags of all shown messages are read in one query."""
 

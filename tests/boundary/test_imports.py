@@ -1,4 +1,4 @@
-"""``Room.import_messages``: message lists (seed 004) and room exports are untrusted input.
+"""``Room.import_messages``: message lists (docs/design.md, "Resuming a group chat") and room exports are untrusted input.
 
 Every refusal is an ``ImportRejected`` naming the problem, fast, with nothing stored: all or
 nothing, whichever message or event is the bad one. Hypothesis throws arbitrary JSON at it.

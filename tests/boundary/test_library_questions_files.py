@@ -1,5 +1,5 @@
 """Agent library entries (checked at the storage boundary, whoever calls), analysis question
-specs, export file names and seed-000 ``Conversation``: refused typed, named and fast."""
+specs, export file names and conversation-API ``Conversation``: refused typed, named and fast."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A live breakpoint in a real browser: a room the app's runner drives pauses before an agent
-speaks, the page says so, and pressing Resume lets that agent speak (issue 10)."""
+speaks, the page says so, and pressing Resume lets that agent speak."""
 
 from __future__ import annotations
 

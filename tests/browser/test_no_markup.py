@@ -1,4 +1,4 @@
-"""Nothing a person or a model wrote is drawn as Markdown or HTML, in a real browser (issue 9).
+"""Nothing a person or a model wrote is drawn as Markdown or HTML, in a real browser.
 
 A local HTTP server (stdlib, 127.0.0.1, a random port) counts every request it gets. Rooms,
 agents, traits, messages, model replies, stop reasons, experiment names and conditions, and

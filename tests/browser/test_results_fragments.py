@@ -1,5 +1,5 @@
 """Results in a real browser: a widget of the Transcript tab (its room picker) reruns that tab
-only (a fragment), not the rooms table and the charts above it (issue 10, speed)."""
+only (a fragment), not the rooms table and the charts above it (speed)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The Room page in a real browser: a change of the turn-details picker reruns only its panel (a
-fragment), and switching tabs or downloading an export asks for no rerun at all (issue 10)."""
+fragment), and switching tabs or downloading an export asks for no rerun at all."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""PostgreSQL specifics (DESIGN section 6): the driver, URL forms, connection errors, the schema.
+"""PostgreSQL specifics (docs/design.md, "Scale beyond one machine"): the driver, URL forms, connection errors, the schema.
 
 The rest of the storage, room, worker and resilience tests run on PostgreSQL too, through the
 ``backend`` parameter of ``tests/conftest.py``. The tests here that need a server use the one

@@ -1,5 +1,5 @@
 """The one turn engine: decide, claim, call the model outside any transaction, commit with a fence
-(DESIGN decisions 2 and 10.1).
+(docs/design.md, "Claimed then committed with a fence" and "One turn engine").
 
 Every path that takes turns uses it: ``Room.step`` / ``Room.run`` (one room, ``Engine.step``), the
 in-app runner and ``python -m conversation.worker`` (many rooms, the same phases batched). A step

@@ -1,4 +1,4 @@
-"""Names for seed-000 agent lists: strings, named agents, positional keys, history matching."""
+"""Names for conversation-API agent lists: strings, named agents, positional keys, history matching."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 000: ``Conversation`` behaviour, validation, safety and serialization."""
+"""The conversation API: ``Conversation`` behaviour, validation, safety and serialization."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 000: ``ConversationList``: bounded concurrency, failures, results and serialization."""
+"""The conversation API: ``ConversationList``: bounded concurrency, failures, results and serialization."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The four seed-000 generator functions (and speaker_closure), delegating to the policies."""
+"""The four conversation-API generator functions (and speaker_closure), delegating to the policies."""
 
 from __future__ import annotations
 

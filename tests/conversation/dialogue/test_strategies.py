@@ -1,4 +1,4 @@
-"""Seed-000 strategy classes: adapters over the policies, legacy state, serialization, resume."""
+"""Conversation-API strategy classes: adapters over the policies, legacy state, serialization, resume."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""extract_mentions (seed 001's grammar, to the letter) and mentioned_roster."""
+"""extract_mentions (grammar, to the letter: docs/design.md, "Rooms, activities and mentions") and mentioned_roster."""
 
 from __future__ import annotations
 

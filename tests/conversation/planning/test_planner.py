@@ -1,4 +1,4 @@
-"""Seed 001 to the letter: RoomEvent, RoomTurnPlannerProtocol, RoundRobinRoomPlanner, the samples."""
+"""The room rules (docs/design.md, "Rooms, activities and mentions") to the letter: RoomEvent, RoomTurnPlannerProtocol, RoundRobinRoomPlanner, the samples."""
 
 from __future__ import annotations
 

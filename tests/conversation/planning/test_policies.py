@@ -382,7 +382,7 @@ def test_rules_hold_on_every_path(policy: object, rules: TransitionRules, transc
     if name is not None and not isinstance(ruled, CoordinatorPolicy):
         assert rules.permits(previous, name)
     if isinstance(policy, tuple(type(p) for p in SEED_000)):
-        # Liveness: the seed-000 policies name someone whenever anyone is permitted.
+        # Liveness: the conversation-API policies name someone whenever anyone is permitted.
         assert (name is None) == (not rules.filter(previous, roster))
 
 

@@ -46,7 +46,7 @@ def test_after_n_turns_an_agent_retires_and_when_all_retired_the_activity_settle
         RoundRobinRoomPlanner(max_rounds=3, transitions=TransitionRules(retire_after=1)),
         RandomPolicy(seed=7, transitions=TransitionRules(retire_after=1)),
     ],
-    ids=["seed-001 rounds", "random"],
+    ids=["room rounds", "random"],
 )
 def test_every_planner_honours_retirement(planner) -> None:  # type: ignore[no-untyped-def]
     events = talk(("a", "1"))

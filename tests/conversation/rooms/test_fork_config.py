@@ -1,4 +1,4 @@
-"""A fork takes the settings in force at the message it forks at (issue 10): settings changed
+"""A fork takes the settings in force at the message it forks at: settings changed
 later in the parent are not carried into a fork made before the change."""
 
 from __future__ import annotations

@@ -177,7 +177,7 @@ def test_a_private_message_reaches_only_its_audience(db: Database) -> None:
         room.post("psst", to=[])
 
 
-# -- step and run (seed 001 planner) --------------------------------------------------------------
+# -- step and run (docs/design.md, "Rooms, activities and mentions") --------------------------------------------------------------
 
 
 def test_step_does_nothing_before_a_human_message(db: Database) -> None:

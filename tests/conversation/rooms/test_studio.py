@@ -1,4 +1,4 @@
-"""Editing and interrupting a room (issue 10, "as LangGraph Studio users expect"): settings changed
+"""Editing and interrupting a room ("as LangGraph Studio users expect"): settings changed
 after creation as stored versions, edit-and-replay forks, per-agent breakpoints (in ``Room.run``
 and in a ``python -m conversation.worker`` process), why each speaker was chosen, and an agent a
 person @-mentions answering next under every planner."""

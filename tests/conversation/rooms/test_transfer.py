@@ -1,4 +1,4 @@
-"""Moving rooms in and out: seed-004 imports, hostile imports, export round trips, export file
+"""Moving rooms in and out: saved-chat imports, hostile imports, export round trips, export file
 names, and API keys that never reach the database or an export."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def logged(room: Room) -> list[tuple[str, str, str]]:
     return [(e.kind, e.speaker, e.content) for e in room.events()]
 
 
-# -- seed 004: resuming from saved messages --------------------------------------------------------
+# -- resuming from saved messages --------------------------------------------------------
 
 
 def test_a_list_and_a_json_string_import_the_same_log(db: Database) -> None:

@@ -1,4 +1,4 @@
-"""``Turn`` (seed 002) in a durable room: moderation (approve, edit, deny, abandon, stop) and
+"""``Turn`` (docs/design.md, "Durable turns") in a durable room: moderation (approve, edit, deny, abandon, stop) and
 failures (a permanent error, transient errors retried with the count persisted, an exhausted
 budget that a person resumes or abandons)."""
 

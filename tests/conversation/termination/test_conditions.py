@@ -1,4 +1,4 @@
-"""Built-in stop conditions: counts, text, budgets, external stop, seed-000 stopping functions,
+"""Built-in stop conditions: counts, text, budgets, external stop, conversation-API stopping functions,
 serialization."""
 
 from __future__ import annotations
