@@ -173,46 +173,9 @@ def _encode(values: Sequence[Any], level: str, order: Sequence[Any] | None, what
                 f"{what} holds {value!r}, which is not a rating: use a label or a number"
             )
     if order is not None:
-        if level in ("interval", "ratio"):
-            raise ConversationValueError(
-                f"order= is for labels on a nominal or ordinal scale; level={level!r} takes "
-                "numbers (their distances are the numbers' own)"
-            )
-        if isinstance(order, str | bytes) or not isinstance(order, Iterable):
-            raise ConversationValueError(
-                f"order={order!r} must be a list of the labels, lowest first"
-            )
-        labels = list(order)
-        if len(set(labels)) != len(labels):
-            raise ConversationValueError(f"order={labels!r} names a label twice")
-        position = {label: i for i, label in enumerate(labels)}
-        strangers = sorted({repr(v) for v in present if v not in position})
-        if strangers:
-            raise ConversationValueError(
-                f"{what} holds {', '.join(strangers)}, not in order={labels!r}; add them to "
-                "order or correct the ratings"
-            )
-        index = np.array([-1 if _missing(v) else position[v] for v in values], dtype=np.int64)
-        coded = np.where(index < 0, np.nan, index.astype(float))
-        return _Scale(coded, index, np.arange(len(labels), dtype=float), labels, False)
-
-    numeric = bool(present) and all(_is_number(v) for v in present)
-    if numeric:
-        floats = np.array([np.nan if _missing(v) else float(v) for v in values], dtype=float)
-        finite = floats[~np.isnan(floats)]
-        if not np.isfinite(finite).all():
-            raise ConversationValueError(f"{what} holds an infinite value; ratings must be finite")
-        if level == "ratio" and (finite < 0).any():
-            raise ConversationValueError(
-                f"level='ratio' needs values of 0 or more; {what} holds {finite.min():g} "
-                "(use level='interval' for a scale without a true zero)"
-            )
-        domain = np.unique(finite)
-        index = np.full(len(floats), -1, dtype=np.int64)
-        known = ~np.isnan(floats)
-        index[known] = np.searchsorted(domain, floats[known])
-        return _Scale(floats, index, domain, domain.tolist(), True)
-
+        return _ordered_labels(values, present, level, order, what)
+    if bool(present) and all(_is_number(v) for v in present):
+        return _numbers(values, level, what)
     if level != "nominal" and present:
         example = next(v for v in present if not _is_number(v))
         if level == "ordinal":
@@ -224,11 +187,57 @@ def _encode(values: Sequence[Any], level: str, order: Sequence[Any] | None, what
             f"level={level!r} needs numbers, but {what} holds the label {example!r}; use "
             "level='nominal' (or 'ordinal' with order=[...]) for labels, or convert them"
         )
-    labels = list(dict.fromkeys(present))
+    return _labels(values, list(dict.fromkeys(present)))
+
+
+def _labels(values: Sequence[Any], labels: list[Any]) -> _Scale:
+    """Labels coded by their position in ``labels`` (missing: NaN, index -1)."""
     position = {label: i for i, label in enumerate(labels)}
     index = np.array([-1 if _missing(v) else position[v] for v in values], dtype=np.int64)
     coded = np.where(index < 0, np.nan, index.astype(float))
     return _Scale(coded, index, np.arange(len(labels), dtype=float), labels, False)
+
+
+def _ordered_labels(
+    values: Sequence[Any], present: list[Any], level: str, order: Sequence[Any], what: str
+) -> _Scale:
+    """Labels on the scale ``order`` gives (lowest first)."""
+    if level in ("interval", "ratio"):
+        raise ConversationValueError(
+            f"order= is for labels on a nominal or ordinal scale; level={level!r} takes "
+            "numbers (their distances are the numbers' own)"
+        )
+    if isinstance(order, str | bytes) or not isinstance(order, Iterable):
+        raise ConversationValueError(f"order={order!r} must be a list of the labels, lowest first")
+    labels = list(order)
+    if len(set(labels)) != len(labels):
+        raise ConversationValueError(f"order={labels!r} names a label twice")
+    known = set(labels)
+    strangers = sorted({repr(v) for v in present if v not in known})
+    if strangers:
+        raise ConversationValueError(
+            f"{what} holds {', '.join(strangers)}, not in order={labels!r}; add them to "
+            "order or correct the ratings"
+        )
+    return _labels(values, labels)
+
+
+def _numbers(values: Sequence[Any], level: str, what: str) -> _Scale:
+    """Numbers on their own scale (the domain is the distinct values, sorted)."""
+    floats = np.array([np.nan if _missing(v) else float(v) for v in values], dtype=float)
+    finite = floats[~np.isnan(floats)]
+    if not np.isfinite(finite).all():
+        raise ConversationValueError(f"{what} holds an infinite value; ratings must be finite")
+    if level == "ratio" and (finite < 0).any():
+        raise ConversationValueError(
+            f"level='ratio' needs values of 0 or more; {what} holds {finite.min():g} "
+            "(use level='interval' for a scale without a true zero)"
+        )
+    domain = np.unique(finite)
+    index = np.full(len(floats), -1, dtype=np.int64)
+    known = ~np.isnan(floats)
+    index[known] = np.searchsorted(domain, floats[known])
+    return _Scale(floats, index, domain, domain.tolist(), True)
 
 
 def _rows(data: Any) -> tuple[list[Hashable], list[list[Any]]]:

@@ -249,6 +249,55 @@ async def _openai(
     entry = scratch.data.get(key)
     if entry is not None:
         return await _from_cache(model, label, key, entry, settings, on_text)
+    raw, latency = await _generate(
+        model, label, user_prompt, system_prompt, settings, on_text, cancel
+    )
+    text = _final_text(model, raw, settings)
+    if text is None:
+        raise ModelCallError(
+            f"{label} returned no text (streamed; finish reason "
+            f"{raw['choices'][0]['finish_reason']!r}); the turn failed and nothing was recorded",
+            code="empty_response",
+        )
+    input_tokens, output_tokens, cost, estimated = _usage(model, raw, system_prompt, user_prompt)
+    stored_key = scratch.store(
+        model=str(model.model),
+        parameters=dict(model.parameters),
+        system_prompt=system_prompt,
+        user_prompt=user_prompt,
+        response=raw,
+        iteration=iteration,
+        service=model._inference_service_,
+    )
+    if stored_key != key:  # EDSL changed how it keys calls: nothing would ever hit
+        log.warning("%s: EDSL's cache key %s is not %s", label, stored_key, key)
+    await _keep(cache, scratch, key, label)
+    return ModelReply(
+        text=text,
+        model_name=label,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cost=cost,
+        cache_used=False,
+        cache_key=key,
+        latency=latency,
+        raw=raw,
+        usage_estimated=estimated,
+    )
+
+
+async def _generate(
+    model: Any,
+    label: str,
+    user_prompt: str,
+    system_prompt: str,
+    settings: CallSettings | None,
+    on_text: OnText | None,
+    cancel: CancelSignal | None,
+) -> tuple[dict[str, Any], float]:
+    """Stream the reply (holding the provider's slot, within the timeout, until ``cancel``),
+    handing the text to ``on_text`` as it grows; the raw response as EDSL would store it, and
+    the latency."""
     timeout = settings.timeout if settings is not None else None
     speakers = settings.speakers if settings is not None else ()
     roster = settings.roster if settings is not None else ()
@@ -275,51 +324,21 @@ async def _openai(
                 raise _timeout(model, label, timeout) from exc
             return raw, time.perf_counter() - started
 
-    raw, latency = await _unless_cancelled(run(), cancel, label)
-    text = _final_text(model, raw, settings)
-    if text is None:
-        raise ModelCallError(
-            f"{label} returned no text (streamed; finish reason "
-            f"{raw['choices'][0]['finish_reason']!r}); the turn failed and nothing was recorded",
-            code="empty_response",
-        )
-    estimated = not isinstance(raw.get("usage"), dict)
-    if estimated:
-        input_tokens: int | None = prompt_tokens(system_prompt, user_prompt)
-        output_tokens: int | None = estimate_tokens(raw["choices"][0]["message"]["content"])
-        priced = {
-            **raw,
-            "usage": {"prompt_tokens": input_tokens, "completion_tokens": output_tokens},
-        }
-        cost = known_cost(model, model.cost(priced).total_cost)
-    else:
+    return await _unless_cancelled(run(), cancel, label)
+
+
+def _usage(
+    model: Any, raw: dict[str, Any], system_prompt: str, user_prompt: str
+) -> tuple[int | None, int | None, float | None, bool]:
+    """Tokens in and out, the cost, and whether the counts are estimated (the server sent no
+    usage: counted with ``text.tokens``, which errs high, and priced from those counts)."""
+    if isinstance(raw.get("usage"), dict):
         spent = model.cost(raw)
-        input_tokens, output_tokens = spent.input_tokens, spent.output_tokens
-        cost = known_cost(model, spent.total_cost)
-    stored_key = scratch.store(
-        model=str(model.model),
-        parameters=dict(model.parameters),
-        system_prompt=system_prompt,
-        user_prompt=user_prompt,
-        response=raw,
-        iteration=iteration,
-        service=model._inference_service_,
-    )
-    if stored_key != key:  # EDSL changed how it keys calls: nothing would ever hit
-        log.warning("%s: EDSL's cache key %s is not %s", label, stored_key, key)
-    await _keep(cache, scratch, key, label)
-    return ModelReply(
-        text=text,
-        model_name=label,
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        cost=cost,
-        cache_used=False,
-        cache_key=key,
-        latency=latency,
-        raw=raw,
-        usage_estimated=estimated,
-    )
+        return spent.input_tokens, spent.output_tokens, known_cost(model, spent.total_cost), False
+    input_tokens = prompt_tokens(system_prompt, user_prompt)
+    output_tokens = estimate_tokens(raw["choices"][0]["message"]["content"])
+    priced = {**raw, "usage": {"prompt_tokens": input_tokens, "completion_tokens": output_tokens}}
+    return input_tokens, output_tokens, known_cost(model, model.cost(priced).total_cost), True
 
 
 def request_parameters(model: Any, user_prompt: str, system_prompt: str) -> dict[str, Any]:
