@@ -118,6 +118,7 @@ def room_filters() -> dict:
 
 def rooms_overview(filters: dict, page: int) -> None:
     table, total = rooms.overview(db, offset=(page - 1) * rooms.HOME_PAGE_SIZE, **filters)
+    table = table.assign(cost=rooms.cost_texts(table)).drop(columns=["unpriced_calls"])
     if table.empty:
         if browse.count_rooms(db) == 0:
             st.info("No rooms yet: start one above.")
@@ -136,7 +137,8 @@ def rooms_overview(filters: dict, page: int) -> None:
         column_config={
             "room_id": st.column_config.NumberColumn("room", format="#%d"),
             "experiment_id": st.column_config.NumberColumn("experiment", format="#%d"),
-            "cost": st.column_config.NumberColumn("cost so far", format="$%.4f"),
+            "cost": st.column_config.TextColumn("cost so far"),
+            "unpriced_calls": None,
             "last_message": st.column_config.TextColumn("last message", width="large"),
         },
     )

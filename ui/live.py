@@ -26,7 +26,7 @@ from typing import Any
 import streamlit as st
 
 from conversation import browse
-from conversation.termination.budget import Budget, Spend, format_dollars
+from conversation.termination.budget import Budget, Spend
 from conversation.vocabulary import TurnKind, kind_of
 
 from . import coding, provenance
@@ -241,14 +241,15 @@ def spend_line(cache: LiveCache, budget: Budget | None = None) -> str:
     spent = Spend(
         sum((e.input_tokens or 0) + (e.output_tokens or 0) for e in cache.events.values()),
         sum(e.cost or 0.0 for e in cache.events.values()),
+        sum(
+            1
+            for e in cache.events.values()
+            if e.cost is None and (e.input_tokens or e.output_tokens)
+        ),
     )
-    unpriced = any(
-        e.cost is None and (e.input_tokens or e.output_tokens) for e in cache.events.values()
-    )
-    note = " (some calls have no known price)" if unpriced else ""
     if budget is None:
-        return f"Spent: {spent.tokens:,} tokens, {format_dollars(spent.dollars)}{note}; no budget"
-    return f"Spent: {budget.describe(spent)} budget{note}"
+        return f"Spent: {spent.tokens:,} tokens, {spent.cost_text}; no budget"
+    return f"Spent: {budget.describe(spent)} budget"
 
 
 def live_transcript(
