@@ -99,6 +99,21 @@ def _settled_upto(cache: LiveCache) -> int:
     return upto
 
 
+def waiting_for_server(turn: Any) -> str | None:
+    """``waiting for the model server (retry in 20 s)`` while a turn's server is down (its error
+    code ``server_unavailable``, recorded by the engine), else None."""
+    from datetime import UTC, datetime
+
+    from conversation.models.retries import SERVER_UNAVAILABLE
+
+    error, at = turn.error or {}, turn.next_attempt_at
+    if error.get("code") != SERVER_UNAVAILABLE or at is None:
+        return None
+    at = at if at.tzinfo else at.replace(tzinfo=UTC)
+    left = max(0, round((at - datetime.now(UTC)).total_seconds()))
+    return f"waiting for the model server (retry in {left} s)"
+
+
 def status_line(room: Any, cache: LiveCache) -> str:
     """Who is answering, or why nothing happens, in one sentence."""
     turn = cache.open_turn()
@@ -109,6 +124,9 @@ def status_line(room: Any, cache: LiveCache) -> str:
         return f"{turn.speaker}'s turn was interrupted; resume or abandon it."
     if room.status == "running":
         if turn is not None:
+            waiting = waiting_for_server(turn)
+            if waiting:
+                return f"{turn.speaker}'s turn is {waiting}."
             retry = f" (attempt {turn.attempts + 1})" if turn.attempts else ""
             return f"{turn.speaker} is answering…{retry}"
         return "Running: deciding who speaks next…"
