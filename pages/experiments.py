@@ -332,7 +332,7 @@ def progress_panel() -> None:
     k1.metric("Rooms created", f"{now.created} / {now.planned}")
     k2.metric("Running", now.running)
     k3.metric("Messages", int(table["messages"].sum()) if not table.empty else 0)
-    k4.metric("Cost", f"${now.cost:.4f}")
+    k4.metric("Cost", now.cost_text)
     st.caption(escape_markdown(ex.spend_line(now)))
     st.caption(escape_markdown(" · ".join(f"{k}: {v}" for k, v in sorted(now.by_status.items()))))
     if not table.empty:
@@ -340,7 +340,11 @@ def progress_panel() -> None:
         labelled, order = charts.condition_labels(table, short_names)
         rank = {label: i for i, label in enumerate(order)}
         shown = (
-            labelled.assign(condition=labelled["label"], _rank=labelled["label"].map(rank))
+            labelled.assign(
+                condition=labelled["label"],
+                _rank=labelled["label"].map(rank),
+                cost=rooms.cost_texts(labelled),
+            )
             .sort_values(["_rank", "replicate", "room_id"], kind="stable")[
                 ["room_id", "condition", "replicate", "status", "stop_reason", "messages", "cost"]
             ]

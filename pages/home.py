@@ -11,6 +11,7 @@ from ui.bootstrap import (
     actor,
     database,
     human_name,
+    model_choice,
     model_summary,
     once,
     page_setup,
@@ -31,16 +32,20 @@ st.markdown(
     "as an experiment and chart the results. Everything is saved, so rooms survive restarts."
 )
 
-label, offline, providers = model_summary()
+label, offline, _ = model_summary()
+choice = model_choice()
+why = choice.reason + (" " + choice.missing if choice.missing else "")
 if offline:
     st.warning(
-        f"**Active model: {escape_markdown(label)}.** It is a deterministic stand-in so the app works without an "
-        "API key; it is not an LLM. Set a provider key (e.g. `OPENAI_API_KEY`) in the environment "
-        "or `.streamlit/secrets.toml` and restart to use a real model.",
+        f"**Active model: {escape_markdown(label)}.** It is a deterministic stand-in so the app "
+        f"works without an API key; it is not an LLM. {escape_markdown(why)}",
         icon=":material/smart_toy:",
     )
 else:
-    st.success(f"**Active model: {escape_markdown(label)}**", icon=":material/smart_toy:")
+    st.success(
+        f"**Active model: {escape_markdown(label)}.** {escape_markdown(why)}",
+        icon=":material/smart_toy:",
+    )
 
 st.subheader("Start a room from a template")
 me = actor()
@@ -113,6 +118,7 @@ def room_filters() -> dict:
 
 def rooms_overview(filters: dict, page: int) -> None:
     table, total = rooms.overview(db, offset=(page - 1) * rooms.HOME_PAGE_SIZE, **filters)
+    table = table.assign(cost=rooms.cost_texts(table)).drop(columns=["unpriced_calls"])
     if table.empty:
         if browse.count_rooms(db) == 0:
             st.info("No rooms yet: start one above.")
@@ -131,7 +137,8 @@ def rooms_overview(filters: dict, page: int) -> None:
         column_config={
             "room_id": st.column_config.NumberColumn("room", format="#%d"),
             "experiment_id": st.column_config.NumberColumn("experiment", format="#%d"),
-            "cost": st.column_config.NumberColumn("cost so far", format="$%.4f"),
+            "cost": st.column_config.TextColumn("cost so far"),
+            "unpriced_calls": None,
             "last_message": st.column_config.TextColumn("last message", width="large"),
         },
     )

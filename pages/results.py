@@ -14,6 +14,7 @@ from ui.bootstrap import actor, database, page_setup
 from ui.coding import results_coding
 from ui.live import LiveCache, render_transcript
 from ui.params import parse_id
+from ui.rooms import cost_texts
 from ui.widgets import escape_markdown, model_picker, synced_selectbox
 
 page_setup()
@@ -206,7 +207,7 @@ def compare_panel(rooms: Any, selected: list[int]) -> None:
                 m1, m2, m3 = st.columns(3)
                 m1.metric("Messages", int(row["messages"]))
                 m2.metric("Words", int(row["words"]))
-                m3.metric("Cost", f"${row['cost']:.4f}")
+                m3.metric("Cost", cost_texts(stats)[0])
                 st.caption(
                     escape_markdown(
                         f"Status: {row['status']}"

@@ -6,7 +6,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, func, insert, update
+from sqlalchemy import and_, case, delete, func, insert, update
 from sqlalchemy import select as sa_select
 from sqlmodel import col, select
 
@@ -253,9 +253,10 @@ def update_experiment(
 
 def experiment_spend(
     db: Database, experiment_id: int, *, excluding_room: int | None = None
-) -> tuple[int, float]:
-    """``(tokens, dollars)`` recorded on the events of the experiment's rooms (tokens: input +
-    output; dollars: the known costs), optionally leaving one room out: one aggregate query
+) -> tuple[int, float, int]:
+    """``(tokens, dollars, unpriced calls)`` recorded on the events of the experiment's rooms
+    (tokens: input + output; dollars: the known costs; unpriced: calls with tokens and no known
+    cost), optionally leaving one room out: one aggregate query
     (rooms by ``ix_rooms_experiment``, their events by ``uq_events_room_seq``), run before a
     budgeted experiment's turns start."""
     rooms = sa_select(ROOMS.c.id).where(ROOMS.c.experiment_id == experiment_id)
@@ -264,20 +265,29 @@ def experiment_spend(
     return _spend(db, EVENTS.c.room_id.in_(rooms.scalar_subquery()))
 
 
-def room_spend(db: Database, room_id: int) -> tuple[int, float]:
-    """``(tokens, dollars)`` recorded on one room's events (see :func:`experiment_spend`)."""
+def room_spend(db: Database, room_id: int) -> tuple[int, float, int]:
+    """``(tokens, dollars, unpriced calls)`` recorded on one room's events (see :func:`experiment_spend`)."""
     return _spend(db, EVENTS.c.room_id == room_id)
 
 
-def _spend(db: Database, where: Any) -> tuple[int, float]:
+def _spend(db: Database, where: Any) -> tuple[int, float, int]:
     query = sa_select(
         func.coalesce(func.sum(EVENTS.c.input_tokens), 0),
         func.coalesce(func.sum(EVENTS.c.output_tokens), 0),
         func.coalesce(func.sum(EVENTS.c.cost), 0.0),
+        func.coalesce(func.sum(case((unpriced_call(EVENTS), 1), else_=0)), 0),
     ).where(where)
     with db.read_connection() as conn:
         row = conn.execute(query).one()
-    return int(row[0]) + int(row[1]), float(row[2])
+    return int(row[0]) + int(row[1]), float(row[2]), int(row[3])
+
+
+def unpriced_call(events: Any) -> Any:
+    """An event recording a model call (tokens) whose price is unknown (``cost`` NULL)."""
+    return and_(
+        events.c.cost.is_(None),
+        func.coalesce(events.c.input_tokens, 0) + func.coalesce(events.c.output_tokens, 0) > 0,
+    )
 
 
 def delete_experiment(db: Database, experiment_id: int, *, with_rooms: bool = False) -> bool:

@@ -25,6 +25,7 @@ from sqlalchemy.sql import ColumnElement
 from storage._tx import as_set, check_limit
 from storage.codes import tag_labels
 from storage.database import Database
+from storage.experiments import unpriced_call
 from storage.provenance import PROVENANCE_COLUMNS, provenance_row
 from storage.rooms import room_conditions, room_order
 from storage.tables import AnalysisAnswer, Event, MessageTag, Room
@@ -53,6 +54,7 @@ STAT_COLUMNS = [
     "input_tokens",
     "output_tokens",
     "cost",
+    "unpriced_calls",
     "mean_latency",
     "last_seq",
 ]
@@ -238,6 +240,7 @@ def _stats_query(room_ids: list[int]) -> Any:
             _sum(_T.c.input_tokens),
             _sum(_T.c.output_tokens),
             _sum(_T.c.cost),
+            _count_if(unpriced_call(_T)),
             func.avg(_T.c.latency),
             func.max(_T.c.seq),
         )

@@ -320,8 +320,12 @@ def record_attempt(
     *,
     error: dict[str, Any] | None = None,
     next_attempt_at: datetime | None = None,
+    counted: bool = True,
 ) -> int | None:
     """Count one more failed try of a ``running`` turn; return the new count, or ``None``.
+
+    ``counted=False`` records the error and the next attempt time without counting a try (a
+    model server that is down: waiting for it spends no retry budget).
 
     Stores the error ({type, code, message}) and when to try next, fenced by the lease ``token``;
     the turn stays ``running``. After a restart the next worker reads ``attempts`` and
@@ -334,7 +338,7 @@ def record_attempt(
         current = _locked_turn(conn, event_id)
         if current.state != "running" or not holds_lease(conn, current.room_id, token, now):
             return None
-        attempts = current.attempts + 1
+        attempts = current.attempts + (1 if counted else 0)
         conn.execute(
             update(EVENTS)
             .where(EVENTS.c.id == event_id)

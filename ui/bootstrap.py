@@ -318,10 +318,31 @@ def _load_secrets_into_environment() -> None:
 
 def model_summary() -> tuple[str, bool, list[str]]:
     """(label of the default model, whether it is the offline stand-in, providers with keys)."""
-    from conversation.models import available_providers, default_model, describe_model, is_offline
+    from conversation.models import available_providers, describe_model, is_offline
 
-    model = default_model()
+    model = model_choice().model
     return describe_model(model), is_offline(model), list(available_providers())
+
+
+def model_choice():  # type: ignore[no-untyped-def]
+    """The default model with the setting that chose it and what is missing
+    (``conversation.models.default_choice.DefaultChoice``)."""
+    from conversation.models.default_choice import choose_default
+
+    return choose_default()
+
+
+def other_providers(choice) -> list[str]:  # type: ignore[no-untyped-def]
+    """Configured providers other than the one answering by default (a room may pick them); a
+    server that cannot be used (``choice.missing``) is not listed as if it could."""
+    from conversation.models import available_providers
+
+    return [
+        provider
+        for provider in available_providers()
+        if provider != choice.provider
+        and not (provider == "openai_compatible" and choice.missing and choice.provider is None)
+    ]
 
 
 # --- the shared sidebar --------------------------------------------------------------------------
@@ -333,17 +354,22 @@ def _sidebar() -> None:
 
     with st.sidebar:
         identity_sidebar()
-        label, offline, providers = model_summary()
-        if offline:
-            st.warning(f"Model: {escape_markdown(label)}", icon=":material/smart_toy:")
-            st.caption(
-                "No provider key found, so the offline stand-in answers. Set a key such as "
-                "OPENAI_API_KEY in the environment or .streamlit/secrets.toml to use an LLM."
-            )
+        from conversation.models import describe_model, is_offline
+
+        choice = model_choice()
+        label = escape_markdown(describe_model(choice.model))
+        if is_offline(choice.model):
+            st.warning(f"Model: {label}", icon=":material/smart_toy:")
         else:
-            st.success(f"Model: {escape_markdown(label)}", icon=":material/smart_toy:")
-        if providers:
-            st.caption("Keys found for: " + escape_markdown(", ".join(providers)))
+            st.success(f"Model: {label}", icon=":material/smart_toy:")
+        st.caption(escape_markdown(choice.reason))
+        if choice.missing:
+            st.caption("Missing: " + escape_markdown(choice.missing))
+        others = other_providers(choice)
+        if others:
+            st.caption(
+                "Also configured (a room may pick them): " + escape_markdown(", ".join(others))
+            )
         st.session_state.setdefault("human_name", default_name())
         st.text_input(
             "Your name in rooms",

@@ -22,6 +22,8 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from conversation.termination.budget import format_cost
+
 NO_CONDITION = "(none)"
 YES = {"yes", "true", "1", "y"}
 NO = {"no", "false", "0", "n"}
@@ -159,22 +161,26 @@ def tokens_and_cost(events: pd.DataFrame) -> go.Figure:
             input_tokens=("input_tokens", "sum"),
             output_tokens=("output_tokens", "sum"),
             cost=("cost", "sum"),
+            unpriced=("cost", lambda c: int(c.isna().sum())),
         )
         .reset_index()
     )
+    per["cost_text"] = [
+        format_cost(c, n) for c, n in zip(per["cost"], per["unpriced"], strict=True)
+    ]
     fig = go.Figure()
     for column, label in (("input_tokens", "input tokens"), ("output_tokens", "output tokens")):
         fig.add_bar(
             x=per["speaker"],
             y=per[column],
             name=label,
-            customdata=per[["speaker", "cost"]].values,
-            hovertemplate="%{x}: %{y} " + label + " (cost $%{customdata[1]:.4f})<extra></extra>",
+            customdata=per[["speaker", "cost_text"]].values,
+            hovertemplate="%{x}: %{y} " + label + " (cost %{customdata[1]})<extra></extra>",
         )
-    total = float(per["cost"].fillna(0).sum())
+    total = format_cost(float(per["cost"].fillna(0).sum()), int(per["unpriced"].sum()))
     return _layout(
         fig,
-        f"{title} (total ${total:.4f}; {_n(turns, 'turns')})",
+        f"{title} (total {total}; {_n(turns, 'turns')})",
         barmode="stack",
         yaxis={"title": "tokens"},
     )

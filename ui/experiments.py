@@ -10,7 +10,7 @@ from typing import Any
 from conversation.experiments import *  # noqa: F403 - the whole engine API, as before
 from conversation.experiments import Progress
 from conversation.experiments import __all__ as _engine_all
-from conversation.termination.budget import Budget, format_dollars
+from conversation.termination.budget import Budget
 
 
 def experiment_labels(db: Any, *, show_archived: bool, linked: int | None = None) -> dict[int, str]:
@@ -59,7 +59,7 @@ def spend_line(progress: Progress) -> str:
     """What the experiment's rooms spent, against its budget if it has one."""
     spent = progress.spent
     if progress.budget is None:
-        return f"Spent: {spent.tokens:,} tokens, {format_dollars(spent.dollars)}; no budget"
+        return f"Spent: {spent.tokens:,} tokens, {spent.cost_text}; no budget"
     reached = progress.budget.reached(spent) is not None
     return f"Spent: {progress.budget.describe(spent)} budget" + (
         " (reached: no new turns start)" if reached else ""

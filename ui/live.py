@@ -26,7 +26,7 @@ from typing import Any
 import streamlit as st
 
 from conversation import browse
-from conversation.termination.budget import Budget, Spend, format_dollars
+from conversation.termination.budget import Budget, Spend
 from conversation.vocabulary import TurnKind, kind_of
 
 from . import coding, provenance
@@ -99,6 +99,21 @@ def _settled_upto(cache: LiveCache) -> int:
     return upto
 
 
+def waiting_for_server(turn: Any) -> str | None:
+    """``waiting for the model server (retry in 20 s)`` while a turn's server is down (its error
+    code ``server_unavailable``, recorded by the engine), else None."""
+    from datetime import UTC, datetime
+
+    from conversation.models.retries import SERVER_UNAVAILABLE
+
+    error, at = turn.error or {}, turn.next_attempt_at
+    if error.get("code") != SERVER_UNAVAILABLE or at is None:
+        return None
+    at = at if at.tzinfo else at.replace(tzinfo=UTC)
+    left = max(0, round((at - datetime.now(UTC)).total_seconds()))
+    return f"waiting for the model server (retry in {left} s)"
+
+
 def status_line(room: Any, cache: LiveCache) -> str:
     """Who is answering, or why nothing happens, in one sentence."""
     turn = cache.open_turn()
@@ -109,6 +124,9 @@ def status_line(room: Any, cache: LiveCache) -> str:
         return f"{turn.speaker}'s turn was interrupted; resume or abandon it."
     if room.status == "running":
         if turn is not None:
+            waiting = waiting_for_server(turn)
+            if waiting:
+                return f"{turn.speaker}'s turn is {waiting}."
             retry = f" (attempt {turn.attempts + 1})" if turn.attempts else ""
             return f"{turn.speaker} is answering…{retry}"
         return "Running: deciding who speaks next…"
@@ -241,14 +259,15 @@ def spend_line(cache: LiveCache, budget: Budget | None = None) -> str:
     spent = Spend(
         sum((e.input_tokens or 0) + (e.output_tokens or 0) for e in cache.events.values()),
         sum(e.cost or 0.0 for e in cache.events.values()),
+        sum(
+            1
+            for e in cache.events.values()
+            if e.cost is None and (e.input_tokens or e.output_tokens)
+        ),
     )
-    unpriced = any(
-        e.cost is None and (e.input_tokens or e.output_tokens) for e in cache.events.values()
-    )
-    note = " (some calls have no known price)" if unpriced else ""
     if budget is None:
-        return f"Spent: {spent.tokens:,} tokens, {format_dollars(spent.dollars)}{note}; no budget"
-    return f"Spent: {budget.describe(spent)} budget{note}"
+        return f"Spent: {spent.tokens:,} tokens, {spent.cost_text}; no budget"
+    return f"Spent: {budget.describe(spent)} budget"
 
 
 def live_transcript(

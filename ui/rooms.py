@@ -256,8 +256,16 @@ def day_bound(day: date | None, *, next_day: bool = False) -> datetime | None:
 
 OVERVIEW_COLUMNS = [
     "room_id", "name", "status", "experiment_id", "condition", "activity", "messages", "cost",
-    "last_message", "stop_reason", "created_at", "updated_at",
+    "unpriced_calls", "last_message", "stop_reason", "created_at", "updated_at",
 ]  # fmt: skip
+
+
+def cost_texts(frame: pd.DataFrame) -> list[str]:
+    """Each room's cost as a person reads it (``format_cost``): an unknown price is never $0."""
+    from conversation.termination.budget import format_cost
+
+    unpriced = frame["unpriced_calls"] if "unpriced_calls" in frame else [0] * len(frame)
+    return [format_cost(c, n) for c, n in zip(frame["cost"], unpriced, strict=True)]
 
 
 def overview(

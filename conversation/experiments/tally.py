@@ -34,8 +34,14 @@ class Progress:
 
     @property
     def cost(self) -> float:
-        """US dollars the experiment's rooms spent (known prices only)."""
+        """US dollars the experiment's rooms spent (known prices only; ``spent.unpriced`` calls
+        of unknown price are not in it)."""
         return self.spent.dollars
+
+    @property
+    def cost_text(self) -> str:
+        """The cost as a person reads it: ``$0.42 + 3 calls of unknown price``."""
+        return self.spent.cost_text
 
 
 def progress(db: Any, experiment_id: int) -> Progress:

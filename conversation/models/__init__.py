@@ -5,19 +5,19 @@
   says which models stream; the others answer in one piece); ``ModelCallCancelled`` when stopped.
 - ``OfflineModel``: a real EDSL model that needs no key, for demos and tests.
 - ``resolve_model`` / ``model_spec`` / ``default_model`` / ``available_providers``: which model
-  answers, stored as a JSON spec without secrets.
+  answers, stored as a JSON spec without secrets; ``choose_default`` says why.
 - ``describe_model`` / ``model_label``: what a person (or a log line) is told about a model.
 - ``StoredCache``: EDSL's model cache persisted in the rooms database (shared by processes).
 """
 
 from conversation.models.calls import ModelReply, ask, ask_sync
+from conversation.models.default_choice import DefaultChoice, choose_default, default_model
 from conversation.models.labels import describe_model, model_label, needs_remote_jobs
 from conversation.models.offline import OFFLINE_MODEL_NAME, OfflineModel, is_offline
 from conversation.models.providers import (
     DEFAULT_MODELS,
     PROVIDER_KEYS,
     available_providers,
-    default_model,
     model_spec,
     portability_problem,
     resolve_model,
@@ -45,6 +45,8 @@ __all__ = [
     "model_spec",
     "portability_problem",
     "default_model",
+    "choose_default",
+    "DefaultChoice",
     "available_providers",
     "service_for",
     "PROVIDER_KEYS",

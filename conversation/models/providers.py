@@ -27,7 +27,7 @@ missing but ``EXPECTED_PARROT_API_KEY`` is set, the model is marked for Expected
 inference: EDSL 1.0.9 runs such a model only inside remote jobs (``analysis.analyze`` does), so
 ``ask()`` refuses it with a clear error instead of failing on a missing key.
 
-``ROOMS_MODEL`` (a spec string, e.g. ``offline`` or ``gpt-4o-mini``) overrides ``default_model()``.
+Which model a new room gets (``default_model``), and why, is ``default_choice``'s question.
 """
 
 from __future__ import annotations
@@ -113,31 +113,6 @@ def available_providers(
     return [provider for provider in PROVIDER_KEYS if _has_key(provider, environ, secrets)]
 
 
-def default_model(
-    environ: Mapping[str, str] | None = None, secrets: Mapping[str, Any] | None = None
-) -> LanguageModel:
-    """The model a new room gets: ``ROOMS_MODEL`` if set, else the first provider with a key
-    (``DEFAULT_MODELS`` order), else a configured OpenAI-compatible server
-    (``OPENAI_COMPATIBLE_MODEL``), else Expected Parrot's remote inference, else ``OfflineModel``.
-    """
-    env = os.environ if environ is None else environ
-    chosen = _lookup(MODEL_ENV, env, secrets)
-    if chosen:
-        return resolve_model(chosen, environ=env, secrets=secrets)
-    for provider, name in DEFAULT_MODELS.items():
-        if _has_key(provider, env, secrets):
-            return resolve_model({"service": provider, "model": name}, environ=env, secrets=secrets)
-    compatible_model = _lookup("OPENAI_COMPATIBLE_MODEL", env, secrets)
-    if compatible_model and _has_key("openai_compatible", env, secrets):
-        return resolve_model(
-            {"service": "openai_compatible", "model": compatible_model}, environ=env
-        )
-    if _has_key(EXPECTED_PARROT, env, secrets):
-        service, name = REMOTE_DEFAULT
-        return resolve_model({"service": service, "model": name}, environ=env, secrets=secrets)
-    return OfflineModel()
-
-
 def resolve_model(
     spec: Any,
     *,
@@ -154,6 +129,13 @@ def resolve_model(
     if service == OFFLINE:
         return _offline(options.get("parameters", {}))
     env = os.environ if environ is None else environ
+    if (
+        service == "openai_compatible"
+        and "base_url" not in options
+        and environ is not None
+        and _lookup("OPENAI_COMPATIBLE_BASE_URL", env, None)
+    ):  # the environment handed in, not the process's, says which server answers
+        options = {**options, "base_url": _check_base_url(_default_base_url(service, env))}
     model = _build(service, name, options, env)
     remote = options.get("remote")
     if remote is None:
@@ -378,17 +360,16 @@ def _edsl_test_model(name: str, options: Mapping[str, Any]) -> LanguageModel:
     return LanguageModel.from_dict(data)
 
 
-def _default_base_url(service: str) -> str:
-    """The URL EDSL would call for a server service that names none (environment, then EDSL's
-    default)."""
+def _default_base_url(service: str, env: Mapping[str, str] | None = None) -> str:
+    """The URL EDSL would call for a server service that names none (``env``, default
+    ``os.environ``, then EDSL's default)."""
     if service == "openai_compatible":
         from edsl.inference_services.services.openai_compatible_service import (
             OpenAICompatibleService,
         )
 
-        return os.environ.get("OPENAI_COMPATIBLE_BASE_URL") or str(
-            OpenAICompatibleService._base_url_
-        )
+        env = os.environ if env is None else env
+        return env.get("OPENAI_COMPATIBLE_BASE_URL") or str(OpenAICompatibleService._base_url_)
     from edsl.inference_services.services.ollama_service import OllamaService
 
     return str(OllamaService._base_url_)  # EDSL reads no environment variable for it
@@ -430,7 +411,6 @@ __all__ = [
     "EXPECTED_PARROT",
     "MODEL_ENV",
     "available_providers",
-    "default_model",
     "resolve_model",
     "model_spec",
     "portability_problem",

@@ -12,13 +12,21 @@ server said how long (``Retry-After``). A timed-out request to a self-hosted ser
 at ``MAX_TIMEOUT_BACKOFF_SECONDS``), instead of queueing a retry behind it at once. After the last attempt the original
 exception is re-raised, with a note naming what was being done; there is no sleep after the last
 attempt. The async loop sleeps with ``asyncio.sleep``, so cancelling it cancels the wait.
+
+A refused or reset connection (``is_server_unavailable``: the server is restarting or down,
+decided by the exception's type and the types of its causes) is an outage, not a failed try: a
+room waits for the server with ``outage_delay`` (2 s, doubling, at most ``MAX_OUTAGE_DELAY_SECONDS``)
+for up to ``outage_seconds()`` (``ROOMS_MODEL_OUTAGE_SECONDS``, default 600) without spending its
+retry budget, and only an outage longer than that fails the turn.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from conversation.exceptions import ConversationValueError
@@ -30,6 +38,11 @@ GATEWAY_STATUSES = frozenset({502, 503, 504})
 TRANSIENT_HTTP_STATUSES = frozenset({429, 502, 503, 504})
 MAX_RETRY_AFTER_SECONDS = 60.0
 MAX_TIMEOUT_BACKOFF_SECONDS = 900.0
+OUTAGE_ENV = "ROOMS_MODEL_OUTAGE_SECONDS"
+DEFAULT_OUTAGE_SECONDS = 600.0
+FIRST_OUTAGE_DELAY_SECONDS = 2.0
+MAX_OUTAGE_DELAY_SECONDS = 30.0
+SERVER_UNAVAILABLE = "server_unavailable"  # the error code of a turn waiting for its server
 
 
 def _transient_types() -> tuple[type[BaseException], ...]:
@@ -57,6 +70,89 @@ def _transient_types() -> tuple[type[BaseException], ...]:
 
 
 _TRANSIENT_TYPES = _transient_types()
+
+
+def _unavailable_types() -> tuple[type[BaseException], ...]:
+    """Exception types that mean nothing answers at the server's address (refused, reset,
+    dropped before answering), of the HTTP stacks EDSL uses, when installed."""
+    found: list[type[BaseException]] = [ConnectionRefusedError, ConnectionResetError]
+    try:
+        import httpx
+
+        found += [httpx.ConnectError, httpx.RemoteProtocolError]
+    except ImportError:  # pragma: no cover - httpx comes with edsl
+        pass
+    try:
+        import aiohttp
+
+        found += [aiohttp.ClientConnectorError, aiohttp.ServerDisconnectedError]
+    except ImportError:  # pragma: no cover - aiohttp comes with edsl
+        pass
+    return tuple(found)
+
+
+_UNAVAILABLE_TYPES = _unavailable_types()
+
+
+def is_server_unavailable(exc: BaseException) -> bool:
+    """True when the model server refused or reset the connection (it is down or restarting):
+    the exception or one of its causes (``__cause__``/``__context__``) is of such a type, e.g.
+    ``openai.APIConnectionError`` raised from ``httpx.ConnectError``. Never decided by text; a
+    timeout is not an outage (the server may be busy)."""
+    return unavailable_cause(exc) is not None
+
+
+def unavailable_cause(exc: BaseException) -> BaseException | None:
+    """The link of ``exc``'s chain that says the server is unavailable (the true reason, which
+    a client may wrap in a timeout error), or None."""
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen and len(seen) < 16:
+        seen.add(id(link))
+        if isinstance(link, _UNAVAILABLE_TYPES):
+            return link
+        link = link.__cause__ or link.__context__
+    return None
+
+
+def outage_seconds() -> float:
+    """How long a room waits for an unavailable model server before its turn fails
+    (``ROOMS_MODEL_OUTAGE_SECONDS``, read at each call; default 600)."""
+    raw = os.environ.get(OUTAGE_ENV, "").strip()
+    if not raw:
+        return DEFAULT_OUTAGE_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConversationValueError(
+            f"{OUTAGE_ENV}={raw!r} is not a number of seconds; use e.g. {OUTAGE_ENV}=600"
+        ) from None
+    if value != value or value < 0:
+        raise ConversationValueError(
+            f"{OUTAGE_ENV}={raw!r} must be zero or more seconds; use e.g. {OUTAGE_ENV}=600"
+        )
+    return value
+
+
+@dataclass
+class Outage:
+    """One call's wait for an unavailable server: when it began (monotonic) and the tries since."""
+
+    started: float | None = None
+    tries: int = 0
+
+    def waited(self) -> float:
+        """Seconds since the first refused try (0 at the first)."""
+        now = time.monotonic()
+        if self.started is None:
+            self.started = now
+        return now - self.started
+
+
+def outage_delay(tries: int) -> float:
+    """The wait before asking an unavailable server again, after ``tries`` refused tries
+    (2, 4, 8, 16, 30, 30, ... seconds)."""
+    return min(FIRST_OUTAGE_DELAY_SECONDS * 2 ** max(tries - 1, 0), MAX_OUTAGE_DELAY_SECONDS)
 
 
 def http_status(exc: BaseException) -> int | None:
@@ -187,8 +283,15 @@ async def async_call_with_retries(
 __all__ = [
     "GATEWAY_STATUSES",
     "TRANSIENT_HTTP_STATUSES",
+    "OUTAGE_ENV",
+    "Outage",
+    "SERVER_UNAVAILABLE",
     "http_status",
+    "is_server_unavailable",
     "is_transient",
+    "outage_delay",
+    "outage_seconds",
+    "unavailable_cause",
     "retry_after_seconds",
     "validate_retry_settings",
     "backoff_delay",

@@ -1,9 +1,14 @@
-"""What a self-hosted server says its context window is, asked once per server and remembered.
+"""What a self-hosted server says about itself (its context window, the models it serves), asked
+once per server and remembered.
 
 llama.cpp's server answers ``GET /props`` with ``default_generation_settings.n_ctx`` (the
 ``--ctx-size`` it was started with); vLLM lists ``max_model_len`` for each model in
 ``GET /v1/models``. Other servers report nothing, and then the setting applies (see
 ``settings.context_window``).
+
+``served_models`` asks ``GET {base_url}/models`` (what a server answering for a base URL with no
+model name configured serves): an answer is remembered for the process, no answer for
+``RETRY_SECONDS``, each request bounded by ``MODELS_TIMEOUT_SECONDS``.
 
 Guarantees: at most one short request per server per ``REMEMBER_SECONDS`` (an answer) or
 ``RETRY_SECONDS`` (no answer), each bounded by ``TIMEOUT_SECONDS``; never an exception.
@@ -19,11 +24,13 @@ import urllib.request
 from typing import Any
 
 TIMEOUT_SECONDS = 1.0
+MODELS_TIMEOUT_SECONDS = 1.5
 REMEMBER_SECONDS = 300.0
 RETRY_SECONDS = 60.0
 
 _lock = threading.Lock()
 _known: dict[tuple[str, str], tuple[float, int | None]] = {}
+_served: dict[str, tuple[float, tuple[str, ...] | None]] = {}
 
 
 def reported_context_window(base_url: str | None, model: str = "") -> int | None:
@@ -43,10 +50,40 @@ def reported_context_window(base_url: str | None, model: str = "") -> int | None
     return window
 
 
+def served_models(base_url: str | None) -> tuple[str, ...] | None:
+    """The model ids the server at ``base_url`` lists (``GET {base_url}/models``), in its order;
+    None when it cannot be reached in time or lists none. Asked once per process per server (an
+    unanswered question again after ``RETRY_SECONDS``)."""
+    if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+        return None
+    key = base_url.rstrip("/")
+    now = time.monotonic()
+    with _lock:
+        found = _served.get(key)
+        if found is not None and found[0] > now:
+            return found[1]
+    listed = _get_json(f"{key}/models", MODELS_TIMEOUT_SECONDS)
+    ids: tuple[str, ...] | None = None
+    if isinstance(listed, dict) and isinstance(listed.get("data"), list):
+        ids = (
+            tuple(
+                item["id"]
+                for item in listed["data"]
+                if isinstance(item, dict) and isinstance(item.get("id"), str) and item["id"].strip()
+            )
+            or None
+        )
+    with _lock:
+        _served[key] = (now + RETRY_SECONDS if ids is None else float("inf"), ids)
+    return ids
+
+
 def forget_reported_windows() -> None:
-    """Ask every server again next time (after a server was restarted with another window)."""
+    """Ask every server again next time (after a server was restarted with another window or
+    other models)."""
     with _lock:
         _known.clear()
+        _served.clear()
 
 
 def _ask(base_url: str, model: str) -> int | None:
@@ -69,10 +106,10 @@ def _ask(base_url: str, model: str) -> int | None:
     return None
 
 
-def _get_json(url: str) -> Any:
+def _get_json(url: str, timeout: float = TIMEOUT_SECONDS) -> Any:
     request = urllib.request.Request(url, headers={"Accept": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:  # noqa: S310 - the room's own server URL
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - the room's own server URL
             if response.status != 200:
                 return None
             return json.loads(response.read(1_000_000))
@@ -86,4 +123,4 @@ def _positive(value: Any) -> int | None:
     return None
 
 
-__all__ = ["forget_reported_windows", "reported_context_window"]
+__all__ = ["forget_reported_windows", "reported_context_window", "served_models"]

@@ -24,7 +24,7 @@ from typing import Any
 
 from conversation.exceptions import ConversationValueError
 
-__all__ = ["Budget", "Spend", "format_dollars"]
+__all__ = ["Budget", "Spend", "format_cost", "format_dollars"]
 
 
 def format_dollars(value: float) -> str:
@@ -34,15 +34,38 @@ def format_dollars(value: float) -> str:
     return f"${value:.2g}" if abs(value) < 0.0001 else f"${value:.4f}"
 
 
+def format_cost(dollars: float | None, unpriced: int = 0) -> str:
+    """A total a person can trust: ``$0.42``; ``$0.42 + 3 calls of unknown price`` when some calls
+    have no known price; ``unknown (3 calls of unknown price)`` when no dollars are known at all
+    (a self-hosted server), never ``$0.00`` for an unknown price."""
+    unpriced = int(unpriced or 0)
+    known = float(dollars or 0.0)
+    if not unpriced:
+        return format_dollars(known)
+    calls = f"{unpriced:,} call{'s' if unpriced != 1 else ''} of unknown price"
+    return f"{format_dollars(known)} + {calls}" if known > 0 else f"unknown ({calls})"
+
+
 @dataclass(frozen=True, slots=True)
 class Spend:
-    """What was spent: tokens (prompt + completion) and US dollars (known prices only)."""
+    """What was spent: tokens (prompt + completion), US dollars (known prices only) and the
+    number of model calls whose price is unknown (their dollars are not in ``dollars``)."""
 
     tokens: int = 0
     dollars: float = 0.0
+    unpriced: int = 0
 
     def __add__(self, other: Spend) -> Spend:
-        return Spend(self.tokens + other.tokens, self.dollars + other.dollars)
+        return Spend(
+            self.tokens + other.tokens,
+            self.dollars + other.dollars,
+            self.unpriced + other.unpriced,
+        )
+
+    @property
+    def cost_text(self) -> str:
+        """``format_cost`` of this spend."""
+        return format_cost(self.dollars, self.unpriced)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +117,7 @@ class Budget:
         parts = []
         if self.max_dollars is not None:
             limit = format_dollars(self.max_dollars)
-            parts.append(limit if spent is None else f"{format_dollars(spent.dollars)} of {limit}")
+            parts.append(limit if spent is None else f"{spent.cost_text} of {limit}")
         if self.max_tokens is not None:
             parts.append(
                 f"{self.max_tokens:,} tokens"

@@ -55,7 +55,7 @@ def test_the_room_page_shows_spend_against_the_budget_live(db: Database) -> None
     assert "Spent: 0 of 300 tokens budget" in captions(at)
     room.run()
     at.run()  # a poll: the page reruns with the new turns
-    tokens, _ = storage.room_spend(db, room.id)
+    tokens, *_ = storage.room_spend(db, room.id)
     assert f"Spent: {tokens:,} of 300 tokens budget" in captions(at)
     assert any(
         f"Ended: budget reached: {tokens:,} tokens used of 300" in shown(i.value) for i in at.info
@@ -67,7 +67,7 @@ def test_a_room_without_a_budget_shows_what_it_spent(db: Database) -> None:
     room.post("Hello.")
     room.run()
     at = app("pages/room.py", room=str(room.id))
-    tokens, _ = storage.room_spend(db, room.id)
+    tokens, *_ = storage.room_spend(db, room.id)
     assert tokens > 0
     assert f"Spent: {tokens:,} tokens, $0.00; no budget" in captions(at)
 
@@ -87,7 +87,7 @@ def test_the_experiments_page_takes_a_budget_and_shows_spend_against_it(db: Data
 
     run_sync(Worker(db, concurrency=12, poll_interval=0.05).run(until_idle=True))
     at.run()
-    tokens, _ = storage.experiment_spend(db, experiment.id)
+    tokens, *_ = storage.experiment_spend(db, experiment.id)
     assert tokens >= 2000
     assert (
         f"Spent: $0.00 of $1.50, {tokens:,} of 2,000 tokens budget (reached: no new turns start)"

@@ -139,9 +139,10 @@ class OpenAICompatibleServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}/v1"
 
-    def start(self) -> OpenAICompatibleServer:
+    def start(self, port: int = 0) -> OpenAICompatibleServer:
+        """Listen on ``port`` (0: any free port; a stopped server's port to restart it there)."""
         handler = _handler_for(self)
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True

@@ -33,10 +33,8 @@ class ExperimentBudgets:
             return Budgets()
         if config.budget is not None and config.budget.reached(room_log.spent()) is not None:
             return Budgets(budget)
-        tokens, dollars = storage.experiment_spend(
-            self.db, room.experiment_id, excluding_room=held.room_id
-        )
-        return Budgets(budget, Spend(tokens, dollars))
+        others = storage.experiment_spend(self.db, room.experiment_id, excluding_room=held.room_id)
+        return Budgets(budget, Spend(*others))
 
     def experiment_budget(self, experiment_id: int) -> Budget | None:
         """The experiment's budget from its stored design (``config["budget"]``, written by

@@ -13,7 +13,18 @@ from typing import Any
 import storage
 from conversation import models
 from conversation.models.bindings import ModelCache
-from conversation.models.retries import TRANSIENT_HTTP_STATUSES, backoff_delay, is_transient
+from conversation.models.retries import (
+    OUTAGE_ENV,
+    SERVER_UNAVAILABLE,
+    TRANSIENT_HTTP_STATUSES,
+    Outage,
+    backoff_delay,
+    is_server_unavailable,
+    is_transient,
+    outage_delay,
+    outage_seconds,
+    unavailable_cause,
+)
 from conversation.models.stored_cache import StoredCache
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.engine.budgets import ExperimentBudgets
@@ -278,6 +289,7 @@ class Engine:
         held, turn, retry = call.held, call.turn, call.config.retry
         handler = handler_of(turn)
         attempts = turn.attempts
+        outage = Outage()
         while True:
             try:
                 fault("during_call")
@@ -286,6 +298,11 @@ class Engine:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
+                if is_server_unavailable(exc):
+                    waited = await self._wait_for_server(call, exc, outage, attempts)
+                    if isinstance(waited, Step):
+                        return waited
+                    continue
                 attempts += 1
                 transient = is_transient(exc, TRANSIENT_HTTP_STATUSES)
                 if not transient or attempts >= retry.max_attempts:
@@ -302,6 +319,46 @@ class Engine:
                     held.forget_log()
                     return Step(StepKind.WAIT, "running", "turn no longer ours")
                 await asyncio.sleep(delay)
+
+    async def _wait_for_server(
+        self, call: Call, exc: BaseException, outage: Outage, attempts: int
+    ) -> Step | None:
+        """The model server refused or reset the connection: record "waiting for the model
+        server" on the turn (no try counted) and wait a growing delay; a ``Step`` when the turn
+        ends instead (the outage outlasted ``outage_seconds()``, or the turn is no longer ours)."""
+        held, turn = call.held, call.turn
+        bound = outage_seconds()
+        waited = outage.waited()
+        cause = unavailable_cause(exc) or exc
+        if waited >= bound:
+            record = {
+                "type": type(cause).__name__,
+                "code": SERVER_UNAVAILABLE,
+                "message": f"model server unavailable for {waited:.0f} s (connection refused or "
+                f"reset), longer than {OUTAGE_ENV}={bound:g}: {cause}"[:2000],
+            }
+            return fail_turn(self.db, held, turn, exc, attempts + 1, True, record=record)
+        outage.tries += 1
+        delay = min(outage_delay(outage.tries), max(bound - waited, 0.0))
+        recorded = storage.record_attempt(
+            self.db,
+            turn.id,  # type: ignore[arg-type]
+            held.token,
+            error={
+                "type": type(cause).__name__,
+                "code": SERVER_UNAVAILABLE,
+                "message": f"model server unavailable (connection refused or reset); waiting "
+                f"{waited:.0f} s so far, up to {bound:g} s",
+            },
+            next_attempt_at=self._now() + timedelta(seconds=delay),
+            counted=False,
+        )
+        if recorded is None:  # stopped by a person, or the lease is gone
+            held.forget_log()
+            return Step(StepKind.WAIT, "running", "turn no longer ours")
+        log.info("room %s: model server unavailable; retry in %.0f s", held.room_id, delay)
+        await asyncio.sleep(delay)
+        return None
 
     async def _keep_lease(self, held: HeldRoom) -> None:
         """Renew the lease while a model call runs (a slow call must not lose the room)."""
@@ -441,11 +498,13 @@ def fail_turn(
     exc: BaseException,
     attempts: int,
     transient: bool,
+    *,
+    record: dict[str, Any] | None = None,
 ) -> Step:
     """A turn that cannot succeed now: ``interrupted`` (transient, retry budget spent: a person
     may resume it) or ``failed`` (the same call would fail again). The room fails with it, in
-    the same write."""
-    record = error_record(exc)
+    the same write. ``record``: the error to store (default ``error_record(exc)``)."""
+    record = record or error_record(exc)
     reason = failure_reason(turn, record)
     commit = storage.TurnCommit(
         event_id=turn.id,  # type: ignore[arg-type]

@@ -225,3 +225,71 @@ def test_async_clients_are_kept_per_event_loop():
     other, _ = asyncio.run(twice())
     assert first is again
     assert other is not first
+
+
+# --- which model answers, and why (issue 24: the set-up tells the truth) -----------------------
+
+
+def test_a_server_url_alone_uses_the_model_the_server_serves():
+    from conversation.models.default_choice import choose_default
+    from conversation.models.server_window import forget_reported_windows
+    from tests.support.openai_server import OpenAICompatibleServer
+
+    forget_reported_windows()
+    with OpenAICompatibleServer(model_ids=("smollm2",)) as server:
+        env = {"OPENAI_COMPATIBLE_BASE_URL": server.base_url}
+        choice = choose_default(env)
+        assert model_label(choice.model) == "openai_compatible/smollm2"
+        assert model_spec(choice.model)["base_url"] == server.base_url
+        assert "OPENAI_COMPATIBLE_BASE_URL is set" in choice.reason and choice.missing is None
+        assert model_label(default_model(env)) == "openai_compatible/smollm2"
+        models_asked = [r for r in server.requests if r.path == "/v1/models"]
+        assert len(models_asked) == 1  # asked once per process, remembered
+    forget_reported_windows()
+
+
+def test_a_server_url_with_no_server_says_which_line_to_add():
+    from conversation.models.default_choice import choose_default
+    from conversation.models.server_window import forget_reported_windows
+
+    forget_reported_windows()
+    choice = choose_default({"OPENAI_COMPATIBLE_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert isinstance(choice.model, OfflineModel)
+    assert "OPENAI_COMPATIBLE_MODEL=" in choice.missing
+    assert "http://127.0.0.1:9/v1" in choice.missing
+    forget_reported_windows()
+
+
+@pytest.mark.parametrize(
+    ("env", "reason"),
+    [
+        ({}, "Nothing chooses a model"),
+        ({"ROOMS_MODEL": "offline", "OPENAI_API_KEY": SECRET}, "ROOMS_MODEL=offline"),
+        ({"OPENAI_API_KEY": SECRET}, "OPENAI_API_KEY is set"),
+        (
+            {"OPENAI_COMPATIBLE_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_COMPATIBLE_MODEL": "q"},
+            "OPENAI_COMPATIBLE_BASE_URL and OPENAI_COMPATIBLE_MODEL are set",
+        ),
+        ({"EXPECTED_PARROT_API_KEY": SECRET}, "EXPECTED_PARROT_API_KEY is set"),
+    ],
+)
+def test_the_default_choice_names_the_setting_that_chose_it(env, reason):
+    from conversation.models.default_choice import choose_default
+
+    choice = choose_default(env)
+    assert reason in choice.reason
+    assert SECRET not in choice.reason + (choice.missing or "")
+
+
+def test_a_key_that_chooses_no_model_says_the_line_to_add():
+    from conversation.models.default_choice import choose_default
+
+    choice = choose_default({"TOGETHER_API_KEY": SECRET})
+    assert isinstance(choice.model, OfflineModel)
+    assert "ROOMS_MODEL=together/" in choice.missing
+
+
+def test_the_server_url_comes_from_the_environment_handed_in():
+    """``_default_base_url`` read ``os.environ``, not ``default_model(environ=...)``'s."""
+    env = {"OPENAI_COMPATIBLE_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_COMPATIBLE_MODEL": "q"}
+    assert model_spec(default_model(env))["base_url"] == "http://127.0.0.1:9/v1"

@@ -1,0 +1,120 @@
+"""A model server that restarts mid-turn: the room waits for it (recording "waiting for the model
+server" on the turn, spending no retry budget) and carries on by itself; only an outage longer than
+``ROOMS_MODEL_OUTAGE_SECONDS`` fails the turn, with that reason (issue 24)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import httpx
+import openai
+import pytest
+
+import storage
+from conversation.models.retries import SERVER_UNAVAILABLE, is_server_unavailable, outage_delay
+from conversation.planning.policies import RoundRobinPolicy
+from conversation.rooms.room import Room
+from conversation.termination.conditions import MaxTurns
+from storage import Database
+from tests.support.openai_server import OpenAICompatibleServer
+
+
+def refused() -> BaseException:
+    client = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="x", max_retries=0)
+    try:
+        client.models.list()
+    except openai.APIConnectionError as exc:
+        return exc
+    raise AssertionError("port 9 answered")
+
+
+def test_a_refused_connection_is_an_outage_by_type_and_a_timeout_is_not() -> None:
+    assert is_server_unavailable(refused())
+    assert is_server_unavailable(httpx.ConnectError("x"))
+    timeout = openai.APITimeoutError(request=httpx.Request("POST", "http://h/v1"))
+    assert not is_server_unavailable(timeout)
+    assert not is_server_unavailable(ValueError("Connection refused"))  # never by text
+    assert [outage_delay(n) for n in range(1, 7)] == [2, 4, 8, 16, 30, 30]
+
+
+def make_room(db: Database, url: str) -> Room:
+    room = Room.create(
+        db,
+        name="outage",
+        agents=[{"name": "Ann"}, {"name": "Ben"}],
+        planner=RoundRobinPolicy(),
+        termination=MaxTurns(3),
+        model={"service": "openai_compatible", "model": "tiny", "base_url": url},
+    )
+    room.post("Hello.")
+    return room
+
+
+def test_a_restarted_server_lets_the_room_finish_by_itself(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROOMS_MODEL_OUTAGE_SECONDS", "60")
+    server = OpenAICompatibleServer(default_text="Fine.").start()
+    url, port = server.base_url, int(server.base_url.split(":")[2].split("/")[0])
+    room = make_room(db, url)
+    server.stop()  # the server goes down as the first turn starts
+    runner = threading.Thread(target=room.run, daemon=True)
+    runner.start()
+    seen: list[dict] = []
+    deadline = time.monotonic() + 20
+    while not seen and time.monotonic() < deadline:  # the turn says it waits for the server
+        seen = [
+            e.error
+            for e in storage.events(db, room.id)
+            if e.kind == "agent" and e.error and e.error.get("code") == SERVER_UNAVAILABLE
+        ]
+        time.sleep(0.1)
+    assert seen and "model server unavailable" in seen[0]["message"]
+    time.sleep(2)
+    server.start(port)  # back, on the same address
+    try:
+        runner.join(timeout=60)
+        assert not runner.is_alive()
+    finally:
+        server.stop()
+    turns = [e for e in storage.events(db, room.id) if e.kind == "agent"]
+    assert [(t.state, t.content) for t in turns] == [("done", "Fine.")] * 3
+    assert turns[0].attempts == 1  # waiting for the server spent no retry
+    assert storage.get_room(db, room.id).status != "failed"
+
+
+def test_an_outage_longer_than_the_bound_fails_the_turn_with_that_reason(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROOMS_MODEL_OUTAGE_SECONDS", "3")
+    server = OpenAICompatibleServer().start()
+    url = server.base_url
+    server.stop()
+    room = make_room(db, url)
+    started = time.monotonic()
+    room.run()
+    assert 3 <= time.monotonic() - started < 20
+    stored = storage.get_room(db, room.id)
+    assert stored.status == "failed"
+    assert "model server unavailable for" in stored.stop_reason
+    assert "ROOMS_MODEL_OUTAGE_SECONDS" in stored.stop_reason
+    assert "Timeout" not in stored.stop_reason
+
+
+def test_the_room_page_says_it_waits_for_the_model_server() -> None:
+    from datetime import UTC, datetime, timedelta
+    from types import SimpleNamespace
+
+    from ui.live import waiting_for_server
+
+    turn = SimpleNamespace(
+        error={"type": "ConnectError", "code": SERVER_UNAVAILABLE, "message": "down"},
+        next_attempt_at=(datetime.now(UTC) + timedelta(seconds=20)).replace(tzinfo=None),
+    )
+    assert waiting_for_server(turn) in {
+        "waiting for the model server (retry in 20 s)",
+        "waiting for the model server (retry in 19 s)",
+    }
+    turn.error = {"type": "APIStatusError", "code": "503", "message": "busy"}
+    assert waiting_for_server(turn) is None
