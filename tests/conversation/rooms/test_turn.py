@@ -282,3 +282,38 @@ def test_stopping_a_running_turn_counts_it_as_a_pass(db: Database) -> None:
     taken = room.run()
     assert [(t.speaker, t.result) for t in taken] == [("Bob", "bob speaks")]
     assert replay_problems(room) == []
+
+
+def test_a_turn_cut_off_by_stop_does_not_count_toward_the_turn_limit(db: Database) -> None:
+    from conversation.termination import MaxTurns
+
+    room = make_room(
+        db,
+        OfflineModel(replies=["one", "two", "three"]),
+        planner=RoundRobinRoomPlanner(),
+        termination=MaxTurns(2),
+    )
+    room.post("hi")
+    token = storage.acquire_lease(db, room.id, "crashed-worker", 0.05)
+    assert token is not None
+    assert storage.claim_turn(  # Alice's turn is in flight when the person stops the room
+        db,
+        room.id,
+        token=token,
+        expected_last_seq=1,
+        speaker="Alice",
+        request_id="turn-2",
+        activity=1,
+        round=0,
+    )
+    room.stop()
+    assert room.status == "stopped"
+    room.post("please go on")  # re-opens the room
+    import time
+
+    time.sleep(0.1)  # the vanished worker's lease runs out
+    taken = room.run()
+    # The stopped turn had no message: the two turns of the limit are both still to come.
+    assert [(t.speaker, t.result) for t in taken] == [("Alice", "one"), ("Bob", "two")]
+    assert room.status == "terminated" and room.stop_reason == "max_turns reached (2)"
+    assert replay_problems(room) == []
