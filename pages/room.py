@@ -12,6 +12,7 @@ from conversation.exceptions import (
     RequestConflictError,
     TurnAlreadyDecided,
 )
+from conversation.rooms.continuing import MAX_CONTINUE_TURNS
 from conversation.rooms.room import MAX_MESSAGE_CHARS, Room
 from ui import rooms
 from ui.access import note
@@ -331,8 +332,13 @@ with right:
 # before the page runs.
 chat_key = f"chat-{room_id}"
 posts = me.can(Action.POST)
+# Said before the person sends: would an agent answer? A room at its turn limit (or with its
+# budget spent) ends again at once after a message, so the form says so and offers to continue
+# for more turns (a settings change recorded with the message).
+no_answer = rooms.no_answer(room, status) if posts else None
+continue_turns: int | None = None
 restarts = (
-    status == "stopped" and posts
+    status == "stopped" and posts and no_answer is None
 )  # (a settled or ended room: a message starts a new activity)
 slot = f"post-{room_id}"
 drawn_request_id = request_id(slot)  # made with the box: a repeated submit is one message
@@ -340,13 +346,41 @@ with st.bottom:
     refusal = st.container()  # always drawn: the box keeps its place when a refusal comes or goes
     if not posts:
         note(Action.POST)
-    if restarts:
+    if no_answer is not None:
+        st.warning(escape_markdown(no_answer.text))
+        if no_answer.can_continue and me.can(Action.CREATE_ROOM):
+            c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
+            if c1.checkbox(
+                "Continue with my message",
+                key=f"continue-{room_id}",
+                help="Raises the room's turn limit by this many agent turns, recorded as a "
+                "settings change (a new version), in the same action as your message.",
+            ):
+                continue_turns = int(
+                    c2.number_input(
+                        "more agent turns",
+                        min_value=1,
+                        max_value=MAX_CONTINUE_TURNS,
+                        value=no_answer.default_turns,
+                        key=f"continue-turns-{room_id}",
+                    )
+                )
+    elif restarts:
         st.caption(
             "This room has been stopped. Sending a message restarts it: the agents answer the "
             "new message."
         )
     message = limited_chat_input(
-        f"Message the room as {human_name()}" + (" (restarts the room)" if restarts else ""),
+        f"Message the room as {human_name()}"
+        + (
+            f" (continues for {continue_turns} more turns)"
+            if continue_turns
+            else " (no agent will answer)"
+            if no_answer is not None
+            else " (restarts the room)"
+            if restarts
+            else ""
+        ),
         key=chat_key,
         limit=MAX_MESSAGE_CHARS,
         above=refusal,
@@ -362,6 +396,7 @@ if message:
                 request_id=drawn_request_id,
                 to=private or None,
                 actor=me,
+                continue_turns=continue_turns,
             )
         except RequestConflictError:
             # The drawn id was already used for another text: this is a new message.
@@ -373,11 +408,21 @@ if message:
                 to=private or None,
                 actor=me,
             )
-    except (ValueError, PermissionDenied) as exc:
+    except (ValueError, PermissionDenied, ConversationStateError) as exc:
         st.session_state[f"_notice:{room_id}"] = f"Not sent: {exc}"
     else:
         spend_request_id(slot)
-        if restarts:
+        st.session_state.pop(f"continue-{room_id}", None)
+        if continue_turns:
+            st.session_state[f"_notice:{room_id}"] = (
+                f"The room continues for {continue_turns} more agent turns: the agents answer "
+                "your message."
+            )
+        elif no_answer is not None:
+            st.session_state[f"_notice:{room_id}"] = (
+                f"Your message was recorded; no agent will answer it ({no_answer.reason})."
+            )
+        elif restarts:
             st.session_state[f"_notice:{room_id}"] = "Your message restarted the room."
         wake_runner()
     st.rerun()
