@@ -12,6 +12,7 @@ from conversation.exceptions import (
     RequestConflictError,
     TurnAlreadyDecided,
 )
+from conversation.rooms.config import RoomConfig
 from conversation.rooms.continuing import MAX_CONTINUE_TURNS
 from conversation.rooms.room import MAX_MESSAGE_CHARS, Room
 from ui import rooms
@@ -27,7 +28,7 @@ from ui.bootstrap import (
 )
 from ui.branches import branch_tree, compare_branches, fork_panel
 from ui.coding import tag_panel
-from ui.live import forget, live_transcript
+from ui.live import forget, live_transcript, refresh
 from ui.params import parse_id
 from ui.provenance import already_decided
 from ui.room_details import prompt_preview, turn_details_panel
@@ -109,8 +110,10 @@ assert room_id is not None  # narrowed for the type checker: st.stop() ended the
 
 shown_id: int = room_id
 room = Room.open(db, shown_id)
-record = room.record
-config = room.config
+# One read of the room for the whole page: the status line, the controls and the live transcript
+# are drawn from it, and the live poll reruns the page as soon as the room differs from it.
+record, polled = refresh(db, shown_id)
+config = RoomConfig.from_dict(record.config)
 roster = list(config.names)
 
 st.title(escape_markdown(record.name))
@@ -137,7 +140,7 @@ breakpoint_notice(record)
 left, right = st.columns([3, 2], gap="large")
 
 with left:
-    live_transcript(db, room_id, roster, budget=config.budget)
+    live_transcript(db, room_id, roster, budget=config.budget, polled=(record, polled))
 
 
 def act(action, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
@@ -197,7 +200,12 @@ with right:
     ):
         act(room.pause, actor=me)
     if b3.button(
-        "Stop", key="ctl-stop", disabled=status == "stopped" or not controls, width="stretch"
+        "Stop",
+        key="ctl-stop",
+        # Stop ends a room that may still take turns; an ended room (stopped, settled,
+        # terminated, failed) has none to stop: a message, or Resume after a failure, goes on.
+        disabled=status not in ("idle", "running", "waiting", "paused") or not controls,
+        width="stretch",
     ):
         act(room.stop, actor=me)
     if (
