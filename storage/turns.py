@@ -40,8 +40,8 @@ from storage._tx import (
     lease_ok,
     lock_room,
     lock_rooms,
+    note_edit,
     require_in,
-    touch_room,
     word_count,
 )
 from storage.database import Database
@@ -291,7 +291,7 @@ def update_turn_state(
             return None
         values = commit.values(current.data, now)
         conn.execute(UPDATE_EVENT, {"b_event_id": event_id, **values})
-        touch_room(conn, current.room_id, now)
+        note_edit(conn, current.room_id, now)  # a plan made before this decision is refused
         if room_status is not None and room_from:
             conn.execute(
                 update(ROOMS)
