@@ -15,6 +15,7 @@ from conversation.exceptions import (
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.continuing import MAX_CONTINUE_TURNS
 from conversation.rooms.room import MAX_MESSAGE_CHARS, Room
+from conversation.rooms.turn import DraftChanged
 from ui import rooms
 from ui.access import note
 from ui.bootstrap import (
@@ -154,21 +155,33 @@ def act(action, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
     st.rerun()
 
 
-def moderate(verb: str, turn_id: int, draft: str, keys: str) -> None:
+def keep_edit(text: str, draft: str) -> None:
+    """Keep a person's half-typed edit of a draft that went away (it is shown under the panel)."""
+    if text.strip() and text.strip() != draft.strip():
+        st.session_state[f"_kept-edit:{shown_id}"] = text
+
+
+def moderate(verb: str, turn_id: int, draft: str, keys: str, version: str) -> None:
     """``on_click`` of Approve and Deny, bound to the draft the person saw (its turn): it runs
     even when that draft is gone from the page (another moderator decided it meanwhile), so the
     engine's refusal reaches the person instead of the click being dropped."""
     turn = room.turn(turn_id)
+    edited = str(st.session_state.get(f"draft-{keys}", draft))
     try:
         if verb == "approve":
-            edited = str(st.session_state.get(f"draft-{keys}", draft))
-            turn.approve(edited if edited.strip() != draft.strip() else None, actor=me)
+            edit = edited if edited.strip() != draft.strip() else None
+            turn.approve(edit, actor=me, seen=version)
         else:
             reason = str(st.session_state.get(f"deny-reason-{keys}", "")).strip()
             if not reason:
                 return  # the page says why under the button
-            turn.deny(reason, actor=me)
+            turn.deny(reason, actor=me, seen=version)
+    except DraftChanged:
+        # Bound to the draft the person read: another moderator's decision replaced it.
+        keep_edit(edited, draft)
+        st.session_state[f"_notice:{shown_id}"] = "The draft changed; read it again."
     except TurnAlreadyDecided:
+        keep_edit(edited, draft)
         st.session_state[f"_notice:{shown_id}"] = already_decided(room.turn(turn_id).event)
     except (ConversationStateError, PermissionDenied, ValueError) as exc:
         st.session_state[f"_notice:{shown_id}"] = str(exc)
@@ -220,6 +233,18 @@ with right:
     ):
         act(pending.abandon if pending.state == "interrupted" else pending.stop, actor=me)
 
+    # A draft swapped under a half-typed edit (another moderator decided, the agent drafted
+    # again): the edit is kept and shown below, never silently dropped.
+    shown_drafts = st.session_state.setdefault(f"_shown-drafts:{shown_id}", {})
+    drawn_key = (
+        f"{pending.id}-{len(pending.inputs['denials'])}"
+        if pending is not None and pending.state == "waiting"
+        else None
+    )
+    for old_key, old_draft in list(shown_drafts.items()):
+        if old_key != drawn_key:
+            keep_edit(str(st.session_state.get(f"draft-{old_key}", old_draft)), old_draft)
+            del shown_drafts[old_key]
     if pending is not None and pending.state in ("waiting", "interrupted") and not moderates:
         with st.container(border=True):
             st.text(f"{pending.speaker}'s turn waits for a moderator ({pending.state}).")
@@ -230,6 +255,8 @@ with right:
             denials = len(pending.inputs["denials"])
             draft = pending.waiting[0]["draft"]
             keys = f"{pending.id}-{denials}"
+            shown_drafts[keys] = draft
+            version = pending.draft_version
             st.text_area(
                 "Message (edit before approving if you like)", value=draft, key=f"draft-{keys}"
             )
@@ -238,7 +265,7 @@ with right:
                 type="primary",
                 key=f"approve-{keys}",
                 on_click=moderate,
-                args=("approve", pending.id, draft, keys),
+                args=("approve", pending.id, draft, keys, version),
             )
             reason = st.text_input("Reason (the agent is told)", key=f"deny-reason-{keys}")
             if (
@@ -246,12 +273,22 @@ with right:
                     "Deny",
                     key=f"deny-{keys}",
                     on_click=moderate,
-                    args=("deny", pending.id, draft, keys),
+                    args=("deny", pending.id, draft, keys, version),
                 )
                 and not reason.strip()
             ):
                 st.error("Say why: the agent is told the reason and tries again.")
     elif pending is not None and pending.state == "interrupted":
+        pass  # drawn below
+    kept = st.session_state.get(f"_kept-edit:{shown_id}")
+    if kept:
+        with st.container(border=True):
+            st.caption("Your edit of a draft that changed (not applied): copy what you need.")
+            st.code(kept, language=None, wrap_lines=True)
+            if st.button("Dismiss", key=f"kept-edit-dismiss-{shown_id}"):
+                st.session_state.pop(f"_kept-edit:{shown_id}", None)
+                st.rerun()
+    if pending is not None and pending.state == "interrupted" and moderates:
         with st.container(border=True):
             error = pending.error or {}
             st.markdown(f"**{escape_markdown(pending.speaker)}'s turn was interrupted**")

@@ -254,6 +254,7 @@ def update_turn_state(
     token: int | None = None,
     room_status: str | None = None,
     room_from: Collection[str] = (),
+    expected_content: str | None = None,
 ) -> Event | None:
     """Move a turn between states with an optimistic check; return it, or ``None`` if refused.
 
@@ -266,7 +267,8 @@ def update_turn_state(
     tries again), stop (``running``/``waiting`` -> ``stopped``), abandon (``waiting``/
     ``interrupted`` -> ``abandoned``), resume (``interrupted -> running``), mark interrupted.
     Refused (``None``) when the turn is not in ``expected_state`` now (two tabs approving at once
-    apply once) or, when ``token`` is given, when that lease is not current. Disallowed moves raise
+    apply once), when ``expected_content`` is given and the turn's content is other (the draft a
+    person read was replaced meanwhile) or, when ``token`` is given, when that lease is not current. Disallowed moves raise
     :class:`InvalidTransition` before anything is read; raises :class:`EventNotFound`.
     """
     expected = tuple(sorted(as_set(expected_state) or ()))
@@ -286,6 +288,8 @@ def update_turn_state(
     with db.write_connection() as conn:
         current = _locked_turn(conn, event_id)
         if current.state not in expected:
+            return None
+        if expected_content is not None and current.content != expected_content:
             return None
         if token is not None and not holds_lease(conn, current.room_id, token, now):
             return None
