@@ -257,20 +257,16 @@ def update_turn_state(
     expected_content: str | None = None,
 ) -> Event | None:
     """Move a turn between states with an optimistic check; return it, or ``None`` if refused.
-
     With ``room_status``, the turn's room moves to it in the same transaction when its status is
     one of ``room_from`` (a decided draft and the room going on are one write; the stop reason is
-    cleared).
-
-    For moderation from the UI (no lease needed): approve (``waiting -> done``, optionally with
-    edited ``content``), deny (``waiting -> running``, with the reason in ``data``, so the agent
+    cleared). For moderation from the UI (no lease needed): approve (``waiting -> done``, maybe
+    with edited ``content``), deny (``waiting -> running``, the reason in ``data``: the agent
     tries again), stop (``running``/``waiting`` -> ``stopped``), abandon (``waiting``/
     ``interrupted`` -> ``abandoned``), resume (``interrupted -> running``), mark interrupted.
     Refused (``None``) when the turn is not in ``expected_state`` now (two tabs approving at once
-    apply once), when ``expected_content`` is given and the turn's content is other (the draft a
-    person read was replaced meanwhile) or, when ``token`` is given, when that lease is not current. Disallowed moves raise
-    :class:`InvalidTransition` before anything is read; raises :class:`EventNotFound`.
-    """
+    apply once), when its content is not ``expected_content`` (the draft a person read was
+    replaced meanwhile), or when ``token`` is given and that lease is not current. Disallowed
+    moves raise :class:`InvalidTransition` before anything is read; :class:`EventNotFound`."""
     expected = tuple(sorted(as_set(expected_state) or ()))
     commit = TurnCommit(
         event_id=event_id,
