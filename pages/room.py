@@ -12,7 +12,10 @@ from conversation.exceptions import (
     RequestConflictError,
     TurnAlreadyDecided,
 )
+from conversation.rooms.config import RoomConfig
+from conversation.rooms.continuing import MAX_CONTINUE_TURNS
 from conversation.rooms.room import MAX_MESSAGE_CHARS, Room
+from conversation.rooms.turn import DraftChanged
 from ui import rooms
 from ui.access import note
 from ui.bootstrap import (
@@ -26,7 +29,7 @@ from ui.bootstrap import (
 )
 from ui.branches import branch_tree, compare_branches, fork_panel
 from ui.coding import tag_panel
-from ui.live import forget, live_transcript
+from ui.live import forget, live_transcript, refresh
 from ui.params import parse_id
 from ui.provenance import already_decided
 from ui.room_details import prompt_preview, turn_details_panel
@@ -108,8 +111,10 @@ assert room_id is not None  # narrowed for the type checker: st.stop() ended the
 
 shown_id: int = room_id
 room = Room.open(db, shown_id)
-record = room.record
-config = room.config
+# One read of the room for the whole page: the status line, the controls and the live transcript
+# are drawn from it, and the live poll reruns the page as soon as the room differs from it.
+record, polled = refresh(db, shown_id)
+config = RoomConfig.from_dict(record.config)
 roster = list(config.names)
 
 st.title(escape_markdown(record.name))
@@ -136,7 +141,7 @@ breakpoint_notice(record)
 left, right = st.columns([3, 2], gap="large")
 
 with left:
-    live_transcript(db, room_id, roster, budget=config.budget)
+    live_transcript(db, room_id, roster, budget=config.budget, polled=(record, polled))
 
 
 def act(action, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
@@ -150,21 +155,33 @@ def act(action, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
     st.rerun()
 
 
-def moderate(verb: str, turn_id: int, draft: str, keys: str) -> None:
+def keep_edit(text: str, draft: str) -> None:
+    """Keep a person's half-typed edit of a draft that went away (it is shown under the panel)."""
+    if text.strip() and text.strip() != draft.strip():
+        st.session_state[f"_kept-edit:{shown_id}"] = text
+
+
+def moderate(verb: str, turn_id: int, draft: str, keys: str, version: str) -> None:
     """``on_click`` of Approve and Deny, bound to the draft the person saw (its turn): it runs
     even when that draft is gone from the page (another moderator decided it meanwhile), so the
     engine's refusal reaches the person instead of the click being dropped."""
     turn = room.turn(turn_id)
+    edited = str(st.session_state.get(f"draft-{keys}", draft))
     try:
         if verb == "approve":
-            edited = str(st.session_state.get(f"draft-{keys}", draft))
-            turn.approve(edited if edited.strip() != draft.strip() else None, actor=me)
+            edit = edited if edited.strip() != draft.strip() else None
+            turn.approve(edit, actor=me, seen=version)
         else:
             reason = str(st.session_state.get(f"deny-reason-{keys}", "")).strip()
             if not reason:
                 return  # the page says why under the button
-            turn.deny(reason, actor=me)
+            turn.deny(reason, actor=me, seen=version)
+    except DraftChanged:
+        # Bound to the draft the person read: another moderator's decision replaced it.
+        keep_edit(edited, draft)
+        st.session_state[f"_notice:{shown_id}"] = "The draft changed; read it again."
     except TurnAlreadyDecided:
+        keep_edit(edited, draft)
         st.session_state[f"_notice:{shown_id}"] = already_decided(room.turn(turn_id).event)
     except (ConversationStateError, PermissionDenied, ValueError) as exc:
         st.session_state[f"_notice:{shown_id}"] = str(exc)
@@ -196,7 +213,12 @@ with right:
     ):
         act(room.pause, actor=me)
     if b3.button(
-        "Stop", key="ctl-stop", disabled=status == "stopped" or not controls, width="stretch"
+        "Stop",
+        key="ctl-stop",
+        # Stop ends a room that may still take turns; an ended room (stopped, settled,
+        # terminated, failed) has none to stop: a message, or Resume after a failure, goes on.
+        disabled=status not in ("idle", "running", "waiting", "paused") or not controls,
+        width="stretch",
     ):
         act(room.stop, actor=me)
     if (
@@ -211,6 +233,18 @@ with right:
     ):
         act(pending.abandon if pending.state == "interrupted" else pending.stop, actor=me)
 
+    # A draft swapped under a half-typed edit (another moderator decided, the agent drafted
+    # again): the edit is kept and shown below, never silently dropped.
+    shown_drafts = st.session_state.setdefault(f"_shown-drafts:{shown_id}", {})
+    drawn_key = (
+        f"{pending.id}-{len(pending.inputs['denials'])}"
+        if pending is not None and pending.state == "waiting"
+        else None
+    )
+    for old_key, old_draft in list(shown_drafts.items()):
+        if old_key != drawn_key:
+            keep_edit(str(st.session_state.get(f"draft-{old_key}", old_draft)), old_draft)
+            del shown_drafts[old_key]
     if pending is not None and pending.state in ("waiting", "interrupted") and not moderates:
         with st.container(border=True):
             st.text(f"{pending.speaker}'s turn waits for a moderator ({pending.state}).")
@@ -221,6 +255,8 @@ with right:
             denials = len(pending.inputs["denials"])
             draft = pending.waiting[0]["draft"]
             keys = f"{pending.id}-{denials}"
+            shown_drafts[keys] = draft
+            version = pending.draft_version
             st.text_area(
                 "Message (edit before approving if you like)", value=draft, key=f"draft-{keys}"
             )
@@ -229,7 +265,7 @@ with right:
                 type="primary",
                 key=f"approve-{keys}",
                 on_click=moderate,
-                args=("approve", pending.id, draft, keys),
+                args=("approve", pending.id, draft, keys, version),
             )
             reason = st.text_input("Reason (the agent is told)", key=f"deny-reason-{keys}")
             if (
@@ -237,12 +273,22 @@ with right:
                     "Deny",
                     key=f"deny-{keys}",
                     on_click=moderate,
-                    args=("deny", pending.id, draft, keys),
+                    args=("deny", pending.id, draft, keys, version),
                 )
                 and not reason.strip()
             ):
                 st.error("Say why: the agent is told the reason and tries again.")
     elif pending is not None and pending.state == "interrupted":
+        pass  # drawn below
+    kept = st.session_state.get(f"_kept-edit:{shown_id}")
+    if kept:
+        with st.container(border=True):
+            st.caption("Your edit of a draft that changed (not applied): copy what you need.")
+            st.code(kept, language=None, wrap_lines=True)
+            if st.button("Dismiss", key=f"kept-edit-dismiss-{shown_id}"):
+                st.session_state.pop(f"_kept-edit:{shown_id}", None)
+                st.rerun()
+    if pending is not None and pending.state == "interrupted" and moderates:
         with st.container(border=True):
             error = pending.error or {}
             st.markdown(f"**{escape_markdown(pending.speaker)}'s turn was interrupted**")
@@ -331,8 +377,13 @@ with right:
 # before the page runs.
 chat_key = f"chat-{room_id}"
 posts = me.can(Action.POST)
+# Said before the person sends: would an agent answer? A room at its turn limit (or with its
+# budget spent) ends again at once after a message, so the form says so and offers to continue
+# for more turns (a settings change recorded with the message).
+no_answer = rooms.no_answer(room, status) if posts else None
+continue_turns: int | None = None
 restarts = (
-    status == "stopped" and posts
+    status == "stopped" and posts and no_answer is None
 )  # (a settled or ended room: a message starts a new activity)
 slot = f"post-{room_id}"
 drawn_request_id = request_id(slot)  # made with the box: a repeated submit is one message
@@ -340,13 +391,41 @@ with st.bottom:
     refusal = st.container()  # always drawn: the box keeps its place when a refusal comes or goes
     if not posts:
         note(Action.POST)
-    if restarts:
+    if no_answer is not None:
+        st.warning(escape_markdown(no_answer.text))
+        if no_answer.can_continue and me.can(Action.CREATE_ROOM):
+            c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
+            if c1.checkbox(
+                "Continue with my message",
+                key=f"continue-{room_id}",
+                help="Raises the room's turn limit by this many agent turns, recorded as a "
+                "settings change (a new version), in the same action as your message.",
+            ):
+                continue_turns = int(
+                    c2.number_input(
+                        "more agent turns",
+                        min_value=1,
+                        max_value=MAX_CONTINUE_TURNS,
+                        value=no_answer.default_turns,
+                        key=f"continue-turns-{room_id}",
+                    )
+                )
+    elif restarts:
         st.caption(
             "This room has been stopped. Sending a message restarts it: the agents answer the "
             "new message."
         )
     message = limited_chat_input(
-        f"Message the room as {human_name()}" + (" (restarts the room)" if restarts else ""),
+        f"Message the room as {human_name()}"
+        + (
+            f" (continues for {continue_turns} more turns)"
+            if continue_turns
+            else " (no agent will answer)"
+            if no_answer is not None
+            else " (restarts the room)"
+            if restarts
+            else ""
+        ),
         key=chat_key,
         limit=MAX_MESSAGE_CHARS,
         above=refusal,
@@ -362,6 +441,7 @@ if message:
                 request_id=drawn_request_id,
                 to=private or None,
                 actor=me,
+                continue_turns=continue_turns,
             )
         except RequestConflictError:
             # The drawn id was already used for another text: this is a new message.
@@ -373,11 +453,21 @@ if message:
                 to=private or None,
                 actor=me,
             )
-    except (ValueError, PermissionDenied) as exc:
+    except (ValueError, PermissionDenied, ConversationStateError) as exc:
         st.session_state[f"_notice:{room_id}"] = f"Not sent: {exc}"
     else:
         spend_request_id(slot)
-        if restarts:
+        st.session_state.pop(f"continue-{room_id}", None)
+        if continue_turns:
+            st.session_state[f"_notice:{room_id}"] = (
+                f"The room continues for {continue_turns} more agent turns: the agents answer "
+                "your message."
+            )
+        elif no_answer is not None:
+            st.session_state[f"_notice:{room_id}"] = (
+                f"Your message was recorded; no agent will answer it ({no_answer.reason})."
+            )
+        elif restarts:
             st.session_state[f"_notice:{room_id}"] = "Your message restarted the room."
         wake_runner()
     st.rerun()

@@ -112,6 +112,8 @@ class RoomProbe(NamedTuple):
     last_round: int
     open_seq: int | None
     request_seq: int | None
+    #: ``rooms.edits``: changes to existing events made without the lease (see ``note_edit``).
+    edits: int = 0
 
     def holds(self, token: int, now: datetime) -> bool:
         """Whether ``token`` is the current, unexpired lease."""
@@ -144,6 +146,7 @@ def probe_columns() -> list[Any]:
         .where(opened.c.room_id == ROOMS.c.id, open_turn_clause("e_open"))
         .limit(1)
         .scalar_subquery(),
+        ROOMS.c.edits,
     ]
 
 
@@ -180,6 +183,11 @@ _LOCK_ROOM = select(ROOMS.c.status).where(ROOMS.c.id == bindparam("room_id")).wi
 _TOUCH_ROOM = (
     update(ROOMS).where(ROOMS.c.id == bindparam("room_id")).values(updated_at=bindparam("now"))
 )
+_NOTE_EDIT = (
+    update(ROOMS)
+    .where(ROOMS.c.id == bindparam("room_id"))
+    .values(edits=ROOMS.c.edits + 1, updated_at=bindparam("now"))
+)
 INSERT_EVENT = insert(EVENTS)
 """Execute with a dict of column values (compiled once per column set, then cached)."""
 UPDATE_EVENT = update(EVENTS).where(EVENTS.c.id == bindparam("b_event_id"))
@@ -205,7 +213,7 @@ def probe_room(conn: Connection, room_id: int, request_id: str | None = None) ->
     row = conn.execute(_PROBE, {"room_id": room_id, "request_id": request_id}).first()
     if row is None:
         raise RoomNotFound(f"room {room_id} does not exist")
-    status, owner, token, expires_at, last, activity, round_, open_seq, request_seq = row
+    status, owner, token, expires_at, last, activity, round_, open_seq, edits, request_seq = row
     return RoomProbe(
         status,
         owner,
@@ -216,6 +224,7 @@ def probe_room(conn: Connection, room_id: int, request_id: str | None = None) ->
         round_ or 0,
         open_seq,
         request_seq,
+        int(edits or 0),
     )
 
 
@@ -234,7 +243,7 @@ def probe_rooms(conn: Connection, room_ids: Iterable[int]) -> dict[int, RoomProb
     caller locks them first (:func:`lock_rooms`)."""
     probes: dict[int, RoomProbe] = {}
     for row in conn.execute(_PROBE_MANY(conn), {"ids": list(room_ids)}):
-        room_id, status, owner, token, expires_at, last, activity, round_, open_seq = row
+        room_id, status, owner, token, expires_at, last, activity, round_, open_seq, edits = row
         probes[room_id] = RoomProbe(
             status,
             owner,
@@ -245,6 +254,7 @@ def probe_rooms(conn: Connection, room_ids: Iterable[int]) -> dict[int, RoomProb
             round_ or 0,
             open_seq,
             None,
+            int(edits or 0),
         )
     return probes
 
@@ -278,6 +288,14 @@ def holds_lease(conn: Connection, room_id: int, token: int, now: datetime) -> bo
     """Inside a write transaction: whether ``token`` is the room's current, unexpired lease."""
     row = conn.execute(_LEASE, {"room_id": room_id}).first()
     return row is not None and lease_ok(row[0], row[1], row[2], token, now)
+
+
+def note_edit(conn: Connection, room_id: int, now: datetime) -> None:
+    """Count a change to an event already in the room's log made without the room's lease (a
+    person's decision on a turn, a stop) and bump ``updated_at``: a write planned from a view
+    of the log before it is refused (``expected_edits``), as one planned before an append is
+    (``expected_last_seq``)."""
+    conn.execute(_NOTE_EDIT, {"room_id": room_id, "now": now})
 
 
 def touch_room(conn: Connection, room_id: int, now: datetime) -> None:

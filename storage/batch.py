@@ -91,12 +91,15 @@ class RoomSettlement:
 
     ``expected_last_seq`` is the last seq of the log the decision was made from: when the log
     has grown since (a person posted between the plan and this write), the settlement is
-    refused, so a room is never settled with a message nobody has answered."""
+    refused, so a room is never settled with a message nobody has answered. ``expected_edits``
+    is the room's ``edits`` read with that log: when an event of it changed since (a person
+    approved the draft the plan saw waiting), the settlement is refused too."""
 
     room_id: int
     token: int
     status: str
     expected_last_seq: int | None = None
+    expected_edits: int | None = None
     stop_reason: str | None = None
     notice: str | None = None
     notice_data: dict[str, Any] | None = None
@@ -151,11 +154,12 @@ def settle_on(
 
 def _settles(item: RoomSettlement, probe: RoomProbe, now: datetime) -> bool:
     """Whether ``item`` applies to the room as ``probe`` read it: running, the lease current and
-    the log ending where the decision was made."""
+    the log ending where the decision was made, none of its events changed since."""
     return (
         probe.status == "running"
         and probe.holds(item.token, now)
         and (item.expected_last_seq is None or probe.last_seq == item.expected_last_seq)
+        and (item.expected_edits is None or probe.edits == item.expected_edits)
     )
 
 

@@ -67,6 +67,9 @@ class TurnClaim:
     attempts: int = 0
     next_attempt_at: datetime | None = None
     statuses: Collection[str] | None = field(default=("running",))
+    #: The room's ``edits`` read with the log the plan was made from (None: not checked): an
+    #: event of that log changed since (a person's decision, a stop) refuses the claim.
+    expected_edits: int | None = None
 
     def validate(self) -> None:
         """Raise :class:`StorageValueError` for impossible values (nothing is read)."""
@@ -113,6 +116,8 @@ class TurnClaim:
             return f"room status is {probe.status!r}"
         if probe.last_seq != self.expected_last_seq:
             return f"last seq is {probe.last_seq}, expected {self.expected_last_seq}"
+        if self.expected_edits is not None and probe.edits != self.expected_edits:
+            return f"the log was edited ({probe.edits} edits, expected {self.expected_edits})"
         if probe.open_seq is not None:
             return f"turn at seq {probe.open_seq} is still open"
         if probe.request_seq is not None:

@@ -26,11 +26,11 @@ from storage._tx import (
     holds_lease,
     last_seq,
     lock_room,
+    note_edit,
     notice_row,
     open_turn_clause,
     probe_room,
     require_in,
-    touch_room,
     word_count,
 )
 from storage.config_versions import check_room_config, insert_config_versions
@@ -141,7 +141,7 @@ def stop_room(
             .values(state="stopped", updated_at=now)
         )
         _insert_notice(conn, room_id, probe, notice, notice_data, now)
-        touch_room(conn, room_id, now)
+        note_edit(conn, room_id, now)  # its open turn changed: a plan made before is refused
     return True
 
 

@@ -80,6 +80,11 @@ class Room(SQLModel, table=True):
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
     # Set when a person archives it (revision 0005): hidden from Home and pickers by default.
     archived_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    # Changes to events already in the log made without the room's lease (a person's decision on
+    # a turn, a stop), revision 0009. An append moves the last seq instead, and a lease-fenced
+    # write is the lease holder's own: with the last seq, this tells a writer whether any event
+    # of the view it planned from changed (the fences compare both).
+    edits: int = Field(default=0, sa_column_kwargs={"server_default": "0"})
 
 
 class Event(SQLModel, table=True):

@@ -40,8 +40,8 @@ from storage._tx import (
     lease_ok,
     lock_room,
     lock_rooms,
+    note_edit,
     require_in,
-    touch_room,
     word_count,
 )
 from storage.database import Database
@@ -254,21 +254,19 @@ def update_turn_state(
     token: int | None = None,
     room_status: str | None = None,
     room_from: Collection[str] = (),
+    expected_content: str | None = None,
 ) -> Event | None:
     """Move a turn between states with an optimistic check; return it, or ``None`` if refused.
-
     With ``room_status``, the turn's room moves to it in the same transaction when its status is
     one of ``room_from`` (a decided draft and the room going on are one write; the stop reason is
-    cleared).
-
-    For moderation from the UI (no lease needed): approve (``waiting -> done``, optionally with
-    edited ``content``), deny (``waiting -> running``, with the reason in ``data``, so the agent
+    cleared). For moderation from the UI (no lease needed): approve (``waiting -> done``, maybe
+    with edited ``content``), deny (``waiting -> running``, the reason in ``data``: the agent
     tries again), stop (``running``/``waiting`` -> ``stopped``), abandon (``waiting``/
     ``interrupted`` -> ``abandoned``), resume (``interrupted -> running``), mark interrupted.
     Refused (``None``) when the turn is not in ``expected_state`` now (two tabs approving at once
-    apply once) or, when ``token`` is given, when that lease is not current. Disallowed moves raise
-    :class:`InvalidTransition` before anything is read; raises :class:`EventNotFound`.
-    """
+    apply once), when its content is not ``expected_content`` (the draft a person read was
+    replaced meanwhile), or when ``token`` is given and that lease is not current. Disallowed
+    moves raise :class:`InvalidTransition` before anything is read; :class:`EventNotFound`."""
     expected = tuple(sorted(as_set(expected_state) or ()))
     commit = TurnCommit(
         event_id=event_id,
@@ -287,11 +285,13 @@ def update_turn_state(
         current = _locked_turn(conn, event_id)
         if current.state not in expected:
             return None
+        if expected_content is not None and current.content != expected_content:
+            return None
         if token is not None and not holds_lease(conn, current.room_id, token, now):
             return None
         values = commit.values(current.data, now)
         conn.execute(UPDATE_EVENT, {"b_event_id": event_id, **values})
-        touch_room(conn, current.room_id, now)
+        note_edit(conn, current.room_id, now)  # a plan made before this decision is refused
         if room_status is not None and room_from:
             conn.execute(
                 update(ROOMS)

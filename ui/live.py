@@ -271,11 +271,19 @@ def spend_line(cache: LiveCache, budget: Budget | None = None) -> str:
 
 
 def live_transcript(
-    db: Any, room_id: int, roster: Sequence[str], *, budget: Budget | None = None
+    db: Any,
+    room_id: int,
+    roster: Sequence[str],
+    *,
+    budget: Budget | None = None,
+    polled: tuple[Any, LiveCache] | None = None,
 ) -> None:
     """Draw the transcript and keep it current (see the module doc for the polling rules),
-    with what the room spent against ``budget``."""
-    room, cache = refresh(db, room_id)
+    with what the room spent against ``budget``. ``polled``: what the page already read with
+    ``refresh`` and drew its status line and controls from; the poll compares against exactly
+    that, so a change after it reruns the page (a second read here could see a newer room than
+    the page's header and controls, and the poll would never rerun to bring them up to date)."""
+    room, cache = polled if polled is not None else refresh(db, room_id)
     render_transcript(room, cache, roster, db=db)
     st.caption(escape_markdown(spend_line(cache, budget)))
     drawn = cache.marker

@@ -47,6 +47,48 @@ def planner_dict(kind: str, **settings: Any) -> dict[str, Any]:
     return planner_to_dict(planner_from_dict(data))
 
 
+#: Statuses in which a room takes no turn until a person's message re-opens it.
+REOPENED_BY_A_POST = ("idle", "settled", "terminated", "stopped")
+
+
+@dataclass(frozen=True)
+class NoAnswer:
+    """Why no agent would answer a message posted now, as the post form says it."""
+
+    reason: str  # the stop reason the room would end with at once
+    can_continue: bool  # a turn limit is reached: "continue for N more turns" would help
+    default_turns: int  # the room's original turn limit, else 4
+
+    @property
+    def text(self) -> str:
+        if self.can_continue:
+            return (
+                f"This room reached its limit ({self.reason}): the agents will not answer a new "
+                "message unless you continue for more turns."
+            )
+        return (
+            f"This room reached its limit ({self.reason}): the agents will not answer a new "
+            "message. Raise the limit in the room's settings to go on."
+        )
+
+
+def no_answer(room: Any, status: str) -> NoAnswer | None:
+    """What the post form must say before a person sends to ``room`` (a ``Room``) in ``status``:
+    None when the agents answer a new message."""
+    from conversation.rooms.continuing import continued_termination, turns_taken
+    from conversation.rooms.log import max_turns_of
+
+    if status not in REOPENED_BY_A_POST:
+        return None
+    reason = room.no_answer_reason()
+    if reason is None:
+        return None
+    config, events = room.config, room.events()
+    can = continued_termination(config.termination, turns_taken(config, events), 1) is not None
+    first = room.config_versions()[0]["config"].get("termination")
+    return NoAnswer(reason, can, max_turns_of(first) or 4)
+
+
 def termination_dict(
     *, max_turns: int | None = None, stop_text: str | None = None, token_budget: int | None = None
 ) -> dict[str, Any] | None:
@@ -309,6 +351,8 @@ __all__ = [
     "create_room",
     "day_bound",
     "describe_termination",
+    "NoAnswer",
+    "no_answer",
     "draft_from_template",
     "export_text",
     "is_summary",

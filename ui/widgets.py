@@ -112,7 +112,9 @@ def keep_if_too_long(key: str, refused_key: str, limit: int) -> None:
         st.session_state.pop(refused_key, None)
 
 
-def limited_chat_input(label: str, *, key: str, limit: int, above: Any = None, **kwargs: Any) -> Any:
+def limited_chat_input(
+    label: str, *, key: str, limit: int, above: Any = None, **kwargs: Any
+) -> Any:
     """``st.chat_input`` that refuses a text over ``limit`` characters and keeps it in the box.
 
     The refusal is drawn in ``above`` (a container placed above the box by the caller, always

@@ -11,6 +11,9 @@ keyword-only fields add what rooms need beyond the seed:
 - ``visible_to``: ``None`` (everyone) or the names that may see the event (a private message).
 - ``covers``: for a summary, the half-open range ``(start, end)`` of transcript positions it
   summarises.
+- ``stopped``: a pass that is a turn a person cut off with *Stop* before the agent's message. The
+  rotation moves on as after any pass, but the turn counts toward no cap on agent turns (the agent
+  did not take it).
 
 Only message events take part in turn taking: a pick, summary or system event never opens an
 activity, never counts against a cap and is never a turn.
@@ -44,7 +47,7 @@ __all__ = [
 
 RoomEventKind = Literal["message", "pick", "summary", "system"]
 ROOM_EVENT_KINDS: tuple[str, ...] = ("message", "pick", "summary", "system")
-_FIELDS = ("speaker", "content", "round", "passed", "kind", "visible_to", "covers")
+_FIELDS = ("speaker", "content", "round", "passed", "kind", "visible_to", "covers", "stopped")
 
 
 def _is_int(value: Any) -> bool:
@@ -67,6 +70,7 @@ class RoomEvent:
     kind: RoomEventKind = "message"
     visible_to: tuple[str, ...] | None = None
     covers: tuple[int, int] | None = None
+    stopped: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.speaker, str) or not self.speaker:
@@ -85,6 +89,11 @@ class RoomEvent:
         if not isinstance(self.passed, bool):
             raise ConversationValueError(
                 f"RoomEvent.passed must be True or False, got {self.passed!r}"
+            )
+        if not isinstance(self.stopped, bool) or (self.stopped and not self.passed):
+            raise ConversationValueError(
+                f"RoomEvent.stopped must be True or False, and True only for a pass; got "
+                f"stopped={self.stopped!r}, passed={self.passed!r}"
             )
         if self.kind not in ROOM_EVENT_KINDS:
             raise ConversationValueError(
@@ -149,6 +158,7 @@ class RoomEvent:
             "kind": self.kind,
             "visible_to": None if self.visible_to is None else list(self.visible_to),
             "covers": None if self.covers is None else list(self.covers),
+            "stopped": self.stopped,
         }
 
     @classmethod

@@ -6,7 +6,8 @@ translation between the two, so every worker, every restart and every replay see
 
 - a human message is a message by a non-roster speaker (it opens an activity);
 - a finished agent turn (``done``) is the agent's message; a pass, or a turn that was stopped,
-  abandoned or failed, is a pass (the turn was consumed);
+  abandoned or failed, is a pass (the turn was consumed); a stopped one is marked ``stopped``
+  and counts toward no cap on agent turns (the agent never took it);
 - open turns (``running``, ``waiting``, ``interrupted``) are left out: nothing is planned while
   one is open, and a turn's own prompt is built from the events before it;
 - system events stay ``system`` (shown, never a turn), except those whose ``data.event`` is
@@ -72,7 +73,8 @@ def to_room_event(row: Any) -> RoomEvent | None:
             return RoomEvent(row.speaker, pick or "", round_, pick is None, kind="pick")
         passed = kind == "pass" or row.state in CONSUMED_STATES
         content = "" if passed else (row.content or "")
-        return RoomEvent(row.speaker, content, round_, passed, visible_to=visible)
+        stopped = row.state == "stopped"  # cut off by a person: no cap counts it
+        return RoomEvent(row.speaker, content, round_, passed, visible_to=visible, stopped=stopped)
     data = _data(row)
     special = kind_of(data)
     if special in OPERATOR_NOTICES or data.get("by") == "breakpoint":
@@ -220,7 +222,7 @@ class RoomLog:
                 event = self._events[-1]
                 if event.kind == "message":
                     if event.speaker in self._members:
-                        self._turns += 1
+                        self._turns += 0 if event.stopped else 1
                         self._speakers.append(event.speaker)
                     else:
                         self._last_human = len(self._events) - 1

@@ -34,6 +34,12 @@ from conversation.exceptions import (
 from conversation.models.settings import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
 from conversation.rooms.boundary import storage_errors
 from conversation.rooms.config import RoomConfig, check_placement
+from conversation.rooms.continuing import (
+    check_continue_turns,
+    continued_termination,
+    no_answer_reason,
+    turns_taken,
+)
 from conversation.rooms.editing import changed_config, fork_edit, version_notice
 from conversation.rooms.engine import Engine, HeldRoom, StepKind, owner_id
 from conversation.rooms.manage import store_room
@@ -43,6 +49,7 @@ from conversation.sync import run_sync
 from conversation.text.limits import MAX_MESSAGE_CHARS as MAX_MESSAGE_CHARS
 from conversation.text.limits import (
     MAX_STOP_REASON_CHARS,
+    check_message,
     check_text,
 )
 from conversation.vocabulary import (
@@ -192,6 +199,7 @@ class Room:
         request_id: str | None = None,
         to: Sequence[str] | None = None,
         actor: Actor | None = None,
+        continue_turns: int | None = None,
     ) -> storage.Event:
         """Post a human message: it opens a new activity. Accepted while agents run.
 
@@ -199,10 +207,38 @@ class Room:
         row; the same id with other text: ``RequestConflictError``). ``to`` makes it private to
         those agents. ``data.by`` records who posted: the actor's identity (``actor`` needs the
         moderator role), else the speaker.
+
+        A room that reached its turn limit or its budget stays ended for the agents: the
+        message is recorded, but no agent answers it (``no_answer_reason()`` says why, before
+        posting). ``continue_turns=N`` first raises the turn limit to N more agent turns, as a
+        settings change (``extend_limit``), so the agents answer.
         """
+        if continue_turns is not None:
+            check_message(content)  # nothing is changed for a message that would be refused
+            self.extend_limit(continue_turns, actor=actor, by=speaker)
         return post_message(
             self.db, self.id, content, speaker=speaker, request_id=request_id, to=to, actor=actor
         )
+
+    def no_answer_reason(self) -> str | None:
+        """Why no agent would answer a message posted now (the room's turn limit is reached, its
+        budget spent: the reason it would end with at once), or None when the agents answer."""
+        return no_answer_reason(self.config, self.events())
+
+    def extend_limit(self, turns: int, *, actor: Actor | None = None, by: str = "user") -> int:
+        """Allow ``turns`` more agent turns: every turn limit already reached is raised to the
+        turns taken so far plus ``turns``, stored as a settings change (``update_config``: a new
+        version and its notice). Returns the version now in force. ``ConversationStateError``
+        when no turn limit is reached (a budget is raised with ``update_config``)."""
+        turns = check_continue_turns(turns)
+        config = self.config
+        events = self.events()
+        raised = continued_termination(config.termination, turns_taken(config, events), turns)
+        if raised is None:
+            raise ConversationStateError(
+                f"room {self.id} has not reached a turn limit: there is nothing to continue"
+            )
+        return self.update_config({"termination": raised}, actor=actor, by=by)
 
     def pause(self, *, actor: Actor | None = None, by: str = "user") -> None:
         """Take no new turn until ``resume()`` (a turn in flight still lands). A notice

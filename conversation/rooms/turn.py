@@ -13,6 +13,7 @@ as ``by`` (without an actor, the ``by=`` given).
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime
 from typing import Any
 
@@ -149,6 +150,26 @@ class Turn:
 
     # -- moderation ---------------------------------------------------------------------------
 
+    @property
+    def draft_version(self) -> str:
+        """A version of the draft as read now (the turn and its text): hand it back as
+        ``seen=`` to approve or deny exactly that draft."""
+        text = f"{self.id}\x00{self._event.content or ''}"
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+    def _bound(self, seen: str | None) -> str | None:
+        """The draft text a decision is bound to (None: not bound): the turn is read again, and
+        ``DraftChanged`` is raised when its draft is not the one ``seen`` names."""
+        if seen is None:
+            return None
+        self.refresh()
+        if self._event.state == TurnState.WAITING and self.draft_version != seen:
+            raise DraftChanged(
+                f"the draft of turn {self.id} ({self.speaker}) changed since you read it; read "
+                "it again (nothing was decided)"
+            )
+        return self._event.content or ""
+
     def _move(
         self,
         verb: str,
@@ -158,9 +179,11 @@ class Turn:
         room_from: tuple[str, ...],
         by: str,
         data: dict[str, Any] | None = None,
+        bound: str | None = None,
         **changes: Any,
     ) -> Turn:
-        """One write: the turn's move, who did it and when, and the room going on."""
+        """One write: the turn's move, who did it and when, and the room going on. ``bound``: the
+        draft text the decision was made on (refused with ``DraftChanged`` if it is other)."""
         check_identity(by, "by")
         decision = {"verb": verb, "by": by, "at": datetime.now(UTC).isoformat(timespec="seconds")}
         decisions = [*((self._event.data or {}).get("decisions") or []), decision]
@@ -172,19 +195,33 @@ class Turn:
             data={**(data or {}), "decisions": decisions},
             room_status=RoomStatus.RUNNING,
             room_from=room_from,
+            expected_content=bound,
             **changes,
         )
         if updated is None:
-            raise _refusal(verb, storage.get_event(self._db, self.id), expected)
+            current = storage.get_event(self._db, self.id)
+            if bound is not None and current.state in expected and current.content != bound:
+                raise DraftChanged(
+                    f"the draft of turn {self.id} ({self.speaker}) changed since you read it; "
+                    "read it again (nothing was decided)"
+                )
+            raise _refusal(verb, current, expected)
         self._event = updated
         return self
 
     def approve(
-        self, content: str | None = None, *, by: str = "user", actor: Actor | None = None
+        self,
+        content: str | None = None,
+        *,
+        by: str = "user",
+        actor: Actor | None = None,
+        seen: str | None = None,
     ) -> Turn:
         """Publish the waiting draft (optionally edited first: the original draft is kept in
-        ``data.draft``); the room goes on. ``by`` is who approved (recorded)."""
+        ``data.draft``); the room goes on. ``by`` is who approved (recorded). ``seen``: the
+        ``draft_version`` the person read; another draft now raises ``DraftChanged``."""
         by = _acting(actor, by)
+        bound = self._bound(seen)
         changes: dict[str, Any] = {}
         data: dict[str, Any] | None = None
         if content is not None:
@@ -204,17 +241,27 @@ class Turn:
             room_from=_WAITING,
             by=by,
             data=data,
+            bound=bound,
             **changes,
         )
 
-    def deny(self, reason: str, *, by: str = "user", actor: Actor | None = None) -> Turn:
+    def deny(
+        self,
+        reason: str,
+        *,
+        by: str = "user",
+        actor: Actor | None = None,
+        seen: str | None = None,
+    ) -> Turn:
         """Refuse the draft: the agent is told why and tries again (or passes). After the room's
-        ``max_denials`` the turn is abandoned instead (it counts as a pass)."""
+        ``max_denials`` the turn is abandoned instead (it counts as a pass). ``seen``: as for
+        ``approve``."""
         by = _acting(actor, by)
         if not isinstance(reason, str) or not reason.strip():
             raise ConversationValueError("deny needs a reason (the agent is told it); got none")
         if len(reason) > MAX_REASON_CHARS:
             raise ConversationValueError(f"a reason is limited to {MAX_REASON_CHARS} characters")
+        bound = self._bound(seen)
         room = storage.get_room(self._db, self.conversation)
         limit = RoomConfig.from_dict(room.config).max_denials
         denials = list((self._event.data or {}).get("denials") or [])
@@ -228,6 +275,7 @@ class Turn:
             by=by,
             content="",
             data={"denials": denials},
+            bound=bound,
         )
 
     def pick(self, speaker: str, *, by: str = "user", actor: Actor | None = None) -> Turn:
@@ -309,6 +357,13 @@ def _acting(actor: Actor | None, by: str) -> str:
 
 
 _WAITING = (RoomStatus.WAITING,)
+
+
+class DraftChanged(ConversationStateError):
+    """The draft a person read is not the turn's draft any more (another moderator denied it and
+    the agent drafted again): nothing was decided; read the new draft and decide again."""
+
+
 _PAST = {
     "pick": "picked",
     "approve": "approved",
@@ -339,4 +394,4 @@ def _refusal(verb: str, current: storage.Event, expected: tuple[str, ...]) -> Ex
     )
 
 
-__all__ = ["Turn"]
+__all__ = ["DraftChanged", "Turn"]

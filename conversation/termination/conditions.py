@@ -78,7 +78,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class MaxTurns(SettingsCondition):
-    """Stop once the roster agents took ``max_turns`` turns since the resume point."""
+    """Stop once the roster agents took ``max_turns`` turns since the resume point (a turn a
+    person stopped before its message is not one)."""
 
     max_turns: int
     kind = "max_turns"

@@ -243,14 +243,15 @@ class RoomState:
         return max(activity_start(self.roster, self.events), self.resumed_at)
 
     def agent_turns(self) -> int:
-        """Roster agents' turns (messages and passes) since ``resumed_at``."""
+        """Roster agents' turns (messages and passes) since ``resumed_at``; a turn a person
+        stopped before its message (``RoomEvent.stopped``) is not one."""
         if self.turns is not None:
             return self.turns
         members = set(self.roster)
         return sum(
             1
             for e in self.events[self.resumed_at :]
-            if e.kind == "message" and e.speaker in members
+            if e.kind == "message" and e.speaker in members and not e.stopped
         )
 
     def scope_messages(self) -> list[tuple[int, RoomEvent]]:

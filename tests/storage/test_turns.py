@@ -197,6 +197,23 @@ def test_a_draft_waits_then_is_approved_once(db: Database, room: int) -> None:
     assert storage.get_event(db, turn.id) == approved
 
 
+def test_a_decision_bound_to_other_draft_text_is_refused(db: Database, room: int) -> None:
+    token = storage.acquire_lease(db, room, "w1", 30)
+    turn = claim(db, room, token, 1)
+    assert storage.commit_turn(db, turn.id, token, state="waiting", content="second draft")
+    edits = storage.get_room(db, room).edits
+    refused = storage.update_turn_state(
+        db, turn.id, expected_state="waiting", state="done", expected_content="first draft"
+    )
+    assert refused is None and storage.get_event(db, turn.id).state == "waiting"
+    assert storage.get_room(db, room).edits == edits  # nothing changed: nothing counted
+    approved = storage.update_turn_state(
+        db, turn.id, expected_state="waiting", state="done", expected_content="second draft"
+    )
+    assert approved is not None and approved.content == "second draft"
+    assert storage.get_room(db, room).edits == edits + 1
+
+
 def test_deny_sends_the_turn_back_to_running_with_the_reason(db: Database, room: int) -> None:
     token = storage.acquire_lease(db, room, "w1", 30)
     turn = claim(db, room, token, 1)

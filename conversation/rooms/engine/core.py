@@ -178,11 +178,7 @@ class Engine:
         once after a caller stopped by count."""
         if not held_rooms:
             return []
-        logs = storage.room_logs(
-            self.db,
-            [h.room_id for h in held_rooms],
-            after_seq={h.room_id: h.log.last_seq for h in held_rooms if h.log is not None},
-        )
+        logs = self._read_logs(held_rooms)
         results: Results = [None] * len(held_rooms)
         settling: list[tuple[int, Plan]] = []
         claiming: list[tuple[int, Plan]] = []
@@ -192,6 +188,7 @@ class Engine:
                 results[index] = Step(StepKind.WAIT, "deleted", "the room no longer exists")
                 continue
             held.room, new_rows = found
+            held.edits = held.room.edits
             plan = self._with_log(held.room, held, new_rows)
             if plan.kind in (StepKind.SETTLE, StepKind.FAIL) and plan.write:
                 settling.append((index, plan))
@@ -203,6 +200,28 @@ class Engine:
         self._claim(held_rooms, claiming, results)
         assert all(r is not None for r in results)
         return results  # type: ignore[return-value]
+
+    def _read_logs(
+        self, held_rooms: Sequence[HeldRoom]
+    ) -> dict[int, tuple[storage.Room, list[storage.Event]]]:
+        """The held rooms' new log rows (one read); a room whose kept log missed a change to one
+        of its rows (a person decided a draft, stopped a turn: its ``edits`` moved) is read whole
+        again, since new rows alone would leave the changed row as it was."""
+        logs = storage.room_logs(
+            self.db,
+            [h.room_id for h in held_rooms],
+            after_seq={h.room_id: h.log.last_seq for h in held_rooms if h.log is not None},
+        )
+        stale = [
+            h
+            for h in held_rooms
+            if h.log is not None and h.room_id in logs and logs[h.room_id][0].edits != h.edits
+        ]
+        for held in stale:
+            held.forget_log()
+        if stale:
+            logs.update(storage.room_logs(self.db, [h.room_id for h in stale]))
+        return logs
 
     def _begun(self, held: HeldRoom, plan: Plan) -> Call | Step:
         """A plan that writes nothing now: a resumed turn's call, or a step that waits."""

@@ -118,12 +118,14 @@ def over_budget(config: RoomConfig, spent: Spend, budgets: Budgets) -> str | Non
 
 
 def _claim_fields(held: HeldRoom, view: RoomState, last: Any) -> dict[str, Any]:
-    """The claim fields every kind shares: the fence (lease token, the log's last seq), the
+    """The claim fields every kind shares: the fence (lease token, the log's last seq and the
+    room's edits read with it), the
     turn's deterministic request id, and where it hangs in the log."""
     return {
         "room_id": held.room_id,
         "token": held.token,
         "expected_last_seq": view.last_seq,
+        "expected_edits": held.edits,
         "request_id": turn_request_id(view.last_seq + 1),
         "activity": last.activity if last is not None else 0,
         "parent_event_id": last.id if last is not None else None,

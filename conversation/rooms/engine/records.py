@@ -140,6 +140,10 @@ class HeldRoom:
     refusals: int = 0
     plan_failures: int = 0
     rules: RoomRules | None = None  # the room's config as last read, and what it builds
+    #: The room's ``edits`` read with ``log``: the changes people made to existing events. A
+    #: newer count means a row of ``log`` changed (a decision, a stop): the log is read whole
+    #: again, and a write planned from the old one is refused by the fence.
+    edits: int | None = None
 
     def rules_of(self, room: storage.Room) -> RoomRules:
         """The room's rules, built again only when its stored config changed (a worker reads
@@ -153,6 +157,7 @@ class HeldRoom:
         """Read the log whole next time (after a refusal or a lost lease it may be stale)."""
         self.log = None
         self.pending = None
+        self.edits = None
 
     @property
     def seen_seq(self) -> int | None:
@@ -226,12 +231,14 @@ def settlement(
     notice_data: dict[str, Any] | None = None,
     *,
     expected_last_seq: int | None,
+    expected_edits: int | None = None,
 ) -> storage.RoomSettlement:
     """The storage settlement of a room (a terminated or failed room gets its reason as a system
     event too, kept with the event that ended it; so does a room a breakpoint pauses).
 
     ``expected_last_seq``: the last seq of the log the plan read; the write is refused if the
-    log grew meanwhile (a person's message must be planned for, not settled over)."""
+    log grew meanwhile (a person's message must be planned for, not settled over);
+    ``expected_edits``: the room's ``edits`` read with it (refused if an event of it changed)."""
     notice = data = None
     if status == RoomStatus.PAUSED and reason:
         notice, data = reason, notice_data
@@ -246,6 +253,7 @@ def settlement(
         token=token,
         status=status,
         expected_last_seq=expected_last_seq,
+        expected_edits=expected_edits,
         stop_reason=reason,
         notice=notice,
         notice_data=data,
@@ -262,6 +270,7 @@ def settlement_of(held: HeldRoom, plan: Plan) -> storage.RoomSettlement:
         plan.reason,
         plan.notice_data,
         expected_last_seq=held.seen_seq,
+        expected_edits=held.edits,
     )
 
 

@@ -282,3 +282,61 @@ def test_stopping_a_running_turn_counts_it_as_a_pass(db: Database) -> None:
     taken = room.run()
     assert [(t.speaker, t.result) for t in taken] == [("Bob", "bob speaks")]
     assert replay_problems(room) == []
+
+
+def test_a_turn_cut_off_by_stop_does_not_count_toward_the_turn_limit(db: Database) -> None:
+    from conversation.termination import MaxTurns
+
+    room = make_room(
+        db,
+        OfflineModel(replies=["one", "two", "three"]),
+        planner=RoundRobinRoomPlanner(),
+        termination=MaxTurns(2),
+    )
+    room.post("hi")
+    token = storage.acquire_lease(db, room.id, "crashed-worker", 0.05)
+    assert token is not None
+    assert storage.claim_turn(  # Alice's turn is in flight when the person stops the room
+        db,
+        room.id,
+        token=token,
+        expected_last_seq=1,
+        speaker="Alice",
+        request_id="turn-2",
+        activity=1,
+        round=0,
+    )
+    room.stop()
+    assert room.status == "stopped"
+    room.post("please go on")  # re-opens the room
+    import time
+
+    time.sleep(0.1)  # the vanished worker's lease runs out
+    taken = room.run()
+    # The stopped turn had no message: the two turns of the limit are both still to come.
+    assert [(t.speaker, t.result) for t in taken] == [("Alice", "one"), ("Bob", "two")]
+    assert room.status == "terminated" and room.stop_reason == "max_turns reached (2)"
+    assert replay_problems(room) == []
+
+
+def test_a_decision_is_bound_to_the_draft_the_person_read(db: Database) -> None:
+    """A second moderator's Approve, clicked while the first denied the draft and the agent drafted
+    again, approved text they never read; bound to the draft they saw, it is refused."""
+    from conversation.rooms.turn import DraftChanged
+
+    room = make_room(db, OfflineModel(replies=["first draft", "second draft"]), moderated=True)
+    room.post("hi")
+    [draft] = room.run()
+    read_by_ann = draft.draft_version  # ann reads "first draft"
+    bob = room.turn(draft.id)
+    bob.deny("too short", by="bob", seen=bob.draft_version)
+    [again] = room.run()
+    assert again.id == draft.id and again.waiting[0]["draft"] == "second draft"
+    with pytest.raises(DraftChanged, match="changed since you read it; read it again"):
+        room.turn(draft.id).approve(by="ann", seen=read_by_ann)
+    with pytest.raises(DraftChanged):
+        room.turn(draft.id).deny("no", by="ann", seen=read_by_ann)
+    turn = room.turn(draft.id)
+    assert turn.state == "waiting" and turn.waiting[0]["draft"] == "second draft"
+    turn.approve(by="ann", seen=turn.draft_version)  # read again: it applies
+    assert room.turn(draft.id).result == "second draft"
