@@ -96,7 +96,9 @@ def run_app() -> None:
         access.sign_in_screen(APP_TITLE)
         return
     page = _navigation()
-    if page.title == SCREENS[0].title and st.query_params.get("room"):
+    # getattr: outside a Streamlit run (a process re-running this script bare, as
+    # multiprocessing's spawn does with the main script) the page has no title at all.
+    if getattr(page, "title", None) == SCREENS[0].title and st.query_params.get("room"):
         # ``/?room=ID`` (a link written without the page's path) means the Room page.
         st.switch_page(_room_screen(), query_params={"room": st.query_params["room"]})
     with _IMPORTS if _warming_up.is_set() else contextlib.nullcontext():
