@@ -26,7 +26,9 @@ AGENT_AVATARS = (
 HUMAN_AVATAR = ":material/person:"
 SYSTEM_AVATAR = ":material/settings:"
 WORD_JOINER = "\u2060"
-_AUTOLINK = re.compile(r":/|(?i:www)\.|[^\s]@")
+# What GitHub-flavoured Markdown turns into links by itself: http(s) URLs, www. and e-mail
+# addresses. Other schemes (``sqlite:////...``, ``postgresql://...`` without an ``@``) stay as typed.
+_AUTOLINK = re.compile(r"(?i:https?):/|(?i:www)\.|[^\s]@")
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|>~<$&=])")
 
 
@@ -40,7 +42,9 @@ def escape_markdown(text: Any) -> str:
     becomes the character reference ``&#58;`` (the ``&`` of the user's own text is escaped).
     GitHub-flavoured Markdown also turns bare ``http://...``, ``www.`` and ``a@b.c`` into links
     after decoding (escapes do not help), so an invisible WORD JOINER (U+2060) goes between
-    ``://``'s colon and slashes, after ``www`` and before ``@``.
+    ``http(s)://``'s colon and slashes, after ``www`` and before ``@``, and nowhere else: it
+    travels with copy and paste, so text Markdown would not link (a ``sqlite:////...`` path, a
+    title) keeps exactly the characters typed.
     Never use it for select-box or multiselect options, placeholders or dataframe cells: those
     are plain text already and would show the backslashes.
     """

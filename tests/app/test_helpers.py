@@ -290,3 +290,14 @@ def test_escape_markdown_leaves_nothing_markdown_could_act_on() -> None:
     # What the browser shows once Markdown has read it: the text as typed (word joiners aside).
     shown = re.sub(r"\\(.)", r"\1", escaped.replace("&#58;", ":").replace(WORD_JOINER, ""))
     assert shown == text
+
+
+def test_escape_markdown_adds_no_invisible_character_where_markdown_links_nothing() -> None:
+    """Titles showed ``sqlite:\\u2060////...``: the WORD JOINER, copied with the text, broke a
+    pasted path. Only what Markdown would turn into a link gets one."""
+    from ui.widgets import WORD_JOINER, escape_markdown
+
+    for text in ("sqlite:////tmp/rooms.db", "postgresql://db.example/rooms", "ratio 3:2, a/b"):
+        assert WORD_JOINER not in escape_markdown(text), text
+    for text in ("see http://a.b/c", "HTTPS://a.b", "www.a.b", "ann@lab.org"):
+        assert WORD_JOINER in escape_markdown(text), text
