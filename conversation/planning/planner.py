@@ -229,7 +229,7 @@ class RoundRobinRoomPlanner:
             admitted = set()
             for event in activity:
                 if event.round == rnd - 1 and event.speaker in members:
-                    admitted.update(mentioned_roster(event.content, roster))
+                    admitted.update(_admitted_by(event, roster))
         waiting = [name for name in roster if name in admitted and name not in spoken]
         if self.transitions is not None:
             waiting = self.transitions.filter(previous, waiting)
@@ -269,7 +269,13 @@ def _round_reason(
         if (
             event.round == rnd - 1
             and event.speaker in members
-            and speaker in mentioned_roster(event.content, roster)
+            and speaker in _admitted_by(event, roster)
         ):
             return f"mentioned by {event.speaker}"
     return f"admitted to round {rnd}"
+
+
+def _admitted_by(event: RoomEvent, roster: Sequence[str]) -> list[str]:
+    """The roster agents ``event`` admits to the next round: those it @-mentions, never its own
+    speaker (an agent quoting a person's ``@reviewer`` does not admit itself by quoting)."""
+    return [name for name in mentioned_roster(event.content, roster) if name != event.speaker]

@@ -141,8 +141,8 @@ P = RoundRobinRoomPlanner
             P(),
             ["a", "b"],
             [E("user"), E("a", "@a again"), E("b")],
-            "a",
-            id="self-mention admits the speaker to the next round",
+            None,
+            id="a self-mention admits no one (a speaker quoting its own name, issue 19)",
         ),
         pytest.param(
             P(),
@@ -459,3 +459,20 @@ def test_any_transcript_same_answer_within_roster(roster: list[str], transcript:
     first = planner.plan_next(roster, transcript)
     assert first == planner.plan_next(list(roster), list(transcript))
     assert first is None or first in roster
+
+
+def test_a_speaker_quoting_its_own_mention_does_not_admit_itself() -> None:
+    """Issue 19: the reviewer quoted a person's ``@reviewer`` and was admitted to the next round,
+    "mentioned by reviewer". Only another roster agent's mention admits a speaker."""
+    planner = RoundRobinRoomPlanner(max_rounds=3, max_messages=10)
+    transcript = [
+        E(speaker="user", content="@reviewer, please check", round=0),
+        E(speaker="planner", content="plan", round=0),
+        E(speaker="coder", content="code", round=0),
+        E(speaker="reviewer", content="you asked '@reviewer, please check': fine", round=0),
+    ]
+    assert planner.plan_next(ROSTER, transcript) is None
+    transcript[2] = E(speaker="coder", content="code, @reviewer", round=0)
+    planned = plan_turn(planner, ROSTER, transcript)
+    assert planned is not None and planned.speaker == "reviewer"
+    assert planned.reason == "mentioned by coder"
