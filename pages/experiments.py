@@ -6,7 +6,7 @@ import zlib
 import pandas as pd
 import streamlit as st
 
-from conversation import browse
+from conversation import browse, worker
 from conversation.access import Action
 from ui import charts, manage, results, rooms, widgets
 from ui import experiments as ex
@@ -328,6 +328,10 @@ def progress_panel() -> None:
         st.rerun()
     table = browse.rooms_summary(db, experiment_id=experiment_id, limit=None)
     st.progress(now.fraction, text=f"{now.finished} of {now.planned} rooms finished ({status})")
+    recovery = worker.recovering(db, experiment_id=experiment_id) if status == "running" else None
+    if recovery is not None:  # a crashed server's turns, taken over in seconds
+        said = recovery.sentence()
+        st.warning(said[0].upper() + said[1:] + ".", icon=":material/restart_alt:")
     k1, k2, k3, k4 = st.columns(4)
     k1.metric("Rooms created", f"{now.created} / {now.planned}")
     k2.metric("Running", now.running)

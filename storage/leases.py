@@ -17,11 +17,13 @@ from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy import bindparam, func, insert, select, text, update
 
 from storage._tx import (
     _LEASE,
+    EVENTS,
     LEASES,
+    ROOMS,
     by_dialect,
     holds_lease,
     in_list,
@@ -31,7 +33,7 @@ from storage._tx import (
 )
 from storage.database import Database
 from storage.errors import LeaseLost, StorageValueError
-from storage.tables import Lease
+from storage.tables import OPEN_TURN_WHERE, Lease
 
 log = logging.getLogger(__name__)
 
@@ -285,12 +287,37 @@ def free_leases_of(db: Database, owners: Iterable[str]) -> int:
     return freed
 
 
+def in_flight_leases(
+    db: Database, *, room_id: int | None = None, experiment_id: int | None = None
+) -> list[tuple[int, str | None, Any, Any]]:
+    """The rooms (one room, or an experiment's) with a turn in flight (state ``running``), each
+    with its lease as it is now: ``(room_id, owner, expires_at, acquired_at)``. What a page reads
+    to tell that a turn lost its process (its lease expired, or its holder is gone) and is being
+    recovered. Reads only open turns (their partial index), never a whole log."""
+    if (room_id is None) == (experiment_id is None):
+        raise StorageValueError("give exactly one of room_id= and experiment_id=")
+    query = (
+        select(EVENTS.c.room_id, LEASES.c.owner, LEASES.c.expires_at, LEASES.c.acquired_at)
+        .select_from(EVENTS.outerjoin(LEASES, LEASES.c.room_id == EVENTS.c.room_id))
+        .where(text(OPEN_TURN_WHERE), EVENTS.c.state == "running")
+        .distinct()
+    )
+    if room_id is not None:
+        query = query.where(EVENTS.c.room_id == room_id)
+    else:
+        rooms = select(ROOMS.c.id).where(ROOMS.c.experiment_id == experiment_id)
+        query = query.where(EVENTS.c.room_id.in_(rooms.scalar_subquery()))
+    with db.read_connection() as conn:
+        return [tuple(row) for row in conn.execute(query)]  # type: ignore[misc]
+
+
 __all__ = [
     "acquire_lease",
     "acquire_leases",
     "free_leases_of",
     "get_lease",
     "holds_lease",
+    "in_flight_leases",
     "lease_holders",
     "lease_is_current",
     "release_lease",

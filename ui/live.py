@@ -25,7 +25,7 @@ from typing import Any
 
 import streamlit as st
 
-from conversation import browse
+from conversation import browse, worker
 from conversation.termination.budget import Budget, Spend
 from conversation.vocabulary import TurnKind, kind_of
 
@@ -114,8 +114,9 @@ def waiting_for_server(turn: Any) -> str | None:
     return f"waiting for the model server (retry in {left} s)"
 
 
-def status_line(room: Any, cache: LiveCache) -> str:
-    """Who is answering, or why nothing happens, in one sentence."""
+def status_line(room: Any, cache: LiveCache, recovery: Any = None) -> str:
+    """Who is answering, or why nothing happens, in one sentence. ``recovery``: the room's turn in
+    flight lost its process (``conversation.worker.recovering``), said instead of "answering"."""
     turn = cache.open_turn()
     reason = f": {room.stop_reason}" if room.stop_reason else ""
     if turn is not None and turn.state == "waiting":
@@ -127,6 +128,9 @@ def status_line(room: Any, cache: LiveCache) -> str:
             waiting = waiting_for_server(turn)
             if waiting:
                 return f"{turn.speaker}'s turn is {waiting}."
+            if recovery is not None and turn.state == "running":
+                said = recovery.sentence(f"{turn.speaker}'s turn")
+                return said[0].upper() + said[1:] + "."
             retry = f" (attempt {turn.attempts + 1})" if turn.attempts else ""
             return f"{turn.speaker} is answering…{retry}"
         return "Running: deciding who speaks next…"
@@ -235,8 +239,12 @@ def render_transcript(
 ) -> None:
     """The status line and the last ``MAX_SHOWN`` events; with ``db``, each tagged message shows
     its tags (read for all shown messages in one query)."""
+    # After a crash a turn stays "running" until a restarted process takes it over: say so.
+    recovery = None
+    if db is not None and room.status == "running":
+        recovery = worker.recovering(db, room_id=room.id)
     # The line quotes names and the stop reason (text a person or a model wrote).
-    st.info(escape_markdown(status_line(room, cache)), icon=":material/forum:")
+    st.info(escape_markdown(status_line(room, cache, recovery)), icon=":material/forum:")
     events = cache.ordered()
     if not events:
         st.caption("No messages yet.")

@@ -121,3 +121,50 @@ def test_the_sidebar_shows_the_database_url_literally(db: Database, db_url: str)
     shown_texts = [t.value for t in at.sidebar.text] + [c.value for c in at.sidebar.caption]
     assert f"Database: {display_url(db_url)}" in shown_texts
     assert not [t for t in shown_texts if "\u2060" in t]
+
+
+def _orphan_turn(db: Database, room_id: int) -> None:
+    """Leave ``room_id`` as a ``kill -9`` does: a turn in flight whose process is gone."""
+    import socket
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    owner = f"app:{socket.gethostname()}:{child.pid}:dead0001"
+    token = storage.acquire_lease(db, room_id, owner, 600)
+    last = storage.latest_seq(db, room_id)
+    claimed = storage.claim_turn(
+        db,
+        room_id,
+        token=token,
+        expected_last_seq=last,
+        speaker="Buyer",
+        request_id=f"{room_id}:{last + 1}:Buyer",
+        activity=1,
+        round=0,
+    )
+    assert claimed is not None
+
+
+def test_the_room_page_says_it_is_recovering_after_a_restart(db: Database) -> None:
+    """After ``kill -9`` of the server the page said "Buyer is answering…" for the ~20 s the
+    restarted server took to reclaim the turn. It says what is happening."""
+    room = mug_room(db)
+    _orphan_turn(db, room.id)
+    at = app("pages/room.py", room=str(room.id))
+    said = [shown(i.value) for i in at.info]
+    assert any(
+        s.startswith("Recovering after a restart: Buyer's turn lost its process") for s in said
+    ), said
+
+
+def test_the_experiment_page_says_its_rooms_are_recovering(db: Database) -> None:
+    experiment = _experiment(db)
+    storage.update_experiment(db, experiment, status="running")
+    room = storage.create_room(db, "r1", status="running", experiment_id=experiment)
+    storage.append_message(db, room, "human", "user", "hello")
+    _orphan_turn(db, room)
+    at = app("pages/experiments.py", experiment=str(experiment))
+    said = [shown(w.value) for w in at.warning]
+    assert any(s.startswith("Recovering after a restart: 1 room's turn") for s in said), said
