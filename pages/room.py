@@ -54,6 +54,9 @@ room_id = linked.value
 # the labels: other rooms change while this page shows one, and the picker is only redrawn with
 # the page (the status of the shown room is in the line under its title).
 PICKER_PAGE = 100
+# A moderator reading the newest message approves or denies without reaching for the mouse
+# (Alt: a plain letter would fire while typing an edit or a reason).
+APPROVE_KEYS, DENY_KEYS = "Alt+A", "Alt+D"
 s1, s2 = st.columns([4, 1])
 find = s1.text_input(
     "Find a room", key="room-find", placeholder="name, condition or #id", icon=":material/search:"
@@ -264,6 +267,7 @@ with right:
                 "Approve",
                 type="primary",
                 key=f"approve-{keys}",
+                shortcut=APPROVE_KEYS,
                 on_click=moderate,
                 args=("approve", pending.id, draft, keys, version),
             )
@@ -272,6 +276,7 @@ with right:
                 st.button(
                     "Deny",
                     key=f"deny-{keys}",
+                    shortcut=DENY_KEYS,
                     on_click=moderate,
                     args=("deny", pending.id, draft, keys, version),
                 )

@@ -35,6 +35,8 @@ from .widgets import avatar, escape_markdown
 FAST_SECONDS = float(os.environ.get("ROOMS_UI_POLL_SECONDS", "0.75"))
 SLOW_SECONDS = float(os.environ.get("ROOMS_UI_IDLE_POLL_SECONDS", "2"))
 MAX_SHOWN = 200
+#: Height of the Room page's scrolling transcript box, in pixels.
+TRANSCRIPT_HEIGHT_PX = 640
 ACTIVE_STATUSES = frozenset({"running"})
 FINAL_STATES = frozenset({"done", "failed", "stopped", "abandoned"})
 
@@ -235,10 +237,16 @@ def _state_note(event: Any) -> str:
 
 
 def render_transcript(
-    room: Any, cache: LiveCache, roster: Sequence[str], *, db: Any = None
+    room: Any,
+    cache: LiveCache,
+    roster: Sequence[str],
+    *,
+    db: Any = None,
+    height: int | None = None,
 ) -> None:
     """The status line and the last ``MAX_SHOWN`` events; with ``db``, each tagged message shows
-    its tags (read for all shown messages in one query)."""
+    its tags (read for all shown messages in one query). ``height``: the events go in a box of
+    that many pixels that scrolls and follows the newest message (the status line stays above)."""
     # After a crash a turn stays "running" until a restarted process takes it over: say so.
     recovery = None
     if db is not None and room.status == "running":
@@ -249,6 +257,12 @@ def render_transcript(
     if not events:
         st.caption("No messages yet.")
         return
+    box = st.container(height=height, autoscroll=True) if height else st.container()
+    with box:
+        _render_events(events, roster, db)
+
+
+def _render_events(events: Sequence[Any], roster: Sequence[str], db: Any) -> None:
     hidden = max(0, len(events) - MAX_SHOWN)
     if hidden:
         st.caption(f"{hidden} earlier events are not shown here; see Results for the full log.")
@@ -292,7 +306,9 @@ def live_transcript(
     that, so a change after it reruns the page (a second read here could see a newer room than
     the page's header and controls, and the poll would never rerun to bring them up to date)."""
     room, cache = polled if polled is not None else refresh(db, room_id)
-    render_transcript(room, cache, roster, db=db)
+    # The log scrolls in a box that follows the newest message: the page does not grow with it,
+    # so the controls and a draft's Approve / Deny beside it stay in view while reading it.
+    render_transcript(room, cache, roster, db=db, height=TRANSCRIPT_HEIGHT_PX)
     st.caption(escape_markdown(spend_line(cache, budget)))
     drawn = cache.marker
 

@@ -9,6 +9,7 @@ the offline model; tests check what the browser shows and what the database hold
 from __future__ import annotations
 
 import contextlib
+import re
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -168,7 +169,7 @@ def test_moderated_room_approve_with_edit_and_deny(app_server, db, page) -> None
     box = page.get_by_label("Message (edit before approving if you like)")
     box.fill("Step 1: a form with two fields. @coder")
     box.press("Tab")
-    page.get_by_role("button", name="Approve", exact=True).click()
+    page.get_by_role("button", name=re.compile(r"^Approve\b")).click()
     assert until(lambda: room.turn(first.id).state == "done")
     assert room.turn(first.id).result == "Step 1: a form with two fields. @coder"
     wait_text(page, "Step 1: a form with two fields.")
@@ -179,7 +180,7 @@ def test_moderated_room_approve_with_edit_and_deny(app_server, db, page) -> None
     second = room.pending()
     wait_text(page, f"{second.speaker}'s draft is waiting for approval.")
     fill(page, "Reason (the agent is told)", "Please be more specific")
-    page.get_by_role("button", name="Deny", exact=True).click()
+    page.get_by_role("button", name=re.compile(r"^Deny\b")).click()
     turn = until(lambda: (t := room.turn(second.id)).inputs["denials"] and t)
     assert turn.inputs["denials"][0]["reason"] == "Please be more specific"
 
@@ -214,3 +215,35 @@ def test_results_chart_and_csv_download(app_server, db, page, tmp_path) -> None:
     header, *rows = target.read_text().splitlines()
     assert header.startswith("room_id,name,status") and rows
     assert any(line.startswith(f"{room.id},For results,") for line in rows)
+
+
+def test_moderation_controls_stay_in_view_beside_the_newest_message(app_server, db, page) -> None:  # type: ignore[no-untyped-def]
+    """Issue 19: with a long log, reading the newest message scrolled Approve / Deny out of view.
+    The log scrolls in its own box, so the page does not move while reading it: both are on
+    screen at once, and Alt+A approves from the keyboard."""
+    room = make_room(db, name="Long log", moderated=True)
+    open_page(page, app_server, f"/room?room={room.id}")
+    wait_text(page, "draft is waiting for approval", timeout=30_000)
+    draft = room.pending()
+    for i in range(40):
+        storage.append_message(db, room.id, "system", "room", f"Notice {i}: " + "long line " * 30)
+    open_page(page, app_server, f"/room?room={room.id}")  # a long log, opened afresh
+    wait_text(page, "draft is waiting for approval", timeout=30_000)
+    newest = page.locator("p", has_text="Notice 39:")
+    newest.wait_for(timeout=30_000)
+    idle(page)
+    approve = page.get_by_role("button", name="Approve")
+    height = page.viewport_size["height"]
+
+    def on_screen(locator) -> bool:  # type: ignore[no-untyped-def]
+        box = locator.bounding_box()
+        return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height
+
+    newest.scroll_into_view_if_needed()  # reading the newest message scrolls the log's box
+    assert until(lambda: on_screen(newest) and on_screen(approve.first)), (
+        newest.bounding_box(),
+        approve.first.bounding_box(),
+        height,
+    )
+    page.keyboard.press("Alt+a")
+    assert until(lambda: room.turn(draft.id).state == "done")
