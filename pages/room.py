@@ -343,7 +343,6 @@ with right:
             settings_editor(db, shown_id, me)
     with branches_tab:
         branch_tree(db, shown_id)
-        compare_branches(db, shown_id)
     with copy_tab:
         fork_panel(db, shown_id, me)
         # Built when clicked (a deferred download), not on every rerun: on a long room each
@@ -376,6 +375,11 @@ with right:
     private = st.multiselect(
         "Send privately to (optional)", roster, key=f"private-{room_id}", placeholder="everyone"
     )
+
+# Across the page's width (not in the narrow column): two branches aligned message by message.
+if len(browse.room_family(db, shown_id)) > 1:
+    with st.expander("Compare two branches", icon=":material/compare_arrows:"):
+        compare_branches(db, shown_id)
 
 # The chat box is pinned to the bottom of the window (``st.bottom``); the refusal of a message
 # over the limit is drawn right above it, and the callback puts the text back into the box

@@ -150,25 +150,37 @@ def divergence(left: Sequence[Any], right: Sequence[Any]) -> int:
     return shorter + 1
 
 
-def transcript_lines(events: Sequence[Any], from_seq: int) -> list[str]:
-    """One plain line per message from ``from_seq`` on (system notices in brackets)."""
-    lines = []
-    for e in events:
-        if e.seq < from_seq:
-            continue
-        if e.kind == "system":
-            lines.append(f"#{e.seq} [{e.content}]")
-        elif e.kind == "human" or e.state == "done":
-            text = "(passes)" if e.kind == "pass" else e.content
-            lines.append(f"#{e.seq} {e.speaker}: {text}")
-    return lines[:COMPARE_LIMIT]
+def message_text(event: Any) -> str | None:
+    """A log entry as one compared line (``speaker: text``; a notice in brackets), or None for
+    what is not a message yet (a turn in flight, a draft)."""
+    if event.kind == "system":
+        return f"[{event.content}]"
+    if event.kind == "human" or event.state == "done":
+        return f"{event.speaker}: " + ("(passes)" if event.kind == "pass" else event.content)
+    return None
+
+
+def comparison_rows(
+    left: Sequence[Any], right: Sequence[Any], from_seq: int
+) -> list[tuple[int, str, str, bool]]:
+    """The two logs aligned by message number from ``from_seq`` on: ``(seq, A's line, B's line,
+    differs)``, an empty line where a branch has no message at that number; at most
+    ``COMPARE_LIMIT`` rows."""
+    a = {int(e.seq): t for e in left if e.seq >= from_seq and (t := message_text(e)) is not None}
+    b = {int(e.seq): t for e in right if e.seq >= from_seq and (t := message_text(e)) is not None}
+    return [
+        (seq, a.get(seq, ""), b.get(seq, ""), a.get(seq) != b.get(seq))
+        for seq in sorted(a.keys() | b.keys())[:COMPARE_LIMIT]
+    ]
 
 
 @st.fragment
 def compare_branches(db: Any, room_id: int) -> None:
-    """Two branches of the tree side by side, from the message where they diverge."""
+    """Two branches of the tree aligned message by message, from where they diverge, across the
+    page's width; a row whose messages differ is marked."""
     family = browse.room_family(db, room_id)
     if len(family) < 2:
+        st.caption("No branches yet: fork at a message to compare two continuations.")
         return
     rows = tree_rows(family, room_id)
     names = {row["id"]: row["branch"].strip() for row in rows}
@@ -177,7 +189,7 @@ def compare_branches(db: Any, room_id: int) -> None:
     other = current.parent_room_id if current and current.parent_room_id in ids else None
     if other is None:
         other = next(i for i in ids if i != room_id)
-    c1, c2 = st.columns(2)
+    c0, c1, c2 = st.columns([1, 8, 8])
     left_id = c1.selectbox(
         "Branch A",
         ids,
@@ -192,20 +204,29 @@ def compare_branches(db: Any, room_id: int) -> None:
         format_func=lambda i: names[i],
         key=f"cmp-b-{room_id}",
     )
-    left = browse.events(db, left_id)
-    right = browse.events(db, right_id)
+    left, right = browse.events(db, left_id), browse.events(db, right_id)
     start = divergence(left, right)
-    st.caption("From message #" + escape_markdown(start) + ", where the two branches diverge")
-    for column, events in ((c1, left), (c2, right)):
-        lines = transcript_lines(events, start)
-        column.text("\n".join(lines) if lines else "(nothing after this point)")
+    aligned = comparison_rows(left, right, start)
+    differing = sum(1 for *_, differs in aligned if differs)
+    st.caption(
+        f"From message #{start}, where the two branches diverge: {differing} of {len(aligned)} "
+        "messages differ (marked ≠)."
+    )
+    if not aligned:
+        st.text("(nothing after this point in either branch)")
+    for seq, a_line, b_line, differs in aligned:
+        c0, c1, c2 = st.columns([1, 8, 8])
+        c0.text(f"#{seq} {'≠' if differs else '='}")
+        c1.text(a_line or "(no message)")
+        c2.text(b_line or "(no message)")
 
 
 __all__ = [
     "branch_tree",
     "compare_branches",
     "divergence",
+    "comparison_rows",
     "fork_panel",
-    "transcript_lines",
+    "message_text",
     "tree_rows",
 ]

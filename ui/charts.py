@@ -244,6 +244,19 @@ def n_ticks(labels: list[str], counts: Mapping[str, int]) -> dict[str, Any]:
     }
 
 
+def padded_range(*series: Any, pad: float = 0.1) -> list[float] | None:
+    """A y range holding every value of ``series`` (points, interval ends) with ``pad`` of the
+    span free above and below, so the top point and its interval are never cut by the plot's
+    edge; None when there is no number (then plotly chooses)."""
+    values = pd.concat([pd.to_numeric(pd.Series(list(v)), errors="coerce") for v in series])
+    values = values.dropna()
+    if values.empty:
+        return None
+    low, high = float(values.min()), float(values.max())
+    room = (high - low) * pad or max(abs(high) * pad, 1.0)
+    return [low - room, high + room]
+
+
 def _error_bars(low: pd.Series, high: pd.Series, centre: pd.Series) -> dict[str, Any]:
     return {
         "type": "data",
@@ -291,7 +304,8 @@ def outcomes_by_condition(
         return _layout(
             fig,
             f"{title}: share answering yes (95% Wilson CI)",
-            yaxis={"range": [0, 1.12], "tickformat": ".0%"},
+            # Room above 100% for the "100% of 5" label over a full bar and its interval.
+            yaxis={"range": [0, 1.3], "tickformat": ".0%", "tickvals": [0, 0.25, 0.5, 0.75, 1]},
             xaxis=n_ticks(order, counts),
         )
     if kind == "numeric":
@@ -305,13 +319,15 @@ def outcomes_by_condition(
                 boxpoints="all",
                 customdata=part[["condition", "room_id"]].values,
             )
-        fig.add_trace(_means_trace(frame, "value", order))
+        means = _means_trace(frame, "value", order)
+        fig.add_trace(means)
         counts = frame.dropna(subset=["value"]).groupby("label").size().to_dict()
         return _layout(
             fig,
             f"{title} (rooms, and the mean with its 95% t CI)",
             showlegend=False,
             xaxis=n_ticks(order, counts),
+            yaxis={"range": padded_range(frame["value"], *_interval_ends(means))},
         )
     frame["answer"] = frame["answer"].astype(str)
     counts_by = frame.groupby(["label", "answer"], sort=True).size().reset_index(name="rooms")
@@ -348,6 +364,18 @@ def _means_trace(
         error_y=_error_bars(means["low"], means["high"], means["mean"]),
         name="mean",
         hovertemplate="%{x}: mean %{y:.2f}<extra></extra>",
+    )
+
+
+def _interval_ends(means: go.Scatter) -> tuple[list[float], list[float]]:
+    """The low and high ends of a means trace's error bars (mean - minus, mean + plus)."""
+    centre = [float(y) for y in means.y]
+    bars = means.error_y
+    plus = list(bars.array or [0.0] * len(centre))
+    minus = list(bars.arrayminus or [0.0] * len(centre))
+    return (
+        [c - m for c, m in zip(centre, minus, strict=False)],
+        [c + p for c, p in zip(centre, plus, strict=False)],
     )
 
 
@@ -390,7 +418,8 @@ def metric_by_condition(
             customdata=part[["condition", "room_id"]].values,
             hovertemplate="room %{customdata[1]}: %{y}<extra></extra>",
         )
-    fig.add_trace(_means_trace(frame, metric, order, method))
+    means = _means_trace(frame, metric, order, method)
+    fig.add_trace(means)
     counts = frame.groupby("label").size().to_dict()
     ci = "t" if method == "t" else "bootstrap"
     return _layout(
@@ -398,7 +427,7 @@ def metric_by_condition(
         f"{title} (mean and 95% {ci} CI)",
         showlegend=False,
         xaxis=n_ticks(order, counts),
-        yaxis={"title": plain(label)},
+        yaxis={"title": plain(label), "range": padded_range(frame[metric], *_interval_ends(means))},
     )
 
 

@@ -83,6 +83,29 @@ def test_outcomes_by_condition_yes_rate_numeric_and_categorical() -> None:
     assert charts.outcomes_by_condition(yes_no.iloc[0:0]).layout.annotations
 
 
+def test_charts_leave_room_for_the_top_point_its_interval_and_the_bar_labels() -> None:
+    """Issue 19: "100% of 5" over a full bar was clipped, and the top point of the means plot sat
+    above the axis. The y range now holds every point and interval end with room to spare."""
+    yes_no = pd.DataFrame(
+        {"room_id": [1, 2, 3], "condition": ["a", "a", "a"], "answer": ["Yes", "Yes", "Yes"]}
+    )
+    fig = charts.outcomes_by_condition(yes_no, question="deal")
+    assert fig.data[0].text == ("100% of 3",)
+    top = fig.layout.yaxis.range[1]
+    assert top >= 1.25 and max(fig.layout.yaxis.tickvals) == 1  # label room, no 125% tick
+    rooms = pd.DataFrame(
+        {"room_id": [1, 2, 3, 4], "condition": ["a", "a", "b", "b"], "messages": [2, 4, 10, 30]}
+    )
+    fig = charts.metric_by_condition(rooms, "messages")
+    means = fig.data[-1]
+    highest = max(m + p for m, p in zip(means.y, means.error_y.array, strict=True))
+    lowest = min(m - p for m, p in zip(means.y, means.error_y.arrayminus, strict=True))
+    low, high = fig.layout.yaxis.range
+    assert high > max(30, highest) and low < min(2, lowest)
+    assert charts.padded_range([5, 5]) == [4.0, 6.0]  # one value: a visible span around it
+    assert charts.padded_range([None]) is None
+
+
 def test_clicked_values_reads_customdata() -> None:
     selection = {"selection": {"points": [{"customdata": ["Buyer", 1]}, {"customdata": ["Buyer", 2]},
                                           {"customdata": ["Seller", 1]}, {"x": 3}]}}  # fmt: skip

@@ -90,9 +90,13 @@ def test_the_branch_tree_and_the_side_by_side_compare(db: Database) -> None:
     assert at.selectbox(key=f"cmp-b-{edited.id}").value == room.id  # its parent by default
     shown = [t.value for t in at.text]
     original = room.events()[1].content
-    left = next(t for t in shown if t.startswith("#2 Buyer: Five dollars"))
-    right = next(t for t in shown if t.startswith(f"#2 Buyer: {original[:20]}"))
-    assert "by ann (edited)" in left and "\n#3 " in right and "Forked" not in right
+    # Aligned by message, across the page: a row is "#seq ≠|=", branch A's line, branch B's.
+    row = shown.index("#2 ≠")
+    assert shown[row + 1] == "Buyer: Five dollars, final offer."
+    assert shown[row + 2] == f"Buyer: {original}"
+    assert "#3 ≠" in shown  # the edited branch's fork notice against the original's reply
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("From message #2, where the two branches diverge:") for c in captions)
 
 
 def test_turn_details_say_why_the_speaker_was_chosen(db: Database) -> None:
@@ -174,3 +178,29 @@ def test_a_planner_the_form_does_not_offer_is_kept(db: Database) -> None:
     at.button(key=f"edit-{room.id}-v1-apply").click().run()
     again = Room.open(db, room.id)
     assert again.config.moderated is True and again.config.planner["kind"] == "coordinator"
+
+
+def test_branches_are_compared_aligned_by_message_number() -> None:
+    """Issue 19: the comparison was two narrow columns whose messages did not line up. Rows are
+    aligned by message number; a message only one branch has faces "" (shown as "(no
+    message)"); each row says whether the two differ."""
+    from types import SimpleNamespace as E
+
+    from ui.branches import comparison_rows
+
+    left = [
+        E(seq=1, kind="human", speaker="ann", content="hi", state=None),
+        E(seq=2, kind="agent", speaker="A", content="same", state="done"),
+        E(seq=3, kind="agent", speaker="B", content="left only", state="done"),
+    ]
+    right = [
+        E(seq=1, kind="human", speaker="ann", content="hi", state=None),
+        E(seq=2, kind="agent", speaker="A", content="same", state="done"),
+        E(seq=3, kind="agent", speaker="B", content="", state="running"),  # in flight: no line
+        E(seq=4, kind="system", speaker="room", content="Paused by ann.", state=None),
+    ]
+    assert comparison_rows(left, right, 2) == [
+        (2, "A: same", "A: same", False),
+        (3, "B: left only", "", True),
+        (4, "", "[Paused by ann.]", True),
+    ]
