@@ -51,7 +51,11 @@ from storage.codes import (
     tag_event,
 )
 from storage.config import data_dir, database_url, display_url, normalize_url
-from storage.config_versions import change_room_config, room_config_versions
+from storage.config_versions import (
+    change_room_config,
+    post_after_config_change,
+    room_config_versions,
+)
 from storage.database import Database
 from storage.errors import (
     AgentProfileNotFound,
@@ -207,6 +211,7 @@ __all__ = [
     "stop_room",
     "update_room",
     "change_room_config",
+    "post_after_config_change",
     "room_config_versions",
     # the log
     "append_message",

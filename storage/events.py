@@ -125,11 +125,51 @@ def append_message(
       reason cleared) in the same transaction; an event sent again changes nothing.
     Raises :class:`RoomNotFound` and :class:`StorageValueError`.
     """
+    values = message_values(
+        kind,
+        speaker,
+        content,
+        request_id=request_id,
+        activity=activity,
+        round=round,
+        state=state,
+        visible_to=visible_to,
+        data=data,
+        parent_event_id=parent_event_id,
+        model=model,
+    )
+    now = db.now()
+    try:
+        with db.write_connection() as conn:
+            return append_on(conn, room_id, values, reopen, now)
+    except IntegrityError:
+        # Two writers past the room lock (another isolation level?): the unique keys held.
+        existing = find_event(db, room_id, request_id) if request_id is not None else None
+        if existing is None:
+            raise
+        return _same_or_conflict(existing, kind, speaker, content)
+
+
+def message_values(
+    kind: str,
+    speaker: str,
+    content: str,
+    *,
+    request_id: str | None = None,
+    activity: int | None = None,
+    round: int | None = None,  # noqa: A002 - the column's name
+    state: str | None | object = _KEEP,
+    visible_to: Sequence[str] | None = None,
+    data: dict[str, Any] | None = None,
+    parent_event_id: int | None = None,
+    model: str | None = None,
+) -> dict[str, Any]:
+    """:func:`append_message`'s fields, checked, as the values its write takes."""
     state = _message_state(kind, state)
     check_event_fields(
         speaker=speaker, content=content, request_id=request_id, visible_to=visible_to, data=data
     )
-    values = {
+    return {
         "kind": kind,
         "speaker": speaker,
         "content": content,
@@ -142,16 +182,6 @@ def append_message(
         "visible_to": visible_to,
         "data": data,
     }
-    now = db.now()
-    try:
-        with db.write_connection() as conn:
-            return _append_on(conn, room_id, values, reopen, now)
-    except IntegrityError:
-        # Two writers past the room lock (another isolation level?): the unique keys held.
-        existing = find_event(db, room_id, request_id) if request_id is not None else None
-        if existing is None:
-            raise
-        return _same_or_conflict(existing, kind, speaker, content)
 
 
 def _message_state(kind: str, state: Any) -> str | None:
@@ -163,14 +193,15 @@ def _message_state(kind: str, state: Any) -> str | None:
     return state  # type: ignore[no-any-return]
 
 
-def _append_on(
+def append_on(
     conn: Connection,
     room_id: int,
     values: dict[str, Any],
     reopen: Collection[str],
     now: datetime,
 ) -> Event:
-    """:func:`append_message`'s write, inside the caller's write transaction."""
+    """:func:`append_message`'s write, inside the caller's write transaction (``values`` from
+    :func:`message_values`)."""
     probe = probe_room(conn, room_id, values["request_id"])
     if probe.request_seq is not None:
         existing = _event_at(conn, room_id, probe.request_seq)
@@ -455,6 +486,7 @@ def open_turn(db: Database, room_id: int) -> Event | None:
 __all__ = [
     "IMPORT_FIELDS",
     "append_message",
+    "append_on",
     "check_error",
     "check_event_fields",
     "check_state",
@@ -464,6 +496,7 @@ __all__ = [
     "import_event",
     "import_events",
     "latest_seq",
+    "message_values",
     "open_turn",
     "prepare_import",
 ]

@@ -59,8 +59,11 @@ def post_message(
     request_id: str | None = None,
     to: Sequence[str] | None = None,
     actor: Actor | None = None,
+    config_change: tuple[dict[str, Any], str, list[str], str] | None = None,
 ) -> storage.Event:
-    """Post a human message to room ``room_id`` (the contract of ``Room.post``)."""
+    """Post a human message to room ``room_id`` (the contract of ``Room.post``).
+    ``config_change``: ``(config, by, changed fields, notice)``, a settings change written in
+    the same transaction, right before the message (continuing past a turn limit)."""
     require(actor, Action.POST)
     check_message(content)  # the message rule (text.limits): non-empty, bounded, no NUL
     if request_id is not None:
@@ -78,17 +81,30 @@ def post_message(
     # One write: the message and the room it re-opens. A request sent again (a double click, a
     # browser retry) is the same message and changes nothing: above all it does not re-open a
     # room that was stopped or ended since.
+    message = {
+        "kind": "human",
+        "speaker": speaker,
+        "content": content,
+        "request_id": request_id,
+        "visible_to": private_to,
+        "data": {"by": who(actor, speaker)},
+    }
+    if config_change is not None:
+        config, by, fields, notice = config_change
+        _, event = storage_errors(
+            storage.post_after_config_change,
+            db,
+            room_id,
+            config,
+            by=by,
+            changes=fields,
+            notice=notice,
+            message=message,
+            reopen=REOPENED_BY_A_MESSAGE,
+        )
+        return event  # type: ignore[no-any-return]
     return storage_errors(
-        storage.append_message,
-        db,
-        room_id,
-        "human",
-        speaker,
-        content,
-        request_id=request_id,
-        visible_to=private_to,
-        data={"by": who(actor, speaker)},
-        reopen=REOPENED_BY_A_MESSAGE,
+        storage.append_message, db, room_id, **message, reopen=REOPENED_BY_A_MESSAGE
     )
 
 

@@ -49,7 +49,6 @@ from conversation.sync import run_sync
 from conversation.text.limits import MAX_MESSAGE_CHARS as MAX_MESSAGE_CHARS
 from conversation.text.limits import (
     MAX_STOP_REASON_CHARS,
-    check_message,
     check_text,
 )
 from conversation.vocabulary import (
@@ -213,11 +212,24 @@ class Room:
         posting). ``continue_turns=N`` first raises the turn limit to N more agent turns, as a
         settings change (``extend_limit``), so the agents answer.
         """
-        if continue_turns is not None:
-            check_message(content)  # nothing is changed for a message that would be refused
-            self.extend_limit(continue_turns, actor=actor, by=speaker)
+        change = None
+        repeated = request_id is not None and self._posted(request_id)
+        if continue_turns is not None and not repeated:  # a repeat is the same message, no more
+            # The raised limit and the message are one write (a settings change, then the
+            # message): no one sees one without the other.
+            require(actor, Action.CREATE_ROOM)
+            by = who(actor, speaker)
+            new, fields = changed_config(self.config, {"termination": self._raised(continue_turns)})
+            change = (new.to_dict(), by, fields, version_notice(by, fields))
         return post_message(
-            self.db, self.id, content, speaker=speaker, request_id=request_id, to=to, actor=actor
+            self.db,
+            self.id,
+            content,
+            speaker=speaker,
+            request_id=request_id,
+            to=to,
+            actor=actor,
+            config_change=change,
         )
 
     def no_answer_reason(self) -> str | None:
@@ -230,15 +242,26 @@ class Room:
         turns taken so far plus ``turns``, stored as a settings change (``update_config``: a new
         version and its notice). Returns the version now in force. ``ConversationStateError``
         when no turn limit is reached (a budget is raised with ``update_config``)."""
+        return self.update_config({"termination": self._raised(turns)}, actor=actor, by=by)
+
+    def _posted(self, request_id: Any) -> bool:
+        """Whether a message with ``request_id`` is already in the log (a request sent again)."""
+        if not isinstance(request_id, str):
+            return False  # refused by post_message with its own error
+        return storage_errors(storage.find_event, self.db, self.id, request_id) is not None
+
+    def _raised(self, turns: int) -> Any:
+        """The room's stop rules with every reached turn limit raised by ``turns`` more."""
         turns = check_continue_turns(turns)
         config = self.config
-        events = self.events()
-        raised = continued_termination(config.termination, turns_taken(config, events), turns)
+        raised = continued_termination(
+            config.termination, turns_taken(config, self.events()), turns
+        )
         if raised is None:
             raise ConversationStateError(
                 f"room {self.id} has not reached a turn limit: there is nothing to continue"
             )
-        return self.update_config({"termination": raised}, actor=actor, by=by)
+        return raised
 
     def pause(self, *, actor: Actor | None = None, by: str = "user") -> None:
         """Take no new turn until ``resume()`` (a turn in flight still lands). A notice

@@ -66,3 +66,25 @@ def test_a_spent_budget_is_a_reason_too(db: Database) -> None:
     room = ended_room(db, termination=MaxTurns(10), budget=Budget(max_tokens=1))
     # The offline model reports tokens: the budget is spent after the first turn.
     assert room.no_answer_reason() is not None
+
+
+def test_continuing_is_one_write_the_limit_and_the_message_together(db: Database) -> None:
+    """The raised limit and the message were two writes: a message refused after the first (a
+    request id already used for other text) left the limit raised with no message, and a double
+    click raised it twice. Now both land together or neither does."""
+    from conversation.exceptions import RequestConflictError
+
+    room = ended_room(db)
+    room.post("first follow-up", continue_turns=2, request_id="r-1")
+    again = room.post("first follow-up", continue_turns=2, request_id="r-1")  # a double click
+    versions = room.config_versions()
+    assert len(versions) == 2 and versions[-1]["config"]["termination"]["max_turns"] == 4
+    assert again.content == "first follow-up"
+    seqs = [e.seq for e in room.events()]
+    notice, message = room.events()[-2:]
+    assert notice.kind == "system" and message.content == "first follow-up"
+    assert message.seq == notice.seq + 1 and len(seqs) == len(set(seqs))
+    with pytest.raises(RequestConflictError):
+        room.post("other text", continue_turns=5, request_id="r-1")
+    assert len(room.config_versions()) == 2  # nothing raised for the refused message
+    assert room.config.termination is not None
