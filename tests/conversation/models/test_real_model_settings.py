@@ -74,7 +74,7 @@ def test_the_rooms_output_limit_is_sent_as_max_tokens_too(db, server, spec) -> N
 
 def test_the_default_output_limit_is_bounded(db, server, spec) -> None:
     one_round(db, spec).run()
-    assert {r.body["max_tokens"] for r in server.chat_requests} == {512}
+    assert {r.body["max_tokens"] for r in server.chat_requests} == {200}
 
 
 def test_a_timed_out_request_is_recorded_and_not_retried_at_once(db, server, spec) -> None:
