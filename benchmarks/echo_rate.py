@@ -129,6 +129,7 @@ async def measure(
             termination={"kind": "max_turns", "max_turns": turns},
             seed=1000 + room,
             use_cache=False,
+            request_timeout=900,  # a loaded machine is slow; a timeout would count as a pass
             **({"max_output_tokens": max_tokens} if max_tokens else {}),
         )
         await run_room(config, model, turns, tally, verbose)
@@ -176,7 +177,9 @@ def main() -> None:
         server = LlamaServer.start(gguf)
         base_url = server.base_url
     try:
-        result = asyncio.run(measure(base_url, args.rooms, args.turns, args.verbose, args.max_tokens))
+        result = asyncio.run(
+            measure(base_url, args.rooms, args.turns, args.verbose, args.max_tokens)
+        )
         print(json.dumps(result, indent=2, ensure_ascii=False))
     finally:
         if server is not None:

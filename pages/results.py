@@ -7,6 +7,7 @@ import streamlit as st
 
 from conversation import analysis, browse
 from conversation.access import Action
+from conversation.rooms.status_words import status_word
 from ui import cached, charts, condition_stats, results
 from ui import experiments as ex
 from ui.access import note
@@ -210,7 +211,7 @@ def compare_panel(rooms: Any, selected: list[int]) -> None:
                 m3.metric("Cost", cost_texts(stats)[0])
                 st.caption(
                     escape_markdown(
-                        f"Status: {row['status']}"
+                        f"Status: {status_word(row['status'])}"
                         + (
                             f" ({row['stop_reason']})"
                             if isinstance(row["stop_reason"], str)

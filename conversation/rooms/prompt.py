@@ -153,7 +153,8 @@ def build_turn_prompt(
     values = {
         "speaker_name": speaker,
         "agent_names": list(config.names),
-        "current_turn": current,
+        # past the last turn (a preview of an ended room): the last turn, never "9 of 8"
+        "current_turn": min(current, max_turns - 1) if max_turns else current,
         "max_turns": max_turns,
         "turns_left": max(max_turns - current, 0) if max_turns else None,
         "feedback": feedback,
@@ -161,7 +162,9 @@ def build_turn_prompt(
     }
     chat = chat_shaped(config, speaker)
     if chat:
-        instructions = _CHAT_TEMPLATE.render({**values, "conversation": "", "activity_opener": None})
+        instructions = _CHAT_TEMPLATE.render(
+            {**values, "conversation": "", "activity_opener": None}
+        )
         system = f"{system}\n{instructions.strip()}"
 
     def fill(lines: Sequence[str], opener: str | None) -> str:

@@ -144,9 +144,9 @@ def test_long_rooms_keep_every_prompt_within_the_window(db, server, spec) -> Non
     room.post("OPENER: agree on a price for the mug, and say DEAL when you do.")
     room.run()
     assert room.status == "terminated"
-    prompts = [
+    prompts = [  # the system message, and the conversation sent as chat turns
         (next(m["content"] for m in r.body["messages"] if m["role"] == "system"),
-         next(m["content"] for m in r.body["messages"] if m["role"] == "user"))
+         "\n".join(m["content"] for m in r.body["messages"] if m["role"] != "system"))
         for r in server.chat_requests
     ]  # fmt: skip
     assert len(prompts) == 24
@@ -154,7 +154,7 @@ def test_long_rooms_keep_every_prompt_within_the_window(db, server, spec) -> Non
     assert max(sizes) <= 1500 - 200
     assert sizes[-1] > 900  # the window is used, not starved
     assert all("OPENER:" in user for _, user in prompts)  # the opening is kept
-    assert all("buyer" in system for system, _ in prompts if "Alice" in system)
+    assert all("buyer" in system for system, _ in prompts if "You are Alice" in system)
     last_user = prompts[-1][1]
     assert len(last_user.splitlines()) < 30  # the middle was dropped
 

@@ -127,7 +127,7 @@ def test_chat_messages_shape() -> None:
 def test_every_sentence_of_the_prompts_is_recognised_as_scaffolding() -> None:
     for prompt in (CHAT_ROOM_PROMPT, DEFAULT_ROOM_PROMPT):
         rendered = (
-            prompt.replace("{{ agent_names | join(\", \") }}", "Ann, Ben")
+            prompt.replace('{{ agent_names | join(", ") }}', "Ann, Ben")
             .replace("{{ speaker_name }}", "Ann")
             .replace("{{ current_turn + 1 }}", "3")
             .replace("{{ max_turns }}", "8")

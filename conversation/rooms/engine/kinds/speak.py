@@ -6,10 +6,10 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import storage
-from conversation.rooms.config import RoomConfig
-from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler, resumed
 from conversation import models
 from conversation.models.chat_shape import EchoOnlyReply
+from conversation.rooms.config import RoomConfig
+from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler, resumed
 from conversation.rooms.engine.records import Call, Plan, Reply
 from conversation.rooms.prompt import build_turn_prompt, denial_feedback, is_pass, room_template
 from conversation.termination.state import RoomState
