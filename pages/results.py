@@ -128,8 +128,11 @@ with charts_tab:
     if latest is not None:
         answers = browse.analysis_frame(db, latest.id)
         answers = answers[answers["room_id"].isin(selected)]
+        planned = results.planned_by_label(rooms[rooms["room_id"].isin(selected)], short_names)
         c6.plotly_chart(
-            charts.outcomes_by_condition(answers, question=latest.name, names=short_names),
+            charts.outcomes_by_condition(
+                answers, question=latest.name, names=short_names, planned=planned
+            ),
             key="chart-outcomes",
             on_select="rerun",
         )
