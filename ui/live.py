@@ -235,6 +235,10 @@ def _state_note(event: Any) -> str:
     }.get(event.state or "", "")
 
 
+#: The height of the transcript's scrolling box, in pixels.
+TRANSCRIPT_HEIGHT = 560
+
+
 def render_transcript(
     room: Any, cache: LiveCache, roster: Sequence[str], *, db: Any = None
 ) -> None:
@@ -251,12 +255,16 @@ def render_transcript(
         st.caption(f"{hidden} earlier events are not shown here; see Results for the full log.")
     tags = coding.labels_by_event(db, events[hidden:]) if db is not None else {}
     activity = None
-    for event in events[hidden:]:
-        if event.kind == "human" and event.activity != activity:
-            st.divider()
-            st.caption(f"Activity {event.activity}")
-        activity = event.activity if event.kind == "human" else activity
-        render_event(event, roster, tags.get(int(event.id)) if event.id is not None else None)
+    # A scrolling box that follows the newest message unless the person scrolled up in it
+    # (Streamlit's autoscroll sticks to the bottom only while the view is there); the status
+    # line above it stays in view.
+    with st.container(height=TRANSCRIPT_HEIGHT, autoscroll=True, key=f"transcript-{room.id}"):
+        for event in events[hidden:]:
+            if event.kind == "human" and event.activity != activity:
+                st.divider()
+                st.caption(f"Activity {event.activity}")
+            activity = event.activity if event.kind == "human" else activity
+            render_event(event, roster, tags.get(int(event.id)) if event.id is not None else None)
 
 
 def spend_line(cache: LiveCache, budget: Budget | None = None) -> str:
