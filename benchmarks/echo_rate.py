@@ -1,22 +1,24 @@
-"""Echo rate: how often a real small chat model copies the transcript's structure into its reply.
+"""Echo rate: how often a real small chat model copies the prompt's scaffolding into its reply, or
+writes made-up turns of other speakers, through the rooms' own prompt path.
 
-    python benchmarks/echo_rate.py [--rooms 3] [--turns 8] [--max-tokens 64] [--base-url URL]
+    python benchmarks/echo_rate.py [--rooms 6] [--turns 8] [--max-tokens N] [--base-url URL]
 
 What it does (SmolLM2-135M-Instruct on llama.cpp's server: started here from the GGUF that
 ``.ci/install-llm`` fetches, unless ``--base-url`` names a running one):
-1. for each transcript shape, ``before`` (one JSON record per message, the prompt this project
-   used until now) and ``after`` (``conversation.text.transcript``: a header line per message and
-   its text quoted with ``| ``, the current room prompt), runs ``--rooms`` two-agent mug
-   negotiations of ``--turns`` turns through ``conversation.models.ask`` with the same personas,
-   opener and output limit;
-2. counts a reply as an echo when it copies transcript structure (``transcript.echoes``: a JSON
-   message record, a ``[seq N] Name:`` header, quoted ``| `` lines, or a line opening with a
-   speaker's ``Name:`` label), on the raw reply, before any stripping;
-3. prints per shape: the echo rate, the share of replies still echoing after ``strip_echo`` (what a
-   room stores), the median and max latency and output tokens per turn, and the largest prompt.
+1. runs ``--rooms`` two-agent mug negotiations (a buyer and a seller; the room's seed differs
+   per room) of ``--turns`` turns each, every turn asked exactly as a room asks it: the prompt
+   of ``rooms.prompt.build_turn_prompt`` (whatever shape the code under test builds), the room's
+   call settings (``RoomConfig.call_settings``: the default output limit, the speaker names),
+   and ``models.ask``;
+2. classifies each reply with ``text.scaffolding.reply_problems``: ``scaffolding`` (a phrase of
+   the prompt's instructions) and ``made_up_turn`` (a line opening another member's turn), on the
+   raw reply (what the server sent) and on the stored one (``ModelReply.text``, what the room
+   keeps); a reply left empty after stripping (``empty_response``: a room retries it) is stored
+   as a pass here;
+3. prints the rates, the latency and output tokens per turn, and a few raw examples.
 
-The model is sampled at temperature 0.5 with a fixed seed per request, so rates move a little
-between runs; compare shapes within one run.
+The model samples with a fixed seed per request, so rates move a little between runs; compare
+code versions by running this on each (the numbers in docs/models.md say which commit).
 """
 
 from __future__ import annotations
@@ -33,116 +35,131 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conversation.dialogue.prompts import persona  # noqa: E402
+from conversation.exceptions import ModelCallError  # noqa: E402
 from conversation.models import ask, resolve_model  # noqa: E402
-from conversation.models.settings import CallSettings  # noqa: E402
-from conversation.rooms.config import ROOM_PROMPT_VARIABLES  # noqa: E402
-from conversation.rooms.prompt import DEFAULT_ROOM_PROMPT  # noqa: E402
-from conversation.text.safety import SafeTemplate  # noqa: E402
-from conversation.text.tokens import prompt_tokens  # noqa: E402
-from conversation.text.transcript import (  # noqa: E402
-    echoes,
-    render_lines,
-    render_record,
-    strip_echo,
-)
+from conversation.planning.events import RoomEvent  # noqa: E402
+from conversation.rooms.config import RoomConfig  # noqa: E402
+from conversation.rooms.prompt import build_turn_prompt, is_pass  # noqa: E402
+from conversation.termination.state import RoomState  # noqa: E402
+from conversation.text.scaffolding import reply_problems  # noqa: E402
 
-# The prompt and transcript this project used before (kept here to measure against).
-BEFORE_PROMPT = """You are {{ speaker_name }}, in a group chat with {{ agent_names | join(", ") }} and the people who write there.
-The conversation so far: {{ conversation }}
-{% if max_turns %}This is turn {{ current_turn + 1 }} of {{ max_turns }} ({{ turns_left }} left, counting this one).
-{% endif %}{% if feedback %}{{ feedback }}
-{% endif %}Write your next message as {{ speaker_name }}. To hand over to someone, mention them as @name. If you have nothing to add, reply with the single word PASS."""
-BEFORE_HEADER = "(one JSON record per message, in order; only the speaker field says who spoke)"
-
-AGENTS = {
-    "Buyer": {"role": "You want to buy a mug. It is worth $10 to you; pay as little as you can."},
-    "Seller": {"role": "You sell a mug that cost you $4; get as much as you can for it."},
-}
+AGENTS = [
+    {
+        "name": "Buyer",
+        "traits": {},
+        "instruction": "You want to buy a mug. It is worth $10 to you; pay as little as you can.",
+    },
+    {
+        "name": "Seller",
+        "traits": {},
+        "instruction": "You sell a mug that cost you $4; get as much as you can for it.",
+    },
+]
 OPENER = "Please negotiate the price of the mug. Say DEAL when you agree."
 
 
-def _render(shape: str, messages: list[tuple[str, str]]) -> str:
-    records = [{"seq": i + 1, "speaker": s, "text": t} for i, (s, t) in enumerate(messages)]
-    if shape == "before":
-        lines = [json.dumps(r, ensure_ascii=False, separators=(", ", ": ")) for r in records]
-        return "\n".join([BEFORE_HEADER, *lines])
-    return render_lines([render_record(r) for r in records])
+def _raw_text(reply_raw: Any) -> str:
+    try:
+        return str(reply_raw["choices"][0]["message"]["content"] or "")
+    except (KeyError, IndexError, TypeError):
+        return ""
 
 
-async def run_shape(
-    shape: str, model: Any, rooms: int, turns: int, limit: int, verbose: bool = False
-) -> dict[str, Any]:
-    text = BEFORE_PROMPT if shape == "before" else DEFAULT_ROOM_PROMPT
-    template = SafeTemplate(text, allowed=ROOM_PROMPT_VARIABLES, field="prompt_template")
-    names = list(AGENTS)
-    raw_echo = stored_echo = 0
-    latencies: list[float] = []
-    outputs: list[int] = []
-    largest = 0
-    samples: list[str] = []
-    for room in range(rooms):
-        messages: list[tuple[str, str]] = [("user", OPENER)]
-        for turn in range(turns):
-            speaker = names[turn % 2]
-            system = persona(speaker, AGENTS[speaker], None)
-            user = template.render(
-                {
-                    "speaker_name": speaker,
-                    "conversation": _render(shape, messages),
-                    "agent_names": names,
-                    "current_turn": turn,
-                    "max_turns": turns,
-                    "turns_left": turns - turn,
-                    "feedback": None,
-                    "activity_opener": OPENER,
-                    "addressee": None,
-                }
-            ).strip()
-            largest = max(largest, prompt_tokens(system, user))
-            started = time.perf_counter()
+async def run_room(
+    config: RoomConfig, model: Any, turns: int, tally: dict[str, Any], verbose: bool
+) -> None:
+    names = list(config.names)
+    roster = [*names, "user"]
+    events = [RoomEvent("user", OPENER)]
+    for turn in range(turns):
+        speaker = names[turn % 2]
+        view = RoomState(config.names, events, seqs=range(1, len(events) + 1))
+        prompt = build_turn_prompt(config, view, speaker)
+        settings = config.call_settings(speaker)
+        started = time.perf_counter()
+        try:
             reply = await ask(
                 model,
-                user_prompt=user,
-                system_prompt=system,
-                iteration=room,
-                settings=CallSettings(max_output_tokens=limit, timeout=300),
+                user_prompt=prompt.user_prompt,
+                system_prompt=prompt.system_prompt,
+                iteration=config.seed,
+                settings=settings,
             )
-            latencies.append(time.perf_counter() - started)
-            outputs.append(reply.output_tokens or 0)
-            raw = str(reply.raw["choices"][0]["message"]["content"] or "")
-            if verbose:
-                print(f"{shape} {room}.{turn} {speaker}: {raw[:150]!r}", file=sys.stderr)
-            if echoes(raw, [*names, "user"]):
-                raw_echo += 1
-                if len(samples) < 3:
-                    samples.append(raw[:160])
-            kept = strip_echo(raw, [speaker], [*names, "user"]) if shape == "after" else raw.strip()
-            if echoes(kept, [*names, "user"]):
-                stored_echo += 1
-            messages.append((speaker, kept or "PASS"))
+            raw, stored = _raw_text(reply.raw), reply.text
+            tally["output_tokens"].append(reply.output_tokens or 0)
+        except ModelCallError as exc:
+            if exc.code == "timeout":  # counted, and asked as a pass (a room would retry)
+                tally["timeouts"] += 1
+                raw = stored = ""
+            elif exc.code in ("empty_response", "echo_only"):  # nothing left once stripped
+                raw, stored = str(getattr(exc, "raw_text", "")), ""
+                tally["emptied"] += 1
+            else:
+                raise
+        tally["latency"].append(time.perf_counter() - started)
+        for where, text in (("raw", raw), ("stored", stored)):
+            for problem in reply_problems(text, [speaker], roster):
+                tally[f"{where}_{problem}"] += 1
+        if verbose:
+            print(f"{config.seed}.{turn} {speaker}: {raw[:200]!r}", file=sys.stderr)
+        if reply_problems(raw, [speaker], roster) and len(tally["examples"]) < 4:
+            tally["examples"].append(raw[:200])
+        passed = not stored or is_pass(stored)
+        events.append(RoomEvent(speaker, "" if passed else stored, passed=passed))
+
+
+async def measure(
+    base_url: str, rooms: int, turns: int, verbose: bool, max_tokens: int | None = None
+) -> dict[str, Any]:
+    spec = {"service": "openai_compatible", "model": "smollm2", "base_url": base_url}
+    model = resolve_model(spec)
+    tally: dict[str, Any] = {
+        "latency": [],
+        "output_tokens": [],
+        "examples": [],
+        "emptied": 0,
+        "timeouts": 0,
+        **{f"{w}_{p}": 0 for w in ("raw", "stored") for p in ("scaffolding", "made_up_turn")},
+    }
+    config = None
+    for room in range(rooms):
+        config = RoomConfig.build(
+            agents=AGENTS,
+            model=spec,
+            termination={"kind": "max_turns", "max_turns": turns},
+            seed=1000 + room,
+            use_cache=False,
+            request_timeout=900,  # a loaded machine is slow; a timeout would count as a pass
+            **({"max_output_tokens": max_tokens} if max_tokens else {}),
+        )
+        await run_room(config, model, turns, tally, verbose)
     count = rooms * turns
     return {
-        "shape": shape,
         "replies": count,
-        "echo_rate": raw_echo / count,
-        "stored_echo_rate": stored_echo / count,
-        "latency_median_s": statistics.median(latencies),
-        "latency_max_s": max(latencies),
-        "output_tokens_median": statistics.median(outputs),
-        "output_tokens_max": max(outputs),
-        "largest_prompt_estimate": largest,
-        "examples": samples,
+        "max_output_tokens": config.max_output_tokens if config else None,
+        **{
+            f"{w}_{p}_rate": round(tally[f"{w}_{p}"] / count, 3)
+            for w in ("raw", "stored")
+            for p in ("scaffolding", "made_up_turn")
+        },
+        "emptied_by_stripping": tally["emptied"],
+        "timeouts": tally["timeouts"],
+        "latency_median_s": round(statistics.median(tally["latency"]), 2),
+        "latency_max_s": round(max(tally["latency"]), 2),
+        "output_tokens_median": statistics.median(tally["output_tokens"] or [0]),
+        "output_tokens_max": max(tally["output_tokens"] or [0]),
+        "examples": tally["examples"],
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rooms", type=int, default=3)
+    parser.add_argument("--rooms", type=int, default=6)
     parser.add_argument("--turns", type=int, default=8)
-    parser.add_argument("--max-tokens", type=int, default=64)
     parser.add_argument("--base-url", default=None)
-    parser.add_argument("--shapes", default="before,after")
+    parser.add_argument(
+        "--max-tokens", type=int, default=None, help="the output limit (default: the room's)"
+    )
     parser.add_argument("--verbose", action="store_true", help="print every raw reply")
     args = parser.parse_args()
 
@@ -160,14 +177,10 @@ def main() -> None:
         server = LlamaServer.start(gguf)
         base_url = server.base_url
     try:
-        model = resolve_model(
-            {"service": "openai_compatible", "model": "smollm2", "base_url": base_url}
+        result = asyncio.run(
+            measure(base_url, args.rooms, args.turns, args.verbose, args.max_tokens)
         )
-        for shape in args.shapes.split(","):
-            result = asyncio.run(
-                run_shape(shape, model, args.rooms, args.turns, args.max_tokens, args.verbose)
-            )
-            print(json.dumps(result, indent=2, ensure_ascii=False))
+        print(json.dumps(result, indent=2, ensure_ascii=False))
     finally:
         if server is not None:
             server.stop()

@@ -338,7 +338,8 @@ def progress_panel() -> None:
     k3.metric("Messages", int(table["messages"].sum()) if not table.empty else 0)
     k4.metric("Cost", now.cost_text)
     st.caption(escape_markdown(ex.spend_line(now)))
-    st.caption(escape_markdown(" · ".join(f"{k}: {v}" for k, v in sorted(now.by_status.items()))))
+    table = rooms.with_status_words(db, table)
+    st.caption(escape_markdown(rooms.status_counts(table, now.by_status)))
     if not table.empty:
         # Each room's condition by its short name (as in Results), in the design's order.
         labelled, order = charts.condition_labels(table, short_names)

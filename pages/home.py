@@ -4,6 +4,7 @@ import streamlit as st
 
 from conversation import browse
 from conversation.access import Action
+from conversation.rooms.status_words import status_word
 from conversation.vocabulary import ROOM_STATUSES as STATUSES
 from ui import manage, rooms
 from ui.access import note
@@ -85,7 +86,11 @@ def room_filters() -> dict:
         "Search", key="home-search", placeholder="name, condition or #id", icon=":material/search:"
     )
     statuses = f2.multiselect(
-        "Status", sorted(STATUSES), key="home-status", placeholder="any status"
+        "Status",
+        sorted(STATUSES),
+        key="home-status",
+        placeholder="any status",
+        format_func=status_word,
     )
     experiments = {OWN_ROOMS: None, ALL_ROOMS: None} | {
         f"#{e.id} {e.name}": e.id for e in browse.list_experiments(db, archived=False, limit=None)

@@ -7,6 +7,7 @@ import streamlit as st
 
 from conversation import analysis, browse
 from conversation.access import Action
+from conversation.rooms.status_words import status_word
 from ui import cached, charts, condition_stats, results
 from ui import experiments as ex
 from ui.access import note
@@ -127,8 +128,11 @@ with charts_tab:
     if latest is not None:
         answers = browse.analysis_frame(db, latest.id)
         answers = answers[answers["room_id"].isin(selected)]
+        planned = results.planned_by_label(rooms[rooms["room_id"].isin(selected)], short_names)
         c6.plotly_chart(
-            charts.outcomes_by_condition(answers, question=latest.name, names=short_names),
+            charts.outcomes_by_condition(
+                answers, question=latest.name, names=short_names, planned=planned
+            ),
             key="chart-outcomes",
             on_select="rerun",
         )
@@ -210,7 +214,7 @@ def compare_panel(rooms: Any, selected: list[int]) -> None:
                 m3.metric("Cost", cost_texts(stats)[0])
                 st.caption(
                     escape_markdown(
-                        f"Status: {row['status']}"
+                        f"Status: {status_word(row['status'])}"
                         + (
                             f" ({row['stop_reason']})"
                             if isinstance(row["stop_reason"], str)

@@ -15,6 +15,7 @@ from conversation.exceptions import (
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.continuing import MAX_CONTINUE_TURNS
 from conversation.rooms.room import MAX_MESSAGE_CHARS, Room
+from conversation.rooms.status_words import status_word
 from conversation.rooms.turn import DraftChanged
 from ui import rooms
 from ui.access import note
@@ -122,7 +123,7 @@ roster = list(config.names)
 
 st.title(escape_markdown(record.name))
 facts = [
-    f"**Status:** {escape_markdown(record.status)}",
+    f"**Status:** {escape_markdown(status_word(record.status))}",
     f"**Model:** {escape_markdown(describe_spec(config.model))}",
     f"**Turn taking:** {rooms.PLANNER_LABELS.get(str(config.planner.get('kind')), '?')}",
     f"**Stops:** {escape_markdown(rooms.describe_termination(config.termination))}",

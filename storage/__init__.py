@@ -111,6 +111,7 @@ from storage.leases import (
     renew_leases,
     require_lease,
 )
+from storage.outages import SERVER_UNAVAILABLE_CODE, waiting_for_server
 from storage.profiles import (
     create_agent_profile,
     delete_agent_profile,
@@ -157,6 +158,8 @@ from storage.vocabulary import (
 __all__ = [
     # connection and configuration
     "Database",
+    "SERVER_UNAVAILABLE_CODE",
+    "waiting_for_server",
     "data_dir",
     "database_url",
     "display_url",

@@ -233,14 +233,24 @@ def condition_labels(
     return out, order
 
 
-def n_ticks(labels: list[str], counts: Mapping[str, int]) -> dict[str, Any]:
+def n_ticks(
+    labels: list[str], counts: Mapping[str, int], planned: Mapping[str, int] | None = None
+) -> dict[str, Any]:
     """An x axis whose tick under each condition says how many rooms it stands for:
-    ``t0.7·gpt4o (n=10)`` (plain text, escaped for Plotly)."""
+    ``t0.7·gpt4o (n=10)``, or ``value $10 (n=1 of 2)`` when ``planned`` says more rooms were
+    planned than answered (the missing ones are missing, never silently dropped); plain text,
+    escaped for Plotly."""
+    planned = planned or {}
+
+    def tick(label: str) -> str:
+        n, of = int(counts.get(label, 0)), int(planned.get(label, 0))
+        return f"{plain(label)} (n={n} of {of})" if of > n else f"{plain(label)} (n={n})"
+
     return {
         "categoryorder": "array",
         "categoryarray": [plain(label) for label in labels],
         "tickvals": [plain(label) for label in labels],
-        "ticktext": [f"{plain(label)} (n={int(counts.get(label, 0))})" for label in labels],
+        "ticktext": [tick(label) for label in labels],
     }
 
 
@@ -271,9 +281,11 @@ def outcomes_by_condition(
     *,
     question: str = "answer",
     names: Mapping[str, str] | None = None,
+    planned: Mapping[str, int] | None = None,
 ) -> go.Figure:
     """An analysis question's answers by experiment condition, in design order, each condition
-    labelled with its short name (``names``) and its n.
+    labelled with its short name (``names``) and its n: the rooms answered, ``of`` the rooms
+    ``planned`` (by short name) when some have no answer (failed, or not asked yet).
 
     Yes/no answers: the share of "yes" per condition (e.g. the deal rate) with its 95% Wilson
     interval. Numbers: each room as a point and the mean with its 95% t interval. Anything
@@ -282,9 +294,18 @@ def outcomes_by_condition(
     from conversation.analysis import statistics
 
     title = f"{plain(question)} by condition"
-    if answers.empty:
-        return _empty(title, "No answers yet: run an analysis first.")
-    frame, order = condition_labels(answers, names)
+    answered = answers[answers["answer"].notna()] if "answer" in answers else answers
+    if answered.empty:
+        missing = len(answers)
+        return _empty(
+            title,
+            f"No answers yet: {missing} failed (retry them in the Analysis tab)."
+            if missing
+            else "No answers yet: run an analysis first.",
+        )
+    frame, order = condition_labels(answered, names)
+    planned = dict(planned or {})
+    order += [label for label in planned if label not in order]
     kind = answer_kind(frame["answer"])
     fig = go.Figure()
     if kind == "yes_no":
@@ -306,7 +327,7 @@ def outcomes_by_condition(
             f"{title}: share answering yes (95% Wilson CI)",
             # Room above 100% for the "100% of 5" label over a full bar and its interval.
             yaxis={"range": [0, 1.3], "tickformat": ".0%", "tickvals": [0, 0.25, 0.5, 0.75, 1]},
-            xaxis=n_ticks(order, counts),
+            xaxis=n_ticks(order, counts, planned),
         )
     if kind == "numeric":
         frame["value"] = pd.to_numeric(frame["answer"], errors="coerce")
@@ -326,7 +347,7 @@ def outcomes_by_condition(
             fig,
             f"{title} (rooms, and the mean with its 95% t CI)",
             showlegend=False,
-            xaxis=n_ticks(order, counts),
+            xaxis=n_ticks(order, counts, planned),
             yaxis={"range": padded_range(frame["value"], *_interval_ends(means))},
         )
     frame["answer"] = frame["answer"].astype(str)
@@ -340,7 +361,7 @@ def outcomes_by_condition(
         )
     counts = frame.groupby("label").size().to_dict()
     return _layout(
-        fig, title, barmode="stack", yaxis={"title": "rooms"}, xaxis=n_ticks(order, counts)
+        fig, title, barmode="stack", yaxis={"title": "rooms"}, xaxis=n_ticks(order, counts, planned)
     )
 
 

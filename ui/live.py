@@ -124,7 +124,8 @@ def status_line(room: Any, cache: LiveCache, recovery: Any = None) -> str:
     if turn is not None and turn.state == "waiting":
         return f"{turn.speaker}'s draft is waiting for approval."
     if turn is not None and turn.state == "interrupted":
-        return f"{turn.speaker}'s turn was interrupted; resume or abandon it."
+        said = f"{turn.speaker}'s turn was interrupted; resume or abandon it."
+        return f"{_word(room.status)}: {said}" if room.status != "running" else said
     if room.status == "running":
         if turn is not None:
             waiting = waiting_for_server(turn)
@@ -136,15 +137,19 @@ def status_line(room: Any, cache: LiveCache, recovery: Any = None) -> str:
             retry = f" (attempt {turn.attempts + 1})" if turn.attempts else ""
             return f"{turn.speaker} is answering…{retry}"
         return "Running: deciding who speaks next…"
-    return {
-        "idle": "Not started: post a message to open the first activity.",
-        "settled": "Settled: everyone had their say. Post a message to start a new activity.",
-        "paused": "Paused: resume to let the agents go on.",
-        "waiting": "Waiting for a person.",
-        "stopped": f"Stopped{reason}.",
-        "terminated": f"Ended{reason}.",
-        "failed": f"Failed{reason}.",
-    }.get(room.status, room.status)
+    what = {  # after the status word every page uses (``rooms.status_words``)
+        "idle": ": post a message to open the first activity.",
+        "settled": ": everyone had their say. Post a message to start a new activity.",
+        "paused": ": resume to let the agents go on.",
+    }.get(room.status, f"{reason}.")
+    return _word(room.status) + what
+
+
+def _word(status: str) -> str:
+    from conversation.rooms.status_words import status_word
+
+    word = status_word(status)
+    return word[:1].upper() + word[1:]
 
 
 def render_event(event: Any, roster: Sequence[str], tags: Sequence[str] | None = None) -> None:

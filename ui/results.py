@@ -4,7 +4,7 @@ choices, a question spec from the form. No Streamlit here. The analysis run and 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -136,8 +136,23 @@ def with_short_names(rooms: pd.DataFrame, names: dict[str, str]) -> pd.DataFrame
 
 
 def latest_analysis(db: Any, experiment_id: int | None) -> Any | None:
-    found = browse.list_analyses(db, experiment_id=experiment_id, status="done", limit=1)
-    return found[0] if found else None
+    """The experiment's newest analysis that has finished asking (``done``, or ``failed`` with
+    some answers missing: the chart shows the answers there are), else None."""
+    for found in browse.list_analyses(db, experiment_id=experiment_id, limit=20):
+        if found.status in ("done", "failed"):
+            return found
+    return None
+
+
+def planned_by_label(rooms: Any, names: Mapping[str, str] | None) -> dict[str, int]:
+    """How many of ``rooms`` (a frame with ``condition``) each condition's short name has: the
+    n an analysis chart is planned for."""
+    from ui.charts import condition_labels
+
+    if rooms.empty:
+        return {}
+    labelled, _ = condition_labels(rooms, names)
+    return {str(k): int(v) for k, v in labelled["label"].value_counts().items()}
 
 
 # --- follow-up analysis ----------------------------------------------------------------------

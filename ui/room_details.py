@@ -68,6 +68,13 @@ def prompt_preview(db: Any, room_id: int) -> None:
         config, [e for e in room.events() if e.state not in ("running",)], who
     )
     st.caption("Prompt template: " + ("the room's own" if config.prompt_template else "default"))
+    if room.status in ("terminated", "stopped"):
+        st.caption("The room has ended: this is what the agent would be asked if it went on.")
+    # Both prompts: for a real chat model the instructions are in the system prompt and the
+    # user prompt is the conversation, sent as chat turns (docs/models.md, "Prompt shape").
+    st.caption("System prompt")
+    st.code(shown.system_prompt, language=None, wrap_lines=True)
+    st.caption("User prompt")
     st.code(shown.user_prompt, language=None, wrap_lines=True)
 
 

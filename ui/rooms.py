@@ -329,7 +329,35 @@ def overview(
     rooms = rooms.merge(
         tails[["room_id", "activity"]].assign(last_message=said), on="room_id", how="left"
     )
-    return rooms[OVERVIEW_COLUMNS], total
+    return with_status_words(db, rooms[OVERVIEW_COLUMNS]), total
+
+
+def with_status_words(db: Any, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (``room_id`` and ``status`` columns) with each status in the words every page
+    uses (``rooms.status_words``), a running room waiting for its model server said so."""
+    from conversation.rooms.status_words import status_words
+
+    if frame.empty:
+        return frame
+    ids = [int(r) for r in frame["room_id"]]
+    running = [i for i, s in zip(ids, frame["status"], strict=True) if s == "running"]
+    waiting = browse.waiting_for_server(db, running) if running else {}
+    return frame.assign(status=status_words(ids, list(frame["status"]), waiting))
+
+
+def status_counts(table: pd.DataFrame, by_status: Mapping[str, int]) -> str:
+    """``ended: 3 · running: 1 · waiting for the model server: 1``: the rooms per status word
+    (from ``table``'s words where it lists every room, else ``by_status`` in words)."""
+    from conversation.rooms.status_words import status_word
+
+    if not table.empty and len(table) >= sum(by_status.values()):
+        counts = table["status"].value_counts().to_dict()
+    else:
+        counts = {}
+        for status, count in by_status.items():
+            word = status_word(status)
+            counts[word] = counts.get(word, 0) + count
+    return " · ".join(f"{word}: {count}" for word, count in sorted(counts.items()))
 
 
 def picker_labels(

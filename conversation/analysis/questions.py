@@ -258,6 +258,7 @@ def _rows(
         answers = result["answer"]
         comments = result.get("comments_dict") or {}
         generated = result.get("generated_tokens") or {}
+        spent = result.get("raw_model_response") or {}
         row: dict[str, Any] = {"scenario_index": index}
         row.update({k: v for k, v in originals[index].items() if k != TRANSCRIPT_FIELD})
         for question in questions:
@@ -274,6 +275,11 @@ def _rows(
                 continue
             row[name] = answer
             row[f"{name}_comment"] = comment
+            row[f"{name}_usage"] = {  # EDSL's counts of this call (a cache hit: none spent)
+                "input_tokens": spent.get(f"{name}_input_tokens"),
+                "output_tokens": spent.get(f"{name}_output_tokens"),
+                "cost": spent.get(f"{name}_cost"),
+            }
         rows.append((index, row))
     ordered = [row for _, row in sorted(rows, key=lambda pair: pair[0])]
     return ordered, sorted(failures, key=lambda f: (f.scenario_index, f.question))

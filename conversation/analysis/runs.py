@@ -131,7 +131,9 @@ def _ask_rooms(
             for rid in chunk:
                 storage.record_answer(db, analysis_id, rid, None, model=label, error=error)
         else:
-            _store_outcome(db, analysis_id, question.question_name, outcome, scenarios, label)
+            _store_outcome(
+                db, analysis_id, question.question_name, outcome, scenarios, label, chosen
+            )
         done += len(chunk)
         if progress is not None:
             progress(done, len(room_ids))
@@ -141,11 +143,21 @@ def _ask_rooms(
 
 
 def _store_outcome(
-    db: Any, analysis_id: int, name: str, outcome: Any, scenarios: list[dict[str, Any]], label: str
+    db: Any,
+    analysis_id: int,
+    name: str,
+    outcome: Any,
+    scenarios: list[dict[str, Any]],
+    label: str,
+    model: Any = None,
 ) -> None:
-    """One batch's answers stored: each valid answer, and each failure as its room's error."""
+    """One batch's answers stored: each valid answer with its tokens and cost (``None``: a
+    price that is not known, ``calls.known_cost``), and each failure as its room's error."""
+    from conversation.models.calls import known_cost
+
     for row in outcome.rows:
         if name in row:
+            usage = row.get(f"{name}_usage") or {}
             storage.record_answer(
                 db,
                 analysis_id,
@@ -153,10 +165,17 @@ def _store_outcome(
                 _json_value(row[name]),
                 comment=row.get(f"{name}_comment"),
                 model=label,
+                input_tokens=_count(usage.get("input_tokens")),
+                output_tokens=_count(usage.get("output_tokens")),
+                cost=known_cost(model, usage.get("cost")) if model is not None else None,
             )
     for failure in outcome.failures:
         rid = int(scenarios[failure.scenario_index]["room_id"])
         storage.record_answer(db, analysis_id, rid, None, model=label, error=failure.to_error())
+
+
+def _count(value: Any) -> int | None:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _json_value(value: Any) -> Any:

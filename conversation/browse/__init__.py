@@ -27,6 +27,7 @@ from conversation.browse.records import (
     message_tags,
     room_family,
     sample_log,
+    waiting_for_server,
 )
 
 __all__ = [
@@ -51,4 +52,5 @@ __all__ = [
     "rooms_summary",
     "sample_log",
     "tags_frame",
+    "waiting_for_server",
 ]

@@ -11,6 +11,7 @@ from storage.analysis import answers, get_analysis, list_analyses
 from storage.codes import message_tags
 from storage.events import events, latest_seq
 from storage.experiments import get_experiment, list_experiments
+from storage.outages import waiting_for_server
 from storage.profiles import list_agent_profiles
 from storage.rooms import ROOM_SORTS, count_rooms, get_room, list_rooms, room_family
 from storage.tables import Event
@@ -23,6 +24,7 @@ def sample_log(opening: str, speaker: str = "user") -> list[Event]:
 
 __all__ = [
     "ROOM_SORTS",
+    "waiting_for_server",
     "answers",
     "count_rooms",
     "events",

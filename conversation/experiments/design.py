@@ -244,6 +244,7 @@ def short_names(conditions: Sequence[Condition]) -> list[str]:
     for parts in parsed:
         keys.extend(k for k in parts if k not in keys)
     differing = [k for k in keys if len({p.get(k) for p in parsed}) > 1]
+    readable = {k: _readable_values(k, [p[k] for p in parsed if k in p]) for k in differing}
     abbreviations = {k: _key_abbreviation(k) for k in differing}
     clashing = {a for a in abbreviations.values() if list(abbreviations.values()).count(a) > 1}
     names: list[str] = []
@@ -259,14 +260,44 @@ def short_names(conditions: Sequence[Condition]) -> list[str]:
                 key if abbreviations[key] in clashing and abbreviations[key] else abbreviations[key]
             )
             value = parts[key]
-            bits.append(value if key.startswith("#") else prefix + _value_abbreviation(value))
+            if value in readable[key]:
+                bits.append(readable[key][value])
+            else:
+                bits.append(value if key.startswith("#") else prefix + _value_abbreviation(value))
         name = "·".join(bits) or condition.label
         names.append(name[:MAX_SHORT_NAME] or f"c{index + 1}")
     given = {c.short for c in conditions if c.short}
-    for index, name in enumerate(names):
-        derived = not conditions[index].short
-        if derived and (names.count(name) > 1 or name in given):
-            names[index] = f"c{index + 1}"
+    clashes = [
+        not conditions[i].short and (names.count(name) > 1 or name in given)
+        for i, name in enumerate(names)
+    ]
+    return [
+        f"c{i + 1}" if clash else name
+        for i, (name, clash) in enumerate(zip(names, clashes, strict=True))
+    ]
+
+
+def _readable_values(key: str, values: Sequence[str]) -> dict[str, str]:
+    """``{value: name}`` for the values of ``key`` that are sentences (a space, or longer than
+    an abbreviation keeps): the key's last word and the words that differ between the values,
+    as a person reads them (``Buyer.private_value`` = "The mug is worth $10 to you" or "... $6
+    ..." -> ``value $10``, ``value $6``). Short values are abbreviated as before."""
+    long = [v for v in dict.fromkeys(values) if " " in v.strip() or len(v) > 12]
+    if len(long) < 2 or key.startswith("#"):
+        return {}
+    words = [v.split() for v in long]
+    start = 0
+    while all(len(w) > start for w in words) and len({w[start] for w in words}) == 1:
+        start += 1
+    end = 0
+    while all(len(w) - end > start for w in words) and len({w[-1 - end] for w in words}) == 1:
+        end += 1
+    pieces = [key_piece for key_piece in re.split(r"[._\s-]+", key) if key_piece]
+    label = pieces[-1].lower() if pieces else key
+    names = {}
+    for value, w in zip(long, words, strict=True):
+        differing = " ".join(w[start : len(w) - end]).rstrip(".,;:")
+        names[value] = f"{label} {differing}"[:MAX_SHORT_NAME].strip()
     return names
 
 

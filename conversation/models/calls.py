@@ -35,8 +35,12 @@ With ``settings`` (``CallSettings``):
   transient); for a self-hosted server it asks any retry to wait at least as long again
   (``min_backoff``): the server keeps working on an abandoned request, and a retry sent at once
   would queue behind it (EDSL's own 60 s limit is lifted to this timeout);
+- a room's turn of a chat model (``settings.speakers``; the user prompt a bare transcript) is
+  sent as chat turns, not one user message (``models.chat_shape``; same cache key);
 - a reply that starts by repeating a transcript header or a ``Name:`` label of one of the
-  ``speakers`` has it removed (``text.transcript.strip_echo``).
+  ``speakers`` has it removed, and so do copied instructions and made-up turns of others
+  (``text.transcript.strip_echo``; ``raw_text`` keeps what the model sent); a reply with
+  nothing left raises ``chat_shape.EchoOnlyReply`` (``code="echo_only"``).
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from typing import Any
 from edsl.caching import Cache
 
 from conversation.exceptions import ConversationStateError, ConversationValueError, ModelCallError
+from conversation.models.chat_shape import EchoOnlyReply, shaped
 from conversation.models.labels import model_label, needs_remote_jobs
 from conversation.models.limits import call_slot
 from conversation.models.settings import SELF_HOSTED_SERVICES, CallSettings
@@ -90,6 +95,8 @@ class ModelReply:
     #: True when the server reported no usage and the token counts are ``text.tokens`` estimates
     #: (a streamed reply from llama.cpp's server: ``models.streaming``).
     usage_estimated: bool = False
+    #: The reply as the model sent it, when stripping changed it (``text`` is what is kept).
+    raw_text: str | None = None
 
     def usage(self) -> dict[str, Any]:
         """The ``usage`` record stored with a turn (no raw response); ``usage_estimated`` is
@@ -121,7 +128,7 @@ async def ask(
     label = model_label(model)
     if settings is not None:
         _check_fits(label, settings, system_prompt, user_prompt)
-        model = _bounded(model, settings)
+        model = shaped(_bounded(model, settings), settings)
     if needs_remote_jobs(model):
         job_cache = None if isinstance(cache, StoredCache) else cache  # a job keys its own prompts
         async with call_slot(model):
@@ -208,9 +215,11 @@ def _reply(
 ) -> ModelReply:
     """The ``ModelReply`` of EDSL's ``outputs`` (echo stripped; a cache hit costs nothing), or
     a ``ModelCallError`` when the model returned no text."""
-    text = _reply_text(model, outputs.response, edsl_dict)
+    text = raw_text = _reply_text(model, outputs.response, edsl_dict)
     if text is not None and settings is not None and settings.speakers:
         text = strip_echo(text, settings.speakers, settings.roster) or None
+        if text is None:
+            raise EchoOnlyReply(label, raw_text or "")
     if text is None:
         raise ModelCallError(
             f"{label} returned no text (raw response: {_short(outputs.response)}); "
@@ -228,6 +237,7 @@ def _reply(
         cache_key=outputs.cache_key,
         latency=latency,
         raw=outputs.response,
+        raw_text=raw_text if raw_text != text else None,
     )
 
 

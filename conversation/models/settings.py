@@ -24,7 +24,12 @@ from typing import Any
 from conversation.exceptions import ConversationValueError
 from conversation.models.server_window import reported_context_window
 
-DEFAULT_MAX_OUTPUT_TOKENS = 512
+#: A conversational default: a chat message, not an essay (a person's reply is rarely over 150
+#: words); SmolLM2 at 512 generated for up to 40 s and was cut mid-sentence anyway (issue 24).
+DEFAULT_MAX_OUTPUT_TOKENS = 200
+#: The default of stored room configs written before it changed (they keep their answers cached
+#: under the same parameters).
+STORED_DEFAULT_MAX_OUTPUT_TOKENS = 512
 DEFAULT_TIMEOUT_SECONDS = 120.0
 SERVER_CONTEXT_WINDOW = 4096
 OFFLINE_CONTEXT_WINDOW = 32_768
@@ -155,6 +160,7 @@ def configured_window() -> int | None:
 
 __all__ = [
     "DEFAULT_MAX_OUTPUT_TOKENS",
+    "STORED_DEFAULT_MAX_OUTPUT_TOKENS",
     "DEFAULT_TIMEOUT_SECONDS",
     "KNOWN_WINDOWS",
     "OFFLINE_CONTEXT_WINDOW",

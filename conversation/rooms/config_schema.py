@@ -18,7 +18,10 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, model_validator
 
-from conversation.models.settings import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
+from conversation.models.settings import (
+    DEFAULT_TIMEOUT_SECONDS,
+    STORED_DEFAULT_MAX_OUTPUT_TOKENS,
+)
 from conversation.text.schema import DoorModel, Loc, Problem
 
 CONFIG_VERSION = 1
@@ -101,7 +104,7 @@ class StoredRoomConfig(DoorModel):
     moderated: Any = False
     max_denials: Any = 3
     retry: Any = None
-    max_output_tokens: Any = DEFAULT_MAX_OUTPUT_TOKENS
+    max_output_tokens: Any = STORED_DEFAULT_MAX_OUTPUT_TOKENS  # a config from before it changed
     request_timeout: Any = DEFAULT_TIMEOUT_SECONDS
     context_window: Any = None
     use_cache: Any = True

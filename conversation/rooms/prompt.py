@@ -49,6 +49,17 @@ Messages so far {{ conversation }}
 {% endif %}Write {{ speaker_name }}'s reply to the last message: one short message in your own words, nothing else. To hand over to someone, mention them as @name. If you have nothing to add, reply with the single word PASS."""
 
 
+#: The instructions of a turn for a real chat model with the room's default prompt (see
+#: ``chat_shaped``): the system prompt (after the persona); the user prompt is the bare transcript,
+#: which ``models.chat_shape`` sends as chat turns where the service takes them. Every sentence is
+#: short and is recognised by ``text.scaffolding`` when a model copies it.
+CHAT_ROOM_PROMPT = """This is a group chat between {{ agent_names | join(", ") }} and the people who write there.
+{% if max_turns %}This is turn {{ current_turn + 1 }} of {{ max_turns }}.
+{% endif %}{% if addressee %}Address your message to {{ addressee }}.
+{% endif %}{% if feedback %}{{ feedback }}
+{% endif %}Reply as {{ speaker_name }} only: one short message in your own words. To hand over to someone, mention them as @name. If you have nothing to add, reply with the single word PASS."""
+
+
 PICK_PROMPT = """You coordinate a group chat: after each message you choose who speaks next.
 Messages so far {conversation}
 
@@ -98,6 +109,24 @@ def denial_feedback(denials: Sequence[Mapping[str, Any]]) -> str | None:
     )
 
 
+_CHAT_TEMPLATE = SafeTemplate(
+    CHAT_ROOM_PROMPT, allowed=ROOM_PROMPT_VARIABLES, field="prompt_template"
+)
+#: Model services that read the single-string default prompt (``models.offline``'s stand-in
+#: reads its instructions from it; EDSL's test model answers canned text).
+SINGLE_STRING_SERVICES = frozenset({"offline", "test"})
+
+
+def chat_shaped(config: RoomConfig, speaker: str) -> bool:
+    """True when ``speaker``'s turns are asked in the chat shape: the room uses the default
+    prompt and a real model answers (the instructions go in the system prompt after the persona,
+    the user prompt is the bare transcript; ``models.chat_shape`` sends it as chat turns)."""
+    if config.prompt_template is not None:
+        return False
+    service = str((config.model_of(speaker) or {}).get("service") or "")
+    return bool(service) and service not in SINGLE_STRING_SERVICES
+
+
 def room_template(config: RoomConfig) -> SafeTemplate:
     return compiled_template(
         config.prompt_template or DEFAULT_ROOM_PROMPT, ROOM_PROMPT_VARIABLES, "prompt_template"
@@ -121,20 +150,28 @@ def build_turn_prompt(
     max_turns = max_turns_of(config.termination)
     current = view.agent_turns()
     template = template or room_template(config)
+    values = {
+        "speaker_name": speaker,
+        "agent_names": list(config.names),
+        # past the last turn (a preview of an ended room): the last turn, never "9 of 8"
+        "current_turn": min(current, max_turns - 1) if max_turns else current,
+        "max_turns": max_turns,
+        "turns_left": max(max_turns - current, 0) if max_turns else None,
+        "feedback": feedback,
+        "addressee": addressee,
+    }
+    chat = chat_shaped(config, speaker)
+    if chat:
+        instructions = _CHAT_TEMPLATE.render(
+            {**values, "conversation": "", "activity_opener": None}
+        )
+        system = f"{system}\n{instructions.strip()}"
 
     def fill(lines: Sequence[str], opener: str | None) -> str:
+        if chat:
+            return render_lines(lines)
         return template.render(
-            {
-                "speaker_name": speaker,
-                "conversation": render_lines(lines),
-                "agent_names": list(config.names),
-                "current_turn": current,
-                "max_turns": max_turns,
-                "turns_left": max(max_turns - current, 0) if max_turns else None,
-                "feedback": feedback,
-                "activity_opener": opener,
-                "addressee": addressee,
-            }
+            {**values, "conversation": render_lines(lines), "activity_opener": opener}
         ).strip()
 
     def render(policy: ContextPolicy) -> tuple[str, tuple[int, ...]]:
@@ -280,6 +317,9 @@ def build_summary_prompt(config: RoomConfig, view: RoomState) -> TurnPrompt | No
 
 __all__ = [
     "CANDIDATES_PROMPT",
+    "CHAT_ROOM_PROMPT",
+    "SINGLE_STRING_SERVICES",
+    "chat_shaped",
     "build_candidates_prompt",
     "SUMMARY_PROMPT",
     "build_summary_prompt",

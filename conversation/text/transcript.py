@@ -28,6 +28,8 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
+from conversation.text.scaffolding import made_up_turn_at, without_scaffolding
+
 TRANSCRIPT_HEADER = "(oldest first, one message per line)"
 EMPTY_TRANSCRIPT = "(no messages yet)"
 
@@ -215,20 +217,22 @@ def speakers(records: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def strip_echo(reply: str, names: Iterable[str], roster: Iterable[str] = ()) -> str:
-    """``reply`` without what a model copied from its transcript: at the start, a ``N. Name:``
-    line label (anyone in ``names`` or ``roster``), a ``Name:`` label of one of ``names``, an old-style JSON record or
-    ``[seq N] Name:`` header (a record's text is kept when nothing else is), and quotes wrapping
-    the whole reply; and from the first later line that opens a numbered message of someone in
-    ``names`` or ``roster`` (``3. Bob: ...``, a turn the model made up) to the end. Other text is
-    kept as written (a message may quote someone)."""
-    known = {n.casefold() for n in names}
-    members = known | {n.casefold() for n in roster}
-    text = reply.strip()
+    """``reply`` without what a model copied from its prompt or made up (``text.scaffolding``):
+    every sentence of the prompt's instructions; at the start, a ``N. Name:`` line label or a
+    ``Name:`` label of one of ``names`` (the speaker), an old-style JSON record or ``[seq N]
+    Name:`` header (a record's text is kept when nothing else is), and quotes wrapping the whole
+    reply; and from the first line that opens a turn of another member of ``roster`` (``Bob:
+    ...``, ``3. Bob: ...``: a turn the model made up) to the end, so a reply that *is* another
+    member's turn leaves nothing. Other text is kept as written."""
+    own = list(names)
+    known = {n.casefold() for n in own}
+    members = [*own, *roster]
+    text = without_scaffolding(reply.strip())
     for _ in range(8):  # a few layers at most: "3. Alice: Alice: ..."
         before = text
         text = _OLD_HEADER.sub("", text, count=1).lstrip()
         numbered = _NUMBERED.match(text)
-        if numbered and numbered["name"].strip().casefold() in members:
+        if numbered and numbered["name"].strip().casefold() in known:
             text = text[numbered.end() :].lstrip()
         match = _LABEL.match(text)
         if match and match["name"].strip().casefold() in known:
@@ -241,12 +245,9 @@ def strip_echo(reply: str, names: Iterable[str], roster: Iterable[str] = ()) -> 
             text = text[1:-1].strip()
         if text == before:
             break
-    lines = text.splitlines()
-    for index, line in enumerate(lines[1:], start=1):
-        numbered = _NUMBERED.match(line)
-        if numbered and numbered["name"].strip().casefold() in members:
-            text = "\n".join(lines[:index]).rstrip()
-            break
+    cut = made_up_turn_at(text, own, members)
+    if cut is not None:
+        text = "\n".join(text.splitlines()[:cut]).rstrip()
     return text
 
 

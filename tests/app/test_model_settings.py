@@ -9,6 +9,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 import storage
+from conversation.models.settings import DEFAULT_MAX_OUTPUT_TOKENS
 from conversation.sync import run_sync
 from conversation.worker import Worker
 from storage import Database
@@ -50,7 +51,7 @@ def test_the_form_defaults_keep_the_cache_on_and_the_window_the_models(db: Datab
     at.button(key="new-create").click().run()
     (room,) = storage.list_rooms(db)
     assert room.config["use_cache"] is True and room.config["context_window"] is None
-    assert room.config["max_output_tokens"] == 512
+    assert room.config["max_output_tokens"] == DEFAULT_MAX_OUTPUT_TOKENS == 200
 
 
 def test_turn_details_say_whether_the_answer_came_from_the_cache(db: Database) -> None:

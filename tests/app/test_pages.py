@@ -83,7 +83,7 @@ def test_home_lists_rooms_with_status_and_last_message(db: Database) -> None:
     at = app()
     (table,) = [d for d in at.dataframe if "last_message" in d.value.columns]
     row = table.value.iloc[0]
-    assert row["room_id"] == room.id and row["status"] == "terminated"
+    assert row["room_id"] == room.id and row["status"] == "ended"  # the words every page uses
     assert row["last_message"].startswith("Buyer: ") and "8 works" in row["last_message"]
 
 

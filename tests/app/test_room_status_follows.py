@@ -42,7 +42,7 @@ def test_status_and_controls_agree_with_the_live_banner_when_the_room_ends_mid_p
     [header] = [m.value for m in at.markdown if "**Status:**" in m.value]
     [banner] = [shown(i.value) for i in at.info if i.value.startswith(("Ended", "Running"))]
     ended = banner.startswith("Ended")
-    assert ("**Status:** terminated" in header) == ended, (header, banner)
+    assert ("**Status:** ended" in header) == ended, (header, banner)
     assert at.button(key="ctl-pause").disabled == ended
     assert at.button(key="ctl-stop").disabled == ended
 

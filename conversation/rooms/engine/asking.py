@@ -14,6 +14,7 @@ from typing import Any
 
 import storage
 from conversation.models.bindings import ModelCache
+from conversation.models.chat_shape import EchoOnlyReply
 from conversation.models.retries import (
     OUTAGE_ENV,
     SERVER_UNAVAILABLE,
@@ -27,6 +28,7 @@ from conversation.models.retries import (
     unavailable_cause,
 )
 from conversation.rooms.engine.kinds import handler_of
+from conversation.rooms.engine.kinds.speak import pass_after_echoes
 from conversation.rooms.engine.records import (
     Call,
     HeldRoom,
@@ -37,7 +39,7 @@ from conversation.rooms.engine.records import (
     failure_reason,
     fault,
 )
-from conversation.vocabulary import RoomStatus, TurnState
+from conversation.vocabulary import RoomStatus, TurnKind, TurnState
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +66,10 @@ async def ask_with_retries(
                     return waited
                 continue
             attempts += 1
-            transient = is_transient(exc, TRANSIENT_HTTP_STATUSES)
+            echo = isinstance(exc, EchoOnlyReply)  # retried, then (a speak turn) a pass
+            if echo and attempts >= retry.max_attempts and handler.kind is TurnKind.SPEAK:
+                return pass_after_echoes(call, exc, attempts)
+            transient = echo or is_transient(exc, TRANSIENT_HTTP_STATUSES)
             if not transient or attempts >= retry.max_attempts:
                 return fail_turn(db, held, turn, exc, attempts, transient)
             delay = backoff_delay(retry.base_delay, attempts, exc)

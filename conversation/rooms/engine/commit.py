@@ -13,7 +13,9 @@ from conversation.rooms.engine.records import Call, Reply
 
 def commit_for(call: Call, outcome: Reply) -> storage.TurnCommit:
     """The fenced commit of ``outcome`` for ``call``'s turn; ``data["cache_hit"]`` says whether
-    the answer came from the model cache."""
+    the answer came from the model cache, ``data["raw_reply"]`` what the model sent when
+    stripping changed it (``text.transcript.strip_echo``), ``data["pass_reason"]`` why the
+    engine stored a pass (``kinds.speak.pass_after_echoes``)."""
     reply = outcome.reply
     base: dict[str, Any] = {
         "event_id": call.turn.id,
@@ -28,7 +30,12 @@ def commit_for(call: Call, outcome: Reply) -> storage.TurnCommit:
         "error": None,
     }
     commit = handler_of(call.turn).commit(call, outcome, base)
-    return dataclasses.replace(commit, data={**(commit.data or {}), "cache_hit": reply.cache_used})
+    data = {**(commit.data or {}), "cache_hit": reply.cache_used}
+    if reply.raw_text is not None:  # stripping changed the reply: what the model sent
+        data["raw_reply"] = reply.raw_text
+    if outcome.note is not None:
+        data["pass_reason" if outcome.reply.text == "PASS" else "note"] = outcome.note
+    return dataclasses.replace(commit, data=data)
 
 
 __all__ = ["commit_for"]

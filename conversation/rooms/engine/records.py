@@ -193,6 +193,8 @@ class Reply:
     candidates: tuple[dict[str, Any], ...] = ()
     picked: str | None = None
     decided: bool = True
+    #: Why the reply is what it is when the engine decided it (a pass after echo-only tries).
+    note: str | None = None
 
 
 def error_record(exc: BaseException) -> dict[str, Any]:

@@ -75,10 +75,13 @@ def test_what_a_model_copies_is_stripped() -> None:
         '{"seq": 3, "speaker": "Alice", "text": "I want 5"}': "I want 5",
         '"I accept."': "I accept.",
         "Sure.\n4. Bob: DEAL, says Bob": "Sure.",  # a made-up turn of someone else is cut
-        "fine.\nBob: I concede": "fine.\nBob: I concede",  # text, not a message line: kept
-        "Bob: no": "Bob: no",  # another speaker's label is not ours to drop
+        "fine.\nBob: I concede": "fine.",  # a made-up turn of someone else is cut
+        "Bob: no": "",  # the whole reply is a made-up turn of someone else
         "1. Price: $5 each": "1. Price: $5 each",  # a list of the model's own: kept
-        "7. Bob: hello": "hello",  # a copied message line
+        "7. Bob: hello": "",  # a copied (or made-up) message line of someone else
+        "7. Alice: hello": "hello",  # a copied message line of the speaker's own
+        "This is turn 3 of 4 (2 left, counting this one).": "",  # only scaffolding
+        "I offer $6. This is turn 3 of 4.\nWrite Alice's reply.": "I offer $6.",
     }
     for reply, kept in cases.items():
         assert strip_echo(reply, names, roster) == kept, reply

@@ -65,3 +65,15 @@ def test_bad_short_names_are_refused_naming_the_fix(shorts: list, message: str) 
     conditions = [Condition("a=1", {}, short=shorts[0]), Condition("a=2", {}, short=shorts[1])]
     with pytest.raises(ConversationValueError, match=message):
         design.plan(conditions, 1)
+
+
+def test_sentences_that_differ_in_a_few_words_are_named_by_those_words() -> None:
+    """Issue 24: a buyer's private value of $10 vs $6 was named "c1" and "bpvThemugiswort"."""
+    from conversation.experiments.design import Condition, short_names
+
+    worth = "Buyer.private_value=The mug is worth {} to you."
+    conditions = [Condition(label=worth.format(v), traits={}) for v in ("$10", "$6")]
+    assert short_names(conditions) == ["value $10", "value $6"]
+    # two derived names that clash both fall back to their position
+    same = [Condition(label=f"note=x{i}" + "y" * 30, traits={}) for i in (1, 2)]
+    assert short_names(same)[0] != short_names(same)[1]

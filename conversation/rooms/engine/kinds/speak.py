@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import storage
+from conversation import models
+from conversation.models.chat_shape import EchoOnlyReply
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler, resumed
 from conversation.rooms.engine.records import Call, Plan, Reply
@@ -60,3 +62,25 @@ class SpeakTurn(TurnHandler):
             content="" if passed else text,
             room_status=RoomStatus.WAITING if draft else None,
         )
+
+
+def pass_after_echoes(call: Call, exc: EchoOnlyReply, attempts: int) -> Reply:
+    """The pass stored when every try of a turn replied only with scaffolding or others' made-up
+    turns (``chat_shape.EchoOnlyReply``): the reason and the last raw reply go in its details."""
+    reply = models.ModelReply(
+        text="PASS",
+        model_name=str(call.turn.model or call.turn.speaker),
+        input_tokens=None,
+        output_tokens=None,
+        cost=None,
+        cache_used=False,
+        cache_key=None,
+        latency=0.0,
+        raw=None,
+        raw_text=exc.raw_text,
+    )
+    reason = (
+        f"stored as a pass: all {attempts} tries replied only with the prompt's instructions or "
+        "other speakers' made-up turns"
+    )
+    return Reply(reply, attempts, note=reason)

@@ -1,0 +1,92 @@
+"""The app with a real small model, in a real browser (issue 24): configured by
+``OPENAI_COMPATIBLE_BASE_URL`` only, the sidebar says the server answers (and why), a room runs
+with SmolLM2 replies in the chat shape, nothing stored carries the prompt's scaffolding or a
+made-up turn, and the cost line says the price is unknown instead of $0.00.
+
+Marked ``llm`` and ``browser``: it needs the SmolLM2 server (tests/llm) and chromium
+(tests/browser). Slow on a loaded machine (a few SmolLM2 replies of at most 48 tokens)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import storage
+from conversation.models.default_choice import choose_default
+from conversation.planning.policies import RoundRobinPolicy
+from conversation.rooms.room import Room
+from conversation.termination.conditions import MaxTurns
+from conversation.text.scaffolding import reply_problems
+from tests.browser.browser_helpers import open_page, post, until, wait_count, wait_text
+from tests.browser.conftest import AppServer, browser, chromium_path  # noqa: F401 (fixtures)
+from tests.support.llm_server import LlamaServer
+
+pytestmark = [pytest.mark.llm, pytest.mark.browser]
+
+
+class ServerConfiguredApp(AppServer):
+    """The app with only ``OPENAI_COMPATIBLE_BASE_URL`` set (no key, no model name)."""
+
+    base_url: str = ""
+
+    def env(self) -> dict[str, str]:
+        env = super().env()
+        env["OPENAI_COMPATIBLE_BASE_URL"] = self.base_url
+        env.pop("OPENAI_COMPATIBLE_MODEL", None)
+        env.pop("ROOMS_MODEL", None)
+        return env
+
+
+@pytest.fixture
+def app_with_llm(llm_server: LlamaServer, chromium_path: str) -> Iterator[AppServer]:  # noqa: F811
+    folder = Path(tempfile.mkdtemp(prefix="rooms-llm-browser-"))
+    server = ServerConfiguredApp(folder)
+    server.base_url = llm_server.base_url
+    server.start(timeout=60)
+    yield server
+    server.stop()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_room_with_smollm2_through_the_app(app_with_llm, browser, llm_server) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    db = app_with_llm.database()
+    # The model a new room gets with only the base URL set: the server's own (what the app uses).
+    choice = choose_default({"OPENAI_COMPATIBLE_BASE_URL": llm_server.base_url})
+    assert choice.provider == "openai_compatible" and choice.missing is None
+    room = Room.create(
+        db,
+        name="SmolLM2 mug",
+        agents=[
+            {"name": "Buyer", "instruction": "You want the mug for as little as you can pay."},
+            {"name": "Seller", "instruction": "You sell the mug; it cost you $4."},
+        ],
+        planner=RoundRobinPolicy(),
+        termination=MaxTurns(2),
+        model=choice.model,
+        max_output_tokens=48,
+        request_timeout=600,
+    )
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    try:
+        open_page(page, app_with_llm, f"/room?room={room.id}")
+        wait_text(page, "OPENAI_COMPATIBLE_BASE_URL is set and the server there serves smollm2")
+        post(page, "Please agree on a price for the mug.")
+        wait_count(page, "stChatMessage", 3, timeout=900_000)  # the opening and two replies
+        assert until(lambda: Room.open(db, room.id).status == "terminated", timeout=120)
+        wait_text(page, "Ended")  # the status word every page uses
+        wait_text(page, "calls of unknown price", timeout=60_000)  # never "$0.0000"
+        assert "$0.00" not in page.inner_text("body")
+        turns = [e for e in storage.events(db, room.id) if e.kind in ("agent", "pass")]
+        assert [t.speaker for t in turns] == ["Buyer", "Seller"]
+        for turn in turns:
+            assert turn.cost is None and turn.output_tokens  # unpriced, but counted
+            assert not reply_problems(turn.content, [turn.speaker], ["Buyer", "Seller", "user"])
+    finally:
+        context.close()
+        db.dispose()
