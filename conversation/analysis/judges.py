@@ -165,6 +165,11 @@ def summary(db: Any, run_id: int) -> RunSummary:
     )  # fmt: skip
 
 
+def runs(db: Any, rubric_id: int) -> list[RunSummary]:
+    """The runs of a stored rubric version, newest first."""
+    return [summary(db, int(run.id)) for run in storage.list_judge_runs(db, rubric_id=rubric_id)]
+
+
 @dataclass(slots=True)
 class _Plan:
     """The work of one run: (judge, dimension) -> units to ask; scores to carry over."""
@@ -544,6 +549,7 @@ __all__ = [
     "panel_scores",
     "retry_failed_scores",
     "run_judges",
+    "runs",
     "save_rubric",
     "scores",
     "stored_rubrics",
