@@ -132,14 +132,11 @@ def ratings(
     panel and (``humans``) each coder, on the units the judges scored (their rooms, or
     ``room_ids``). Rows for ``agreement.agreement_table``: ``(s.unit, s.rater, s.value)``."""
     stored = load_rubric(db, rubric_id)
-    judged = [
-        s
-        for s in scores(db, rubric_id, room_ids=room_ids, panel=panel, combine=combine)
-        if s.dimension == dimension and s.value is not None
-    ]
+    every = scores(db, rubric_id, room_ids=room_ids, panel=panel, combine=combine)
+    judged = [s for s in every if s.dimension == dimension and s.value is not None]
     out = [s for s in judged if s.rater != PANEL] + [s for s in judged if s.rater == PANEL]
-    if humans:
-        rooms = list(room_ids) if room_ids is not None else sorted({s.room_id for s in judged})
+    if humans:  # on every room the judges were asked about, failed scores included
+        rooms = list(room_ids) if room_ids is not None else sorted({s.room_id for s in every})
         out += human_ratings(
             db, stored.rubric, rooms, dimension, label=label, none_label=none_label
         ).ratings
