@@ -36,8 +36,9 @@ from typing import Any
 
 import storage
 from conversation.access.roles import Action, require
+from conversation.analysis.judge_calls import Context, ask_chunk, preloaded_cache, save_cache
 from conversation.analysis.judge_units import Unit, room_units, unit_key
-from conversation.analysis.rubrics import REASON_SUFFIX, Dimension, Rubric
+from conversation.analysis.rubrics import Dimension, Rubric
 from conversation.exceptions import ConversationValueError
 
 PANEL = "panel"
@@ -296,18 +297,18 @@ def _ask(
 ) -> RunSummary:
     from conversation.models import model_label, resolve_model
 
-    cache = _preloaded_cache(db, plan.cache_keys)
+    cache = preloaded_cache(db, plan.cache_keys)
     by_name = {j.name: j for j in panel}
     done, total = 0, plan.total
     for (judge_name, dimension_name), units in plan.ask.items():
         judge = by_name[judge_name]
         model = resolve_model(judge.model)
-        context = _Context(rubric, rubric.dimension(dimension_name), judge_name, judge.spec(), model_label(model))  # fmt: skip
+        context = Context(rubric, rubric.dimension(dimension_name), judge_name, judge.spec(), model_label(model))  # fmt: skip
         for start in range(0, len(units), JUDGE_CHUNK):
             chunk = units[start : start + JUDGE_CHUNK]
-            rows = _ask_chunk(model, cache, context, chunk, actor)
+            rows = ask_chunk(model, cache, context, chunk, actor)
             storage.record_judge_scores(db, run_id, rubric_id, rows)
-            _save_cache(db, cache)
+            save_cache(db, cache)
             _count(db, run_id, rows)
             done += len(chunk)
             if progress is not None:
@@ -329,125 +330,6 @@ def _count(db: Any, run_id: int, rows: list[dict[str, Any]]) -> None:
     }
     known = [c for c in costs if c is not None]
     storage.update_judge_run(db, run_id, add=add, add_cost=sum(known) if known else None)
-
-
-def _preloaded_cache(db: Any, keys: set[str]) -> Any:
-    """An EDSL cache holding the stored answers of ``keys`` (earlier scores' calls)."""
-    from edsl import Cache, CacheEntry
-
-    found = storage.cached_responses(db, keys) if keys else {}
-    return Cache(data={k: CacheEntry.from_dict(entry) for k, entry in found.items()})
-
-
-def _save_cache(db: Any, cache: Any) -> None:
-    """The answers EDSL added to ``cache`` go to the persistent model cache (written once)."""
-    entries = {key: entry.to_dict() for key, entry in cache.new_entries.items()}
-    if entries:
-        storage.store_cached_responses(db, entries)
-        cache.new_entries = {}
-
-
-@dataclass(frozen=True, slots=True)
-class _Context:
-    rubric: Rubric
-    dimension: Dimension
-    judge: str
-    spec: dict[str, Any]
-    label: str
-
-
-def _ask_chunk(
-    model: Any, cache: Any, context: _Context, chunk: list[tuple[Unit, dict[str, Any]]], actor: Any
-) -> list[dict[str, Any]]:
-    """One EDSL job (the dimension's score and reason questions x the chunk's units x one
-    model); one score row per unit, a failure stored as the unit's error."""
-    from conversation.analysis.questions import analyze
-
-    questions = list(context.rubric.questions_for(context.dimension.name))
-    try:
-        outcome = analyze(questions, [s for _, s in chunk], model=model, cache=cache, actor=actor)
-    except Exception as exc:  # noqa: BLE001 - a failed job is each of its units' error
-        error = {"type": type(exc).__name__, "code": getattr(exc, "code", None),
-                 "message": str(exc)[:500], "raw": None}  # fmt: skip
-        return [_row(context, unit, None, None, {}, error) for unit, _ in chunk]
-    details = _details(outcome.results, context.dimension.name)
-    failures = {(f.scenario_index, f.question): f for f in outcome.failures}
-    rows = []
-    for index, (unit, _) in enumerate(chunk):
-        row = outcome.rows[index] if index < len(outcome.rows) else {}
-        rows.append(_scored(context, unit, row, details.get(index, {}), failures.get((index, context.dimension.name))))  # fmt: skip
-    return rows
-
-
-def _scored(context: _Context, unit: Unit, row: dict[str, Any], detail: dict[str, Any], failure: Any) -> dict[str, Any]:  # fmt: skip
-    name = context.dimension.name
-    if failure is not None or name not in row:
-        error = failure.to_error() if failure is not None else {"type": "AnswerFailure", "code": "no_answer", "message": f"no answer to {name!r}", "raw": None}  # fmt: skip
-        return _row(context, unit, None, None, detail, error)
-    try:
-        value = context.dimension.parse(row[name])
-    except ConversationValueError as exc:
-        error = {"type": "AnswerFailure", "code": "off_scale", "message": str(exc)[:1000], "raw": str(row[name])[:1000]}  # fmt: skip
-        return _row(context, unit, None, None, detail, error)
-    reason = row.get(f"{name}{REASON_SUFFIX}")
-    return _row(context, unit, value, None if reason is None else str(reason)[:4000], detail, None)
-
-
-def _row(
-    context: _Context,
-    unit: Unit,
-    value: Any,
-    reason: str | None,
-    detail: dict[str, Any],
-    error: Any,
-) -> dict[str, Any]:
-    return {
-        "room_id": unit.room_id, "event_id": unit.event_id, "seq": unit.seq, "unit": unit.key,
-        "judge": context.judge, "dimension": context.dimension.name,
-        "dimension_version": context.dimension.version(context.rubric.unit),
-        "rubric_version": context.rubric.version, "value": value, "reason": reason,
-        "prompt": detail.get("prompt"), "model": context.spec, "cost": detail.get("cost"),
-        "input_tokens": detail.get("input_tokens"), "output_tokens": detail.get("output_tokens"),
-        "cache_key": detail.get("cache_key"), "reason_cache_key": detail.get("reason_cache_key"),
-        "cached": bool(detail.get("cached")), "reused_from": None, "error": error,
-    }  # fmt: skip
-
-
-def _details(results: Any, name: str) -> dict[int, dict[str, Any]]:
-    """Per scenario index: the score question's prompt, both calls' cache keys, tokens and cost
-    (0 for answers from the cache), and whether both came from the cache."""
-    from conversation.analysis.question_schema import ROW_FIELD
-    from conversation.models.calls import known_cost
-
-    out: dict[int, dict[str, Any]] = {}
-    for result in results:
-        index = int(result["scenario"][ROW_FIELD])
-        raw = result.get("raw_model_response") or {}
-        keys = result.get("cache_keys") or {}
-        used = result.get("cache_used_dict") or {}
-        prompts = result.get("prompt") or {}
-        names = (name, f"{name}{REASON_SUFFIX}")
-        cached = all(bool(used.get(n)) for n in names)
-        costs = [known_cost(result.get("model"), raw.get(f"{n}_cost")) for n in names if not used.get(n)]  # fmt: skip
-        out[index] = {
-            "prompt": str(prompts.get(f"{name}_user_prompt", ""))[:20_000] or None,
-            "cache_key": keys.get(name), "reason_cache_key": keys.get(names[1]), "cached": cached,
-            "cost": 0.0 if cached else (None if None in costs else float(sum(costs))),  # type: ignore[arg-type]
-            "input_tokens": _tokens(raw, names, "input", used),
-            "output_tokens": _tokens(raw, names, "output", used),
-        }  # fmt: skip
-    return out
-
-
-def _tokens(
-    raw: Mapping[str, Any], names: Sequence[str], kind: str, used: Mapping[str, Any]
-) -> int:
-    total = 0
-    for name in names:
-        value = raw.get(f"{name}_{kind}_tokens")
-        if not used.get(name) and isinstance(value, int | float):
-            total += int(value)
-    return total
 
 
 # --- reading scores -------------------------------------------------------------------------------
