@@ -64,7 +64,10 @@ def render(db: Any, stored: judges.StoredRubric, room_ids: list[int] | Any) -> N
     if table.overall is not None:
         st.text(f"All raters: {table.overall.describe()}")
     st.download_button(
-        "Agreement table (CSV)", lambda: table.frame().to_csv(index=False),
+        "Agreement table (CSV)",
+        lambda: judge_tables.export_agreement_csv(
+            db, stored.id, dimension, room_ids=list(room_ids), statistic=statistic, n_boot=n_boot
+        ),
         file_name=f"agreement-{stored.id}-{dimension}.csv", mime="text/csv",
         key="ag-dl", on_click="ignore",
     )  # fmt: skip

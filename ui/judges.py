@@ -223,8 +223,9 @@ def scores_section(db: Any, stored: judges.StoredRubric, room_ids: Sequence[int]
     st.plotly_chart(condition_chart(per, dimension, rater, names), key="jd-chart")
     st.dataframe(frame, hide_index=True, width="stretch", key="jd-scores")
     st.download_button(
-        "Scores (CSV)", lambda: frame.to_csv(index=False), file_name=f"scores-{stored.id}.csv",
-        mime="text/csv", key="jd-dl-scores", on_click="ignore",
+        "Scores (CSV)",
+        lambda: judge_tables.export_scores_csv(db, stored.id, room_ids=room_ids),
+        file_name=f"scores-{stored.id}.csv", mime="text/csv", key="jd-dl-scores", on_click="ignore",
     )  # fmt: skip
 
 

@@ -158,11 +158,34 @@ def by_condition(
     return pd.DataFrame(rows, columns=["condition", "label", "n", "estimate", "low", "high"])
 
 
+def export_scores_csv(
+    db: Any, rubric_id: int, *, room_ids: Sequence[int] | None = None, humans: bool = True
+) -> str:
+    """The scores table as CSV (:data:`SCORE_COLUMNS`: unit, room, seq, condition, rater,
+    dimension, value, rubric version, reason, error), for other tools."""
+    return scores_frame(db, rubric_id, room_ids=room_ids, humans=humans).to_csv(index=False)
+
+
+def export_agreement_csv(db: Any, rubric_id: int, dimension: str, **options: Any) -> str:
+    """The pairwise agreement table of ``dimension`` as CSV (``agreement.TABLE_COLUMNS``: rater_a,
+    rater_b, statistic, estimate, low, high, n_units, n_boot, n_undefined, reason) and a last
+    row for all raters together (rater_a ``all``); ``options`` as :func:`agreement`."""
+    table = agreement(db, rubric_id, dimension, **options)
+    frame = table.frame()
+    if table.overall is not None:
+        o = table.overall
+        frame.loc[len(frame)] = ["all", "", o.statistic, o.estimate, o.low, o.high, o.n_units,
+                                 o.n_boot, o.n_undefined, o.reason]  # fmt: skip
+    return frame.to_csv(index=False)
+
+
 __all__ = [
     "SCORE_COLUMNS",
     "agreement",
     "by_condition",
     "confusion",
     "disagreements",
+    "export_agreement_csv",
+    "export_scores_csv",
     "scores_frame",
 ]

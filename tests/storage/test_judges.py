@@ -67,3 +67,29 @@ def test_deleting_a_room_deletes_its_scores(db: Database, room: int) -> None:
     storage.record_judge_scores(db, run, rubric.id, [_score(room)])
     storage.delete_room(db, room)
     assert storage.judge_scores(db, rubric_id=rubric.id) == []
+
+
+def test_a_judge_run_and_its_rescoring_on_this_backend(db: Database, room: int) -> None:
+    """The library over this backend: a run, a forced re-run from the model cache, an edit that
+    re-asks its one changed dimension (JSON values, upserts and cache writes on both)."""
+    from conversation.analysis import judges
+    from conversation.analysis.rubrics import Rubric
+    from conversation.models import OfflineModel
+
+    def rubric(points: int) -> Rubric:
+        return Rubric.from_dict({"name": "r", "dimensions": [
+            {"name": "code", "description": "Which?", "scale": {"kind": "nominal", "labels": ["a", "b"]}},
+            {"name": "tone", "description": "How warm?", "scale": {"kind": "ordinal", "points": points}},
+        ]})  # fmt: skip
+
+    def reply(prompt: str, system: str) -> str:
+        return "why not" if "why?" in prompt else ("2" if "Rate it" in prompt else "b")
+
+    first = judges.run_judges(db, rubric(3), [judges.Judge("j", OfflineModel(func=reply))], [room])
+    model = OfflineModel(func=reply)
+    forced = judges.run_judges(db, rubric(3), [judges.Judge("j", model)], [room], rescore=True)
+    assert (first.asked, forced.cached, model.calls) == (2, 2, 0)
+    edited = judges.run_judges(db, rubric(4), [judges.Judge("j", OfflineModel(func=reply))], [room])
+    assert (edited.asked, edited.reused) == (1, 1)
+    values = {(s.rater, s.dimension): s.value for s in judges.scores(db, edited.rubric_id)}
+    assert values == {("j", "code"): "b", ("j", "tone"): 2, ("panel", "code"): "b", ("panel", "tone"): 2}  # fmt: skip

@@ -15,6 +15,8 @@ from conversation.analysis.judge_tables import (
     by_condition,
     confusion,
     disagreements,
+    export_agreement_csv,
+    export_scores_csv,
     scores_frame,
 )
 from conversation.analysis.raters import human_ratings, ratings
@@ -216,3 +218,22 @@ def test_coders_judges_and_the_panel_are_raters_of_the_same_units(db, rooms, exp
     per = by_condition(frame, "warmth", "ordinal", rater="keyword")
     assert list(per["estimate"]) == [4, 4] and list(per["n"]) == [3, 3]  # by condition
     assert math.isnan(per.iloc[0]["low"]) or per.iloc[0]["low"] <= 4
+
+
+def test_the_scores_and_agreement_exports(db, rooms, experiment) -> None:
+    import csv
+    import io
+
+    _tag(db, rooms, "ann", CODES)
+    run = judges.run_judges(db, rubric(), panel(), rooms, experiment_id=experiment)
+    rows = list(csv.DictReader(io.StringIO(export_scores_csv(db, run.rubric_id))))
+    assert list(rows[0]) == ["unit", "room_id", "seq", "condition", "rater", "dimension", "value",
+                             "rubric_version", "reason", "error"]  # fmt: skip
+    keyword = [r for r in rows if r["rater"] == "keyword" and r["dimension"] == "code"]
+    assert len(keyword) == 6 and keyword[0]["reason"] == "The message says so."
+    assert {r["rubric_version"] for r in rows} == {rubric().version}
+    assert {r["rater"] for r in rows} == {"keyword", "own", "panel", "human:ann"}
+    table = list(csv.DictReader(io.StringIO(export_agreement_csv(db, run.rubric_id, "code", n_boot=50))))  # fmt: skip
+    pairs = {(r["rater_a"], r["rater_b"]) for r in table}
+    assert ("keyword", "human:ann") in pairs and table[-1]["rater_a"] == "all"
+    assert all(r["n_units"] for r in table)
