@@ -112,7 +112,7 @@ def save_rubric(
         db, rubric.name, rubric.version, rubric.unit, rubric.to_dict(),
         experiment_id=experiment_id,
     )  # fmt: skip
-    return int(row.id)
+    return int(row.id or 0)
 
 
 def _stored(row: Any) -> StoredRubric:
@@ -161,14 +161,14 @@ def summary(db: Any, run_id: int) -> RunSummary:
     """The stored counters of a run."""
     run = storage.get_judge_run(db, run_id)
     return RunSummary(
-        int(run.id), run.rubric_id, run.status, run.asked, run.reused, run.cached, run.failed,
+        int(run.id or 0), run.rubric_id, run.status, run.asked, run.reused, run.cached, run.failed,
         run.cost, run.input_tokens, run.output_tokens,
     )  # fmt: skip
 
 
 def runs(db: Any, rubric_id: int) -> list[RunSummary]:
     """The runs of a stored rubric version, newest first."""
-    return [summary(db, int(run.id)) for run in storage.list_judge_runs(db, rubric_id=rubric_id)]
+    return [summary(db, int(run.id or 0)) for run in storage.list_judge_runs(db, rubric_id=rubric_id)]
 
 
 @dataclass(slots=True)
@@ -238,7 +238,7 @@ def retry_failed_scores(
 
 
 def _lineage(db: Any, rubric: Rubric, experiment_id: int | None) -> list[int]:
-    return [int(r.id) for r in storage.list_rubrics(db, experiment_id=experiment_id, name=rubric.name)]  # fmt: skip
+    return [int(r.id or 0) for r in storage.list_rubrics(db, experiment_id=experiment_id, name=rubric.name)]  # fmt: skip
 
 
 def _known_keys(db: Any, rubric_ids: Sequence[int]) -> set[str]:

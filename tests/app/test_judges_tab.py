@@ -17,6 +17,7 @@ from tests.app.test_pages import app, shown
 
 HOSTILE = "**bold** [x](http://127.0.0.1:9/p.png)"
 MESSAGES = ["I give up 5 dollars", "Pay or else", "What is your price?"]
+REASON = "**bold** ![img](http://127.0.0.1:9/r.png) <b>x</b>"
 
 
 def _study(db: Database) -> tuple[int, list[int]]:
@@ -39,7 +40,8 @@ def _frames(at: AppTest) -> list[pd.DataFrame]:
 
 
 def _no_markup(at: AppTest) -> None:
-    assert not [m for m in at.markdown if "**bold**" in m.value or "](http" in m.value]
+    shown_as_markdown = [m.value for m in at.markdown] + [c.value for c in at.caption]
+    assert not [m for m in shown_as_markdown if "**bold**" in m or "](http" in m or "<b>" in m]
 
 
 def test_a_codebook_rubric_is_scored_by_a_panel_and_compared_with_the_coders(db: Database) -> None:
@@ -68,18 +70,27 @@ def test_a_codebook_rubric_is_scored_by_a_panel_and_compared_with_the_coders(db:
     _no_markup(at)
 
 
-def test_selecting_a_disagreement_shows_the_message(db: Database) -> None:
+def test_selecting_a_disagreement_shows_the_message_and_the_reason_literally(db: Database) -> None:
+    from conversation.models import OfflineModel
+
     experiment, rooms = _study(db)
-    stored_id = judges.save_rubric(db, coding_rubric(db, experiment), experiment_id=experiment)
-    judges.run_judges(db, judges.load_rubric(db, stored_id).rubric, [judges.Judge("j", {"service": "offline"})], rooms, experiment_id=experiment)  # fmt: skip
+    rubric = coding_rubric(db, experiment)
+
+    def hostile(prompt: str, system: str) -> str:  # a judge whose reason holds markup
+        return REASON if "why?" in prompt else "concession"
+
+    judge = judges.Judge("j", OfflineModel(func=hostile))
+    judges.run_judges(db, rubric, [judge], rooms, experiment_id=experiment)
     at = app("pages/results.py", experiment=str(experiment))
     differ = at.dataframe(key="ag-differ").value
-    assert len(differ) >= 1
+    assert len(differ) == 4  # "Pay or else" and the threat, in both rooms
     at.session_state["ag-differ"] = {"selection": {"rows": [0], "columns": []}}
     at.run()
     assert not at.exception, at.exception
     seq = int(differ.iloc[0]["seq"])
     assert any(c.value == MESSAGES[seq - 1] for c in at.code)  # the message, as plain text
+    assert any(t.value == f"The judge's reason: {REASON}" for t in at.text)
+    _no_markup(at)
 
 
 def coding_rubric(db: Database, experiment: int) -> Any:
