@@ -37,6 +37,15 @@ def shown_table(table: Any) -> pd.DataFrame:
     return grid
 
 
+@st.cache_data(max_entries=32, show_spinner=False)
+def _table(rows: tuple[Any, ...], level: str, order: tuple[Any, ...] | None, statistic: str, n_boot: int) -> Any:  # fmt: skip
+    """The bootstrap is the costly part: the Results page reruns on every click, so the table of
+    the same ratings is computed once (the ratings themselves are read each time)."""
+    from conversation.analysis.agreement import agreement_table
+
+    return agreement_table(list(rows), level, order=order, statistic=statistic, n_boot=n_boot, seed=0)  # type: ignore[arg-type]  # fmt: skip
+
+
 def render(db: Any, stored: judges.StoredRubric, room_ids: list[int] | Any) -> None:
     """The agreement view for ``stored`` over the selected rooms."""
     from conversation.analysis import judge_tables
@@ -51,10 +60,10 @@ def render(db: Any, stored: judges.StoredRubric, room_ids: list[int] | Any) -> N
     if len(raters) < 2:
         st.caption("Agreement needs two raters: score with a panel, or tag messages by hand.")
         return
+    wanted = stored.rubric.dimension(dimension)
+    order = tuple(wanted.order() or ()) or None
     try:
-        table = judge_tables.agreement(
-            db, stored.id, dimension, room_ids=list(room_ids), statistic=statistic, n_boot=n_boot
-        )
+        table = _table(tuple((s.unit, s.rater, s.value) for s in rows), wanted.level, order, statistic, n_boot)  # fmt: skip
     except ValueError as exc:
         st.error(escape_markdown(exc))
         return

@@ -164,8 +164,10 @@ def _run(db: Any, stored: judges.StoredRubric, panel: list[judges.Judge], room_i
     st.rerun()
 
 
+@st.fragment
 def render(db: Any, experiment_id: int | None, room_ids: Sequence[int], names: Mapping[str, str]) -> None:  # fmt: skip
-    """The tab for the selected rooms of an experiment (``names``: short condition names)."""
+    """The tab for the selected rooms of an experiment (``names``: short condition names). A
+    fragment: its widgets rerun this tab only, not the tables and charts above."""
     from ui import agreement_view
 
     if experiment_id is None:
