@@ -1,5 +1,6 @@
 """Results: every room and experiment as filterable tables, a transcript reader, charts (click to
-filter), follow-up analysis with EDSL questions, side-by-side comparison, and exports."""
+filter), follow-up analysis with EDSL questions, side-by-side comparison, judge panels with
+agreement, and exports."""
 
 from typing import Any
 
@@ -10,6 +11,7 @@ from conversation.access import Action
 from conversation.rooms.status_words import status_word
 from ui import cached, charts, condition_stats, results
 from ui import experiments as ex
+from ui import judges as judges_panel
 from ui.access import note
 from ui.bootstrap import actor, database, page_setup
 from ui.coding import results_coding
@@ -103,8 +105,8 @@ st.caption(
     f"{len(picked)} room(s) selected." if picked else "No rows selected: using every room shown."
 )
 
-charts_tab, transcript_tab, compare_tab, analysis_tab, stats_tab, export_tab = st.tabs(
-    ["Charts", "Transcript", "Compare", "Analysis", "Statistics", "Export"]
+charts_tab, transcript_tab, compare_tab, analysis_tab, stats_tab, judges_tab, export_tab = st.tabs(
+    ["Charts", "Transcript", "Compare", "Analysis", "Statistics", "Judges", "Export"]
 )
 
 with charts_tab:
@@ -334,6 +336,9 @@ with stats_tab:
         short_names,
         analysis=latest if experiment_id is not None else None,
     )
+
+with judges_tab:
+    judges_panel.render(db, experiment_id, selected, short_names)
 
 with export_tab:
     st.caption(

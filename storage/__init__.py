@@ -11,7 +11,7 @@ functions every upper layer reads and writes through. One namespace: ``storage.X
 Every function takes the :class:`Database` first and documents its guarantees; they live in
 small modules by concept (``storage/README.md`` is the map): rooms, events (the append-only log),
 claims and turns (the turn protocol) with batch (many rooms per transaction), leases,
-experiments, profiles (the agent library), analysis, codes (qualitative coding), cache (the
+experiments, profiles (the agent library), analysis, codes (qualitative coding), judges (rubric versions, judge runs and scores), cache (the
 persistent model cache). The pandas frames for the results pages are in :mod:`storage.frames`,
 imported on demand (pandas is heavy, and worker processes do not need it).
 """
@@ -98,6 +98,17 @@ from storage.experiments import (
     set_experiment_archived,
     update_experiment,
 )
+from storage.judges import (
+    create_judge_run,
+    get_judge_run,
+    get_rubric,
+    judge_scores,
+    list_judge_runs,
+    list_rubrics,
+    record_judge_scores,
+    save_rubric,
+    update_judge_run,
+)
 from storage.leases import (
     acquire_lease,
     acquire_leases,
@@ -141,6 +152,9 @@ from storage.tables import (
     CodeLabel,
     Event,
     Experiment,
+    JudgeRubric,
+    JudgeRun,
+    JudgeScore,
     Lease,
     MessageTag,
     Room,
@@ -171,6 +185,9 @@ __all__ = [
     "CodeLabel",
     "Event",
     "Experiment",
+    "JudgeRubric",
+    "JudgeRun",
+    "JudgeScore",
     "Lease",
     "MessageTag",
     "Room",
@@ -289,4 +306,14 @@ __all__ = [
     "cached_responses",
     "clear_model_cache",
     "store_cached_responses",
+    # judges: rubric versions, panel runs, scores
+    "create_judge_run",
+    "get_judge_run",
+    "get_rubric",
+    "judge_scores",
+    "list_judge_runs",
+    "list_rubrics",
+    "record_judge_scores",
+    "save_rubric",
+    "update_judge_run",
 ]

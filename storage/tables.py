@@ -288,6 +288,104 @@ class CachedResponse(SQLModel, table=True):
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
 
 
+# --- judges (revision 0011): rubrics, judge panel runs, and each judge's score per unit -----------
+
+
+class JudgeRubric(SQLModel, table=True):
+    """One version of a rubric (``conversation.analysis.rubrics``): its name, the unit it scores,
+    its content hash and its definition. A rubric belongs to an experiment (its rooms are scored
+    with it) or to none. An edit stores a new row; scores keep the row they were asked under."""
+
+    __tablename__ = "judge_rubrics"
+    __table_args__ = (
+        # The versions of one rubric of one experiment, newest id first (pickers, re-scoring).
+        sa.Index("ix_judge_rubrics_experiment_name", "experiment_id", "name", "id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    experiment_id: int | None = Field(
+        default=None, foreign_key="experiments.id", ondelete="CASCADE"
+    )
+    name: str = Field(max_length=120)
+    version: str = Field(max_length=32)
+    unit: str = Field(max_length=16)
+    definition: dict[str, Any] = Field(default_factory=dict, sa_type=JSONDoc())
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class JudgeRun(SQLModel, table=True):
+    """A judge panel asked about some units with one rubric version: the panel (names and model
+    specs), its status and what it took (asked, reused, from the cache, failed, spend)."""
+
+    __tablename__ = "judge_runs"
+    __table_args__ = (sa.Index("ix_judge_runs_rubric", "rubric_id"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    rubric_id: int = Field(foreign_key="judge_rubrics.id", ondelete="CASCADE")
+    experiment_id: int | None = Field(
+        default=None, foreign_key="experiments.id", ondelete="SET NULL"
+    )
+    panel: list[Any] = Field(default_factory=list, sa_type=JSONDoc())
+    status: str = Field(default="running")
+    asked: int = 0
+    reused: int = 0
+    cached: int = 0
+    failed: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float | None = None
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class JudgeScore(SQLModel, table=True):
+    """One judge's score of one unit (a message, or a whole room: ``seq`` NULL) on one dimension
+    of one rubric version, with its reason, the prompt, the model, the cost and EDSL's cache
+    key; or the error that kept it from being had (``value`` NULL). ``reused_from``: the score
+    of an earlier version it was carried over from (the dimension did not change). The two cache
+    keys (the score question's and the reason question's) let a forced re-run answer from the
+    model cache."""
+
+    __tablename__ = "judge_scores"
+    __table_args__ = (
+        # One score per (rubric version, unit, judge, dimension): asking again replaces it.
+        sa.UniqueConstraint(
+            "rubric_id", "unit", "judge", "dimension", name="uq_judge_scores_rubric_unit"
+        ),
+        # A run's scores (progress, retries) and the cascade from a deleted run.
+        sa.Index("ix_judge_scores_run", "run_id"),
+        # The cascade from a deleted room or event.
+        sa.Index("ix_judge_scores_room", "room_id", "seq"),
+        sa.Index("ix_judge_scores_event", "event_id"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="judge_runs.id", ondelete="CASCADE")
+    rubric_id: int = Field(foreign_key="judge_rubrics.id", ondelete="CASCADE")
+    room_id: int = Field(foreign_key="rooms.id", ondelete="CASCADE")
+    event_id: int | None = Field(default=None, foreign_key="events.id", ondelete="CASCADE")
+    seq: int | None = None
+    unit: str = Field(max_length=40)
+    judge: str = Field(max_length=80)
+    dimension: str = Field(max_length=40)
+    dimension_version: str = Field(max_length=32)
+    rubric_version: str = Field(max_length=32)
+    value: Any = Field(default=None, sa_type=JSONDoc(), nullable=True)
+    reason: str | None = Field(default=None, sa_type=sa.Text)
+    prompt: str | None = Field(default=None, sa_type=sa.Text)
+    model: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc())
+    cost: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cache_key: str | None = Field(default=None, max_length=64)
+    reason_cache_key: str | None = Field(default=None, max_length=64)
+    cached: bool = False
+    reused_from: int | None = None
+    error: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc())
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
 # Instrument the models now: the repository builds snapshots with ``model_construct`` on Core
 # paths, and attribute access on those needs configured mappers even if no ORM query ran yet.
 configure_mappers()
@@ -300,6 +398,9 @@ __all__ = [
     "CachedResponse",
     "Event",
     "Experiment",
+    "JudgeRubric",
+    "JudgeRun",
+    "JudgeScore",
     "Lease",
     "MessageTag",
     "OPEN_TURN_WHERE",

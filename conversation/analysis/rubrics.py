@@ -524,6 +524,9 @@ def _questions(rubric: Rubric, dimension: Dimension) -> JudgeQuestions:
             for level in levels
             if _key(level) in dimension.anchors
         }
+        if levels[0] not in option_labels or levels[-1] not in option_labels:
+            # EDSL refuses labels that leave out an end of the scale; the anchors are in the text
+            option_labels = {}
         score = QuestionLinearScale(
             question_name=name,
             question_text=text,

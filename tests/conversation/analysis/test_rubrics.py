@@ -319,3 +319,15 @@ def test_edsl_asks_the_questions_and_pipes_the_score_into_the_reason() -> None:
     assert "Fine, {" in score_prompt and "49 dollars" not in score_prompt
     reason_prompt = next(p for p in seen if "why?" in p)
     assert "and answered 4." in reason_prompt
+
+
+def test_anchors_that_leave_out_an_end_of_a_linear_scale_still_make_a_question() -> None:
+    """EDSL refuses option labels without both ends; the anchors stay in the question text."""
+    rubric = Rubric(
+        name="r",
+        dimensions=[{"name": "warmth", "description": "How warm?",
+                     "scale": {"kind": "ordinal", "points": 7},
+                     "anchors": {1: "hostile", 5: "warm"}}],
+    )  # fmt: skip
+    score, _ = rubric.questions_for("warmth")
+    assert not score.option_labels and "- 5: warm" in score.question_text
