@@ -53,6 +53,17 @@ from storage.codes import (
 from storage.config import data_dir, database_url, display_url, normalize_url
 from storage.config_versions import change_room_config, room_config_versions
 from storage.database import Database
+from storage.drafts import (
+    MAX_DRAFT_CHARS,
+    DraftWrite,
+    PartialDraft,
+    partial_draft,
+    request_stop,
+    room_draft,
+    start_draft,
+    stop_requested,
+    write_draft,
+)
 from storage.errors import (
     AgentProfileNotFound,
     AnalysisNotFound,
@@ -240,6 +251,16 @@ __all__ = [
     "room_logs",
     "settle_rooms",
     "update_turn_state",
+    # partial drafts of streaming turns
+    "MAX_DRAFT_CHARS",
+    "DraftWrite",
+    "PartialDraft",
+    "partial_draft",
+    "request_stop",
+    "room_draft",
+    "start_draft",
+    "stop_requested",
+    "write_draft",
     # experiments
     "ExperimentRoom",
     "add_experiment_rooms",
