@@ -8,11 +8,13 @@ the same transaction, a stop request with it).
 
 The writer is the room's lease holder, fenced by its lease ``token`` like every turn write:
 
-- :func:`start_draft` at the start of each streamed call: any text left by an earlier call of the
-  turn (a dead process's, a lost lease's, or a failed try's) is discarded and the discard recorded
-  on the turn (``data["discarded_drafts"]``: chars, writes, why, when); a stop request is kept.
-- :func:`write_draft` with the text so far (the caller throttles; text past
-  ``MAX_DRAFT_CHARS`` is cut). Both answer whether the write applied and who asked to stop.
+- :func:`start_draft` for the first write of each streamed call: any text left by an earlier call
+  of the turn (a dead process's, a lost lease's, or a failed try's) is discarded and the discard
+  recorded on the turn (``data["discarded_drafts"]``: chars, writes, why, when); a stop request
+  is kept.
+- :func:`write_draft` with the text so far (the caller throttles; text past ``MAX_DRAFT_CHARS``
+  is cut), or ``None`` to check only. Both answer whether the write applied (the turn is still
+  running and the lease still the writer's) and who asked to stop.
 
 Readers (the Room page, a participant's "... is typing"): :func:`partial_draft` (one turn) and
 :func:`room_draft` (a room's running turn). Each returns a draft only while its turn is running
@@ -73,6 +75,12 @@ class PartialDraft:
     stop_by: str | None
 
 
+def _checked(text: Any) -> str:
+    if not isinstance(text, str):
+        raise StorageValueError(f"a draft's text must be a string, not {type(text).__name__}")
+    return text[:MAX_DRAFT_CHARS]
+
+
 def _insert(conn: Connection) -> Any:
     return (postgresql if conn.dialect.name == "postgresql" else sqlite).insert(DRAFTS)
 
@@ -86,9 +94,11 @@ def _turn_of(conn: Connection, event_id: int) -> tuple[int, str | None, dict[str
     return int(row[0]), row[1], row[2]
 
 
-def start_draft(db: Database, event_id: int, token: int) -> DraftWrite:
-    """A streamed call of the running turn ``event_id`` begins (lease ``token``): discard any
-    partial text left by an earlier call, recording it on the turn; keep a stop request."""
+def start_draft(db: Database, event_id: int, token: int, text: str = "") -> DraftWrite:
+    """The first write of a streamed call of the running turn ``event_id`` (lease ``token``):
+    discard any partial text left by an earlier call, recording it on the turn, and store
+    ``text``; a stop request is kept."""
+    text = _checked(text)
     now = db.now()
     with db.write_connection() as conn:
         room_id = _turn_of(conn, event_id)[0]
@@ -107,8 +117,8 @@ def start_draft(db: Database, event_id: int, token: int) -> DraftWrite:
                     event_id=event_id,
                     room_id=room_id,
                     token=token,
-                    text="",
-                    writes=0,
+                    text=text,
+                    writes=1 if text else 0,
                     started_at=now,
                     updated_at=now,
                 )
@@ -126,37 +136,40 @@ def start_draft(db: Database, event_id: int, token: int) -> DraftWrite:
         conn.execute(
             update(DRAFTS)
             .where(DRAFTS.c.event_id == event_id)
-            .values(token=token, text="", writes=0, started_at=now, updated_at=now)
+            .values(token=token, text=text, writes=1 if text else 0, started_at=now, updated_at=now)
         )
         return DraftWrite(True, old[3])
 
 
 _FENCE = select(
     EVENTS.c.room_id, EVENTS.c.state, LEASES.c.owner, LEASES.c.token, LEASES.c.expires_at
-)
+).select_from(EVENTS.outerjoin(LEASES, LEASES.c.room_id == EVENTS.c.room_id))
+
+
+def _ours(row: Any, token: int, now: datetime) -> bool:
+    """The turn is running and ``token`` is its room's current lease."""
+    return row is not None and row[1] == "running" and lease_ok(row[2], row[3], row[4], token, now)
 
 
 def write_draft(db: Database, event_id: int, token: int, text: str | None) -> DraftWrite:
-    """Store ``text`` (cut to ``MAX_DRAFT_CHARS``; ``None``: only check) as the running turn's
-    partial draft, fenced by the lease ``token``. Not durable (a draft can be written again): a
-    fraction of a committed turn's cost."""
-    if text is not None and not isinstance(text, str):
-        raise StorageValueError(f"a draft's text must be a string, not {type(text).__name__}")
+    """Store ``text`` (cut to ``MAX_DRAFT_CHARS``; ``None``: only check, reading) as the running
+    turn's partial draft, fenced by the lease ``token``. Not durable (a draft can be written
+    again): a fraction of a committed turn's cost."""
+    if text is not None:
+        text = _checked(text)
     now = db.now()
+    if text is None:  # a check only: no write lock taken
+        with db.read_connection() as conn:
+            row = conn.execute(_FENCE.where(EVENTS.c.id == event_id)).first()
+            if not _ours(row, token, now):
+                return DraftWrite(False)
+            stop = select(DRAFTS.c.stop_by).where(DRAFTS.c.event_id == event_id)
+            return DraftWrite(True, conn.execute(stop).scalar())
     with db.write_connection(durable=False) as conn:
-        row = conn.execute(
-            _FENCE.select_from(
-                EVENTS.outerjoin(LEASES, LEASES.c.room_id == EVENTS.c.room_id)
-            ).where(EVENTS.c.id == event_id)
-        ).first()
-        if row is None or row[1] != "running" or not lease_ok(row[2], row[3], row[4], token, now):
+        row = conn.execute(_FENCE.where(EVENTS.c.id == event_id)).first()
+        if not _ours(row, token, now):
             return DraftWrite(False)
-        if text is None:
-            stop_by = conn.execute(
-                select(DRAFTS.c.stop_by).where(DRAFTS.c.event_id == event_id)
-            ).scalar()
-            return DraftWrite(True, stop_by)
-        text = text[:MAX_DRAFT_CHARS]
+        assert row is not None
         insert = _insert(conn).values(
             event_id=event_id,
             room_id=row[0],

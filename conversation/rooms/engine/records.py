@@ -181,6 +181,8 @@ class Call:
     settings: Any = None
     cache: Any = None
     iteration: int = 0
+    #: The database, for a call that writes its partial draft as it streams.
+    db: storage.Database | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +195,8 @@ class Reply:
     candidates: tuple[dict[str, Any], ...] = ()
     picked: str | None = None
     decided: bool = True
+    #: Who stopped the reply while it streamed (``reply.text``: the draft so far); None: complete.
+    stopped_by: str | None = None
 
 
 def error_record(exc: BaseException) -> dict[str, Any]:
