@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from storage.analysis import answers, get_analysis, list_analyses
 from storage.codes import message_tags
+from storage.drafts import PartialDraft, partial_draft, room_draft
 from storage.events import events, latest_seq
 from storage.experiments import get_experiment, list_experiments
 from storage.profiles import list_agent_profiles
@@ -23,6 +24,9 @@ def sample_log(opening: str, speaker: str = "user") -> list[Event]:
 
 __all__ = [
     "ROOM_SORTS",
+    "PartialDraft",
+    "partial_draft",
+    "room_draft",
     "answers",
     "count_rooms",
     "events",
