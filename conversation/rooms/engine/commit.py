@@ -13,7 +13,8 @@ from conversation.rooms.engine.records import Call, Reply
 
 def commit_for(call: Call, outcome: Reply) -> storage.TurnCommit:
     """The fenced commit of ``outcome`` for ``call``'s turn; ``data["cache_hit"]`` says whether
-    the answer came from the model cache."""
+    the answer came from the model cache, ``data["usage_estimated"]`` that its token counts are
+    estimates (a streamed reply from a server that sent no usage)."""
     reply = outcome.reply
     base: dict[str, Any] = {
         "event_id": call.turn.id,
@@ -28,7 +29,10 @@ def commit_for(call: Call, outcome: Reply) -> storage.TurnCommit:
         "error": None,
     }
     commit = handler_of(call.turn).commit(call, outcome, base)
-    return dataclasses.replace(commit, data={**(commit.data or {}), "cache_hit": reply.cache_used})
+    data = {**(commit.data or {}), "cache_hit": reply.cache_used}
+    if reply.usage_estimated:  # a streamed reply whose server sent no usage: our estimate
+        data["usage_estimated"] = True
+    return dataclasses.replace(commit, data=data)
 
 
 __all__ = ["commit_for"]
