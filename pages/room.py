@@ -144,8 +144,25 @@ breakpoint_notice(record)
 
 left, right = st.columns([3, 2], gap="large")
 
+
+def stop_drafting(turn_id: int) -> None:
+    """ "Stop drafting" (a button of the live fragment): the worker streaming the reply sees it
+    at its next draft write and records the denial with this person's name."""
+    try:
+        room.turn(turn_id).stop_drafting(actor=me)
+    except (ConversationStateError, PermissionDenied, ValueError) as exc:
+        st.session_state[f"_notice:{shown_id}"] = str(exc)
+
+
 with left:
-    live_transcript(db, room_id, roster, budget=config.budget, polled=(record, polled))
+    live_transcript(
+        db,
+        room_id,
+        roster,
+        budget=config.budget,
+        polled=(record, polled),
+        stop=stop_drafting if me.can(Action.MODERATE) else None,
+    )
 
 
 def act(action, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]

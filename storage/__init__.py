@@ -57,6 +57,17 @@ from storage.config_versions import (
     room_config_versions,
 )
 from storage.database import Database
+from storage.drafts import (
+    MAX_DRAFT_CHARS,
+    DraftWrite,
+    PartialDraft,
+    partial_draft,
+    request_stop,
+    room_draft,
+    start_draft,
+    stop_requested,
+    write_draft,
+)
 from storage.errors import (
     AgentProfileNotFound,
     AnalysisNotFound,
@@ -267,6 +278,16 @@ __all__ = [
     "room_logs",
     "settle_rooms",
     "update_turn_state",
+    # partial drafts of streaming turns
+    "MAX_DRAFT_CHARS",
+    "DraftWrite",
+    "PartialDraft",
+    "partial_draft",
+    "request_stop",
+    "room_draft",
+    "start_draft",
+    "stop_requested",
+    "write_draft",
     # experiments
     "ExperimentRoom",
     "add_experiment_rooms",

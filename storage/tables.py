@@ -386,6 +386,30 @@ class JudgeScore(SQLModel, table=True):
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
 
 
+# --- streaming drafts (revision 0012) ---------------------------------------------------------
+
+
+class TurnDraft(SQLModel, table=True):
+    """The partial text of a running turn while its reply streams (issue 20), and a person's
+    request to stop that draft. Never a message: the log (``events``) holds committed turns
+    only, so prompts and exports never read this table. One row per turn, written by the lease
+    holder (``token``: a row of another token is a dead holder's, read as no draft), removed
+    when the turn commits. Revision 0012."""
+
+    __tablename__ = "turn_drafts"
+    __table_args__ = (sa.Index("ix_turn_drafts_room", "room_id"),)
+
+    event_id: int = Field(primary_key=True, foreign_key="events.id", ondelete="CASCADE")
+    room_id: int = Field(foreign_key="rooms.id", ondelete="CASCADE")
+    token: int | None = None
+    text: str = Field(default="", sa_type=sa.Text)
+    writes: int = 0
+    started_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    stop_by: str | None = None
+    stop_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
 # Instrument the models now: the repository builds snapshots with ``model_construct`` on Core
 # paths, and attribute access on those needs configured mappers even if no ORM query ran yet.
 configure_mappers()
@@ -406,5 +430,6 @@ __all__ = [
     "OPEN_TURN_WHERE",
     "Room",
     "RoomConfigVersion",
+    "TurnDraft",
     "metadata",
 ]

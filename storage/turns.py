@@ -45,6 +45,7 @@ from storage._tx import (
     word_count,
 )
 from storage.database import Database
+from storage.drafts import drop_drafts
 from storage.errors import EventNotFound, InvalidTransition, StorageValueError
 from storage.events import check_error, check_event_fields
 from storage.tables import Event
@@ -202,6 +203,8 @@ def commit_on(
         results.append(True)
     for run in runs:
         conn.execute(UPDATE_EVENT, run)
+    # A committed turn's partial draft (and any stop request) goes with the commit.
+    drop_drafts(conn, [r["b_event_id"] for run in runs for r in run])
     if moves:
         conn.execute(_MOVE_RUNNING_ROOM, moves)
     if touched:

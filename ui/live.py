@@ -13,13 +13,19 @@ How it stays cheap (docs/design.md, "The UI is a view over the database": the UI
   the server a few milliseconds: about 0.1% of a core per idle tab, under 1% per tab on a running
   room (``benchmarks/live_view.py``).
 
+A streaming turn (docs/streaming.md) is drawn by that same fragment, not by the page: its bubble
+shows the turn's partial draft (``browse.room_draft``: a draft write changes neither the room row
+nor the log, so the page never reruns for it), read every ``DRAFT_SECONDS`` while a turn runs,
+with a "Stop drafting" button for a person who may moderate. When the turn commits, the marker
+changes and the page reruns once: the message is drawn where the bubble was.
+
 Message bodies and names are drawn as plain text: ``<script>`` shows as ``<script>``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +40,8 @@ from .widgets import avatar, escape_markdown
 
 FAST_SECONDS = float(os.environ.get("ROOMS_UI_POLL_SECONDS", "0.75"))
 SLOW_SECONDS = float(os.environ.get("ROOMS_UI_IDLE_POLL_SECONDS", "2"))
+#: How often a running turn's partial draft is read (the first text is on screen within this).
+DRAFT_SECONDS = float(os.environ.get("ROOMS_UI_DRAFT_POLL_SECONDS", "0.3"))
 MAX_SHOWN = 200
 #: Height of the Room page's scrolling transcript box, in pixels.
 TRANSCRIPT_HEIGHT_PX = 640
@@ -248,10 +256,13 @@ def render_transcript(
     *,
     db: Any = None,
     height: int | None = None,
-) -> None:
+    skip: Any = None,
+) -> Any:
     """The status line and the last ``MAX_SHOWN`` events; with ``db``, each tagged message shows
     its tags (read for all shown messages in one query). ``height``: the events go in a box of
-    that many pixels that scrolls and follows the newest message (the status line stays above)."""
+    that many pixels that scrolls and follows the newest message (the status line stays above).
+    ``skip``: an event drawn elsewhere (the streaming turn, drawn by the live fragment). Returns
+    the events' container (None when there is no event yet), for what goes after them."""
     # After a crash a turn stays "running" until a restarted process takes it over: say so.
     recovery = None
     if db is not None and room.status == "running":
@@ -261,13 +272,14 @@ def render_transcript(
     events = cache.ordered()
     if not events:
         st.caption("No messages yet.")
-        return
+        return None
     box = st.container(height=height, autoscroll=True) if height else st.container()
     with box:
-        _render_events(events, roster, db)
+        _render_events(events, roster, db, skip)
+    return box
 
 
-def _render_events(events: Sequence[Any], roster: Sequence[str], db: Any) -> None:
+def _render_events(events: Sequence[Any], roster: Sequence[str], db: Any, skip: Any) -> None:
     hidden = max(0, len(events) - MAX_SHOWN)
     if hidden:
         st.caption(f"{hidden} earlier events are not shown here; see Results for the full log.")
@@ -278,6 +290,8 @@ def _render_events(events: Sequence[Any], roster: Sequence[str], db: Any) -> Non
             st.divider()
             st.caption(f"Activity {event.activity}")
         activity = event.activity if event.kind == "human" else activity
+        if skip is not None and event.id == skip.id:
+            continue
         render_event(event, roster, tags.get(int(event.id)) if event.id is not None else None)
 
 
@@ -304,17 +318,19 @@ def live_transcript(
     *,
     budget: Budget | None = None,
     polled: tuple[Any, LiveCache] | None = None,
+    stop: Callable[[int], None] | None = None,
 ) -> None:
     """Draw the transcript and keep it current (see the module doc for the polling rules),
     with what the room spent against ``budget``. ``polled``: what the page already read with
     ``refresh`` and drew its status line and controls from; the poll compares against exactly
     that, so a change after it reruns the page (a second read here could see a newer room than
-    the page's header and controls, and the poll would never rerun to bring them up to date)."""
+    the page's header and controls, and the poll would never rerun to bring them up to date).
+    ``stop(turn_id)``: stops a streaming draft (shown to a person who may moderate)."""
     room, cache = polled if polled is not None else refresh(db, room_id)
+    running = streaming_turn(room, cache)
     # The log scrolls in a box that follows the newest message: the page does not grow with it,
     # so the controls and a draft's Approve / Deny beside it stay in view while reading it.
-    render_transcript(room, cache, roster, db=db, height=TRANSCRIPT_HEIGHT_PX)
-    st.caption(escape_markdown(spend_line(cache, budget)))
+    box = render_transcript(room, cache, roster, db=db, height=TRANSCRIPT_HEIGHT_PX, skip=running)
     drawn = cache.marker
 
     def watch() -> None:
@@ -322,13 +338,64 @@ def live_transcript(
         # changed, the whole page reruns once (transcript, status line and controls together).
         if _marker(db, browse.get_room(db, room_id)) != drawn:
             st.rerun()
+        if running is not None:  # and the streaming turn's draft, drawn here only
+            draft_bubble(running, browse.partial_draft(db, int(running.id)), roster, stop=stop)
 
-    interval = FAST_SECONDS if room.status in ACTIVE_STATUSES else SLOW_SECONDS
-    st.fragment(watch, run_every=interval)()
+    if running is not None:
+        interval = DRAFT_SECONDS
+    else:
+        interval = FAST_SECONDS if room.status in ACTIVE_STATUSES else SLOW_SECONDS
+    with box if box is not None else st.container():  # the growing draft: under the newest
+        st.fragment(watch, run_every=interval)()
+    st.caption(escape_markdown(spend_line(cache, budget)))
+
+
+def streaming_turn(room: Any, cache: LiveCache) -> Any | None:
+    """The running speaking turn of a running room whose reply may stream, or None."""
+    turn = cache.open_turn()
+    if room.status != "running" or turn is None or turn.state != "running":
+        return None
+    if turn.kind != "agent" or kind_of(turn.data or {}) is not None:
+        return None  # summaries, picks and drafted candidates do not stream
+    return turn
+
+
+def draft_bubble(
+    turn: Any, draft: Any, roster: Sequence[str], *, stop: Callable[[int], None] | None
+) -> None:
+    """The running turn's bubble: its partial draft as plain text (``…`` before the first
+    words), and "Stop drafting" for a person who may moderate (``stop``)."""
+    with (
+        st.container(key=f"draft-{turn.id}"),
+        st.chat_message(turn.speaker, avatar=avatar(turn.speaker, roster, "agent")),
+    ):
+        label = escape_markdown(turn.speaker)
+        if draft is None:
+            st.caption(f"**{label}** · #{turn.seq}{_state_note(turn)}")
+            st.text("…")
+            return
+        st.caption(f"**{label}** · #{turn.seq} · drafting… ({len(draft.text):,} characters)")
+        st.text(draft.text + " ▍")
+        if stop is not None:
+            if draft.stop_by:
+                st.caption(f"Stopping (asked by {escape_markdown(draft.stop_by)})…")
+            else:
+                st.button(
+                    "Stop drafting",
+                    key=f"stop-draft-{turn.id}",
+                    icon=":material/stop_circle:",
+                    help="Cancel this reply now: the draft is denied as 'stopped while "
+                    "drafting' (recorded with your name) and the agent tries again.",
+                    on_click=stop,
+                    args=(int(turn.id),),
+                )
 
 
 __all__ = [
     "ACTIVE_STATUSES",
+    "DRAFT_SECONDS",
+    "draft_bubble",
+    "streaming_turn",
     "FAST_SECONDS",
     "LiveCache",
     "SLOW_SECONDS",

@@ -1,6 +1,7 @@
 """What the pages show, read through the engine: stored records (``records``: a room, a page of
-rooms, a log, an analysis) and pandas tables (``frames``: pandas is loaded on the first call).
-Writes go through the concept that owns them (rooms, experiments, analysis, library); no page
+rooms, a log, an analysis, a streaming turn's partial draft: ``partial_draft(db, event_id)`` /
+``room_draft(db, room_id)``, docs/streaming.md) and pandas tables (``frames``: pandas is loaded
+on the first call). Writes go through the concept that owns them (rooms, experiments, analysis, library); no page
 reads or writes storage itself."""
 
 from conversation.browse.frames import (
@@ -13,6 +14,7 @@ from conversation.browse.frames import (
 )
 from conversation.browse.records import (
     ROOM_SORTS,
+    PartialDraft,
     answers,
     count_rooms,
     events,
@@ -25,6 +27,8 @@ from conversation.browse.records import (
     list_experiments,
     list_rooms,
     message_tags,
+    partial_draft,
+    room_draft,
     room_family,
     sample_log,
     waiting_for_server,
@@ -32,6 +36,9 @@ from conversation.browse.records import (
 
 __all__ = [
     "ROOM_SORTS",
+    "PartialDraft",
+    "partial_draft",
+    "room_draft",
     "analysis_frame",
     "answers",
     "count_rooms",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from storage.analysis import answers, get_analysis, list_analyses
 from storage.codes import message_tags
+from storage.drafts import PartialDraft, partial_draft, room_draft
 from storage.events import events, latest_seq
 from storage.experiments import get_experiment, list_experiments
 from storage.outages import waiting_for_server
@@ -24,6 +25,9 @@ def sample_log(opening: str, speaker: str = "user") -> list[Event]:
 
 __all__ = [
     "ROOM_SORTS",
+    "PartialDraft",
+    "partial_draft",
+    "room_draft",
     "waiting_for_server",
     "answers",
     "count_rooms",

@@ -46,7 +46,6 @@ With ``settings`` (``CallSettings``):
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
 import time
 from dataclasses import dataclass, field
@@ -54,29 +53,25 @@ from typing import Any
 
 from edsl.caching import Cache
 
-from conversation.exceptions import ConversationStateError, ConversationValueError, ModelCallError
+from conversation.exceptions import ConversationStateError, ModelCallError
+from conversation.models.call_rules import (
+    ModelTimeoutError,
+    check_inputs,
+    check_model,
+    prepared,
+    reply_text,
+    timeout_error,
+)
 from conversation.models.chat_shape import EchoOnlyReply, shaped
 from conversation.models.labels import model_label, needs_remote_jobs
 from conversation.models.limits import call_slot
 from conversation.models.settings import SELF_HOSTED_SERVICES, CallSettings
 from conversation.models.stored_cache import StoredCache, cache_key
-from conversation.text.tokens import prompt_tokens
 from conversation.text.transcript import strip_echo
 
 log = logging.getLogger(__name__)
 
 _SELF_HOSTED = SELF_HOSTED_SERVICES
-_BOUNDED = "_rooms_bounded_copies"
-
-
-class ModelTimeoutError(ModelCallError, TimeoutError):
-    """No answer within the request timeout. ``min_backoff``: seconds a retry should wait at
-    least (a self-hosted server is still working on the abandoned request)."""
-
-    def __init__(self, message: str, *, timeout: float, min_backoff: float = 0.0) -> None:
-        super().__init__(message, code="timeout")
-        self.timeout = timeout
-        self.min_backoff = min_backoff
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,11 +119,10 @@ async def ask(
     settings: CallSettings | None = None,
 ) -> ModelReply:
     """Send two prompt strings to ``model`` and return its reply (see the module docstring)."""
-    _check_arguments(model, user_prompt, system_prompt, iteration, settings)
+    check_inputs(user_prompt, system_prompt, iteration, settings)
+    check_model(model)
     label = model_label(model)
-    if settings is not None:
-        _check_fits(label, settings, system_prompt, user_prompt)
-        model = shaped(_bounded(model, settings), settings)
+    model = shaped(prepared(model, label, settings, (system_prompt, user_prompt)), settings)
     if needs_remote_jobs(model):
         job_cache = None if isinstance(cache, StoredCache) else cache  # a job keys its own prompts
         async with call_slot(model):
@@ -153,7 +147,7 @@ async def ask(
         except TimeoutError as exc:
             if timeout is None or isinstance(exc, ModelTimeoutError):
                 raise
-            raise _timeout_error(model, label, timeout) from exc
+            raise timeout_error(model, label, timeout) from exc
         latency = time.perf_counter() - started
     reply = _reply(model, label, response.model_outputs, response.edsl_dict, settings, latency)
     if stored is not None and not reply.cache_used:
@@ -161,48 +155,6 @@ async def ask(
             log.warning("%s: EDSL's cache key %s is not %s", label, reply.cache_key, key)
         await stored.save(cache)  # type: ignore[arg-type]
     return reply
-
-
-def _check_arguments(
-    model: Any, user_prompt: Any, system_prompt: Any, iteration: Any, settings: Any
-) -> None:
-    """``ask``'s arguments, refused with a ``ConversationValueError`` naming the fix."""
-    for name, value in (("user_prompt", user_prompt), ("system_prompt", system_prompt)):
-        if not isinstance(value, str):
-            raise ConversationValueError(
-                f"{name} must be a string, got {type(value).__name__}; pass the prompt text"
-            )
-    if not isinstance(iteration, int) or isinstance(iteration, bool) or iteration < 0:
-        raise ConversationValueError(
-            f"iteration must be a non-negative integer, got {iteration!r}; use 0 unless you "
-            "want a second, separately cached answer to the same prompts"
-        )
-    if not hasattr(model, "async_get_response"):
-        raise ConversationValueError(
-            f"model must be an EDSL language model, got {type(model).__name__}; "
-            "build one with conversation.models.resolve_model(...)"
-        )
-    if settings is not None and not isinstance(settings, CallSettings):
-        raise ConversationValueError(
-            f"settings must be a CallSettings, got {type(settings).__name__}"
-        )
-
-
-def _timeout_error(model: Any, label: str, timeout: float) -> ModelTimeoutError:
-    """The typed error of a call that outlived the room's request timeout. A self-hosted server
-    keeps working on an abandoned request, so its retry waits at least the timeout."""
-    local = getattr(model, "_inference_service_", None) in _SELF_HOSTED
-    return ModelTimeoutError(
-        f"{label} gave no answer within {timeout:g} s (the room's request timeout)"
-        + (
-            "; a self-hosted server keeps working on an abandoned request, so a retry "
-            f"waits at least {timeout:g} s"
-            if local
-            else ""
-        ),
-        timeout=timeout,
-        min_backoff=timeout if local else 0.0,
-    )
 
 
 def _reply(
@@ -215,7 +167,7 @@ def _reply(
 ) -> ModelReply:
     """The ``ModelReply`` of EDSL's ``outputs`` (echo stripped; a cache hit costs nothing), or
     a ``ModelCallError`` when the model returned no text."""
-    text = raw_text = _reply_text(model, outputs.response, edsl_dict)
+    text = raw_text = reply_text(model, outputs.response, edsl_dict)
     if text is not None and settings is not None and settings.speakers:
         text = strip_echo(text, settings.speakers, settings.roster) or None
         if text is None:
@@ -321,48 +273,6 @@ def known_cost(model: Any, total_cost: Any) -> float | None:
     return float(total_cost)
 
 
-def _check_fits(label: str, settings: CallSettings, system_prompt: str, user_prompt: str) -> None:
-    budget = settings.prompt_budget
-    if budget is None:
-        return
-    needed = prompt_tokens(system_prompt, user_prompt)
-    if needed > budget:
-        raise ModelCallError(
-            f"the prompt for {label} is about {needed} tokens (estimated high), more than its "
-            f"context window {settings.context_window} minus the output limit "
-            f"{settings.max_output_tokens} allows ({budget}); it was not sent. Shorten the "
-            "persona or the message that opened the activity, or raise the room's "
-            "context_window if the model takes more",
-            code="prompt_too_large",
-        )
-
-
-def _bounded(model: Any, settings: CallSettings) -> Any:
-    """``model`` asked for at most ``settings.max_output_tokens`` and allowed ``timeout``
-    seconds by EDSL: a copy per settings, kept on the model (the original is never changed,
-    other rooms share it)."""
-    limit = settings.max_output_tokens
-    parameters = getattr(model, "parameters", None)
-    if not isinstance(parameters, dict) or "max_tokens" not in parameters:
-        return model  # the offline and test models: nothing to bound, and state not to split
-    if parameters.get("max_tokens") == limit and settings.timeout is None:
-        return model
-    key = (limit, settings.timeout)
-    copies = model.__dict__.setdefault(_BOUNDED, {})
-    bounded = copies.get(key)
-    if bounded is None:
-        bounded = copy.copy(model)
-        if limit is not None:
-            bounded.parameters = {**parameters, "max_tokens": limit}
-            bounded.max_tokens = limit
-        if settings.timeout is not None:
-            # EDSL waits EDSL_API_TIMEOUT (60 s) on its own; this call's limit is ours.
-            edsl_limit = settings.timeout + 5.0
-            bounded._compute_timeout = lambda files_list=None: edsl_limit
-        copies[key] = bounded
-    return bounded
-
-
 def ask_sync(
     model: Any,
     *,
@@ -389,26 +299,6 @@ def ask_sync(
     raise ConversationStateError(
         "ask_sync() cannot run inside a running event loop; use `await ask(...)` instead"
     )
-
-
-def _reply_text(model: Any, raw: Any, edsl_dict: Any) -> str | None:
-    found: Any = raw
-    try:
-        for key in model.key_sequence:
-            found = found[key]
-    except (KeyError, IndexError, TypeError):
-        found = _parsed_text(edsl_dict)
-    if not isinstance(found, str) or not found.strip():
-        return None
-    return found.strip()
-
-
-def _parsed_text(edsl_dict: Any) -> str | None:
-    """EDSL's own reading, for response shapes the key path does not fit."""
-    text = getattr(edsl_dict, "generated_tokens", None)
-    if not isinstance(text, str) or text.startswith("[ERROR:") or text == "None":
-        return None
-    return text
 
 
 def _dollars(cost: Any) -> float | None:

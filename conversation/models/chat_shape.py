@@ -49,6 +49,7 @@ YOUR_TURN = "(your turn)"
 #: At most this many stop sequences (OpenAI's own limit; most servers take more).
 MAX_STOP_SEQUENCES = 4
 _SHAPED = "_rooms_chat_shaped_copies"
+_TURNS = "_rooms_chat_turns"  # on a shaped copy: the speaker and roster it sends turns for
 
 
 class EchoOnlyReply(ModelCallError):
@@ -164,6 +165,12 @@ def chat_request(
     return params
 
 
+def chat_turns_of(model: Any) -> tuple[str, tuple[str, ...]] | None:
+    """``(speaker, roster)`` of a model made by :func:`shaped`, else None: how a streamed call
+    (``models.streaming``) sends the same chat turns as the unstreamed one."""
+    return getattr(model, "__dict__", {}).get(_TURNS)
+
+
 def shaped(model: Any, settings: CallSettings | None) -> Any:
     """``model``, or a copy of it whose calls send chat turns for ``settings.speakers[0]`` (kept
     on the model per speaker and roster; the original is never changed, other rooms share it)."""
@@ -188,6 +195,7 @@ def shaped(model: Any, settings: CallSettings | None) -> Any:
         return response.model_dump()
 
     shaped_model.async_execute_model_call = execute
+    shaped_model.__dict__[_TURNS] = (speaker, roster)
     copies[(speaker, roster)] = shaped_model
     return shaped_model
 

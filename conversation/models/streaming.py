@@ -56,19 +56,19 @@ from edsl.inference_services.services.message_builder import MessageBuilder
 from edsl.inference_services.services.open_ai_service import OpenAIParameterBuilder, OpenAIService
 
 from conversation.exceptions import ConversationValueError, ModelCallError
-from conversation.models.calls import (
-    ModelReply,
+from conversation.models.call_rules import (
     ModelTimeoutError,
-    _bounded,
-    _check_fits,
-    _reply_text,
-    ask,
-    known_cost,
+    check_inputs,
+    prepared,
+    reply_text,
+    timeout_error,
 )
+from conversation.models.calls import ModelReply, ask, known_cost
+from conversation.models.chat_shape import EchoOnlyReply, chat_request, chat_turns_of, shaped
 from conversation.models.labels import model_label, needs_remote_jobs
 from conversation.models.limits import call_slot
 from conversation.models.offline import OfflineModel
-from conversation.models.settings import SELF_HOSTED_SERVICES, CallSettings
+from conversation.models.settings import CallSettings
 from conversation.models.stored_cache import StoredCache, cache_key
 from conversation.text.tokens import estimate_tokens, prompt_tokens
 from conversation.text.transcript import strip_echo
@@ -151,51 +151,69 @@ async def ask_streaming(
         reply = await _unless_cancelled(call, cancel, label)
         await _show(on_text, reply.text)
         return reply
-    _check_inputs(user_prompt, system_prompt, iteration, settings)
+    check_inputs(user_prompt, system_prompt, iteration, settings)
     if cancel is not None and cancel.is_set():
         raise _cancelled(label)
-    if isinstance(model, OfflineModel):
-        return await _offline(
-            model, label, user_prompt, system_prompt, cache, iteration, settings, on_text, cancel
-        )
-    if settings is not None:
-        _check_fits(label, settings, system_prompt, user_prompt)
-        model = _bounded(model, settings)
-    return await _openai(
-        model, label, user_prompt, system_prompt, cache, iteration, settings, on_text, cancel
+    offline = isinstance(model, OfflineModel)
+    request = _Request(
+        model
+        if offline
+        else shaped(prepared(model, label, settings, (system_prompt, user_prompt)), settings),
+        label,
+        user_prompt,
+        system_prompt,
+        cache,
+        iteration,
+        settings,
+        on_text,
+        cancel,
     )
+    return await (_offline(request) if offline else _openai(request))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Request:
+    """One streamed call: the model (bounded by the settings), its label and inputs, and the
+    caller's ``on_text`` and ``cancel``."""
+
+    model: Any
+    label: str
+    user_prompt: str
+    system_prompt: str
+    cache: Cache | StoredCache | None
+    iteration: int
+    settings: CallSettings | None
+    on_text: OnText | None
+    cancel: CancelSignal | None
+
+    def key(self) -> str:
+        return cache_key(
+            self.model,
+            user_prompt=self.user_prompt,
+            system_prompt=self.system_prompt,
+            iteration=self.iteration,
+        )
 
 
 # -- the offline model -------------------------------------------------------------------------
 
 
-async def _offline(
-    model: OfflineModel,
-    label: str,
-    user_prompt: str,
-    system_prompt: str,
-    cache: Cache | StoredCache | None,
-    iteration: int,
-    settings: CallSettings | None,
-    on_text: OnText | None,
-    cancel: CancelSignal | None,
-) -> ModelReply:
+async def _offline(request: _Request) -> ModelReply:
     """``ask``'s reply on a scratch cache, handed out word by word; cached only when complete."""
-    key = cache_key(
-        model, user_prompt=user_prompt, system_prompt=system_prompt, iteration=iteration
-    )
+    model, label, on_text, cache = request.model, request.label, request.on_text, request.cache
+    key = request.key()
     scratch = await _scratch(cache, key)
-    timeout = settings.timeout if settings is not None else None
+    timeout = request.settings.timeout if request.settings is not None else None
     started = time.perf_counter()
 
     async def run() -> ModelReply:
         reply = await ask(
             model,
-            user_prompt=user_prompt,
-            system_prompt=system_prompt,
+            user_prompt=request.user_prompt,
+            system_prompt=request.system_prompt,
             cache=scratch,
-            iteration=iteration,
-            settings=settings,
+            iteration=request.iteration,
+            settings=request.settings,
         )
         if reply.cache_used:
             return reply
@@ -209,10 +227,10 @@ async def _offline(
                         await asyncio.sleep(wait)
                     await _show(on_text, shown)
         except TimeoutError as exc:
-            raise _timeout(model, label, timeout or 0.0) from exc
+            raise timeout_error(model, label, timeout or 0.0) from exc
         return dataclasses.replace(reply, latency=time.perf_counter() - started)
 
-    reply = await _unless_cancelled(run(), cancel, label)
+    reply = await _unless_cancelled(run(), request.cancel, label)
     if reply.cache_used:
         await _show(on_text, reply.text)
         return reply
@@ -231,28 +249,20 @@ def _word_prefixes(text: str) -> list[str]:
 # -- OpenAI chat completions -------------------------------------------------------------------
 
 
-async def _openai(
-    model: Any,
-    label: str,
-    user_prompt: str,
-    system_prompt: str,
-    cache: Cache | StoredCache | None,
-    iteration: int,
-    settings: CallSettings | None,
-    on_text: OnText | None,
-    cancel: CancelSignal | None,
-) -> ModelReply:
-    key = cache_key(
-        model, user_prompt=user_prompt, system_prompt=system_prompt, iteration=iteration
+async def _openai(request: _Request) -> ModelReply:
+    model, label, settings, cache = request.model, request.label, request.settings, request.cache
+    user_prompt, system_prompt, iteration = (
+        request.user_prompt,
+        request.system_prompt,
+        request.iteration,
     )
+    key = request.key()
     scratch = await _scratch(cache, key)
     entry = scratch.data.get(key)
     if entry is not None:
-        return await _from_cache(model, label, key, entry, settings, on_text)
-    raw, latency = await _generate(
-        model, label, user_prompt, system_prompt, settings, on_text, cancel
-    )
-    text = _final_text(model, raw, settings)
+        return await _from_cache(model, label, key, entry, settings, request.on_text)
+    raw, latency = await _generate(request)
+    text, raw_text = _final_text(model, raw, settings, label)
     if text is None:
         raise ModelCallError(
             f"{label} returned no text (streamed; finish reason "
@@ -283,21 +293,15 @@ async def _openai(
         latency=latency,
         raw=raw,
         usage_estimated=estimated,
+        raw_text=raw_text,
     )
 
 
-async def _generate(
-    model: Any,
-    label: str,
-    user_prompt: str,
-    system_prompt: str,
-    settings: CallSettings | None,
-    on_text: OnText | None,
-    cancel: CancelSignal | None,
-) -> tuple[dict[str, Any], float]:
+async def _generate(request: _Request) -> tuple[dict[str, Any], float]:
     """Stream the reply (holding the provider's slot, within the timeout, until ``cancel``),
     handing the text to ``on_text`` as it grows; the raw response as EDSL would store it, and
     the latency."""
+    model, label, settings = request.model, request.label, request.settings
     timeout = settings.timeout if settings is not None else None
     speakers = settings.speakers if settings is not None else ()
     roster = settings.roster if settings is not None else ()
@@ -310,21 +314,23 @@ async def _generate(
             text = strip_echo(text, speakers, roster)
         if text and text != shown:
             shown = text
-            await _show(on_text, text)
+            await _show(request.on_text, text)
 
     async def run() -> tuple[dict[str, Any], float]:
         async with call_slot(model):
             started = time.perf_counter()
             try:
                 async with asyncio.timeout(timeout):
-                    raw = await _read_stream(model, user_prompt, system_prompt, show)
+                    raw = await _read_stream(
+                        model, request.user_prompt, request.system_prompt, show
+                    )
             except TimeoutError as exc:
                 if timeout is None or isinstance(exc, ModelTimeoutError):
                     raise
-                raise _timeout(model, label, timeout) from exc
+                raise timeout_error(model, label, timeout) from exc
             return raw, time.perf_counter() - started
 
-    return await _unless_cancelled(run(), cancel, label)
+    return await _unless_cancelled(run(), request.cancel, label)
 
 
 def _usage(
@@ -343,7 +349,14 @@ def _usage(
 
 def request_parameters(model: Any, user_prompt: str, system_prompt: str) -> dict[str, Any]:
     """The chat-completion parameters EDSL's OpenAI service sends for this call (no files, no
-    response schema), built with EDSL's own builders; ``stream`` is not among them."""
+    response schema), built with EDSL's own builders; ``stream`` is not among them. A model
+    shaped for a room's turn (``chat_shape.shaped``) sends the same chat turns and stop
+    sequences as its unstreamed call."""
+    turns = chat_turns_of(model)
+    if turns is not None:
+        params = chat_request(model, user_prompt, system_prompt, *turns)
+        if params is not None:
+            return params
     messages = MessageBuilder(
         model=model.model,
         user_prompt=user_prompt,
@@ -431,7 +444,7 @@ async def _from_cache(
 
     started = time.perf_counter()
     raw = json.loads(entry.output)
-    text = _final_text(model, raw, settings)
+    text, raw_text = _final_text(model, raw, settings, label)
     if text is None:
         raise ModelCallError(
             f"{label} returned no text (a cached answer: {str(entry.output)[:300]}); the turn "
@@ -449,14 +462,22 @@ async def _from_cache(
         cache_key=key,
         latency=time.perf_counter() - started,
         raw=raw,
+        raw_text=raw_text,
     )
 
 
-def _final_text(model: Any, raw: Any, settings: CallSettings | None) -> str | None:
-    text = _reply_text(model, raw, None)
+def _final_text(
+    model: Any, raw: Any, settings: CallSettings | None, label: str
+) -> tuple[str | None, str | None]:
+    """The reply's text as ``ask`` keeps it (echo, scaffolding and made-up turns stripped) and
+    what the model sent when stripping changed it; ``chat_shape.EchoOnlyReply`` when nothing is
+    left (the engine retries it, then stores a pass), as for an unstreamed reply."""
+    text = raw_text = reply_text(model, raw)
     if text is not None and settings is not None and settings.speakers:
         text = strip_echo(text, settings.speakers, settings.roster) or None
-    return text
+        if text is None:
+            raise EchoOnlyReply(label, raw_text or "")
+    return text, (raw_text if raw_text != text else None)
 
 
 # -- shared pieces -----------------------------------------------------------------------------
@@ -527,40 +548,6 @@ def _cancelled(label: str) -> ModelCallCancelled:
     return ModelCallCancelled(
         f"the call to {label} was stopped before its reply was complete; nothing was recorded"
     )
-
-
-def _timeout(model: Any, label: str, timeout: float) -> ModelTimeoutError:
-    """``ask``'s timeout error, word for word."""
-    local = getattr(model, "_inference_service_", None) in SELF_HOSTED_SERVICES
-    return ModelTimeoutError(
-        f"{label} gave no answer within {timeout:g} s (the room's request timeout)"
-        + (
-            "; a self-hosted server keeps working on an abandoned request, so a retry "
-            f"waits at least {timeout:g} s"
-            if local
-            else ""
-        ),
-        timeout=timeout,
-        min_backoff=timeout if local else 0.0,
-    )
-
-
-def _check_inputs(user_prompt: Any, system_prompt: Any, iteration: Any, settings: Any) -> None:
-    """``ask``'s argument checks (the fallback path leaves them to ``ask`` itself)."""
-    for name, value in (("user_prompt", user_prompt), ("system_prompt", system_prompt)):
-        if not isinstance(value, str):
-            raise ConversationValueError(
-                f"{name} must be a string, got {type(value).__name__}; pass the prompt text"
-            )
-    if not isinstance(iteration, int) or isinstance(iteration, bool) or iteration < 0:
-        raise ConversationValueError(
-            f"iteration must be a non-negative integer, got {iteration!r}; use 0 unless you "
-            "want a second, separately cached answer to the same prompts"
-        )
-    if settings is not None and not isinstance(settings, CallSettings):
-        raise ConversationValueError(
-            f"settings must be a CallSettings, got {type(settings).__name__}"
-        )
 
 
 __all__ = [

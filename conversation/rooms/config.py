@@ -31,15 +31,16 @@ from conversation.models.settings import (
 from conversation.planning.planner import RoundRobinRoomPlanner
 from conversation.planning.registry import planner_from_dict
 from conversation.rooms.config_schema import (
-    MAX_SEED as MAX_SEED,
-)
-from conversation.rooms.config_schema import (
+    DEFAULT_PARTIAL_WRITES,
     RetryIn,
     RoomSettingsIn,
     StoredRoomConfig,
     config_place,
     retry_place,
     settings_place,
+)
+from conversation.rooms.config_schema import (
+    MAX_SEED as MAX_SEED,
 )
 from conversation.rooms.log import max_turns_of
 from conversation.termination.budget import Budget
@@ -325,6 +326,11 @@ class RoomConfig:
     budget: Budget | None = None
     #: Per-agent breakpoints: ``{"before": [names], "after": [names]}`` (see ``breakpoints_of``).
     breakpoints: Mapping[str, Any] | None = None
+    #: Replies stream where the model supports it (``models.supports_streaming``): the running
+    #: turn's partial draft is written as it grows and a person may stop it (docs/streaming.md).
+    streaming: bool = True
+    #: At most this many partial-draft writes per second per streaming turn.
+    partial_writes_per_second: float = DEFAULT_PARTIAL_WRITES
 
     def __post_init__(self) -> None:
         if not self.roster:
@@ -458,6 +464,8 @@ class RoomConfig:
         budget: Budget | Mapping[str, Any] | None = None,
         in_process_only: bool = False,
         breakpoints: Mapping[str, Any] | None = None,
+        streaming: bool = True,
+        partial_writes_per_second: float = DEFAULT_PARTIAL_WRITES,
     ) -> RoomConfig:
         """From the objects a caller passes to ``Room.create``. A model object that cannot be
         rebuilt in another process is refused unless ``in_process_only`` (see ``bindings``)."""
@@ -492,6 +500,8 @@ class RoomConfig:
             use_cache=use_cache,
             budget=budget,
             breakpoints=breakpoints,
+            streaming=streaming,
+            partial_writes_per_second=partial_writes_per_second,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -515,6 +525,10 @@ class RoomConfig:
         }
         if self.breakpoints is not None:  # absent when unused: older configs read the same
             data["breakpoints"] = _plain(self.breakpoints)
+        if not self.streaming:  # absent when default, as breakpoints
+            data["streaming"] = False
+        if self.partial_writes_per_second != DEFAULT_PARTIAL_WRITES:
+            data["partial_writes_per_second"] = self.partial_writes_per_second
         return data
 
     @classmethod
@@ -558,6 +572,8 @@ _PASSED_ON = (
     "context_window",
     "use_cache",
     "breakpoints",
+    "streaming",
+    "partial_writes_per_second",
 )
 
 

@@ -4,7 +4,8 @@
   carries: its version, its known fields, a roster list and a model spec object. What each part
   means (a planner that restores, a template that renders, ...) is checked by ``RoomConfig``
   itself, once, for a stored config and a new room alike.
-- ``RoomSettingsIn``: a room's scalar settings (seed, moderated, use_cache, max_denials).
+- ``RoomSettingsIn``: a room's scalar settings (seed, moderated, use_cache, max_denials,
+  streaming and its partial-write rate).
 - ``RetryIn``: how a room retries a model call.
 
 A refusal is a ``ConversationValueError`` naming the field (``room config roster``, ``seed``,
@@ -25,6 +26,8 @@ from conversation.models.settings import (
 from conversation.text.schema import DoorModel, Loc, Problem
 
 CONFIG_VERSION = 1
+#: How often a streaming turn's partial draft is written at most (writes per second, per turn).
+DEFAULT_PARTIAL_WRITES = 4.0
 #: Seeds are stored as JSON numbers and fed to ``random.Random``: 64 bits are plenty.
 MAX_SEED = 2**63
 
@@ -69,6 +72,13 @@ class RoomSettingsIn(DoorModel):
         ),
     ] = True
     max_denials: Annotated[int, between(0, 20, "an integer")] = 3
+    streaming: Annotated[
+        Any,
+        flag("; False shows a reply only once it is complete (no partial drafts, no stop)"),
+    ] = True
+    partial_writes_per_second: Annotated[
+        float, between(0.5, 10, "a number of writes per second")
+    ] = DEFAULT_PARTIAL_WRITES
 
 
 def settings_place(loc: Loc) -> str:
@@ -110,6 +120,8 @@ class StoredRoomConfig(DoorModel):
     use_cache: Any = True
     budget: Any = None
     breakpoints: Any = None
+    streaming: Any = True
+    partial_writes_per_second: Any = DEFAULT_PARTIAL_WRITES
 
     @model_validator(mode="before")
     @classmethod
@@ -134,6 +146,7 @@ def _clip(value: Any) -> str:
 
 __all__ = [
     "CONFIG_VERSION",
+    "DEFAULT_PARTIAL_WRITES",
     "MAX_SEED",
     "RetryIn",
     "RoomSettingsIn",

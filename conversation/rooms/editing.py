@@ -35,6 +35,8 @@ EDITABLE = (
     "context_window",
     "use_cache",
     "breakpoints",
+    "streaming",
+    "partial_writes_per_second",
 )
 
 
@@ -57,6 +59,8 @@ def build_arguments(config: RoomConfig) -> dict[str, Any]:
         "context_window": data["context_window"],
         "use_cache": config.use_cache,
         "breakpoints": data.get("breakpoints"),
+        "streaming": config.streaming,
+        "partial_writes_per_second": config.partial_writes_per_second,
         "in_process_only": config.in_process_only,
     }
 

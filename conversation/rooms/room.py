@@ -96,6 +96,8 @@ class Room:
         budget: Any = None,
         in_process_only: bool = False,
         breakpoints: Any = None,
+        streaming: bool = True,
+        partial_writes_per_second: float = 4.0,
         actor: Actor | None = None,
     ) -> Room:
         """Store a new room (status ``idle``) and return it. Bad configuration raises
@@ -125,6 +127,8 @@ class Room:
             budget=budget,
             in_process_only=in_process_only,
             breakpoints=breakpoints,
+            streaming=streaming,
+            partial_writes_per_second=partial_writes_per_second,
         )
         return cls(db, store_room(db, name, config, experiment_id, condition, replicate))
 

@@ -326,6 +326,20 @@ class Turn:
             by=by,
         )
 
+    def stop_drafting(self, *, by: str = "user", actor: Actor | None = None) -> bool:
+        """Stop the reply this running turn is streaming (docs/streaming.md): the process that
+        streams it sees the request at its next partial-draft write (a few times a second),
+        closes the request and records a denial "stopped while drafting" by ``by`` (the agent
+        tries again, as after any denial). Works from any process: the request is a row in the
+        database. ``False`` when the turn is not running any more (nothing to stop)."""
+        by = _acting(actor, by)
+        return storage.request_stop(self._db, self.id, by)
+
+    @property
+    def draft(self) -> storage.PartialDraft | None:
+        """The partial text of this running turn's streaming reply (never a message), or None."""
+        return storage.partial_draft(self._db, self.id)
+
     def resume(self, *, by: str = "user", actor: Actor | None = None) -> Turn:
         """Go on with an interrupted turn (its retry budget spent, or its process gone)."""
         by = _acting(actor, by)

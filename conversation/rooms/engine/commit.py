@@ -15,7 +15,8 @@ def commit_for(call: Call, outcome: Reply) -> storage.TurnCommit:
     """The fenced commit of ``outcome`` for ``call``'s turn; ``data["cache_hit"]`` says whether
     the answer came from the model cache, ``data["raw_reply"]`` what the model sent when
     stripping changed it (``text.transcript.strip_echo``), ``data["pass_reason"]`` why the
-    engine stored a pass (``kinds.speak.pass_after_echoes``)."""
+    engine stored a pass (``kinds.speak.pass_after_echoes``), ``data["usage_estimated"]`` that
+    its token counts are estimates (a streamed reply from a server that sent no usage)."""
     reply = outcome.reply
     base: dict[str, Any] = {
         "event_id": call.turn.id,
@@ -35,6 +36,8 @@ def commit_for(call: Call, outcome: Reply) -> storage.TurnCommit:
         data["raw_reply"] = reply.raw_text
     if outcome.note is not None:
         data["pass_reason" if outcome.reply.text == "PASS" else "note"] = outcome.note
+    if reply.usage_estimated:  # a streamed reply whose server sent no usage: our estimate
+        data["usage_estimated"] = True
     return dataclasses.replace(commit, data=data)
 
 

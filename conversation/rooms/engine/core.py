@@ -151,6 +151,7 @@ class Engine:
             settings=config.call_settings(speaker),
             cache=self.cache_for(config),
             iteration=config.cache_iteration,
+            db=self.db,
         )
 
     # -- 2. begin ---------------------------------------------------------------------------------

@@ -181,6 +181,8 @@ class Call:
     settings: Any = None
     cache: Any = None
     iteration: int = 0
+    #: The database, for a call that writes its partial draft as it streams.
+    db: storage.Database | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +197,8 @@ class Reply:
     decided: bool = True
     #: Why the reply is what it is when the engine decided it (a pass after echo-only tries).
     note: str | None = None
+    #: Who stopped the reply while it streamed (``reply.text``: the draft so far); None: complete.
+    stopped_by: str | None = None
 
 
 def error_record(exc: BaseException) -> dict[str, Any]:

@@ -7,10 +7,12 @@ from typing import Any, ClassVar
 
 import storage
 from conversation import models
+from conversation.models.bindings import ModelCache
 from conversation.models.chat_shape import EchoOnlyReply
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler, resumed
 from conversation.rooms.engine.records import Call, Plan, Reply
+from conversation.rooms.engine.streaming_call import ask_streamed, stopped_commit, streams
 from conversation.rooms.prompt import build_turn_prompt, denial_feedback, is_pass, room_template
 from conversation.termination.state import RoomState
 from conversation.vocabulary import RoomStatus, TurnKind, TurnState
@@ -50,8 +52,17 @@ class SpeakTurn(TurnHandler):
         )
         return resumed(config, turn, prompt)
 
+    async def ask(self, call: Call, cache: ModelCache) -> Reply:
+        """Streamed when the room and the model allow it (``engine.streaming_call``)."""
+        if streams(call):
+            return await ask_streamed(call)
+        return await super().ask(call, cache)
+
     def commit(self, call: Call, outcome: Reply, base: dict[str, Any]) -> storage.TurnCommit:
-        """A pass, a message, or (moderated) a draft that waits with the room."""
+        """A pass, a message, or (moderated) a draft that waits with the room; a reply stopped
+        while it streamed is a denial."""
+        if outcome.stopped_by is not None:
+            return stopped_commit(call, outcome, base)
         text = outcome.reply.text
         passed = is_pass(text)
         draft = call.config.moderated and not passed
