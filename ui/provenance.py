@@ -81,6 +81,11 @@ def one_click_texts(event: Any) -> list[tuple[str, list[str]]]:
         who = data.get("edited_by")
         title = f"Original draft (edited by {who})" if who else "Original draft (before the edit)"
         found.append((title, [str(data["draft"])]))
+    if isinstance(data.get("raw_reply"), str):  # what the model sent, before stripping
+        found.append(
+            ("The model's raw reply (before copied instructions and made-up turns were removed)",
+             [data["raw_reply"]])
+        )  # fmt: skip
     denials = [d for d in data.get("denials") or [] if isinstance(d, Mapping)]
     if denials:
         texts = [

@@ -274,6 +274,7 @@ def turn_details(event: Any) -> dict[str, Any]:
         "request id": event.request_id,
         "saw (seqs)": ", ".join(str(s) for s in (event.saw or [])) or "-",
         "chosen because": (event.data or {}).get("chosen_because") or "-",
+        "why a pass": (event.data or {}).get("pass_reason") or "-",
     }
 
 

@@ -150,8 +150,10 @@ def chat_request(
     messages = chat_messages(system_prompt, user_prompt, speaker)
     if messages is None or not takes_chat_turns(model):
         return None
-    names = ("temperature", "max_tokens", "top_p", "frequency_penalty", "presence_penalty")
-    names += ("logprobs", "top_logprobs", "reasoning_effort")
+    names = (
+        *("temperature", "max_tokens", "top_p", "frequency_penalty", "presence_penalty"),
+        *("logprobs", "top_logprobs", "reasoning_effort"),
+    )
     parameters = model.parameters
     params = OpenAIParameterBuilder.build_params(
         model=model.model,

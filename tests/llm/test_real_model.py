@@ -226,8 +226,8 @@ def test_report_measurements() -> None:
 
 
 def test_the_echo_rate_benchmark_runs_against_the_real_server(smollm2) -> None:
-    """``benchmarks/echo_rate.py`` on one short room per shape: it still runs against the room's
-    current prompt (a variable the prompt gained once broke it unnoticed) and counts sensibly."""
+    """``benchmarks/echo_rate.py`` on one short room: it still runs against the room's current
+    prompt path (a variable the prompt gained once broke it unnoticed) and counts sensibly."""
     import asyncio
     import importlib.util
     from pathlib import Path
@@ -237,9 +237,10 @@ def test_the_echo_rate_benchmark_runs_against_the_real_server(smollm2) -> None:
     assert spec is not None and spec.loader is not None
     echo_rate = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(echo_rate)
-    model = resolve_model(smollm2)
-    for shape in ("before", "after"):
-        result = asyncio.run(echo_rate.run_shape(shape, model, rooms=1, turns=2, limit=16))
-        assert result["replies"] == 2
-        assert 0 <= result["stored_echo_rate"] <= result["echo_rate"] <= 1
-        assert result["output_tokens_max"] <= 16
+    result = asyncio.run(
+        echo_rate.measure(smollm2["base_url"], rooms=1, turns=2, verbose=False, max_tokens=16)
+    )
+    assert result["replies"] == 2 and result["timeouts"] == 0
+    for problem in ("scaffolding", "made_up_turn"):
+        assert 0 <= result[f"stored_{problem}_rate"] <= result[f"raw_{problem}_rate"] <= 1
+    assert result["output_tokens_max"] <= 16

@@ -16,6 +16,7 @@ from conversation.text.scaffolding import reply_problems, without_scaffolding
 from conversation.text.transcript import render_transcript
 from storage import Database
 from tests.support.openai_server import OpenAICompatibleServer, Reply
+from ui import provenance, rooms
 
 
 def make_room(db: Database, url: str, turns: int = 2) -> Room:
@@ -68,6 +69,8 @@ def test_a_stored_reply_keeps_no_scaffolding_or_made_up_turn(db: Database) -> No
     first = agent_turns(db, room)[0]
     assert first.content == "I want $9 for it."
     assert first.data["raw_reply"] == sent  # the raw reply stays in the turn's details
+    shown = dict(provenance.one_click_texts(first))  # one click away on the Room page
+    assert [sent] in shown.values()
 
 
 def test_a_reply_of_scaffolding_only_is_retried_then_stored_as_a_pass(db: Database) -> None:
@@ -81,6 +84,7 @@ def test_a_reply_of_scaffolding_only_is_retried_then_stored_as_a_pass(db: Databa
     assert asked == 3  # two tries for Ann, one for Ben
     assert first.kind == "pass" and first.content == ""
     assert "all 2 tries" in first.data["pass_reason"]
+    assert rooms.turn_details(first)["why a pass"] == first.data["pass_reason"]
     assert first.data["raw_reply"] == echo.text
     assert second.content == "Fine."
     assert room.status == "terminated"  # ended by its rule, not failed
