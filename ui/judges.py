@@ -211,7 +211,7 @@ def scores_section(db: Any, stored: judges.StoredRubric, room_ids: Sequence[int]
         return
     latest = runs[0]
     st.text(latest.describe())
-    if latest.failed and st.button(f"Retry {latest.failed} failed score(s)", key="jd-retry"):
+    if latest.failed and st.button(f"Retry {latest.failed:d} failed score(s)", key="jd-retry"):
         done = judges.retry_failed_scores(db, latest.run_id, actor=current_actor())
         st.session_state["jd-notice"] = done.describe()
         st.rerun()
