@@ -17,6 +17,7 @@ import streamlit as st
 from conversation.access import Action
 from conversation.analysis import coding, judges
 from conversation.analysis.rubrics import Rubric
+from conversation.models import default_model
 
 from .access import current_actor
 from .access import note as role_note
@@ -142,7 +143,7 @@ def panel_picker() -> tuple[list[judges.Judge], str | None]:
         if problem:
             problems.append(problem)
             continue
-        chosen = spec or {"service": "offline", "model": "offline", "parameters": {}}
+        chosen = spec if spec is not None else default_model()  # "App default": the app's model
         panel.append(judges.Judge(name.strip() or f"{spec_label(spec)} #{i + 1}", chosen))
     return panel, "; ".join(problems) or None
 
@@ -211,7 +212,7 @@ def scores_section(db: Any, stored: judges.StoredRubric, room_ids: Sequence[int]
         return
     latest = runs[0]
     st.text(latest.describe())
-    if latest.failed and st.button(f"Retry {latest.failed} failed score(s)", key="jd-retry"):
+    if latest.failed and st.button(f"Retry {latest.failed:d} failed score(s)", key="jd-retry"):
         done = judges.retry_failed_scores(db, latest.run_id, actor=current_actor())
         st.session_state["jd-notice"] = done.describe()
         st.rerun()
