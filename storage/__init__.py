@@ -127,6 +127,14 @@ from storage.rooms import (
     stop_room,
     update_room,
 )
+from storage.rate_limits import (
+    BucketState,
+    RateLimit,
+    give_back_rate,
+    pause_rate,
+    rate_buckets,
+    take_rate,
+)
 from storage.secret_guard import check_no_secrets
 from storage.tables import (
     AgentProfile,
@@ -279,4 +287,11 @@ __all__ = [
     "cached_responses",
     "clear_model_cache",
     "store_cached_responses",
+    # the cluster-wide rate limiter (issue 23)
+    "BucketState",
+    "RateLimit",
+    "give_back_rate",
+    "pause_rate",
+    "rate_buckets",
+    "take_rate",
 ]

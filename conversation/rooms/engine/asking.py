@@ -27,6 +27,7 @@ from conversation.models.retries import (
     unavailable_cause,
 )
 from conversation.rooms.engine.kinds import handler_of
+from conversation.rooms.engine.rate import ask_within_rate
 from conversation.rooms.engine.records import (
     Call,
     HeldRoom,
@@ -53,7 +54,7 @@ async def ask_with_retries(
     while True:
         try:
             fault("during_call")
-            outcome = await handler.ask(call, cached_models)
+            outcome = await ask_within_rate(db, call, lambda: handler.ask(call, cached_models))
             return dataclasses.replace(outcome, attempts=attempts + 1)
         except asyncio.CancelledError:
             raise
