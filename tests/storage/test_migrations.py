@@ -43,7 +43,16 @@ def _revision(url: str) -> str | None:
 
 
 def test_revisions_are_linear_and_numbered() -> None:
-    assert migrate.known_revisions() == ["0001", "0002", "0003", "0005", "0007", "0008", "0009", "0013"]
+    assert migrate.known_revisions() == [
+        "0001",
+        "0002",
+        "0003",
+        "0005",
+        "0007",
+        "0008",
+        "0009",
+        "0013",
+    ]
     assert migrate.head_revision() == "0013"
 
 

@@ -19,7 +19,9 @@ def clocked(db_url: str) -> Iterator[tuple[Database, FakeClock]]:
     database.dispose()
 
 
-def test_a_full_bucket_gives_its_burst_then_refills_at_the_rate(clocked: tuple[Database, FakeClock]) -> None:
+def test_a_full_bucket_gives_its_burst_then_refills_at_the_rate(
+    clocked: tuple[Database, FakeClock],
+) -> None:
     db, clock = clocked
     limit = RateLimit(rpm=120, burst_seconds=2)  # 2 a second, 4 at once
     assert [storage.take_rate(db, "p", limit) for _ in range(4)] == [0.0] * 4
@@ -29,7 +31,9 @@ def test_a_full_bucket_gives_its_burst_then_refills_at_the_rate(clocked: tuple[D
     assert storage.take_rate(db, "p", limit) == pytest.approx(0.5)
 
 
-def test_tokens_are_limited_and_a_large_request_leaves_a_debt(clocked: tuple[Database, FakeClock]) -> None:
+def test_tokens_are_limited_and_a_large_request_leaves_a_debt(
+    clocked: tuple[Database, FakeClock],
+) -> None:
     db, clock = clocked
     limit = RateLimit(tpm=6000)  # 100 tokens a second, a burst of 100
     assert storage.take_rate(db, "t", limit, tokens=400) == 0.0  # full: let through, in debt
@@ -41,7 +45,9 @@ def test_tokens_are_limited_and_a_large_request_leaves_a_debt(clocked: tuple[Dat
     assert state.tokens == pytest.approx(100) and state.tpm == 6000
 
 
-def test_a_pause_stops_every_taker_and_the_bucket_restarts_empty(clocked: tuple[Database, FakeClock]) -> None:
+def test_a_pause_stops_every_taker_and_the_bucket_restarts_empty(
+    clocked: tuple[Database, FakeClock],
+) -> None:
     db, clock = clocked
     limit = RateLimit(rpm=60)
     assert storage.take_rate(db, "k", limit) == 0.0
