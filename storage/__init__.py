@@ -113,6 +113,14 @@ from storage.profiles import (
     list_agent_profiles,
     update_agent_profile,
 )
+from storage.rate_limits import (
+    BucketState,
+    RateLimit,
+    give_back_rate,
+    pause_rate,
+    rate_buckets,
+    take_rate,
+)
 from storage.rooms import (
     count_rooms,
     create_room,
@@ -127,13 +135,11 @@ from storage.rooms import (
     stop_room,
     update_room,
 )
-from storage.rate_limits import (
-    BucketState,
-    RateLimit,
-    give_back_rate,
-    pause_rate,
-    rate_buckets,
-    take_rate,
+from storage.scale import (
+    BATCH_ROOMS,
+    experiment_room_ids,
+    experiment_status_counts,
+    stop_rooms,
 )
 from storage.secret_guard import check_no_secrets
 from storage.tables import (
@@ -294,4 +300,9 @@ __all__ = [
     "pause_rate",
     "rate_buckets",
     "take_rate",
+    # whole experiments in bounded batches (issue 23)
+    "BATCH_ROOMS",
+    "experiment_room_ids",
+    "experiment_status_counts",
+    "stop_rooms",
 ]
