@@ -201,7 +201,7 @@ def catch_up(db: Any, *, speaker: str = "user") -> int:
     for experiment in storage.list_experiments(db, status="running", limit=None):
         experiment_id = int(experiment.id or 0)
         created += materialize(db, experiment_id, speaker=speaker)
-        mark_done_if_finished(db, experiment_id, progress(db, experiment_id))
+        mark_done_if_finished(db, experiment_id, progress(db, experiment_id, spend=False))
     return created
 
 
@@ -212,7 +212,7 @@ def finish_experiments(db: Any) -> int:
     marked = 0
     for experiment in storage.list_experiments(db, status="running", limit=None):
         experiment_id = int(experiment.id or 0)
-        marked += mark_done_if_finished(db, experiment_id, progress(db, experiment_id))
+        marked += mark_done_if_finished(db, experiment_id, progress(db, experiment_id, spend=False))
     return marked
 
 
