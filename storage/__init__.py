@@ -106,6 +106,7 @@ from storage.leases import (
     renew_leases,
     require_lease,
 )
+from storage.notify import WorkListener
 from storage.profiles import (
     create_agent_profile,
     delete_agent_profile,
@@ -305,4 +306,5 @@ __all__ = [
     "experiment_room_ids",
     "experiment_status_counts",
     "stop_rooms",
+    "WorkListener",
 ]

@@ -41,8 +41,34 @@ def upgrade() -> None:
         sqlite_where=sa.text(RUNNABLE_WHERE),
         postgresql_where=sa.text(RUNNABLE_WHERE),
     )
+    if op.get_bind().dialect.name == "postgresql":
+        # LISTEN/NOTIFY (storage/notify.py): a room that becomes running wakes the workers.
+        op.execute(_NOTIFY_FUNCTION)
+        op.execute(
+            "CREATE TRIGGER rooms_work_insert AFTER INSERT ON rooms FOR EACH ROW "
+            "WHEN (NEW.status = 'running') EXECUTE FUNCTION rooms_notify_work()"
+        )
+        op.execute(
+            "CREATE TRIGGER rooms_work_update AFTER UPDATE OF status ON rooms FOR EACH ROW "
+            "WHEN (NEW.status = 'running' AND OLD.status IS DISTINCT FROM NEW.status) "
+            "EXECUTE FUNCTION rooms_notify_work()"
+        )
+
+
+_NOTIFY_FUNCTION = """
+CREATE OR REPLACE FUNCTION rooms_notify_work() RETURNS trigger AS $$
+BEGIN
+    PERFORM pg_notify('rooms_work', '');  -- one notice per transaction, whatever the rows
+    RETURN NULL;
+END;
+$$ LANGUAGE plpgsql
+"""
 
 
 def downgrade() -> None:
+    if op.get_bind().dialect.name == "postgresql":
+        op.execute("DROP TRIGGER IF EXISTS rooms_work_update ON rooms")
+        op.execute("DROP TRIGGER IF EXISTS rooms_work_insert ON rooms")
+        op.execute("DROP FUNCTION IF EXISTS rooms_notify_work()")
     op.drop_index("ix_rooms_runnable", table_name="rooms")
     op.drop_table("rate_buckets")
