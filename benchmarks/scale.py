@@ -21,7 +21,7 @@ The database must be empty (a new SQLite file, or an empty PostgreSQL database).
    (Home's rooms table; Results' rooms table; the long room's messages), median of 2 after one
    warm-up visit;
 6. ``EXPORT_PEAK_MB``: in a fresh process, every event of the database exported streamed as CSV
-   and as JSON lines (``conversation.analysis.write_events``) to files; the process's peak RSS.
+   and as JSON lines (``conversation.browse.write_events``) to files; the process's peak RSS.
 
 The last line: ``ROOMS=<n> EVENTS=<n> CREATE_S=<x> HOME_S=<x> RESULTS_S=<x> ROOM10K_S=<x>
 EXPORT_PEAK_MB=<x> WORKER_RSS_MB=<x> POST_TO_CLAIM_MS=<x>``. ``--no-browser`` skips step 5
@@ -266,7 +266,7 @@ def pages(db_url: str, long_room: int, folder: Path) -> dict[str, float]:
 EXPORT = """
 import resource, sys
 import storage
-from conversation.analysis import write_events
+from conversation.browse import write_events
 db = storage.Database(sys.argv[1])
 ids = [r.id for r in storage.list_rooms(db, limit=None)]
 for fmt in ("csv", "jsonl"):

@@ -35,7 +35,6 @@ from conversation.analysis.runs import (
     run_analysis,
     transcript_scenario,
 )
-from conversation.analysis.streamed import stream_events, write_events
 
 __all__ = [
     "ANALYSIS_CHUNK",
@@ -58,11 +57,9 @@ __all__ = [
     "retry_failed_answers",
     "rooms_to_results",
     "roster",
-    "stream_events",
     "run_analysis",
     "tag_message",
     "tags",
     "transcript_scenario",
     "untag",
-    "write_events",
 ]

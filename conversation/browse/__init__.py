@@ -28,8 +28,11 @@ from conversation.browse.records import (
     room_family,
     sample_log,
 )
+from conversation.browse.streamed import stream_events, write_events
 
 __all__ = [
+    "stream_events",
+    "write_events",
     "ROOM_SORTS",
     "analysis_frame",
     "answers",
