@@ -63,6 +63,9 @@ class Room(SQLModel, table=True):
         sa.Index("ix_rooms_status_updated", "status", "updated_at"),
         # Rooms of one experiment (Experiments and Results pages), newest id first.
         sa.Index("ix_rooms_experiment", "experiment_id", "id"),
+        # Deleting a room sets its forks' parent_room_id to NULL: without this index each
+        # deleted room scans the whole table (deleting a 1,000-room experiment took 7.5 s).
+        sa.Index("ix_rooms_parent", "parent_room_id"),
         # The worker's scan in its exact order, over running rooms only (revision 0013): its
         # size and cost follow the running rooms, not the finished ones.
         sa.Index(

@@ -41,6 +41,9 @@ def upgrade() -> None:
         sqlite_where=sa.text(RUNNABLE_WHERE),
         postgresql_where=sa.text(RUNNABLE_WHERE),
     )
+    # Deleting rooms (an experiment's, batched) sets their forks' parent to NULL: indexed, not
+    # a scan of the whole table per deleted room.
+    op.create_index("ix_rooms_parent", "rooms", ["parent_room_id"])
     if op.get_bind().dialect.name == "postgresql":
         # LISTEN/NOTIFY (storage/notify.py): a room that becomes running wakes the workers.
         op.execute(_NOTIFY_FUNCTION)
@@ -70,5 +73,6 @@ def downgrade() -> None:
         op.execute("DROP TRIGGER IF EXISTS rooms_work_update ON rooms")
         op.execute("DROP TRIGGER IF EXISTS rooms_work_insert ON rooms")
         op.execute("DROP FUNCTION IF EXISTS rooms_notify_work()")
+    op.drop_index("ix_rooms_parent", table_name="rooms")
     op.drop_index("ix_rooms_runnable", table_name="rooms")
     op.drop_table("rate_buckets")
