@@ -11,7 +11,8 @@ The database must be empty (a new SQLite file, or an empty PostgreSQL database).
 2. ``CREATE_S``: a design of ``min(rooms, 10,000)`` rooms created the way the Experiments page
    does it (``conversation.experiments.create``: validated, then written in batches);
 3. ``WORKER_RSS_MB``: a worker process (``python -m conversation.worker``, concurrency 8) drives
-   those runnable rooms (offline model) for ``--worker-seconds``; its peak resident memory;
+   those runnable rooms (offline model) for ``--worker-seconds`` after its first turn; its peak
+   resident memory;
    then the design is stopped and deleted, batched (``STOP_S``, ``DELETE_S``, printed);
 4. ``POST_TO_CLAIM_MS``: with a worker idle (default poll 0.5 s), a message is posted to a new
    room in this process; the time from the posted message's commit to the worker's claim of
@@ -176,7 +177,13 @@ def worker_memory(db: Any, db_url: str, experiment_id: int, seconds: float, log:
 
     worker = start_worker(db_url, log)
     try:
-        time.sleep(seconds)
+        first = storage.experiment_room_ids(db, experiment_id)[:50]
+        deadline = time.monotonic() + 300  # its imports, then its first turns (a loaded machine)
+        while time.monotonic() < deadline and not any(
+            e.kind == "agent" for room_id in first[:8] for e in storage.events(db, room_id)
+        ):
+            time.sleep(0.5)
+        time.sleep(seconds)  # then drive rooms for this long
         rss = peak_rss_mb(worker.pid)
     finally:
         stop_process(worker)
@@ -304,9 +311,13 @@ def main() -> None:
         raise SystemExit(f"{args.db} already holds rooms: give an empty database")
     started = time.perf_counter()
     long_room = generate(db, args.rooms, args.events)
-    print(f"generated {args.rooms} rooms, {args.events} events: {time.perf_counter() - started:.1f} s")
+    print(
+        f"generated {args.rooms} rooms, {args.events} events: {time.perf_counter() - started:.1f} s"
+    )
     experiment_id, create_s = create_design(db, min(args.rooms, 10_000))
-    print(f"design of {storage.count_rooms(db, experiment_id=experiment_id)} rooms: {create_s:.2f} s")
+    print(
+        f"design of {storage.count_rooms(db, experiment_id=experiment_id)} rooms: {create_s:.2f} s"
+    )
     log = folder / "worker.log"
     worker = worker_memory(db, args.db, experiment_id, args.worker_seconds, log)
     print(f"worker peak RSS {worker['rss']:.0f} MB; stop {worker['stop_s']:.2f} s "
