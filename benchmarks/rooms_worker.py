@@ -12,6 +12,7 @@ until every room has finished. Printed per run:
   design of the worker can beat it);
 - lost and doubled turns, from the stored logs (both must be 0): a room short of its turns, two
   turns with one request id, a gap or a repeat in a room's seqs, a room not terminated;
+- the engine's own cost per turn: ``(worker time - floor) / turns`` (wall time, in ms);
 - per turn, summed over the workers: SQL statements (SQLAlchemy ``before_cursor_execute``),
   transactions (``commit``), pool checkouts (each one is a liveness ping with ``pool_pre_ping``),
   and the time spent inside statements (driver, round trip and server; less sensitive to other
@@ -164,8 +165,14 @@ class Run:
             f"doubled {self.doubled}   per turn: {self.counts['statements'] / per:4.2f} statements, "
             f"{self.counts['transactions'] / per:4.2f} transactions, "
             f"{self.counts['checkouts'] / per:4.2f} checkouts, "
-            f"{self.counts['statement_us'] / per / 1000:5.3f} ms in statements"
+            f"{self.counts['statement_us'] / per / 1000:5.3f} ms in statements   "
+            f"engine cost {self.engine_ms_per_turn():5.3f} ms/turn"
         )
+
+    def engine_ms_per_turn(self) -> float:
+        """``(worker time - floor) / turns``: what the worker adds to EDSL's own calls, per
+        turn (planning, prompting, claiming, committing, leases), in ms of wall time."""
+        return (self.wall - self.floor) / max(self.turns, 1) * 1000
 
 
 class Target:

@@ -262,6 +262,7 @@ if current is None:
         key="exp-run",
         disabled=calls is None or not me.can(Action.CREATE_EXPERIMENT),
     ):
+        bar = st.progress(0.0, text="Creating the rooms...")
         try:
             made = once(
                 slot,
@@ -271,6 +272,9 @@ if current is None:
                     ex.design(template, conditions, int(replicates), budget=budget),
                     speaker=human_name(),
                     actor=me,
+                    progress=lambda n, total: bar.progress(
+                        n / max(total, 1), text=f"Created {n:,} of {total:,} rooms"
+                    ),
                 ),
             )
         except ValueError as exc:
@@ -293,7 +297,15 @@ if c1.button(
     key="exp-stop",
     disabled=experiment.status != "running" or not me.can(Action.CONTROL),
 ):
-    ex.stop(db, experiment_id, actor=me)
+    bar = st.progress(0.0, text="Stopping the rooms...")
+    ex.stop(
+        db,
+        experiment_id,
+        actor=me,
+        progress=lambda n, total: bar.progress(
+            n / max(total, 1), text=f"Stopped {n:,} of {total:,} rooms"
+        ),
+    )
     st.rerun()
 rerun_slot = f"experiment-rerun-{experiment_id}"
 request_id(rerun_slot)  # drawn with the button: a double click makes one re-run

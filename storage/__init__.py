@@ -133,6 +133,7 @@ from storage.leases import (
     renew_leases,
     require_lease,
 )
+from storage.notify import WorkListener
 from storage.outages import SERVER_UNAVAILABLE_CODE, waiting_for_server
 from storage.profiles import (
     create_agent_profile,
@@ -140,6 +141,14 @@ from storage.profiles import (
     get_agent_profile,
     list_agent_profiles,
     update_agent_profile,
+)
+from storage.rate_limits import (
+    BucketState,
+    RateLimit,
+    give_back_rate,
+    pause_rate,
+    rate_buckets,
+    take_rate,
 )
 from storage.rooms import (
     count_rooms,
@@ -154,6 +163,12 @@ from storage.rooms import (
     set_room_archived,
     stop_room,
     update_room,
+)
+from storage.scale import (
+    BATCH_ROOMS,
+    experiment_room_ids,
+    experiment_status_counts,
+    stop_rooms,
 )
 from storage.secret_guard import check_no_secrets
 from storage.tables import (
@@ -337,4 +352,17 @@ __all__ = [
     "record_judge_scores",
     "save_rubric",
     "update_judge_run",
+    # the cluster-wide rate limiter (issue 23)
+    "BucketState",
+    "RateLimit",
+    "give_back_rate",
+    "pause_rate",
+    "rate_buckets",
+    "take_rate",
+    # whole experiments in bounded batches (issue 23)
+    "BATCH_ROOMS",
+    "experiment_room_ids",
+    "experiment_status_counts",
+    "stop_rooms",
+    "WorkListener",
 ]

@@ -6,7 +6,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any, Final
 
-from sqlalchemy import and_, delete, func, insert, literal, or_, update
+from sqlalchemy import and_, delete, func, insert, literal, literal_column, or_, update
 from sqlalchemy import select as sa_select
 from sqlalchemy.orm import aliased
 from sqlmodel import col, select
@@ -551,7 +551,9 @@ def list_runnable_rooms(db: Database, now: datetime | None = None, limit: int = 
         select(Room.id)
         .outerjoin(Lease, and_(col(Lease.room_id) == Room.id))
         .where(
-            Room.status == "running",
+            # A literal, not a parameter: the partial index ix_rooms_runnable is only used for a
+            # predicate the planner can see matches its own (SQLite and PostgreSQL alike).
+            col(Room.status) == literal_column("'running'"),
             or_(
                 col(Lease.room_id).is_(None),
                 col(Lease.owner).is_(None),

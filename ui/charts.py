@@ -101,6 +101,10 @@ def speaker_activity(events: pd.DataFrame) -> go.Figure:
     )
 
 
+#: Points the message-length chart draws at most (a sample of every k-th message past it).
+MAX_POINTS = 2_000
+
+
 def message_length(events: pd.DataFrame) -> go.Figure:
     """Words per message by seq, one colour per speaker (points from every room; click a point:
     its speaker)."""
@@ -109,6 +113,13 @@ def message_length(events: pd.DataFrame) -> go.Figure:
     if msgs.empty:
         return _empty(title)
     msgs = msgs.sort_values(["room_id", "seq"])
+    counted = _n(msgs, "messages")
+    # A point per message: a 10,000-message room made a figure of megabytes that the browser
+    # waited seconds for. Past MAX_POINTS, every k-th message is drawn, and the title says so.
+    step = -(-len(msgs) // MAX_POINTS)
+    if step > 1:
+        msgs = msgs.iloc[::step]
+        counted += f"; every {step}th drawn"
     fig = go.Figure()
     for speaker, part in msgs.groupby("speaker", sort=True):
         fig.add_scatter(
@@ -119,9 +130,7 @@ def message_length(events: pd.DataFrame) -> go.Figure:
             customdata=part[["speaker", "room_id"]].values,
             hovertemplate="room %{customdata[1]} seq %{x}: %{y} words<extra>%{customdata[0]}</extra>",
         )
-    return _layout(
-        fig, f"{title} ({_n(msgs, 'messages')})", xaxis={"title": "seq"}, yaxis={"title": "words"}
-    )
+    return _layout(fig, f"{title} ({counted})", xaxis={"title": "seq"}, yaxis={"title": "words"})
 
 
 def latency(events: pd.DataFrame) -> go.Figure:

@@ -33,8 +33,11 @@ from conversation.browse.records import (
     sample_log,
     waiting_for_server,
 )
+from conversation.browse.streamed import stream_events, write_events
 
 __all__ = [
+    "stream_events",
+    "write_events",
     "ROOM_SORTS",
     "PartialDraft",
     "partial_draft",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -366,8 +367,8 @@ def plan(conditions: Sequence[Condition], replicates: int) -> list[PlannedRoom]:
         raise ConversationValueError(
             f"Replicates must be between 1 and {MAX_REPLICATES}, not {replicates if isinstance(replicates, int) else type(replicates).__name__}."
         )
-    labels = [c.label for c in conditions]
-    repeated = sorted({label for label in labels if labels.count(label) > 1})
+    counts = Counter(c.label for c in conditions)
+    repeated = sorted(label for label, count in counts.items() if count > 1)
     if repeated:
         raise ConversationValueError(f"Condition labels must be unique; repeated: {repeated}.")
     check_short_names(conditions)

@@ -22,8 +22,10 @@ from conversation.text.limits import (
 )
 from conversation.text.schema import DoorModel, Loc, Problem, text_rule
 
-MAX_ROOMS = 500
+MAX_CONDITIONS = 500
 MAX_REPLICATES = 50
+#: Rooms of one design (conditions x replicates): created in batches, with progress (issue 23).
+MAX_ROOMS = 25_000
 
 
 def _traits(value: Any) -> Any:
@@ -75,8 +77,8 @@ class TemplateIn(DoorModel):
 def _conditions(value: list[ConditionIn]) -> list[ConditionIn]:
     if not value:
         raise Problem("must be a non-empty list of conditions")
-    if len(value) > MAX_ROOMS:
-        raise Problem(f"holds {len(value)} conditions; at most {MAX_ROOMS}")
+    if len(value) > MAX_CONDITIONS:
+        raise Problem(f"holds {len(value)} conditions; at most {MAX_CONDITIONS}")
     return value
 
 
@@ -128,6 +130,7 @@ def condition_place(where: str) -> Any:
 
 
 __all__ = [
+    "MAX_CONDITIONS",
     "MAX_REPLICATES",
     "MAX_ROOMS",
     "ConditionIn",

@@ -6,7 +6,8 @@ Everything is derived from the database: which rooms exist, which are missing (c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import secrets
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import storage
@@ -52,13 +53,15 @@ def create(
     *,
     speaker: str = "user",
     actor: Actor | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> int:
-    """Store the experiment (status ``running``) with all its rooms, started, in one transaction.
+    """Store the experiment (status ``running``) with all its rooms, started.
 
     The design is validated whole first (every condition's room config is built, as
     ``Room.create`` would): a refused design raises ``ConversationValueError`` naming the
-    condition and the field, and leaves no experiment row and no room behind. ``actor`` needs
-    the researcher role (``PermissionDenied``)."""
+    condition and the field, and leaves no experiment row and no room behind. The rooms are
+    then written in batches (``storage.create_experiment``); ``progress(created, total)`` after
+    each (a page's progress bar). ``actor`` needs the researcher role (``PermissionDenied``)."""
     require(actor, Action.CREATE_EXPERIMENT)
     check_placement(name)
     check_design(config)
@@ -70,7 +73,9 @@ def create(
     experiment_budget(config)  # a malformed budget is refused before anything is written
     rooms = planned_experiment_rooms(name, config, speaker=speaker)
     with translated():
-        return storage.create_experiment(db, name, dict(config), status="running", rooms=rooms)
+        return storage.create_experiment(
+            db, name, dict(config), status="running", rooms=rooms, progress=progress
+        )
 
 
 def materialize(db: Any, experiment_id: int, *, speaker: str = "user") -> int:
@@ -81,6 +86,11 @@ def materialize(db: Any, experiment_id: int, *, speaker: str = "user") -> int:
     never twice. Returns how many rooms were created now."""
     with translated():
         experiment = storage.get_experiment(db, experiment_id)
+        planned = len(planned_rooms(experiment.config))
+        if storage.count_rooms(db, experiment_id=experiment_id) >= planned and not (
+            storage.count_rooms(db, experiment_id=experiment_id, status="idle")
+        ):
+            return 0  # the usual case, on every look: one count, no room config built
         rooms = planned_experiment_rooms(experiment.name, experiment.config, speaker=speaker)
         return storage.add_experiment_rooms(db, experiment_id, rooms)
 
@@ -88,31 +98,25 @@ def materialize(db: Any, experiment_id: int, *, speaker: str = "user") -> int:
 def planned_experiment_rooms(
     name: str, config: Mapping[str, Any], *, speaker: str
 ) -> list[storage.ExperimentRoom]:
-    """Every planned room of a design with its validated room config (nothing is written)."""
+    """Every planned room of a design with its validated room config (nothing is written).
+
+    A condition's room config is built (and validated) once; its replicates differ only by
+    their seed (a re-run's stored seed, else a fresh random one, as ``RoomConfig.build`` draws),
+    so a design of 10,000 rooms costs one build per condition, not per room."""
     template = config["template"]
     seeds = config.get("seeds") or {}  # a re-run's: the seed each room of the original had
+    built: dict[int, dict[str, Any]] = {}
     rooms = []
     for planned in planned_rooms(config):
         c = planned.condition
-        try:
-            room_config = RoomConfig.build(
-                agents=room_agents(template, c),
-                planner=c.planner or template.get("planner"),
-                termination=c.termination or template.get("termination"),
-                model=c.model or template.get("model"),
-                moderated=bool(template.get("moderated")),
-                prompt_template=c.prompt_template or template.get("prompt_template"),
-                context=template.get("context"),
-                seed=seeds.get(planned.request_id),
-                budget=template.get("budget"),
-                **request_settings(template),
-            )
-        except ConversationValueError as exc:
-            raise ConversationValueError(f"condition {c.label!r}: {exc}") from None
+        base = built.get(planned.condition_index)
+        if base is None:
+            base = built[planned.condition_index] = _condition_config(template, c)
+        seed = seeds.get(planned.request_id)
         rooms.append(
             storage.ExperimentRoom(
                 name=f"{name} | {c.label} | #{planned.replicate}",
-                config=room_config.to_dict(),
+                config={**base, "seed": secrets.randbelow(2**31) if seed is None else seed},
                 condition=c.label,
                 replicate=planned.replicate,
                 opening=c.opening or template["opening"],
@@ -122,6 +126,26 @@ def planned_experiment_rooms(
             )
         )
     return rooms
+
+
+def _condition_config(template: Mapping[str, Any], c: Any) -> dict[str, Any]:
+    """The validated room config of condition ``c`` (its seed is replaced per room)."""
+    try:
+        room_config = RoomConfig.build(
+            agents=room_agents(template, c),
+            planner=c.planner or template.get("planner"),
+            termination=c.termination or template.get("termination"),
+            model=c.model or template.get("model"),
+            moderated=bool(template.get("moderated")),
+            prompt_template=c.prompt_template or template.get("prompt_template"),
+            context=template.get("context"),
+            seed=0,
+            budget=template.get("budget"),
+            **request_settings(template),
+        )
+    except ConversationValueError as exc:
+        raise ConversationValueError(f"condition {c.label!r}: {exc}") from None
+    return room_config.to_dict()
 
 
 def rerun_experiment(
@@ -177,7 +201,7 @@ def catch_up(db: Any, *, speaker: str = "user") -> int:
     for experiment in storage.list_experiments(db, status="running", limit=None):
         experiment_id = int(experiment.id or 0)
         created += materialize(db, experiment_id, speaker=speaker)
-        mark_done_if_finished(db, experiment_id, progress(db, experiment_id))
+        mark_done_if_finished(db, experiment_id, progress(db, experiment_id, spend=False))
     return created
 
 
@@ -188,29 +212,43 @@ def finish_experiments(db: Any) -> int:
     marked = 0
     for experiment in storage.list_experiments(db, status="running", limit=None):
         experiment_id = int(experiment.id or 0)
-        marked += mark_done_if_finished(db, experiment_id, progress(db, experiment_id))
+        marked += mark_done_if_finished(db, experiment_id, progress(db, experiment_id, spend=False))
     return marked
 
 
-def stop(db: Any, experiment_id: int, *, actor: Actor | None = None, by: str = "user") -> int:
+def stop(
+    db: Any,
+    experiment_id: int,
+    *,
+    actor: Actor | None = None,
+    by: str = "user",
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
     """Stop every unfinished room of the experiment; returns how many were stopped. ``actor``
-    needs the moderator role; each room's stop notice records who stopped it."""
+    needs the moderator role; each room's stop notice records who stopped it.
+
+    Batched (``storage.stop_rooms``): a few statements per 500 rooms, whatever the experiment's
+    size; ``progress(done, total)`` after each batch. A room that finished meanwhile is left as
+    it is."""
     require(actor, Action.CONTROL)
     by = who(actor, by)
-    from conversation.exceptions import ConversationStateError
-    from conversation.rooms.room import Room
+    from conversation.vocabulary import OPEN_ROOM_STATUSES, NoticeKind
 
-    stopped = 0
+    reason = "the experiment was stopped"
     storage.update_experiment(db, experiment_id, status="stopped")
-    for room in storage.list_rooms(db, experiment_id=experiment_id, limit=None):
-        if room.status in FINISHED:
-            continue
-        try:
-            Room(db, int(room.id or 0)).stop("the experiment was stopped", by=by)
-            stopped += 1
-        except ConversationStateError:
-            pass  # it finished meanwhile
-    return stopped
+    allowed = sorted(str(status) for status in OPEN_ROOM_STATUSES if status not in FINISHED)
+    with translated():
+        ids = storage.experiment_room_ids(db, experiment_id, statuses=allowed)
+        stopped = storage.stop_rooms(
+            db,
+            ids,
+            reason=reason,
+            allowed=allowed,
+            notice=f"Stopped: {reason}",
+            notice_data={"event": NoticeKind.STOPPED, "reason": reason, "by": by},
+            progress=progress,
+        )
+    return len(stopped)
 
 
 __all__ = [

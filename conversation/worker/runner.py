@@ -116,6 +116,9 @@ class Worker:
         self._stopping = asyncio.Event()
         self._wake = asyncio.Event()
         self._renewed = self._loop.time()
+        # PostgreSQL: a room made runnable anywhere wakes this loop at once (polling stays).
+        listener = storage.WorkListener(self.db.url, lambda _room: self.wake())
+        listener.start()
         try:
             while not self._stopping.is_set():
                 try:
@@ -147,6 +150,7 @@ class Worker:
                     await self._wait_for_database(exc)
             self._look_after_experiments(force=True)
         finally:
+            listener.stop()
             tasks = [h.task for h in self._held.values() if h.task is not None]
             for task in tasks:
                 task.cancel()

@@ -213,7 +213,9 @@ def test_experiment_design_limits() -> None:
     with pytest.raises(ValueError, match="unique"):
         experiments.plan([experiments.Condition("a", {}), experiments.Condition("a", {})], 1)
     with pytest.raises(ValueError, match="limit"):
-        experiments.plan([experiments.Condition(str(i), {}) for i in range(100)], 6)
+        experiments.plan(
+            [experiments.Condition(str(i), {}) for i in range(501)], 50
+        )  # 25,050 rooms
     unbounded = {"agents": [{"name": "A"}], "planner": {"kind": "round_robin"}, "termination": None}
     assert experiments.turns_per_room(unbounded) is None
     seed001 = {"agents": [{"name": n} for n in "abc"],
@@ -324,3 +326,25 @@ def test_escape_markdown_adds_no_invisible_character_where_markdown_links_nothin
         assert WORD_JOINER not in escape_markdown(text), text
     for text in ("see http://a.b/c", "HTTPS://a.b", "www.a.b", "ann@lab.org"):
         assert WORD_JOINER in escape_markdown(text), text
+
+
+def test_the_message_length_chart_draws_a_bounded_sample_of_a_long_room() -> None:
+    import pandas as pd
+
+    from ui import charts
+
+    n = 10_000
+    events = pd.DataFrame(
+        {
+            "room_id": [1] * n,
+            "seq": range(1, n + 1),
+            "kind": ["agent"] * n,
+            "state": ["done"] * n,
+            "speaker": ["A", "B"] * (n // 2),
+            "words": [5] * n,
+        }
+    )
+    figure = charts.message_length(events)
+    drawn = sum(len(trace.x) for trace in figure.data)
+    assert drawn <= charts.MAX_POINTS
+    assert "n = 10,000 messages in 1 room; every 5th drawn" in figure.layout.title.text

@@ -3,7 +3,6 @@ stop requests, and the commit that removes them."""
 
 from __future__ import annotations
 
-
 import pytest
 
 import storage

@@ -82,8 +82,18 @@ class OpenAICompatibleServer:
         model_ids: tuple[str, ...] = ("tiny",),
         n_ctx: int | None = None,
         default_delay: float = 0.0,
+        rate_limit: tuple[int, float] | None = None,
+        retry_after: float = 1.0,
     ) -> None:
+        """``rate_limit=(n, seconds)``: a chat request beyond ``n`` in any ``seconds`` (sliding
+        window) is answered 429 with ``Retry-After: retry_after``, as a hosted provider does; the
+        times of the requests it served are in ``served_at`` and the refused ones counted in
+        ``throttled``."""
         self.default_text = default_text
+        self.rate_limit = rate_limit
+        self.retry_after = retry_after
+        self.served_at: list[float] = []  # time.monotonic() of each chat request let through
+        self.throttled = 0
         self.default_delay = default_delay
         self.model_ids = model_ids
         self.n_ctx = n_ctx
@@ -172,6 +182,13 @@ class OpenAICompatibleServer:
     def _record(self, request: Request) -> Reply:
         with self._lock:
             self._requests.append(request)
+            if self.rate_limit is not None and request.path.endswith("/chat/completions"):
+                limit, window = self.rate_limit
+                now = time.monotonic()
+                if sum(1 for t in self.served_at if t > now - window) >= limit:
+                    self.throttled += 1
+                    return Reply(status=429, headers={"Retry-After": f"{self.retry_after:g}"})
+                self.served_at.append(now)
             if self._script:
                 return self._script.popleft()
             return Reply(text=self.default_text, delay=self.default_delay)

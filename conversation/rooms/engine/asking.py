@@ -29,6 +29,7 @@ from conversation.models.retries import (
 )
 from conversation.rooms.engine.kinds import handler_of
 from conversation.rooms.engine.kinds.speak import pass_after_echoes
+from conversation.rooms.engine.rate import ask_within_rate
 from conversation.rooms.engine.records import (
     Call,
     HeldRoom,
@@ -55,7 +56,7 @@ async def ask_with_retries(
     while True:
         try:
             fault("during_call")
-            outcome = await handler.ask(call, cached_models)
+            outcome = await ask_within_rate(db, call, lambda: handler.ask(call, cached_models))
             return dataclasses.replace(outcome, attempts=attempts + 1)
         except asyncio.CancelledError:
             raise
@@ -67,9 +68,8 @@ async def ask_with_retries(
                 continue
             attempts += 1
             echo = isinstance(exc, EchoOnlyReply)  # retried, then (a speak turn) a pass
-            if isinstance(exc, EchoOnlyReply) and attempts >= retry.max_attempts:
-                if handler.kind is TurnKind.SPEAK:
-                    return pass_after_echoes(call, exc, attempts)
+            if echo and attempts >= retry.max_attempts and handler.kind is TurnKind.SPEAK:
+                return pass_after_echoes(call, exc, attempts)
             transient = echo or is_transient(exc, TRANSIENT_HTTP_STATUSES)
             if not transient or attempts >= retry.max_attempts:
                 return fail_turn(db, held, turn, exc, attempts, transient)

@@ -1,0 +1,33 @@
+"""The scale benchmark at a small size, so it cannot rot (issue 23): it builds its database,
+creates a design, runs a worker, measures post -> claim and a streamed export, and prints the
+figures line (the browser part is left to a full run: ``--no-browser``)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIGURES = re.compile(
+    r"^ROOMS=(\d+) EVENTS=(\d+) CREATE_S=([\d.]+) HOME_S=nan RESULTS_S=nan ROOM10K_S=nan "
+    r"EXPORT_PEAK_MB=(\d+) WORKER_RSS_MB=(\d+) POST_TO_CLAIM_MS=(\d+)$"
+)
+
+
+@pytest.mark.slow
+def test_the_scale_benchmark_runs_small_and_prints_its_figures(tmp_path: Path) -> None:
+    command = [sys.executable, str(ROOT / "benchmarks" / "scale.py"), "--db"]
+    command += [f"sqlite:///{tmp_path / 'scale.db'}", "--rooms", "30", "--events", "400"]
+    command += ["--worker-seconds", "2", "--samples", "1", "--no-browser"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    last = done.stdout.strip().splitlines()[-1]
+    match = FIGURES.match(last)
+    assert match, last
+    rooms, events, _, export_mb, worker_mb, claim_ms = match.groups()
+    assert (int(rooms), int(events)) == (30, 400)
+    assert 0 < int(export_mb) < 1000 and 0 < int(worker_mb) < 1000 and int(claim_ms) < 30_000
