@@ -29,6 +29,8 @@ __all__ = [
     "room_editing",
     "room_forms",
     "rooms",
+    "study_editor",
+    "study_exports",
     "study_monitor",
     "templates",
     "widgets",

@@ -198,7 +198,9 @@ def monitor_page(db: Any, actor: Any) -> None:
         f"Status: {escape_markdown(found.status)} · cap: {escape_markdown(found.cap or 'none')} · "
         f"definition version {int(found.version)}"
     )
-    links = study.study_links(code)
+    from ui.study_editor import base_url
+
+    links = study.study_links(code, base_url=base_url())
     st.text("Participant link: " + links.participant)
     notice = st.session_state.pop("_monitor_notice", None)
     if notice:
@@ -207,6 +209,10 @@ def monitor_page(db: Any, actor: Any) -> None:
     live_tables(db, code)
     with st.expander("Message or remove a participant", icon=":material/support_agent:"):
         participant_controls(db, code, actor)
+    with st.expander("Exports", icon=":material/download:"):
+        from ui.study_exports import study_exports
+
+        study_exports(db, code)
 
 
 __all__ = [
