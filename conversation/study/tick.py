@@ -1,0 +1,281 @@
+"""The study's clock: everything time-driven, in one idempotent call, :func:`tick`.
+
+Every participant page and the monitor call ``tick(db, code)`` on each refresh; nothing else runs
+in the background besides the room worker. Each change is conditional (a participant's stage, a
+group's status, a group number), so many sessions ticking at once make each change once. In
+order: people gone from the lobby leave (``dropped``); groups are formed from the lobby; people
+waiting past the lobby timeout are seated with agents or sent home (the study's rule); running
+groups whose room ended, or whose time is up, end (everyone on to the post-survey, or out with
+``error`` when the room failed); people absent from their room past ``dropout_seconds`` are
+dropped and the study's dropout rule applied; in ``ordered`` rooms a seat whose turn timed out is
+skipped, nudged, or given to its agent. Every such event is in the study's log with its time.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import storage
+from conversation.exceptions import ConversationStateError
+from conversation.rooms.boundary import translated
+from conversation.study.definition import StudyDefinition, group_room_config, stand_in
+from conversation.study.launch import Study, get_study, study_definition
+from conversation.study.lobby import Draw, draw_group
+from conversation.study.participants import exit_values
+
+BY = "study"
+ROOM_ENDED = frozenset({"stopped", "terminated", "failed"})
+
+
+@dataclass(frozen=True, slots=True)
+class TickReport:
+    """What one tick changed."""
+
+    formed: int = 0
+    timed_out: int = 0
+    dropped: int = 0
+    ended: int = 0
+
+
+def tick(db: storage.Database, code: str, *, now: datetime | None = None) -> TickReport:
+    """Apply everything due in the study now (see the module docstring)."""
+    study = get_study(db, code)
+    definition = study_definition(db, study)
+    now = now or db.now()
+    dropped = _lobby_dropouts(db, study, definition, now)
+    formed = _form_groups(db, study, definition, fill=False)
+    timed_out = _lobby_timeouts(db, study, definition, now)
+    ended = dropped_in_rooms = 0
+    for group in storage.list_groups(db, study.id, status="running"):
+        if _ends(db, study, definition, group, now):
+            ended += 1
+            continue
+        dropped_in_rooms += _room_dropouts(db, study, definition, group, now)
+        if definition.model.room.turns == "ordered":
+            from conversation.study.turns import turn_timeouts
+
+            turn_timeouts(db, study, definition, group, now)
+    return TickReport(formed, timed_out, dropped + dropped_in_rooms, ended)
+
+
+def _waiting(db: storage.Database, study: Study) -> list[Any]:
+    people = storage.list_participants(db, study.id, stage="lobby")
+    return sorted(people, key=lambda p: (p.lobby_at or p.joined_at, p.id))
+
+
+def _absent(person: Any, definition: StudyDefinition, now: datetime) -> bool:
+    limit = timedelta(seconds=definition.model.participants.dropout_seconds)
+    return bool(now - person.last_seen_at > limit)
+
+
+def _lobby_dropouts(
+    db: storage.Database, study: Study, definition: StudyDefinition, now: datetime
+) -> int:
+    dropped = 0
+    for person in _waiting(db, study):
+        if _absent(person, definition, now):
+            dropped += _exit(db, definition, person, "dropped", "lobby", {"where": "lobby"}, now)
+    return dropped
+
+
+def _exit(
+    db: storage.Database,
+    definition: StudyDefinition,
+    person: Any,
+    status: str,
+    stage: str,
+    data: dict[str, Any],
+    now: datetime,
+) -> int:
+    """Move ``person`` out with ``status`` if they are still at ``stage``: 1 if this call did."""
+    with translated():
+        moved = storage.update_participant(
+            db,
+            int(person.id),
+            expected_stages={stage},
+            event=(status, data),
+            **exit_values(definition, status, now),
+        )
+    return int(moved is not None)
+
+
+def _form_groups(
+    db: storage.Database, study: Study, definition: StudyDefinition, *, fill: bool
+) -> int:
+    """Form every group the lobby can (``fill``: one group, empty seats to agents)."""
+    formed = 0
+    conditions = [(c.label, list(c.seats)) for c in definition.conditions]
+    target = definition.model.experiment.groups
+    while True:
+        waiting = [int(p.id) for p in _waiting(db, study)]
+        counts = storage.group_numbers(db, study.id)
+        draw = draw_group(conditions, counts, target, waiting, study.seed, fill=fill)
+        if draw is None:
+            return formed
+        if _form(db, study, definition, draw) is None:
+            return formed  # another session formed a group meanwhile: the next tick goes on
+        formed += 1
+        if fill:
+            return formed
+
+
+def _form(db: storage.Database, study: Study, definition: StudyDefinition, draw: Draw) -> Any:
+    labels = [c.label for c in definition.conditions]
+    index = labels.index(draw.condition)
+    condition = definition.condition(draw.condition)
+    template = definition.data["experiment"]["template"]
+    config = group_room_config(
+        definition, draw.condition, filled=draw.agent_seats, seed=draw.assignment["seed"]
+    )
+    room = storage.ExperimentRoom(
+        name=f"{study.name} | {draw.condition} | #{draw.number}",
+        config=config,
+        condition=draw.condition,
+        replicate=draw.number,
+        opening=condition.opening or template["opening"],
+        speaker=definition.model.room.host,
+        request_id=f"study-c{index}-g{draw.number}-opening",
+    )
+    with translated():
+        group = storage.form_group(
+            db, study.id, room=room, seats=draw.seats, assignment=draw.assignment
+        )
+        if group is not None and draw.agent_seats:
+            storage.record_study_event(
+                db,
+                study.id,
+                "filled_with_agents",
+                group_id=int(group.id or 0),
+                data={"seats": draw.agent_seats, "seed": draw.assignment["seed"]},
+            )
+    return group
+
+
+def _lobby_timeouts(
+    db: storage.Database, study: Study, definition: StudyDefinition, now: datetime
+) -> int:
+    """People waiting past the lobby timeout: seated with agents (the longest-waiting first),
+    or sent home with the ``lobby_timeout`` code (also when no group is left to form)."""
+    limit = timedelta(seconds=definition.model.lobby.timeout_seconds)
+    timed_out = 0
+    while True:
+        waiting = _waiting(db, study)
+        late = [p for p in waiting if now - (p.lobby_at or p.joined_at) > limit]
+        if not late:
+            return timed_out
+        if definition.model.lobby.on_timeout == "agents" and _form_groups(
+            db, study, definition, fill=True
+        ):
+            timed_out += 1
+            continue
+        person = late[0]
+        data = {"waited_s": round((now - (person.lobby_at or person.joined_at)).total_seconds())}
+        if not _exit(db, definition, person, "lobby_timeout", "lobby", data, now):
+            return timed_out  # another session took them meanwhile
+        timed_out += 1
+
+
+def _members(db: storage.Database, study: Study, group: Any, stage: str = "room") -> list[Any]:
+    return [p for p in storage.list_participants(db, study.id, stage=stage) if p.group_id == group.id]
+
+
+def _ends(
+    db: storage.Database, study: Study, definition: StudyDefinition, group: Any, now: datetime
+) -> bool:
+    """End the group when its room ended or its time is up; True when it is over."""
+    from conversation.rooms.room import Room
+
+    if group.room_id is None:
+        return False
+    room = storage.get_room(db, int(group.room_id))
+    limit = timedelta(seconds=definition.model.room.time_limit_seconds)
+    reason = room.stop_reason or room.status
+    if room.status not in ROOM_ENDED:
+        if now - group.started_at < limit:
+            return False
+        reason = "the time limit was reached"
+        try:
+            Room(db, int(group.room_id)).stop(reason, by=BY)
+        except ConversationStateError:
+            pass  # it ended meanwhile
+    with translated():
+        ended = storage.update_group(
+            db, int(group.id), expected_status="running", status="ended", ended_at=now
+        )
+    if ended is None:
+        return True
+    failed = room.status == "failed"
+    storage.record_study_event(
+        db, study.id, "room_ended", group_id=int(group.id), data={"reason": reason[:500]}
+    )
+    for person in _members(db, study, group):
+        if failed:
+            _exit(db, definition, person, "error", "room", {"reason": reason[:500]}, now)
+        elif definition.model.post_survey:
+            with translated():
+                storage.update_participant(
+                    db, int(person.id), expected_stages={"room"}, stage="post_survey"
+                )
+        else:
+            _exit(db, definition, person, "completed", "room", {}, now)
+    return True
+
+
+def _room_dropouts(
+    db: storage.Database, study: Study, definition: StudyDefinition, group: Any, now: datetime
+) -> int:
+    dropped = 0
+    rule = definition.model.participants.on_dropout
+    for person in _members(db, study, group):
+        if not _absent(person, definition, now):
+            continue
+        absent = round((now - person.last_seen_at).total_seconds())
+        data = {"where": "room", "seat": person.seat, "rule": rule, "absent_s": absent}
+        if _exit(db, definition, person, "dropped", "room", data, now):
+            dropped += 1
+            apply_seat_rule(db, study, definition, group, person.seat, rule)
+    return dropped
+
+
+def apply_seat_rule(
+    db: storage.Database,
+    study: Study,
+    definition: StudyDefinition,
+    group: Any,
+    seat: str,
+    rule: str,
+) -> None:
+    """What happens to a seat its person left: ``pause`` the room, ``continue`` without them,
+    an ``agent`` (the seat's stand-in) takes it, or ``end`` the room. Recorded."""
+    from conversation.rooms.room import Room
+
+    room = Room(db, int(group.room_id))
+    holder = "left"
+    kind = {"pause": "room_paused", "continue": "seat_left", "agent": "seat_taken_by_agent"}
+    try:
+        if rule == "pause":
+            room.pause(by=BY)
+        elif rule == "end":
+            room.stop(f"{seat}'s participant left", by=BY)
+        elif rule == "agent":
+            roster = list(room.config.roster)
+            if seat not in room.config.names:
+                roster.append(stand_in(definition, str(group.condition), seat))
+                room.update_config({"agents": roster}, by=BY)
+            holder = "agent"
+    except ConversationStateError:
+        pass  # the room ended meanwhile
+    with translated():
+        storage.update_group(db, int(group.id), seat_changes={seat: holder})
+        storage.record_study_event(
+            db,
+            study.id,
+            kind.get(rule, "room_stopped"),
+            group_id=int(group.id),
+            data={"seat": seat, "rule": rule},
+        )
+
+
+__all__ = ["TickReport", "apply_seat_rule", "tick"]

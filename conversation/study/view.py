@@ -1,0 +1,220 @@
+"""What one participant's page shows: :func:`participant_view`.
+
+Only what their seat may see: the room's messages that are public, addressed to their seat, or
+their own; an agent's message only once committed (a moderated draft only once approved; while
+an agent drafts, "<name> is typing"); with ``words_per_minute``, an agent's message appears only
+when a person typing at that speed would have finished it (until then its speaker is typing).
+Never another room's messages, a researcher's controls, a recruitment id or a token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import storage
+from conversation.study.definition import StudyDefinition
+from conversation.study.participants import participant
+from conversation.vocabulary import TurnKind, turn_kind_of
+
+#: Open turns of an agent: drafting now (a moderated draft waits for approval).
+DRAFTING = frozenset({"running", "waiting", "interrupted"})
+_NOTICES = {
+    "stopped": "The conversation has ended.",
+    "terminated": "The conversation has ended.",
+    "paused": "The conversation is paused.",
+    "resumed": "The conversation continues.",
+}
+_SEAT_NOTICES = {
+    "seat_taken_by_agent": "{seat}'s participant left; an AI agent now plays {seat}.",
+    "seat_left": "{seat}'s participant left.",
+    "room_paused": "{seat}'s participant left; the conversation is paused.",
+    "room_stopped": "{seat}'s participant left; the conversation has ended.",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SeenMessage:
+    seq: int
+    speaker: str
+    content: str
+    kind: str  # "human", "agent" or "system"
+    own: bool
+    private: bool
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class HelpMessage:
+    from_researcher: bool
+    text: str
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ExitInfo:
+    status: str
+    code: str
+    redirect: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ParticipantView:
+    """Everything the participant's page shows, for the stage they are at."""
+
+    stage: str
+    study_name: str
+    pseudonym: str
+    consent: str | None = None
+    questions: list[dict[str, Any]] = field(default_factory=list)
+    waiting_for: int | None = None
+    lobby_seconds_left: float | None = None
+    seat: str | None = None
+    instructions: str | None = None
+    room_id: int | None = None
+    messages: list[SeenMessage] = field(default_factory=list)
+    typing: list[str] = field(default_factory=list)
+    your_turn: bool = False
+    time_left: float | None = None
+    help: list[HelpMessage] = field(default_factory=list)
+    exit: ExitInfo | None = None
+    notice: str | None = None
+    heartbeat_seconds: int = 10
+
+
+def participant_view(
+    db: storage.Database, token: str, *, now: datetime | None = None
+) -> ParticipantView:
+    """The participant's page now (see the module docstring); :class:`NotAParticipant` for a
+    token that is not one."""
+    person, study, definition = participant(db, token)
+    now = now or db.now()
+    model = definition.model
+    base: dict[str, Any] = {
+        "stage": person.stage,
+        "study_name": model.name,
+        "pseudonym": person.pseudonym,
+        "help": _help(db, study.id, int(person.id)),
+        "heartbeat_seconds": model.participants.heartbeat_seconds,
+    }
+    stage = person.stage
+    if stage == "consent":
+        return ParticipantView(**base, consent=model.consent)
+    if stage in ("pre_survey", "post_survey"):
+        questions = model.pre_survey if stage == "pre_survey" else model.post_survey
+        return ParticipantView(**base, questions=[q.model_dump(exclude_none=True) for q in questions])
+    if stage == "lobby":
+        return ParticipantView(**base, **_lobby(db, study.id, definition, person, now))
+    if stage == "exit":
+        redirect = model.exit.redirect
+        code = person.exit_code or ""
+        info = ExitInfo(person.exit_status or "", code, redirect.replace("{code}", code) if redirect else None)
+        return ParticipantView(**base, exit=info)
+    return ParticipantView(**base, **_room(db, study.id, definition, person, now))
+
+
+def _help(db: storage.Database, study_id: int, participant_id: int) -> list[HelpMessage]:
+    return [
+        HelpMessage((e.data or {}).get("from") == "researcher", str((e.data or {}).get("text", "")), e.at)
+        for e in storage.study_events(db, study_id, participant_id=participant_id, kinds={"help"})
+    ]
+
+
+def _lobby(
+    db: storage.Database, study_id: int, definition: StudyDefinition, person: Any, now: datetime
+) -> dict[str, Any]:
+    waiting = len(storage.list_participants(db, study_id, stage="lobby"))
+    counts = storage.group_numbers(db, study_id)
+    target = definition.model.experiment.groups
+    sizes = [len(c.seats) for c in definition.conditions if counts.get(c.label, 0) < target]
+    needed = max(0, min(sizes) - waiting) if sizes else None
+    waited = (now - (person.lobby_at or person.joined_at)).total_seconds()
+    left = max(0.0, definition.model.lobby.timeout_seconds - waited)
+    return {"waiting_for": needed, "lobby_seconds_left": left}
+
+
+def _room(
+    db: storage.Database, study_id: int, definition: StudyDefinition, person: Any, now: datetime
+) -> dict[str, Any]:
+    group = storage.get_group(db, int(person.group_id))
+    seat = str(person.seat)
+    condition = definition.condition(str(person.condition))
+    room_id = int(group.room_id or 0)
+    events = storage.events(db, room_id) if room_id else []
+    messages, typing = seen(events, seat, definition.model.room.words_per_minute, now)
+    limit = timedelta(seconds=definition.model.room.time_limit_seconds)
+    your_turn = False
+    if definition.model.room.turns == "ordered":
+        from conversation.study.turns import due_seat
+
+        your_turn = due_seat(db, study_id, definition, group, events)[0] == seat
+    return {
+        "seat": seat,
+        "instructions": (condition.instructions or {}).get(seat),
+        "room_id": room_id,
+        "messages": messages,
+        "typing": typing,
+        "your_turn": your_turn,
+        "time_left": max(0.0, (group.started_at + limit - now).total_seconds()),
+        "notice": _seat_notice(db, study_id, int(group.id)),
+    }
+
+
+def seen(
+    events: list[Any], seat: str, words_per_minute: int, now: datetime
+) -> tuple[list[SeenMessage], list[str]]:
+    """The messages seat ``seat`` may see among a room's ``events``, and who is typing."""
+    messages: list[SeenMessage] = []
+    typing: list[str] = []
+    shown_until: datetime | None = None  # paced: an agent's message after the one before it
+    for event in events:
+        private = event.visible_to is not None
+        own = event.kind == "human" and event.speaker == seat
+        if private and not own and seat not in event.visible_to:
+            continue
+        if event.kind == "agent" and turn_kind_of(event) is TurnKind.SPEAK:
+            if event.state in DRAFTING:
+                typing.append(event.speaker)
+                continue
+            if event.state != "done" or not event.content:
+                continue
+            if words_per_minute:
+                shown_until = _typing_until(event, words_per_minute, shown_until)
+                if shown_until > now:
+                    typing.append(event.speaker)
+                    continue
+        elif event.kind == "system":
+            notice = _NOTICES.get(str((event.data or {}).get("event")))
+            if notice is not None:
+                messages.append(SeenMessage(event.seq, "", notice, "system", False, False, event.updated_at))
+            continue
+        elif event.kind != "human":
+            continue
+        messages.append(
+            SeenMessage(event.seq, event.speaker, event.content, event.kind, own, private, event.updated_at)
+        )
+    return messages, list(dict.fromkeys(typing))
+
+
+def _typing_until(event: Any, words_per_minute: int, previous: datetime | None) -> datetime:
+    """When a person typing at ``words_per_minute`` would have finished ``event`` (starting
+    when it was committed, or when the agent's previous paced message appeared)."""
+    seconds = 60.0 * max(1, event.words or len(event.content.split())) / words_per_minute
+    start = event.updated_at if previous is None else max(event.updated_at, previous)
+    return start + timedelta(seconds=seconds)  # type: ignore[no-any-return]
+
+
+def _seat_notice(db: storage.Database, study_id: int, group_id: int) -> str | None:
+    events = [
+        e
+        for e in storage.study_events(db, study_id, kinds=set(_SEAT_NOTICES))
+        if e.group_id == group_id
+    ]
+    if not events:
+        return None
+    last = events[-1]
+    return _SEAT_NOTICES[last.kind].format(seat=(last.data or {}).get("seat", "A participant"))
+
+
+__all__ = ["ExitInfo", "HelpMessage", "ParticipantView", "SeenMessage", "participant_view", "seen"]
