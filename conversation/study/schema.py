@@ -32,6 +32,8 @@ _CODE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 def _question_name(value: str) -> str:
     if not _QUESTION_NAME.fullmatch(value):
         raise Problem("must be 1-64 lowercase letters, digits and underscores, e.g. 'satisfaction'")
+    if value.endswith(("_comment", "_generated_tokens")):  # EDSL's own columns
+        raise Problem("must not end with '_comment' or '_generated_tokens' (EDSL's columns)")
     return value
 
 

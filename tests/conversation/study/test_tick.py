@@ -117,14 +117,14 @@ def test_time_limit_ends_the_room_then_post_survey_then_completed(db) -> None:  
     assert Room(db, room_id).status == "stopped"
     view = S.participant_view(db, a.token)
     assert view.stage == "post_survey" and [q["question_name"] for q in view.questions] == [
-        "satisfaction", "mediator_comment"
+        "satisfaction", "mediator_opinion"
     ]
     with pytest.raises(S.WrongStage):
         S.post_as_participant(db, a.token, "one more thing")
-    done = S.answer_survey(db, a.token, {"satisfaction": "4", "mediator_comment": "fine"})
+    done = S.answer_survey(db, a.token, {"satisfaction": "4", "mediator_opinion": "fine"})
     assert done.exit is not None and done.exit.status == "completed" and done.exit.code == "CMUG0001"
     assert storage.get_participant(db, a.participant_id).post_survey == {
-        "satisfaction": 4, "mediator_comment": "fine"
+        "satisfaction": 4, "mediator_opinion": "fine"
     }
 
 
