@@ -1,0 +1,91 @@
+"""Studies in storage, on SQLite and PostgreSQL: the races that matter (two people joining a
+study with one place left, the same PROLIFIC_PID from several tabs at once, several lobby ticks
+at once) and the conditional updates they rely on."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+import storage
+from conversation import study as S
+from tests.conversation.study.helpers import launched, to_lobby
+
+
+def _at_once(count: int, call):  # type: ignore[no-untyped-def]
+    with ThreadPoolExecutor(count) as pool:
+        futures = [pool.submit(call, i) for i in range(count)]
+        outcomes = []
+        for future in futures:
+            try:
+                outcomes.append(future.result(timeout=120))
+            except S.StudyRefused as exc:
+                outcomes.append(exc)
+        return outcomes
+
+
+def test_two_people_joining_for_the_last_place_at_once(db: storage.Database) -> None:
+    study = launched(db, participants={"cap": 1})
+    outcomes = _at_once(2, lambda i: S.join(db, study.code, {"PROLIFIC_PID": f"p{i}"}))
+    joined = [o for o in outcomes if isinstance(o, S.ParticipantToken)]
+    refused = [o for o in outcomes if isinstance(o, S.StudyRefused)]
+    assert len(joined) == 1 and [r.reason for r in refused] == ["full"]
+    assert len(storage.list_participants(db, study.id)) == 1
+
+
+def test_the_same_pid_from_several_tabs_at_once_is_one_participant(db: storage.Database) -> None:
+    study = launched(db)
+    tokens = _at_once(4, lambda i: S.join(db, study.code, {"PROLIFIC_PID": "same"}))
+    assert len({t.participant_id for t in tokens}) == 1
+    assert sum(not t.resumed for t in tokens) == 1
+    assert len(storage.list_participants(db, study.id)) == 1
+    assert {S.participant_view(db, t.token).pseudonym for t in tokens} == {tokens[0].pseudonym}
+
+
+def test_lobby_ticks_at_once_seat_everyone_once(db: storage.Database) -> None:
+    study = launched(db)
+    people = [to_lobby(db, study.code, f"p{i}") for i in range(6)]
+    _at_once(3, lambda i: S.tick(db, study.code))
+    S.tick(db, study.code)  # a tick that lost a race leaves the rest to the next one
+    groups = storage.list_groups(db, study.id)
+    assert len(groups) == 3
+    seated = [h for g in groups for h in g.seats.values()]
+    assert sorted(seated) == sorted(p.participant_id for p in people)
+    rooms = {g.room_id for g in groups}
+    assert len(rooms) == 3 and None not in rooms
+    assert len(storage.list_rooms(db, experiment_id=study.experiment_id, limit=None)) == 3
+
+
+def test_a_stage_change_is_made_once(db: storage.Database) -> None:
+    study = launched(db)
+    token = S.join(db, study.code, {})
+    moves = _at_once(
+        3,
+        lambda i: storage.update_participant(
+            db, token.participant_id, expected_stages={"consent"}, stage="pre_survey",
+            event=("consented", None),
+        ),
+    )
+    assert sum(m is not None for m in moves) == 1
+    assert len(storage.study_events(db, study.id, kinds={"consented"})) == 1
+
+
+def test_an_unknown_token_and_an_unknown_study(db: storage.Database) -> None:
+    with pytest.raises(storage.ParticipantNotFound):
+        storage.participant_by_token(db, "0" * 64)
+    with pytest.raises(storage.StudyNotFound):
+        storage.get_study(db, "nope")
+
+
+def test_tokens_are_stored_as_hashes_only(db: storage.Database) -> None:
+    import sqlalchemy as sa
+
+    study = launched(db)
+    token = S.join(db, study.code, {"PROLIFIC_PID": "p"})
+    with db.read_connection() as conn:
+        dump = repr(
+            [conn.execute(sa.text(f"SELECT * FROM {t}")).all()
+             for t in ("study_tokens", "study_participants", "study_events", "studies")]
+        )
+    assert token.token not in dump
