@@ -72,7 +72,9 @@ def create_study(
     config = json_object(dict(experiment_config), "experiment config")
     now = db.now()
     with db.write() as session:
-        experiment = Experiment(name=name, config=config, status="draft", created_at=now, updated_at=now)
+        experiment = Experiment(
+            name=name, config=config, status="draft", created_at=now, updated_at=now
+        )
         session.add(experiment)
         session.flush()
         study = Study(
@@ -169,15 +171,19 @@ def admit_participant(
                 )
             ).first()
             if found is not None:
-                session.add(StudyToken(token_hash=token_hash, participant_id=found.id, created_at=now))
+                session.add(
+                    StudyToken(
+                        token_hash=token_hash, participant_id=int(found.id or 0), created_at=now
+                    )
+                )
                 return Admission(found, resumed=True)
         if study.status != "open":
             return Admission(None, refused=study.status)
         if cap is not None:
             count = session.exec(
-                select(func.count()).select_from(StudyParticipant).where(
-                    StudyParticipant.study_id == study_id
-                )
+                select(func.count())
+                .select_from(StudyParticipant)
+                .where(StudyParticipant.study_id == study_id)
             ).one()
             if count >= cap:
                 return Admission(None, refused="full")
@@ -195,7 +201,9 @@ def admit_participant(
         )
         session.add(person)
         session.flush()
-        session.add(StudyToken(token_hash=token_hash, participant_id=person.id, created_at=now))
+        session.add(
+            StudyToken(token_hash=token_hash, participant_id=int(person.id or 0), created_at=now)
+        )
         session.add(StudyEvent(study_id=study_id, participant_id=person.id, kind="joined", at=now))
         return Admission(person)
 
@@ -276,9 +284,7 @@ def update_participant(
         return person
 
 
-def note_post(
-    db: Database, participant_id: int, *, now: float, window: float, limit: int
-) -> float:
+def note_post(db: Database, participant_id: int, *, now: float, window: float, limit: int) -> float:
     """Count a post in the participant's rate window: 0 when it is allowed (and counted), else
     the seconds until it would be."""
     with db.write() as session:
@@ -414,9 +420,7 @@ def form_group(
         return group
 
 
-def list_groups(
-    db: Database, study_id: int, *, status: str | None = None
-) -> list[StudyGroup]:
+def list_groups(db: Database, study_id: int, *, status: str | None = None) -> list[StudyGroup]:
     query = select(StudyGroup).where(StudyGroup.study_id == study_id)
     if status is not None:
         query = query.where(StudyGroup.status == status)
@@ -496,4 +500,3 @@ __all__ = [
     "update_participant",
     "update_study",
 ]
-

@@ -4,11 +4,13 @@ condition and a seat by a recorded randomisation, chat, and leave with a complet
 
 ``schema`` and ``definition``: the study file at the door; ``launch``: storing it and the
 researcher's switches; ``participants``: the participant's acts; ``view``: their page;
-``lobby``: the recorded randomisation; ``tick``: everything time-driven; ``turns``: human seats'
-turns; ``monitor``: the researcher's view and acts; ``exports``: the tables; ``cli``: ``python -m
+``identity``: whose token it is; ``lobby``: the recorded randomisation; ``clock``: everything
+time-driven (``tick``); ``seats``: a seat its person left; ``turns``: human seats' turns;
+``monitor``: the researcher's view and acts; ``exports``: the tables; ``cli``: ``python -m
 conversation.study validate|launch``.
 """
 
+from conversation.study.clock import TickReport, tick
 from conversation.study.definition import (
     StudyDefinition,
     definition_from_dict,
@@ -56,7 +58,6 @@ from conversation.study.participants import (
     post_as_participant,
 )
 from conversation.study.schema import DEFINITION_VERSION, EXIT_STATUSES
-from conversation.study.tick import TickReport, tick
 from conversation.study.view import (
     ExitInfo,
     HelpMessage,

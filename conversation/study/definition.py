@@ -83,7 +83,9 @@ def load_definition(text: str, *, fmt: str | None = None) -> StudyDefinition:
     try:
         data = json.loads(text) if fmt == "json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConversationValueError(f"the study definition is not valid {fmt.upper()}: {exc}") from None
+        raise ConversationValueError(
+            f"the study definition is not valid {fmt.upper()}: {exc}"
+        ) from None
     return definition_from_dict(data)
 
 
@@ -94,7 +96,9 @@ def read_definition(path: str | Path) -> StudyDefinition:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConversationValueError(f"cannot read the study definition {str(path)!r}: {exc.strerror}") from None
+        raise ConversationValueError(
+            f"cannot read the study definition {str(path)!r}: {exc.strerror}"
+        ) from None
     return load_definition(text, fmt=fmt)
 
 

@@ -73,7 +73,9 @@ def transcripts_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
             continue
         seats = set(definition.condition(group.condition).seats)
         for event in storage.events(db, int(group.room_id)):
-            if event.kind == "agent" and (event.state != "done" or turn_kind_of(event) is not TurnKind.SPEAK):
+            if event.kind == "agent" and (
+                event.state != "done" or turn_kind_of(event) is not TurnKind.SPEAK
+            ):
                 continue
             if event.kind not in ("human", "agent"):
                 continue
@@ -81,7 +83,9 @@ def transcripts_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
             holder = (
                 by.removeprefix("participant ")
                 if event.kind == "human" and by.startswith("participant ")
-                else "agent" if event.kind == "agent" else "host"
+                else "agent"
+                if event.kind == "agent"
+                else "host"
             )
             rows.append(
                 {

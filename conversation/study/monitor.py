@@ -19,7 +19,9 @@ import storage
 from conversation.access.roles import Action, Actor, require, who
 from conversation.exceptions import ConversationValueError
 from conversation.rooms.boundary import translated
+from conversation.study.identity import exit_values
 from conversation.study.launch import Study, get_study, study_definition
+from conversation.study.seats import apply_seat_rule
 from conversation.text.limits import MAX_STOP_REASON_CHARS, check_message, check_text
 
 
@@ -96,9 +98,17 @@ def study_monitor(db: storage.Database, code: str, *, now: datetime | None = Non
         where = "done" if p.stage == "exit" else "idle" if idle > idle_after else p.stage
         rows.append(
             MonitorRow(
-                int(p.id or 0), p.pseudonym, p.stage, where, p.condition, p.seat,
-                rooms.get(p.group_id), p.exit_status, max(0.0, idle.total_seconds()),
-                p.joined_at, _unread(helps, int(p.id or 0)),
+                int(p.id or 0),
+                p.pseudonym,
+                p.stage,
+                where,
+                p.condition,
+                p.seat,
+                rooms.get(p.group_id),
+                p.exit_status,
+                max(0.0, idle.total_seconds()),
+                p.joined_at,
+                _unread(helps, int(p.id or 0)),
             )
         )
     names = {p.id: p.pseudonym for p in people}
@@ -107,9 +117,17 @@ def study_monitor(db: storage.Database, code: str, *, now: datetime | None = Non
         rows=rows,
         attrition=attrition(people, [c.label for c in definition.conditions]),
         groups=[
-            GroupRow(int(g.id or 0), g.condition, g.number, g.room_id,
-                     {s: names.get(h, str(h)) if isinstance(h, int) else str(h) for s, h in g.seats.items()},
-                     g.status)
+            GroupRow(
+                int(g.id or 0),
+                g.condition,
+                g.number,
+                g.room_id,
+                {
+                    s: names.get(h, str(h)) if isinstance(h, int) else str(h)
+                    for s, h in g.seats.items()
+                },
+                g.status,
+            )
             for g in groups
         ],
         lobby=sum(p.stage == "lobby" for p in people),
@@ -162,7 +180,10 @@ def message_participant(
     check_message(text)
     with translated():
         storage.record_study_event(
-            db, study.id, "help", participant_id=int(person.id),
+            db,
+            study.id,
+            "help",
+            participant_id=int(person.id),
             data={"from": "researcher", "text": text, "by": who(actor, "researcher")},
         )
 
@@ -177,9 +198,6 @@ def remove_participant(
 ) -> bool:
     """Send a participant out with the ``removed`` code; their seat, if they held one, is
     handled by the study's dropout rule. False when they had already left."""
-    from conversation.study.participants import exit_values
-    from conversation.study.tick import apply_seat_rule
-
     require(actor, Action.CONTROL)
     study = get_study(db, code)
     definition = study_definition(db, study)
@@ -189,7 +207,10 @@ def remove_participant(
     data = {"reason": reason, "by": who(actor, "researcher"), "stage": person.stage}
     with translated():
         moved = storage.update_participant(
-            db, int(person.id), expected_stages=stages, event=("removed", data),
+            db,
+            int(person.id),
+            expected_stages=stages,
+            event=("removed", data),
             **exit_values(definition, "removed", db.now()),
         )
     if moved is None:

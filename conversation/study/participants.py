@@ -10,7 +10,6 @@ its provenance in the room's log is ``participant <pseudonym>``, never a recruit
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import time
 from collections.abc import Mapping
@@ -22,10 +21,11 @@ from conversation.access.roles import Actor, Role
 from conversation.exceptions import ConversationValueError
 from conversation.rooms.boundary import translated
 from conversation.rooms.posting import post_message
-from conversation.study.definition import StudyDefinition
-from conversation.study.errors import NotAParticipant, StudyRefused, TooFast, WrongStage
-from conversation.study.launch import Study, get_study, study_definition
+from conversation.study.errors import StudyRefused, TooFast, WrongStage
+from conversation.study.identity import exit_values, participant, token_hash
+from conversation.study.launch import get_study
 from conversation.study.surveys import checked_answers
+from conversation.study.view import participant_view
 from conversation.text.limits import MAX_REQUEST_ID_CHARS, check_message, check_text
 
 #: Prolific's query parameters: the participant's recruitment id first.
@@ -48,12 +48,6 @@ class ParticipantToken:
     participant_id: int
     pseudonym: str
     resumed: bool
-
-
-def token_hash(token: Any) -> str:
-    if not isinstance(token, str) or not 0 < len(token) <= 200:
-        raise NotAParticipant()
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
 def split_labels(labels: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
@@ -100,18 +94,6 @@ def join(db: storage.Database, code: Any, labels: Mapping[str, Any]) -> Particip
         raise StudyRefused(admission.refused or "closed")
     person = admission.participant
     return ParticipantToken(token, int(person.id or 0), person.pseudonym, admission.resumed)
-
-
-def participant(db: storage.Database, token: Any) -> tuple[Any, Study, StudyDefinition]:
-    """The participant holding ``token``, their study and its definition; or
-    :class:`NotAParticipant`."""
-    try:
-        person = storage.participant_by_token(db, token_hash(token))
-    except storage.ParticipantNotFound:
-        raise NotAParticipant() from None
-    row = storage.get_study(db, study_id=person.study_id)
-    study = Study.of(row)
-    return person, study, study_definition(db, study)
 
 
 def give_consent(db: storage.Database, token: str) -> Any:
@@ -203,7 +185,8 @@ def _open_room(db: storage.Database, person: Any) -> int:
         room = storage.get_room(db, int(group.room_id))
     if room.status in CLOSED_ROOM:
         raise ConversationValueError(
-            "The conversation is paused; please wait." if room.status == "paused"
+            "The conversation is paused; please wait."
+            if room.status == "paused"
             else "The conversation has ended."
         )
     return int(group.room_id)
@@ -221,19 +204,12 @@ def message_researcher(db: storage.Database, token: str, text: Any) -> None:
         if wait:
             raise TooFast(wait)
         storage.record_study_event(
-            db, study.id, "help", participant_id=int(person.id),
+            db,
+            study.id,
+            "help",
+            participant_id=int(person.id),
             data={"from": "participant", "text": text},
         )
-
-
-def exit_values(definition: StudyDefinition, status: str, now: Any) -> dict[str, Any]:
-    """The participant's fields when they leave with ``status``: its code, the time."""
-    return {
-        "stage": "exit",
-        "exit_status": status,
-        "exit_code": definition.model.exit.codes[status],
-        "finished_at": now,
-    }
 
 
 def _move(
@@ -258,8 +234,6 @@ def _move(
 
 
 def _view(db: storage.Database, token: str) -> Any:
-    from conversation.study.view import participant_view
-
     return participant_view(db, token)
 
 
@@ -268,13 +242,10 @@ __all__ = [
     "ParticipantToken",
     "answer_survey",
     "decline",
-    "exit_values",
     "give_consent",
     "heartbeat",
     "join",
     "message_researcher",
-    "participant",
     "post_as_participant",
     "split_labels",
-    "token_hash",
 ]

@@ -63,7 +63,9 @@ class QuestionIn(DoorModel):
                 raise Problem("question_options: a free_text question takes no options")
             return self
         if not options or not 2 <= len(options) <= MAX_OPTIONS or len(set(options)) < len(options):
-            raise Problem(f"question_options: {self.question_type} needs 2 to {MAX_OPTIONS} distinct options")
+            raise Problem(
+                f"question_options: {self.question_type} needs 2 to {MAX_OPTIONS} distinct options"
+            )
         wanted = int if self.question_type == "linear_scale" else str
         if not all(isinstance(o, wanted) for o in options):
             kind = "whole numbers" if wanted is int else "texts"

@@ -16,6 +16,7 @@ from typing import Any
 
 import storage
 from conversation.study.definition import StudyDefinition
+from conversation.study.seats import apply_seat_rule, exit_if_at
 
 #: Room statuses in which the people are being waited for.
 WAITING_FOR_PEOPLE = frozenset({"settled", "idle"})
@@ -57,8 +58,6 @@ def turn_timeouts(
     db: storage.Database, study: Any, definition: StudyDefinition, group: Any, now: datetime
 ) -> bool:
     """Apply the turn-timeout rule to the seat due, if its time is up; True when applied."""
-    from conversation.study.tick import apply_seat_rule, _exit
-
     room = storage.get_room(db, int(group.room_id))
     if room.status not in WAITING_FOR_PEOPLE:
         return False
@@ -72,12 +71,17 @@ def turn_timeouts(
     storage.record_study_event(db, study.id, "turn_timeout", group_id=int(group.id), data=data)
     if rules.on_turn_timeout == "nudge" and isinstance(holder, int):
         storage.record_study_event(
-            db, study.id, "help", participant_id=holder,
+            db,
+            study.id,
+            "help",
+            participant_id=holder,
             data={"from": "researcher", "text": "It is your turn to write a message."},
         )
     elif rules.on_turn_timeout == "agent" and isinstance(holder, int):
         person = storage.get_participant(db, holder)
-        if _exit(db, definition, person, "dropped", "room", {"reason": "turn timeout", "seat": seat}, now):
+        if exit_if_at(
+            db, definition, person, "dropped", "room", {"reason": "turn timeout", "seat": seat}, now
+        ):
             apply_seat_rule(db, study, definition, group, seat, "agent")
     return True
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import storage
 from conversation.study.definition import StudyDefinition
-from conversation.study.participants import participant
+from conversation.study.identity import participant
+from conversation.study.turns import due_seat
 from conversation.vocabulary import TurnKind, turn_kind_of
 
 #: Open turns of an agent: drafting now (a moderated draft waits for approval).
@@ -103,20 +104,26 @@ def participant_view(
         return ParticipantView(**base, consent=model.consent)
     if stage in ("pre_survey", "post_survey"):
         questions = model.pre_survey if stage == "pre_survey" else model.post_survey
-        return ParticipantView(**base, questions=[q.model_dump(exclude_none=True) for q in questions])
+        return ParticipantView(
+            **base, questions=[q.model_dump(exclude_none=True) for q in questions]
+        )
     if stage == "lobby":
         return ParticipantView(**base, **_lobby(db, study.id, definition, person, now))
     if stage == "exit":
         redirect = model.exit.redirect
         code = person.exit_code or ""
-        info = ExitInfo(person.exit_status or "", code, redirect.replace("{code}", code) if redirect else None)
+        info = ExitInfo(
+            person.exit_status or "", code, redirect.replace("{code}", code) if redirect else None
+        )
         return ParticipantView(**base, exit=info)
     return ParticipantView(**base, **_room(db, study.id, definition, person, now))
 
 
 def _help(db: storage.Database, study_id: int, participant_id: int) -> list[HelpMessage]:
     return [
-        HelpMessage((e.data or {}).get("from") == "researcher", str((e.data or {}).get("text", "")), e.at)
+        HelpMessage(
+            (e.data or {}).get("from") == "researcher", str((e.data or {}).get("text", "")), e.at
+        )
         for e in storage.study_events(db, study_id, participant_id=participant_id, kinds={"help"})
     ]
 
@@ -146,8 +153,6 @@ def _room(
     limit = timedelta(seconds=definition.model.room.time_limit_seconds)
     your_turn = False
     if definition.model.room.turns == "ordered":
-        from conversation.study.turns import due_seat
-
         your_turn = due_seat(db, study_id, definition, group, events)[0] == seat
     return {
         "seat": seat,
@@ -157,7 +162,7 @@ def _room(
         "typing": typing,
         "your_turn": your_turn,
         "time_left": max(0.0, (group.started_at + limit - now).total_seconds()),
-        "notice": _seat_notice(db, study_id, int(group.id)),
+        "notice": _seat_notice(db, study_id, int(group.id or 0)),
     }
 
 
@@ -187,12 +192,16 @@ def seen(
         elif event.kind == "system":
             notice = _NOTICES.get(str((event.data or {}).get("event")))
             if notice is not None:
-                messages.append(SeenMessage(event.seq, "", notice, "system", False, False, event.updated_at))
+                messages.append(
+                    SeenMessage(event.seq, "", notice, "system", False, False, event.updated_at)
+                )
             continue
         elif event.kind != "human":
             continue
         messages.append(
-            SeenMessage(event.seq, event.speaker, event.content, event.kind, own, private, event.updated_at)
+            SeenMessage(
+                event.seq, event.speaker, event.content, event.kind, own, private, event.updated_at
+            )
         )
     return messages, list(dict.fromkeys(typing))
 

@@ -63,7 +63,10 @@ def test_a_stage_change_is_made_once(db: storage.Database) -> None:
     moves = _at_once(
         3,
         lambda i: storage.update_participant(
-            db, token.participant_id, expected_stages={"consent"}, stage="pre_survey",
+            db,
+            token.participant_id,
+            expected_stages={"consent"},
+            stage="pre_survey",
             event=("consented", None),
         ),
     )
@@ -85,7 +88,9 @@ def test_tokens_are_stored_as_hashes_only(db: storage.Database) -> None:
     token = S.join(db, study.code, {"PROLIFIC_PID": "p"})
     with db.read_connection() as conn:
         dump = repr(
-            [conn.execute(sa.text(f"SELECT * FROM {t}")).all()
-             for t in ("study_tokens", "study_participants", "study_events", "studies")]
+            [
+                conn.execute(sa.text(f"SELECT * FROM {t}")).all()
+                for t in ("study_tokens", "study_participants", "study_events", "studies")
+            ]
         )
     assert token.token not in dump

@@ -52,21 +52,33 @@ def _experiment(**changes):  # type: ignore[no-untyped-def]
             "dropout_seconds=10 must be at least twice heartbeat_seconds",
         ),
         (definition_dict(exit={"codes": {"completed": "C1"}}), "missing ['declined'"),
-        (definition_dict(exit={"redirect": "javascript:alert(1)"}), "exit.redirect must be an http"),
+        (
+            definition_dict(exit={"redirect": "javascript:alert(1)"}),
+            "exit.redirect must be an http",
+        ),
         (
             definition_dict(exit={"codes": dict.fromkeys(S.EXIT_STATUSES, "has space")}),
             "letters, digits",
         ),
         (
             definition_dict(
-                post_survey=[{"question_name": "q", "question_type": "linear_scale",
-                              "question_text": "How?", "question_options": ["a", "b"]}]
+                post_survey=[
+                    {
+                        "question_name": "q",
+                        "question_type": "linear_scale",
+                        "question_text": "How?",
+                        "question_options": ["a", "b"],
+                    }
+                ]
             ),
             "linear_scale options must be whole numbers",
         ),
         (
             definition_dict(
-                pre_survey=[{"question_name": "q", "question_type": "free_text", "question_text": "A?"}] * 2
+                pre_survey=[
+                    {"question_name": "q", "question_type": "free_text", "question_text": "A?"}
+                ]
+                * 2
             ),
             "question names must be unique",
         ),
@@ -103,9 +115,21 @@ def test_validate_cli_prints_a_summary_or_the_first_error(tmp_path, capsys) -> N
 def test_launch_cli_prints_the_links(tmp_path) -> None:  # type: ignore[no-untyped-def]
     url = f"sqlite:///{tmp_path / 'cli.db'}"
     done = subprocess.run(
-        [sys.executable, "-m", "conversation.study", "launch", str(EXAMPLE), "--db", url,
-         "--base-url", "https://study.example.org"],
-        capture_output=True, text=True, timeout=120, check=False,
+        [
+            sys.executable,
+            "-m",
+            "conversation.study",
+            "launch",
+            str(EXAMPLE),
+            "--db",
+            url,
+            "--base-url",
+            "https://study.example.org",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert "participant link: https://study.example.org/participate?study=" in done.stdout

@@ -41,7 +41,10 @@ def test_exports_keep_recruitment_ids_apart_and_tokens_out(db) -> None:  # type:
     everything = repr((people, transcripts, log))
     assert "PID-A" not in everything and a.token not in everything and b.token not in everything
     pay = S.recruitment_table(db, study.code)
-    assert {(r["PROLIFIC_PID"], r["exit_code"]) for r in pay} == {("PID-A", "CMUG0001"), ("PID-B", "CMUG0001")}
+    assert {(r["PROLIFIC_PID"], r["exit_code"]) for r in pay} == {
+        ("PID-A", "CMUG0001"),
+        ("PID-B", "CMUG0001"),
+    }
 
 
 def test_surveys_as_edsl_results(db) -> None:  # type: ignore[no-untyped-def]

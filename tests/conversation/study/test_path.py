@@ -15,8 +15,17 @@ from tests.conversation.study.helpers import launched, seated, to_lobby
 
 def test_join_consent_survey_lobby_and_a_seat(db: storage.Database) -> None:
     study = launched(db)
-    token = S.join(db, study.code, {"study": study.code, "PROLIFIC_PID": "pid-1",
-                                    "STUDY_ID": "st", "SESSION_ID": "se", "source": "ad"})
+    token = S.join(
+        db,
+        study.code,
+        {
+            "study": study.code,
+            "PROLIFIC_PID": "pid-1",
+            "STUDY_ID": "st",
+            "SESSION_ID": "se",
+            "source": "ad",
+        },
+    )
     view = S.participant_view(db, token.token)
     assert view.stage == "consent" and "research study" in (view.consent or "")
     assert S.give_consent(db, token.token).stage == "pre_survey"
@@ -157,5 +166,6 @@ def test_help_channel_both_ways_and_the_monitor_counts_unread(db) -> None:  # ty
     assert S.study_monitor(db, study.code).rows[0].help_unread == 0
     help_ = S.participant_view(db, token.token).help
     assert [(h.from_researcher, h.text) for h in help_] == [
-        (False, "The page is stuck"), (True, "Try reloading it")
+        (False, "The page is stuck"),
+        (True, "Try reloading it"),
     ]

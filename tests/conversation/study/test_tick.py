@@ -29,7 +29,10 @@ def test_assignment_is_balanced_and_recorded_with_its_seed_and_eligible_set(db) 
     assert first["group_index"] == 1 and first["counts_before"] == {}
     replay = S.draw_group(
         [("friendly mediator", ["Buyer", "Seller"]), ("firm mediator", ["Buyer", "Seller"])],
-        {}, 2, [t.participant_id for t in tokens], study.seed,
+        {},
+        2,
+        [t.participant_id for t in tokens],
+        study.seed,
     )
     assert replay is not None and replay.condition == groups[0].condition
     assert replay.seats == groups[0].seats
@@ -47,7 +50,10 @@ def test_lobby_timeout_sends_home_with_its_code(db) -> None:  # type: ignore[no-
     S.heartbeat(db, token.token, now=later)
     assert S.tick(db, study.code, now=later).timed_out == 1
     view = S.participant_view(db, token.token)
-    assert view.exit is not None and (view.exit.status, view.exit.code) == ("lobby_timeout", "CMUG0003")
+    assert view.exit is not None and (view.exit.status, view.exit.code) == (
+        "lobby_timeout",
+        "CMUG0003",
+    )
 
 
 def test_lobby_timeout_fills_the_empty_seats_with_agents(db) -> None:  # type: ignore[no-untyped-def]
@@ -117,14 +123,18 @@ def test_time_limit_ends_the_room_then_post_survey_then_completed(db) -> None:  
     assert Room(db, room_id).status == "stopped"
     view = S.participant_view(db, a.token)
     assert view.stage == "post_survey" and [q["question_name"] for q in view.questions] == [
-        "satisfaction", "mediator_opinion"
+        "satisfaction",
+        "mediator_opinion",
     ]
     with pytest.raises(S.WrongStage):
         S.post_as_participant(db, a.token, "one more thing")
     done = S.answer_survey(db, a.token, {"satisfaction": "4", "mediator_opinion": "fine"})
-    assert done.exit is not None and done.exit.status == "completed" and done.exit.code == "CMUG0001"
+    assert (
+        done.exit is not None and done.exit.status == "completed" and done.exit.code == "CMUG0001"
+    )
     assert storage.get_participant(db, a.participant_id).post_survey == {
-        "satisfaction": 4, "mediator_opinion": "fine"
+        "satisfaction": 4,
+        "mediator_opinion": "fine",
     }
 
 
@@ -147,7 +157,11 @@ def test_remove_participant_and_the_monitor_and_attrition(db) -> None:  # type: 
     assert S.participant_view(db, a.token).exit.status == "removed"  # type: ignore[union-attr]
     monitor = S.study_monitor(db, study.code)
     where = {r.participant_id: r.where for r in monitor.rows}
-    assert where == {a.participant_id: "done", b.participant_id: "room", waiting.participant_id: "lobby"}
+    assert where == {
+        a.participant_id: "done",
+        b.participant_id: "room",
+        waiting.participant_id: "lobby",
+    }
     assert (monitor.lobby, monitor.in_rooms, monitor.done) == (1, 1, 1)
     (group,) = monitor.groups
     assert "agent" in group.seats.values()

@@ -13,6 +13,7 @@ skipped, nudged, or given to its agent. Every such event is in the study's log w
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -20,12 +21,12 @@ from typing import Any
 import storage
 from conversation.exceptions import ConversationStateError
 from conversation.rooms.boundary import translated
-from conversation.study.definition import StudyDefinition, group_room_config, stand_in
+from conversation.study.definition import StudyDefinition, group_room_config
 from conversation.study.launch import Study, get_study, study_definition
 from conversation.study.lobby import Draw, draw_group
-from conversation.study.participants import exit_values
+from conversation.study.seats import BY, apply_seat_rule, exit_if_at
+from conversation.study.turns import turn_timeouts
 
-BY = "study"
 ROOM_ENDED = frozenset({"stopped", "terminated", "failed"})
 
 
@@ -54,8 +55,6 @@ def tick(db: storage.Database, code: str, *, now: datetime | None = None) -> Tic
             continue
         dropped_in_rooms += _room_dropouts(db, study, definition, group, now)
         if definition.model.room.turns == "ordered":
-            from conversation.study.turns import turn_timeouts
-
             turn_timeouts(db, study, definition, group, now)
     return TickReport(formed, timed_out, dropped + dropped_in_rooms, ended)
 
@@ -76,29 +75,10 @@ def _lobby_dropouts(
     dropped = 0
     for person in _waiting(db, study):
         if _absent(person, definition, now):
-            dropped += _exit(db, definition, person, "dropped", "lobby", {"where": "lobby"}, now)
+            dropped += exit_if_at(
+                db, definition, person, "dropped", "lobby", {"where": "lobby"}, now
+            )
     return dropped
-
-
-def _exit(
-    db: storage.Database,
-    definition: StudyDefinition,
-    person: Any,
-    status: str,
-    stage: str,
-    data: dict[str, Any],
-    now: datetime,
-) -> int:
-    """Move ``person`` out with ``status`` if they are still at ``stage``: 1 if this call did."""
-    with translated():
-        moved = storage.update_participant(
-            db,
-            int(person.id),
-            expected_stages={stage},
-            event=(status, data),
-            **exit_values(definition, status, now),
-        )
-    return int(moved is not None)
 
 
 def _form_groups(
@@ -172,13 +152,15 @@ def _lobby_timeouts(
             continue
         person = late[0]
         data = {"waited_s": round((now - (person.lobby_at or person.joined_at)).total_seconds())}
-        if not _exit(db, definition, person, "lobby_timeout", "lobby", data, now):
+        if not exit_if_at(db, definition, person, "lobby_timeout", "lobby", data, now):
             return timed_out  # another session took them meanwhile
         timed_out += 1
 
 
 def _members(db: storage.Database, study: Study, group: Any, stage: str = "room") -> list[Any]:
-    return [p for p in storage.list_participants(db, study.id, stage=stage) if p.group_id == group.id]
+    return [
+        p for p in storage.list_participants(db, study.id, stage=stage) if p.group_id == group.id
+    ]
 
 
 def _ends(
@@ -196,10 +178,8 @@ def _ends(
         if now - group.started_at < limit:
             return False
         reason = "the time limit was reached"
-        try:
+        with contextlib.suppress(ConversationStateError):  # it ended meanwhile
             Room(db, int(group.room_id)).stop(reason, by=BY)
-        except ConversationStateError:
-            pass  # it ended meanwhile
     with translated():
         ended = storage.update_group(
             db, int(group.id), expected_status="running", status="ended", ended_at=now
@@ -212,14 +192,14 @@ def _ends(
     )
     for person in _members(db, study, group):
         if failed:
-            _exit(db, definition, person, "error", "room", {"reason": reason[:500]}, now)
+            exit_if_at(db, definition, person, "error", "room", {"reason": reason[:500]}, now)
         elif definition.model.post_survey:
             with translated():
                 storage.update_participant(
                     db, int(person.id), expected_stages={"room"}, stage="post_survey"
                 )
         else:
-            _exit(db, definition, person, "completed", "room", {}, now)
+            exit_if_at(db, definition, person, "completed", "room", {}, now)
     return True
 
 
@@ -233,49 +213,10 @@ def _room_dropouts(
             continue
         absent = round((now - person.last_seen_at).total_seconds())
         data = {"where": "room", "seat": person.seat, "rule": rule, "absent_s": absent}
-        if _exit(db, definition, person, "dropped", "room", data, now):
+        if exit_if_at(db, definition, person, "dropped", "room", data, now):
             dropped += 1
             apply_seat_rule(db, study, definition, group, person.seat, rule)
     return dropped
 
 
-def apply_seat_rule(
-    db: storage.Database,
-    study: Study,
-    definition: StudyDefinition,
-    group: Any,
-    seat: str,
-    rule: str,
-) -> None:
-    """What happens to a seat its person left: ``pause`` the room, ``continue`` without them,
-    an ``agent`` (the seat's stand-in) takes it, or ``end`` the room. Recorded."""
-    from conversation.rooms.room import Room
-
-    room = Room(db, int(group.room_id))
-    holder = "left"
-    kind = {"pause": "room_paused", "continue": "seat_left", "agent": "seat_taken_by_agent"}
-    try:
-        if rule == "pause":
-            room.pause(by=BY)
-        elif rule == "end":
-            room.stop(f"{seat}'s participant left", by=BY)
-        elif rule == "agent":
-            roster = list(room.config.roster)
-            if seat not in room.config.names:
-                roster.append(stand_in(definition, str(group.condition), seat))
-                room.update_config({"agents": roster}, by=BY)
-            holder = "agent"
-    except ConversationStateError:
-        pass  # the room ended meanwhile
-    with translated():
-        storage.update_group(db, int(group.id), seat_changes={seat: holder})
-        storage.record_study_event(
-            db,
-            study.id,
-            kind.get(rule, "room_stopped"),
-            group_id=int(group.id),
-            data={"seat": seat, "rule": rule},
-        )
-
-
-__all__ = ["TickReport", "apply_seat_rule", "tick"]
+__all__ = ["TickReport", "tick"]
