@@ -35,6 +35,7 @@ from conversation.study.launch import (
     set_cap,
     study_links,
     unlock_study,
+    update_definition,
 )
 from conversation.study.lobby import Draw, draw_group
 from conversation.study.monitor import (
@@ -116,4 +117,5 @@ __all__ = [
     "tick",
     "transcripts_table",
     "unlock_study",
+    "update_definition",
 ]

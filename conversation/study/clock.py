@@ -54,9 +54,27 @@ def tick(db: storage.Database, code: str, *, now: datetime | None = None) -> Tic
             ended += 1
             continue
         dropped_in_rooms += _room_dropouts(db, study, definition, group, now)
+        if not _members(db, study, group):
+            _stop(db, int(group.room_id or 0), "every participant has left")
+            ended += _ends(db, study, definition, group, now)
+            continue
         if definition.model.room.turns == "ordered":
             turn_timeouts(db, study, definition, group, now)
     return TickReport(formed, timed_out, dropped + dropped_in_rooms, ended)
+
+
+def is_full(db: storage.Database, study: Study, definition: StudyDefinition) -> bool:
+    """Whether every condition has all its groups (nobody else can be seated)."""
+    counts = storage.group_numbers(db, study.id)
+    target = definition.model.experiment.groups
+    return all(counts.get(c.label, 0) >= target for c in definition.conditions)
+
+
+def _stop(db: storage.Database, room_id: int, reason: str) -> None:
+    from conversation.rooms.room import Room
+
+    with contextlib.suppress(ConversationStateError):  # it ended meanwhile
+        Room(db, room_id).stop(reason, by=BY)
 
 
 def _waiting(db: storage.Database, study: Study) -> list[Any]:
@@ -137,12 +155,14 @@ def _lobby_timeouts(
     db: storage.Database, study: Study, definition: StudyDefinition, now: datetime
 ) -> int:
     """People waiting past the lobby timeout: seated with agents (the longest-waiting first),
-    or sent home with the ``lobby_timeout`` code (also when no group is left to form)."""
+    or sent home with the ``lobby_timeout`` code; everyone waiting is sent home at once when
+    every group has been formed (the study is full)."""
     limit = timedelta(seconds=definition.model.lobby.timeout_seconds)
     timed_out = 0
     while True:
         waiting = _waiting(db, study)
-        late = [p for p in waiting if now - (p.lobby_at or p.joined_at) > limit]
+        full = bool(waiting) and is_full(db, study, definition)
+        late = [p for p in waiting if full or now - (p.lobby_at or p.joined_at) > limit]
         if not late:
             return timed_out
         if definition.model.lobby.on_timeout == "agents" and _form_groups(
@@ -151,7 +171,8 @@ def _lobby_timeouts(
             timed_out += 1
             continue
         person = late[0]
-        data = {"waited_s": round((now - (person.lobby_at or person.joined_at)).total_seconds())}
+        waited = round((now - (person.lobby_at or person.joined_at)).total_seconds())
+        data = {"waited_s": waited, "study_full": full}
         if not exit_if_at(db, definition, person, "lobby_timeout", "lobby", data, now):
             return timed_out  # another session took them meanwhile
         timed_out += 1
@@ -167,7 +188,6 @@ def _ends(
     db: storage.Database, study: Study, definition: StudyDefinition, group: Any, now: datetime
 ) -> bool:
     """End the group when its room ended or its time is up; True when it is over."""
-    from conversation.rooms.room import Room
 
     if group.room_id is None:
         return False
@@ -178,8 +198,7 @@ def _ends(
         if now - group.started_at < limit:
             return False
         reason = "the time limit was reached"
-        with contextlib.suppress(ConversationStateError):  # it ended meanwhile
-            Room(db, int(group.room_id)).stop(reason, by=BY)
+        _stop(db, int(group.room_id), reason)
     with translated():
         ended = storage.update_group(
             db, int(group.id), expected_status="running", status="ended", ended_at=now

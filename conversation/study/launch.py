@@ -142,6 +142,38 @@ def _set(
     return Study.of(row)
 
 
+def update_definition(
+    db: storage.Database,
+    code: str,
+    definition: StudyDefinition,
+    *,
+    actor: Actor | None = None,
+) -> Study:
+    """Edit a launched study's definition (its texts, timings, rules, codes, surveys): stored as
+    the next version, in force for everyone assigned from now on (each participant keeps the
+    version they were assigned under). Its conditions and their seats cannot change once
+    launched (groups were drawn from them): ``ConversationValueError`` says so."""
+    require(actor, Action.CREATE_EXPERIMENT)
+    study = get_study(db, code)
+    current = study_definition(db, study)
+    before = [(c.label, c.seats) for c in current.conditions]
+    after = [(c.label, c.seats) for c in definition.conditions]
+    if before != after or current.model.experiment.groups != definition.model.experiment.groups:
+        raise ConversationValueError(
+            "experiment.conditions: the conditions, their seats and the number of groups cannot "
+            "change once the study is launched; launch a new study for another design"
+        )
+    with translated():
+        row = storage.update_study(db, study.id, definition=definition.to_dict())
+        storage.record_study_event(
+            db,
+            study.id,
+            "definition_changed",
+            data={"version": row.version, "by": actor.identity if actor else "user"},
+        )
+    return Study.of(row)
+
+
 def study_definition(db: storage.Database, study: Study) -> StudyDefinition:
     """The study's definition in force (checked once per process and version)."""
     row = storage.get_study(db, study.code)
@@ -164,4 +196,5 @@ __all__ = [
     "study_definition",
     "study_links",
     "unlock_study",
+    "update_definition",
 ]

@@ -21,9 +21,10 @@ from conversation.access.roles import Actor, Role
 from conversation.exceptions import ConversationValueError
 from conversation.rooms.boundary import translated
 from conversation.rooms.posting import post_message
+from conversation.study.clock import is_full
 from conversation.study.errors import StudyRefused, TooFast, WrongStage
 from conversation.study.identity import exit_values, participant, token_hash
-from conversation.study.launch import get_study
+from conversation.study.launch import get_study, study_definition
 from conversation.study.surveys import checked_answers
 from conversation.study.view import participant_view
 from conversation.text.limits import MAX_REQUEST_ID_CHARS, check_message, check_text
@@ -76,6 +77,7 @@ def join(db: storage.Database, code: Any, labels: Mapping[str, Any]) -> Particip
     is unknown, locked, closed or full."""
     study = get_study(db, code)
     kept, recruitment = split_labels(labels)
+    full = is_full(db, study, study_definition(db, study))
     pid = recruitment.get("PROLIFIC_PID") or None
     token = secrets.token_urlsafe(24)
     with translated():
@@ -88,7 +90,7 @@ def join(db: storage.Database, code: Any, labels: Mapping[str, Any]) -> Particip
             recruitment=recruitment or None,
             labels=kept or None,
             stage="consent",
-            cap=study.cap,
+            cap=0 if full else study.cap,  # full: only someone already in gets back in
         )
     if admission.participant is None:
         raise StudyRefused(admission.refused or "closed")

@@ -169,3 +169,20 @@ def test_help_channel_both_ways_and_the_monitor_counts_unread(db) -> None:  # ty
         (False, "The page is stuck"),
         (True, "Try reloading it"),
     ]
+
+
+def test_an_edited_definition_applies_to_those_assigned_after(db) -> None:  # type: ignore[no-untyped-def]
+    from tests.conversation.study.helpers import definition_dict
+
+    study = launched(db)
+    early = seated(db, study.code, "e1", "e2")[0]
+    edited = definition_dict(consent="A shorter consent text. Agree?")
+    assert S.update_definition(db, study.code, S.definition_from_dict(edited)).version == 2
+    late = S.join(db, study.code, {"PROLIFIC_PID": "late"})
+    assert S.participant_view(db, late.token).consent == "A shorter consent text. Agree?"
+    rows = {r["participant"]: r for r in S.participants_table(db, study.code)}
+    assert rows[early.pseudonym]["definition_version"] == 1
+    redesigned = definition_dict()
+    redesigned["experiment"]["conditions"] = redesigned["experiment"]["conditions"][:1]
+    with pytest.raises(ConversationValueError, match="cannot change once the study is launched"):
+        S.update_definition(db, study.code, S.definition_from_dict(redesigned))

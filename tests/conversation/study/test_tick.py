@@ -19,6 +19,7 @@ def _events(db, study, kind):  # type: ignore[no-untyped-def]
 
 def test_assignment_is_balanced_and_recorded_with_its_seed_and_eligible_set(db) -> None:  # type: ignore[no-untyped-def]
     study = launched(db)
+    reading = S.join(db, study.code, {"PROLIFIC_PID": "slow"})
     tokens = [to_lobby(db, study.code, f"p{i}") for i in range(8)]
     assert S.tick(db, study.code).formed == 4
     groups = storage.list_groups(db, study.id)
@@ -38,9 +39,17 @@ def test_assignment_is_balanced_and_recorded_with_its_seed_and_eligible_set(db) 
     assert replay.seats == groups[0].seats
     assigned = _events(db, study, "assigned")
     assert len(assigned) == 8 and all(e.data["seed"] for e in assigned)
-    # Every group formed: the study is full for a ninth person, who waits and goes home.
-    late = to_lobby(db, study.code, "p9")
-    assert S.participant_view(db, late.token).waiting_for is None
+    # Every group formed: the study is full for a ninth person; one who was still reading the
+    # consent gets to the lobby and is sent home with the lobby-timeout code.
+    with pytest.raises(S.StudyRefused) as full:
+        S.join(db, study.code, {"PROLIFIC_PID": "p9"})
+    assert full.value.reason == "full"
+    assert S.join(db, study.code, {"PROLIFIC_PID": "p0"}).resumed
+    S.give_consent(db, reading.token)
+    S.answer_survey(db, reading.token, {"bargained_before": "yes"})
+    assert S.tick(db, study.code).timed_out == 1
+    home = S.participant_view(db, reading.token).exit
+    assert home is not None and home.status == "lobby_timeout"
 
 
 def test_lobby_timeout_sends_home_with_its_code(db) -> None:  # type: ignore[no-untyped-def]
@@ -199,3 +208,15 @@ def test_ordered_turns_wait_for_each_seat_and_skip_on_timeout(db) -> None:  # ty
     after = {v.seat: S.participant_view(db, tok) for tok, v in views.items()}
     assert after["Seller"].your_turn and not after["Buyer"].your_turn
     assert after["Buyer"].help[-1].text.startswith("It is your turn")
+
+
+def test_a_room_everyone_left_is_stopped(db) -> None:  # type: ignore[no-untyped-def]
+    study = launched(db, participants={"on_dropout": "agent"})
+    a, b = seated(db, study.code, "a", "b")
+    room_id = S.participant_view(db, a.token).room_id or 0
+    later = db.now() + timedelta(seconds=46)
+    report = S.tick(db, study.code, now=later)
+    assert report.dropped == 2 and report.ended == 1
+    room = Room(db, room_id)
+    assert room.status == "stopped" and room.stop_reason == "every participant has left"
+    assert storage.list_groups(db, study.id)[0].status == "ended"
