@@ -152,5 +152,5 @@ def test_the_room_ends_then_post_survey_then_the_completed_code(db: Database) ->
     assert "the study is complete" in shown and "CMUG0001" in shown
     assert ana.get("link_button")[0].proto.url.endswith("cc=CMUG0001")
     row = next(r for r in study.participants_table(db, found.code) if r["exit_status"])
-    assert row["post_satisfaction"] == 4 and row["post_mediator_comment"] == "Helpful."
+    assert row["post_satisfaction"] == 4 and row["post_mediator_opinion"] == "Helpful."
     assert bo
