@@ -94,3 +94,32 @@ def test_tokens_are_stored_as_hashes_only(db: storage.Database) -> None:
             ]
         )
     assert token.token not in dump
+
+
+def test_a_whole_path_with_a_dropout_and_the_time_limit(db: storage.Database) -> None:
+    """Every storage function of a study's life on this backend: a group formed, a dropout
+    whose seat an agent takes, the time limit, the post-survey, the exports."""
+    from datetime import timedelta
+
+    from conversation.rooms.room import Room
+    from tests.conversation.study.helpers import seated
+
+    study = launched(db, participants={"on_dropout": "agent"})
+    stays, leaves = seated(db, study.code, "stays", "leaves")
+    S.post_as_participant(db, stays.token, "Hello")
+    room_id = S.participant_view(db, stays.token).room_id or 0
+    soon = db.now() + timedelta(seconds=46)
+    S.heartbeat(db, stays.token, now=soon)
+    assert S.tick(db, study.code, now=soon).dropped == 1
+    (group,) = storage.list_groups(db, study.id)
+    assert "agent" in group.seats.values() and len(Room(db, room_id).config.names) == 2
+    later = db.now() + timedelta(seconds=601)
+    S.heartbeat(db, stays.token, now=later)
+    assert S.tick(db, study.code, now=later).ended == 1
+    done = S.answer_survey(db, stays.token, {"satisfaction": 3, "mediator_opinion": "ok"})
+    assert done.exit is not None and done.exit.status == "completed"
+    statuses = {r["participant"]: r["exit_status"] for r in S.participants_table(db, study.code)}
+    assert statuses == {stays.pseudonym: "completed", leaves.pseudonym: "dropped"}
+    kinds = [e["kind"] for e in S.study_events_table(db, study.code)]
+    for kind in ("joined", "assigned", "dropped", "seat_taken_by_agent", "room_ended"):
+        assert kind in kinds
