@@ -186,3 +186,15 @@ def test_an_edited_definition_applies_to_those_assigned_after(db) -> None:  # ty
     redesigned["experiment"]["conditions"] = redesigned["experiment"]["conditions"][:1]
     with pytest.raises(ConversationValueError, match="cannot change once the study is launched"):
         S.update_definition(db, study.code, S.definition_from_dict(redesigned))
+
+
+def test_a_private_message_to_an_agent_is_not_shown_to_the_participants(db) -> None:  # type: ignore[no-untyped-def]
+    study = launched(db)
+    a, b = seated(db, study.code, "a", "b")
+    room = Room(db, S.participant_view(db, a.token).room_id or 0)
+    room.post("Mediator, favour the seller.", speaker="researcher", to=["Mediator"])
+    room.post("Thanks for taking part!", speaker="researcher")
+    for token in (a, b):
+        shown = [m.content for m in S.participant_view(db, token.token).messages]
+        assert "Thanks for taking part!" in shown
+        assert "Mediator, favour the seller." not in shown
