@@ -12,13 +12,16 @@ that token: a forged one is refused ("this link is not valid"), and the page nev
 from anywhere, so another room's id in the URL reaches nothing.
 
 Time. Every draw (and every poll of the lobby and the room, a fragment each) runs the study's
-``tick`` (groups form, timeouts and dropouts are decided there) at most every ``TICK_SECONDS``
-and sends the heartbeat at most every ``HEARTBEAT_SECONDS``.
+``tick`` (groups form, timeouts and dropouts are decided there) unless another page of this
+process ran it less than ``TICK_SECONDS`` ago,
+and sends the heartbeat at most every ``heartbeat_seconds`` of the study's definition.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -32,7 +35,10 @@ from ui.widgets import escape_markdown
 TOKEN_PARAM = "p"  # the same name as ui.bootstrap.TOKEN_PARAM (kept in step by a test)
 SESSION_KEY = "_participant_token"
 CODE_KEY = "_participant_study"
-HEARTBEAT_SECONDS = float(os.environ.get("ROOMS_PARTICIPANT_HEARTBEAT_SECONDS", "3"))
+#: The heartbeat's period: the study's ``participants.heartbeat_seconds`` (``ParticipantView``),
+#: unless this setting overrides it.
+HEARTBEAT_OVERRIDE = os.environ.get("ROOMS_PARTICIPANT_HEARTBEAT_SECONDS")
+HEARTBEAT_KEY = "_participant_heartbeat_s"
 TICK_SECONDS = float(os.environ.get("ROOMS_PARTICIPANT_TICK_SECONDS", "1"))
 NOT_VALID = (
     "This link is not valid. Open the study link you were given again, or contact the researcher."
@@ -92,15 +98,35 @@ def _every(slot: str, seconds: float) -> bool:
     return True
 
 
+#: When this process last ran each study's tick: one tick per study and ``TICK_SECONDS`` is
+#: enough for every page of the process (24 open pages would otherwise run 24 a second).
+_LAST_TICK: dict[str, float] = {}
+_TICK_LOCK = threading.Lock()
+
+
+def _tick_due(code: str) -> bool:
+    now = time.monotonic()
+    with _TICK_LOCK:
+        if now - _LAST_TICK.get(code, -1e9) < TICK_SECONDS:
+            return False
+        _LAST_TICK[code] = now
+        return True
+
+
 def _poll(db: Any, token: str) -> Any:
     """Heartbeat and tick (each at most at its interval), then the participant's view."""
     study = _study()
     code = st.session_state.get(CODE_KEY)
-    if _every("heartbeat", HEARTBEAT_SECONDS):
+    period = float(HEARTBEAT_OVERRIDE or st.session_state.get(HEARTBEAT_KEY) or 1.0)
+    if _every("heartbeat", period):
         study.heartbeat(db, token)
-    if code and _every("tick", TICK_SECONDS):
-        study.tick(db, code)
-    return study.participant_view(db, token)
+    if code and _tick_due(str(code)):
+        # A link's code of no study is harmless: the token alone decides what is shown.
+        with contextlib.suppress(LookupError, ValueError):
+            study.tick(db, code)
+    view = study.participant_view(db, token)
+    st.session_state[HEARTBEAT_KEY] = getattr(view, "heartbeat_seconds", None)
+    return view
 
 
 def participant_page(db: Any, *, wake: Callable[[], None] | None = None) -> None:

@@ -21,7 +21,7 @@ import streamlit as st
 
 from ui.widgets import AGENT_AVATARS, HUMAN_AVATAR, SYSTEM_AVATAR, escape_markdown
 
-#: How often the participant's page asks for news (and, at most every HEARTBEAT_SECONDS, says
+#: How often the participant's page asks for news (and, at the study's heartbeat period, says
 #: "still here").
 POLL_SECONDS = float(os.environ.get("ROOMS_PARTICIPANT_POLL_SECONDS", "1.0"))
 

@@ -16,6 +16,12 @@ from tests.app.study_support import click, launch, page, participant, texts, tok
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
+@pytest.fixture(autouse=True)
+def tick_on_every_draw(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each draw runs the study's tick (the page's once-a-second limit is per process)."""
+    monkeypatch.setattr("ui.participant.TICK_SECONDS", 0.0)
+
+
 def consented(code: str, **params: str):  # type: ignore[no-untyped-def]
     """A participant past consent and the pre-survey (in the lobby)."""
     at = participant(code, **params)
@@ -154,3 +160,30 @@ def test_the_room_ends_then_post_survey_then_the_completed_code(db: Database) ->
     row = next(r for r in study.participants_table(db, found.code) if r["exit_status"])
     assert row["post_satisfaction"] == 4 and row["post_mediator_opinion"] == "Helpful."
     assert bo
+
+
+def test_with_sign_in_configured_the_link_needs_none_and_the_monitor_needs_it(db: Database) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from tests.app.study_support import APP
+    from tests.app.test_sign_in import AUTH, ROLES
+
+    found = launch(db)
+
+    def visit(path: str, **params: str) -> AppTest:
+        at = AppTest.from_file(APP, default_timeout=60)
+        at.secrets["auth"] = AUTH
+        at.secrets["roles"] = ROLES
+        at.user = {"is_logged_in": False}
+        at.switch_page(path)
+        for key, value in params.items():
+            at.query_params[key] = value
+        at.run()
+        assert not at.exception, at.exception
+        return at
+
+    joined = visit("pages/participate.py", study=found.code)
+    assert [b.label for b in joined.button] == ["I agree", "I do not agree"]
+    monitor = visit("pages/study_monitor.py", study=found.code)
+    assert [b.label for b in monitor.button] == ["Sign in", "Sign in with Keycloak"]
+    assert "Mug bargaining" not in texts(monitor)

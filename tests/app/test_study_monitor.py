@@ -13,6 +13,12 @@ from tests.app.study_support import click, launch, page, participant, texts, tok
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
+@pytest.fixture(autouse=True)
+def tick_on_every_draw(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each draw runs the study's tick (the page's once-a-second limit is per process)."""
+    monkeypatch.setattr("ui.participant.TICK_SECONDS", 0.0)
+
+
 def in_lobby(code: str):  # type: ignore[no-untyped-def]
     at = participant(code)
     click(at, "I agree")
