@@ -22,6 +22,7 @@ from storage.database import Database
 from storage.errors import RecordNotFound, StorageValueError
 from storage.experiments import ExperimentRoom, _checked_room, _insert_rooms
 from storage.tables import (
+    Event,
     Experiment,
     Room,
     Study,
@@ -219,6 +220,76 @@ def participant_by_token(db: Database, token_hash: str) -> StudyParticipant:
     if person is None:
         raise ParticipantNotFound("no participant holds this token")
     return person
+
+
+@dataclass(frozen=True, slots=True)
+class ParticipantState:
+    """Everything a participant's page reads, from one snapshot (see :func:`participant_state`)."""
+
+    participant: StudyParticipant
+    study: Study
+    group: StudyGroup | None
+    events: list[Event]
+    notes: list[StudyEvent]
+    lobby: int
+    groups: dict[str, int]
+
+
+def participant_state(
+    db: Database, token_hash: str, *, group_kinds: Collection[str] = ()
+) -> ParticipantState:
+    """In one read transaction: the participant holding the token, their study, their group and
+    its room's log (in a room), their help messages and their group's events of
+    ``group_kinds``, and (in the lobby) how many wait and how many groups each condition has.
+    Raises :class:`ParticipantNotFound`."""
+    with db.read() as session:
+        person = session.exec(
+            select(StudyParticipant)
+            .join(StudyToken, col(StudyToken.participant_id) == col(StudyParticipant.id))
+            .where(StudyToken.token_hash == token_hash)
+        ).first()
+        if person is None:
+            raise ParticipantNotFound("no participant holds this token")
+        study = session.get(Study, person.study_id)
+        assert study is not None  # a participant's study is deleted with them
+        in_room = person.stage == "room" and person.group_id is not None
+        group = session.get(StudyGroup, person.group_id) if in_room else None
+        events: list[Event] = []
+        if group is not None and group.room_id is not None:
+            events = list(
+                session.exec(
+                    select(Event).where(Event.room_id == group.room_id).order_by(col(Event.seq))
+                )
+            )
+        mine = (col(StudyEvent.participant_id) == person.id) & (StudyEvent.kind == "help")
+        if group is not None and group_kinds:
+            mine = mine | (
+                (col(StudyEvent.group_id) == group.id)
+                & col(StudyEvent.kind).in_(sorted(group_kinds))
+            )
+        notes = list(
+            session.exec(
+                select(StudyEvent)
+                .where(StudyEvent.study_id == study.id, mine)
+                .order_by(col(StudyEvent.id))
+            )
+        )
+        lobby, groups = 0, {}
+        if person.stage == "lobby":
+            lobby = session.exec(
+                select(func.count())
+                .select_from(StudyParticipant)
+                .where(StudyParticipant.study_id == study.id, StudyParticipant.stage == "lobby")
+            ).one()
+            groups = {
+                str(c): int(n)
+                for c, n in session.exec(
+                    select(StudyGroup.condition, func.count())
+                    .where(StudyGroup.study_id == study.id)
+                    .group_by(StudyGroup.condition)
+                ).all()
+            }
+    return ParticipantState(person, study, group, events, notes, int(lobby), groups)
 
 
 def get_participant(db: Database, participant_id: int) -> StudyParticipant:
@@ -465,6 +536,18 @@ def update_group(
         return group
 
 
+def running_groups(db: Database, study_id: int) -> list[tuple[StudyGroup, str, str | None]]:
+    """The study's running groups with their room's status and stop reason (one query)."""
+    with db.read() as session:
+        rows = session.exec(
+            select(StudyGroup, Room.status, Room.stop_reason)
+            .join(Room, col(Room.id) == col(StudyGroup.room_id))
+            .where(StudyGroup.study_id == study_id, StudyGroup.status == "running")
+            .order_by(col(StudyGroup.id))
+        ).all()
+    return [(group, str(status), reason) for group, status, reason in rows]
+
+
 def group_numbers(db: Database, study_id: int) -> dict[str, int]:
     """How many groups each condition has so far."""
     with db.read() as session:
@@ -481,6 +564,7 @@ __all__ = [
     "STUDY_STATUSES",
     "Admission",
     "ParticipantNotFound",
+    "ParticipantState",
     "StudyNotFound",
     "admit_participant",
     "create_study",
@@ -494,6 +578,8 @@ __all__ = [
     "list_studies",
     "note_post",
     "participant_by_token",
+    "participant_state",
+    "running_groups",
     "record_study_event",
     "study_events",
     "update_group",

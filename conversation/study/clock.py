@@ -41,26 +41,32 @@ class TickReport:
 
 
 def tick(db: storage.Database, code: str, *, now: datetime | None = None) -> TickReport:
-    """Apply everything due in the study now (see the module docstring)."""
+    """Apply everything due in the study now (see the module docstring). When nothing is due it
+    only reads: the study, who is in the lobby and in rooms, the running groups' rooms."""
     study = get_study(db, code)
     definition = study_definition(db, study)
     now = now or db.now()
-    dropped = _lobby_dropouts(db, study, definition, now)
-    formed = _form_groups(db, study, definition, fill=False)
-    timed_out = _lobby_timeouts(db, study, definition, now)
-    ended = dropped_in_rooms = 0
-    for group in storage.list_groups(db, study.id, status="running"):
-        if _ends(db, study, definition, group, now):
+    dropped = formed = timed_out = ended = 0
+    if storage.list_participants(db, study.id, stage="lobby"):
+        dropped = _lobby_dropouts(db, study, definition, now)
+        formed = _form_groups(db, study, definition, fill=False)
+        timed_out = _lobby_timeouts(db, study, definition, now)
+    members: dict[int, list[Any]] = {}
+    for person in storage.list_participants(db, study.id, stage="room"):
+        members.setdefault(int(person.group_id or 0), []).append(person)
+    for group, status, reason in storage.running_groups(db, study.id):
+        people = members.get(int(group.id or 0), [])
+        if _ends(db, study, definition, (group, status, reason), people, now):
             ended += 1
             continue
-        dropped_in_rooms += _room_dropouts(db, study, definition, group, now)
-        if not _members(db, study, group):
+        staying = [p for p in people if not _dropped(db, study, definition, group, p, now)]
+        dropped += len(people) - len(staying)
+        if not staying:
             _stop(db, int(group.room_id or 0), "every participant has left")
-            ended += _ends(db, study, definition, group, now)
-            continue
-        if definition.model.room.turns == "ordered":
+            ended += _ends(db, study, definition, (group, "stopped", None), [], now)
+        elif definition.model.room.turns == "ordered":
             turn_timeouts(db, study, definition, group, now)
-    return TickReport(formed, timed_out, dropped + dropped_in_rooms, ended)
+    return TickReport(formed, timed_out, dropped, ended)
 
 
 def is_full(db: storage.Database, study: Study, definition: StudyDefinition) -> bool:
@@ -178,23 +184,20 @@ def _lobby_timeouts(
         timed_out += 1
 
 
-def _members(db: storage.Database, study: Study, group: Any, stage: str = "room") -> list[Any]:
-    return [
-        p for p in storage.list_participants(db, study.id, stage=stage) if p.group_id == group.id
-    ]
-
-
 def _ends(
-    db: storage.Database, study: Study, definition: StudyDefinition, group: Any, now: datetime
+    db: storage.Database,
+    study: Study,
+    definition: StudyDefinition,
+    running: tuple[Any, str, str | None],
+    people: list[Any],
+    now: datetime,
 ) -> bool:
-    """End the group when its room ended or its time is up; True when it is over."""
-
-    if group.room_id is None:
-        return False
-    room = storage.get_room(db, int(group.room_id))
+    """End the group when its room ended or its time is up: everyone in it (``people``) on to
+    the post-survey (or out with ``error`` when the room failed). True when it is over."""
+    group, status, reason = running
     limit = timedelta(seconds=definition.model.room.time_limit_seconds)
-    reason = room.stop_reason or room.status
-    if room.status not in ROOM_ENDED:
+    reason = reason or status
+    if status not in ROOM_ENDED:
         if now - group.started_at < limit:
             return False
         reason = "the time limit was reached"
@@ -204,13 +207,12 @@ def _ends(
             db, int(group.id), expected_status="running", status="ended", ended_at=now
         )
     if ended is None:
-        return True
-    failed = room.status == "failed"
+        return True  # another session ended it
     storage.record_study_event(
         db, study.id, "room_ended", group_id=int(group.id), data={"reason": reason[:500]}
     )
-    for person in _members(db, study, group):
-        if failed:
+    for person in people:
+        if status == "failed":
             exit_if_at(db, definition, person, "error", "room", {"reason": reason[:500]}, now)
         elif definition.model.post_survey:
             with translated():
@@ -222,20 +224,24 @@ def _ends(
     return True
 
 
-def _room_dropouts(
-    db: storage.Database, study: Study, definition: StudyDefinition, group: Any, now: datetime
-) -> int:
-    dropped = 0
+def _dropped(
+    db: storage.Database,
+    study: Study,
+    definition: StudyDefinition,
+    group: Any,
+    person: Any,
+    now: datetime,
+) -> bool:
+    """Drop ``person`` if absent past ``dropout_seconds`` and apply the study's rule to their
+    seat; True when they are out (now or by another session)."""
+    if not _absent(person, definition, now):
+        return False
     rule = definition.model.participants.on_dropout
-    for person in _members(db, study, group):
-        if not _absent(person, definition, now):
-            continue
-        absent = round((now - person.last_seen_at).total_seconds())
-        data = {"where": "room", "seat": person.seat, "rule": rule, "absent_s": absent}
-        if exit_if_at(db, definition, person, "dropped", "room", data, now):
-            dropped += 1
-            apply_seat_rule(db, study, definition, group, person.seat, rule)
-    return dropped
+    absent = round((now - person.last_seen_at).total_seconds())
+    data = {"where": "room", "seat": person.seat, "rule": rule, "absent_s": absent}
+    if exit_if_at(db, definition, person, "dropped", "room", data, now):
+        apply_seat_rule(db, study, definition, group, person.seat, rule)
+    return True
 
 
 __all__ = ["TickReport", "tick"]

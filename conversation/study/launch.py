@@ -7,8 +7,6 @@ unguessable enough not to be enumerated by hand, and URL-safe.
 
 from __future__ import annotations
 
-import functools
-import json
 import secrets
 from dataclasses import dataclass
 from typing import Any
@@ -174,15 +172,24 @@ def update_definition(
     return Study.of(row)
 
 
+#: Checked definitions by (study id, version, code): immutable values, read on every page
+#: refresh, checked once per process and version (the code tells two databases' studies apart).
+_DEFINITIONS: dict[tuple[int, int, str], StudyDefinition] = {}
+_MAX_CACHED = 64
+
+
 def study_definition(db: storage.Database, study: Study) -> StudyDefinition:
-    """The study's definition in force (checked once per process and version)."""
-    row = storage.get_study(db, study.code)
-    return _checked(row.id, row.version, json.dumps(row.definition, sort_keys=True))
-
-
-@functools.lru_cache(maxsize=64)
-def _checked(study_id: int, version: int, document: str) -> StudyDefinition:
-    return definition_from_dict(json.loads(document))
+    """The definition in force for ``study`` (as read: its ``version``)."""
+    key = (study.id, study.version, study.code)
+    found = _DEFINITIONS.get(key)
+    if found is None:
+        row = storage.get_study(db, study.code)
+        found = definition_from_dict(row.definition)
+        if row.version == study.version:
+            if len(_DEFINITIONS) >= _MAX_CACHED:
+                _DEFINITIONS.clear()
+            _DEFINITIONS[key] = found
+    return found
 
 
 __all__ = [

@@ -15,7 +15,9 @@ from typing import Any
 
 import storage
 from conversation.study.definition import StudyDefinition
-from conversation.study.identity import participant
+from conversation.study.errors import NotAParticipant
+from conversation.study.identity import token_hash
+from conversation.study.launch import Study, study_definition
 from conversation.study.turns import due_seat
 from conversation.vocabulary import TurnKind, turn_kind_of
 
@@ -87,16 +89,29 @@ class ParticipantView:
 def participant_view(
     db: storage.Database, token: str, *, now: datetime | None = None
 ) -> ParticipantView:
-    """The participant's page now (see the module docstring); :class:`NotAParticipant` for a
-    token that is not one."""
-    person, study, definition = participant(db, token)
+    """The participant's page now (see the module docstring), from one read of the database;
+    :class:`NotAParticipant` for a token that is not one."""
+    try:
+        state = storage.participant_state(db, token_hash(token), group_kinds=set(_SEAT_NOTICES))
+    except storage.ParticipantNotFound:
+        raise NotAParticipant() from None
+    person = state.participant
+    definition = study_definition(db, Study.of(state.study))
     now = now or db.now()
     model = definition.model
     base: dict[str, Any] = {
         "stage": person.stage,
         "study_name": model.name,
         "pseudonym": person.pseudonym,
-        "help": _help(db, study.id, int(person.id)),
+        "help": [
+            HelpMessage(
+                (e.data or {}).get("from") == "researcher",
+                str((e.data or {}).get("text", "")),
+                e.at,
+            )
+            for e in state.notes
+            if e.kind == "help"
+        ],
         "heartbeat_seconds": model.participants.heartbeat_seconds,
     }
     stage = person.stage
@@ -108,61 +123,60 @@ def participant_view(
             **base, questions=[q.model_dump(exclude_none=True) for q in questions]
         )
     if stage == "lobby":
-        return ParticipantView(**base, **_lobby(db, study.id, definition, person, now))
-    if stage == "exit":
+        return ParticipantView(**base, **_lobby(state, definition, now))
+    if stage == "exit" or state.group is None:
         redirect = model.exit.redirect
         code = person.exit_code or ""
         info = ExitInfo(
             person.exit_status or "", code, redirect.replace("{code}", code) if redirect else None
         )
         return ParticipantView(**base, exit=info)
-    return ParticipantView(**base, **_room(db, study.id, definition, person, now))
-
-
-def _help(db: storage.Database, study_id: int, participant_id: int) -> list[HelpMessage]:
-    return [
-        HelpMessage(
-            (e.data or {}).get("from") == "researcher", str((e.data or {}).get("text", "")), e.at
-        )
-        for e in storage.study_events(db, study_id, participant_id=participant_id, kinds={"help"})
-    ]
+    return ParticipantView(**base, **_room(db, state, definition, now))
 
 
 def _lobby(
-    db: storage.Database, study_id: int, definition: StudyDefinition, person: Any, now: datetime
+    state: storage.ParticipantState, definition: StudyDefinition, now: datetime
 ) -> dict[str, Any]:
-    waiting = len(storage.list_participants(db, study_id, stage="lobby"))
-    counts = storage.group_numbers(db, study_id)
     target = definition.model.experiment.groups
-    sizes = [len(c.seats) for c in definition.conditions if counts.get(c.label, 0) < target]
-    needed = max(0, min(sizes) - waiting) if sizes else None
+    sizes = [len(c.seats) for c in definition.conditions if state.groups.get(c.label, 0) < target]
+    needed = max(0, min(sizes) - state.lobby) if sizes else None
+    person = state.participant
     waited = (now - (person.lobby_at or person.joined_at)).total_seconds()
     left = max(0.0, definition.model.lobby.timeout_seconds - waited)
     return {"waiting_for": needed, "lobby_seconds_left": left}
 
 
 def _room(
-    db: storage.Database, study_id: int, definition: StudyDefinition, person: Any, now: datetime
+    db: storage.Database,
+    state: storage.ParticipantState,
+    definition: StudyDefinition,
+    now: datetime,
 ) -> dict[str, Any]:
-    group = storage.get_group(db, int(person.group_id))
+    group, person = state.group, state.participant
+    assert group is not None
     seat = str(person.seat)
     condition = definition.condition(str(person.condition))
-    room_id = int(group.room_id or 0)
-    events = storage.events(db, room_id) if room_id else []
-    messages, typing = seen(events, seat, definition.model.room.words_per_minute, now)
+    messages, typing = seen(state.events, seat, definition.model.room.words_per_minute, now)
     limit = timedelta(seconds=definition.model.room.time_limit_seconds)
     your_turn = False
     if definition.model.room.turns == "ordered":
-        your_turn = due_seat(db, study_id, definition, group, events)[0] == seat
+        your_turn = due_seat(db, state.study.id or 0, definition, group, state.events)[0] == seat
+    notices = [e for e in state.notes if e.kind in _SEAT_NOTICES]
+    notice = None
+    if notices:
+        last = notices[-1]
+        notice = _SEAT_NOTICES[last.kind].format(
+            seat=(last.data or {}).get("seat", "A participant")
+        )
     return {
         "seat": seat,
         "instructions": (condition.instructions or {}).get(seat),
-        "room_id": room_id,
+        "room_id": int(group.room_id or 0),
         "messages": messages,
         "typing": typing,
         "your_turn": your_turn,
         "time_left": max(0.0, (group.started_at + limit - now).total_seconds()),
-        "notice": _seat_notice(db, study_id, int(group.id or 0)),
+        "notice": notice,
     }
 
 
@@ -212,18 +226,6 @@ def _typing_until(event: Any, words_per_minute: int, previous: datetime | None) 
     seconds = 60.0 * max(1, event.words or len(event.content.split())) / words_per_minute
     start = event.updated_at if previous is None else max(event.updated_at, previous)
     return start + timedelta(seconds=seconds)  # type: ignore[no-any-return]
-
-
-def _seat_notice(db: storage.Database, study_id: int, group_id: int) -> str | None:
-    events = [
-        e
-        for e in storage.study_events(db, study_id, kinds=set(_SEAT_NOTICES))
-        if e.group_id == group_id
-    ]
-    if not events:
-        return None
-    last = events[-1]
-    return _SEAT_NOTICES[last.kind].format(seat=(last.data or {}).get("seat", "A participant"))
 
 
 __all__ = ["ExitInfo", "HelpMessage", "ParticipantView", "SeenMessage", "participant_view", "seen"]
