@@ -171,11 +171,13 @@ def _lobby_timeouts(
         late = [p for p in waiting if full or now - (p.lobby_at or p.joined_at) > limit]
         if not late:
             return timed_out
-        if definition.model.lobby.on_timeout == "agents" and _form_groups(
-            db, study, definition, fill=True
-        ):
-            timed_out += 1
-            continue
+        if definition.model.lobby.on_timeout == "agents" and not full:
+            if _form_groups(db, study, definition, fill=True):
+                timed_out += 1
+                continue
+            if not is_full(db, study, definition):
+                return timed_out  # another session formed a group meanwhile: the next tick
+
         person = late[0]
         waited = round((now - (person.lobby_at or person.joined_at)).total_seconds())
         data = {"waited_s": waited, "study_full": full}
