@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import random
+import signal
 import statistics
 import sys
 import tempfile
@@ -74,18 +75,29 @@ def launch(db_url: str, people: int) -> str:
         db.dispose()
 
 
-def join(browser: Any, url: str, code: str, number: int) -> Any:
-    context = browser.new_context(viewport={"width": 800, "height": 700})
-    context.set_default_timeout(120_000)
-    page = context.new_page()
-    page.goto(f"{url}/participate?study={code}&PROLIFIC_PID=load-{number}")
-    page.get_by_role("button", name="I agree").click()
-    return page
+def join_all(browser: Any, url: str, code: str, people: int) -> list[Any]:
+    """Everyone opens the link, then everyone consents (as people arriving together would)."""
+    pages = []
+    for number in range(people):
+        context = browser.new_context(viewport={"width": 800, "height": 700})
+        context.set_default_timeout(300_000)
+        page = context.new_page()
+        page.goto(f"{url}/participate?study={code}&PROLIFIC_PID=load-{number}")
+        pages.append(page)
+        say(f"person {number} opened the link")
+    for page in pages:
+        page.get_by_role("button", name="I agree").click()
+    say("everyone consented")
+    return pages
+
+
+def say(text: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
 
 
 def seat(page: Any) -> str:
     page.wait_for_function(
-        "() => document.body.innerText.includes('in this conversation')", timeout=180_000
+        "() => document.body.innerText.includes('in this conversation')", timeout=300_000
     )
     body = page.inner_text("body")
     return body.split("You are ", 1)[1].split(" in this conversation", 1)[0].strip()
@@ -155,6 +167,9 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     os.environ["ROOMS_PARTICIPANT_POLL_SECONDS"] = str(args.poll)
+    # SIGTERM (timeout, Ctrl-C from a supervisor) ends through the finally below: the server
+    # and the browser are stopped, never left behind.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with tempfile.TemporaryDirectory(prefix="rooms-participants-") as tmp:
         folder = Path(tmp)
         db_url = f"sqlite:///{folder / 'rooms.db'}"
@@ -165,10 +180,11 @@ def main() -> None:
                 browser = pw.chromium.launch(
                     executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS
                 )
-                pages = [join(browser, url, code, n) for n in range(args.participants)]
+                pages = join_all(browser, url, code, args.participants)
                 for page in pages:
                     seat(page)
                     page.evaluate(RECORDER)
+                say("everyone is in a room; sending")
                 partner = partners(db_url, code, args.participants)
                 cpu_before, wall_before = cpu_seconds(process.pid), time.monotonic()
                 delays, lost = measure(pages, partner, args.messages, args.wait)

@@ -202,9 +202,10 @@ def _room(db: Any, token: str, view: Any) -> None:
     if view.instructions:
         with st.expander("Your instructions", expanded=True):
             st.text(view.instructions)
+    # The box first: a message sent with this run is posted before the chat is drawn.
+    chat_box(db, token, view, wake=st.session_state.get("_participant_wake"))
     live_chat(lambda: _poll(db, token), stage="room")
     help_panel(db, token, view)
-    chat_box(db, token, view, wake=st.session_state.get("_participant_wake"))
 
 
 def _exit(db: Any, token: str, view: Any) -> None:

@@ -28,7 +28,9 @@ def _request_id(slot: str) -> str:
 
 
 def chat_box(db: Any, token: str, view: Any, *, wake: Any = None) -> None:
-    """The box pinned to the bottom; a sent message shows in the chat on the next poll."""
+    """The box pinned to the bottom. Drawn before the chat: a sent message is posted first, so
+    the chat drawn next in the same run already shows it (no second run). A refused one is put
+    back into the box with the reason (a rerun)."""
     from conversation import study
     from conversation.rooms.room import MAX_MESSAGE_CHARS
 
@@ -56,8 +58,9 @@ def chat_box(db: Any, token: str, view: Any, *, wake: Any = None) -> None:
         st.session_state[f"_pending:{CHAT_KEY}"] = message
     else:
         st.session_state.pop("_participant_request:post", None)
-    if wake is not None:
-        wake()  # the in-process runner looks for work now (the agents answer)
+        if wake is not None:
+            wake()  # the in-process runner looks for work now (the agents answer)
+        return
     st.rerun()
 
 
