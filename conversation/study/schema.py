@@ -142,11 +142,16 @@ class LobbyIn(DoorModel):
 
 
 class RoomRulesIn(DoorModel):
+    """How the room runs for people: its time limit, turns, pacing, the opening's speaker."""
+
     time_limit_seconds: int = Field(default=900, ge=30, le=86_400)
     turns: Literal["free", "ordered"] = "free"
     turn_seconds: int = Field(default=120, ge=5, le=3_600)
     on_turn_timeout: Literal["skip", "nudge", "agent"] = "skip"
-    words_per_minute: int = Field(default=0, ge=0, le=2_000)
+    words_per_minute: (
+        Annotated[int, Field(ge=0, le=2_000)] | dict[str, Annotated[int, Field(ge=0, le=2_000)]]
+    ) = 0
+    """0: off; a number: every agent's pace; ``{agent: wpm}``: per agent (others unpaced)."""
     host: Annotated[str, text_rule(MAX_NAME_CHARS, one_line=True)] = "Host"
 
 

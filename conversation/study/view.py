@@ -9,6 +9,7 @@ Never another room's messages, a researcher's controls, a recruitment id or a to
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -181,9 +182,10 @@ def _room(
 
 
 def seen(
-    events: list[Any], seat: str, words_per_minute: int, now: datetime
+    events: list[Any], seat: str, words_per_minute: int | Mapping[str, int], now: datetime
 ) -> tuple[list[SeenMessage], list[str]]:
-    """The messages seat ``seat`` may see among a room's ``events``, and who is typing."""
+    """The messages seat ``seat`` may see among a room's ``events``, and who is typing.
+    ``words_per_minute``: every agent's pace, or ``{agent: pace}`` (0 or absent: unpaced)."""
     messages: list[SeenMessage] = []
     typing: list[str] = []
     shown_until: datetime | None = None  # paced: an agent's message after the one before it
@@ -198,8 +200,13 @@ def seen(
                 continue
             if event.state != "done" or not event.content:
                 continue
-            if words_per_minute:
-                shown_until = _typing_until(event, words_per_minute, shown_until)
+            pace = (
+                words_per_minute.get(event.speaker, 0)
+                if isinstance(words_per_minute, Mapping)
+                else words_per_minute
+            )
+            if pace:
+                shown_until = _typing_until(event, pace, shown_until)
                 if shown_until > now:
                     typing.append(event.speaker)
                     continue

@@ -144,8 +144,9 @@ def test_the_view_shows_drafts_only_once_approved_and_who_is_typing(db) -> None:
     assert view.typing == [] and view.messages[-1].speaker == "Mediator"
 
 
-def test_paced_agents_appear_at_typing_speed(db) -> None:  # type: ignore[no-untyped-def]
-    study = launched(db, room={"words_per_minute": 60})
+@pytest.mark.parametrize("pace", [60, {"Mediator": 60}])
+def test_paced_agents_appear_at_typing_speed(db, pace) -> None:  # type: ignore[no-untyped-def]
+    study = launched(db, room={"words_per_minute": pace})
     a, _ = seated(db, study.code, "p1", "p2")
     room = Room(db, S.participant_view(db, a.token).room_id or 0)
     room.run(1)
@@ -198,3 +199,25 @@ def test_a_private_message_to_an_agent_is_not_shown_to_the_participants(db) -> N
         shown = [m.content for m in S.participant_view(db, token.token).messages]
         assert "Thanks for taking part!" in shown
         assert "Mediator, favour the seller." not in shown
+
+
+def test_an_unpaced_agent_appears_at_once() -> None:
+    from datetime import UTC, datetime
+
+    from conversation.study.view import seen
+
+    class E:  # a committed agent message, as the log holds it
+        kind, state, speaker, content, words, seq, visible_to, data = (
+            "agent",
+            "done",
+            "Mediator",
+            "one two three",
+            3,
+            2,
+            None,
+            None,
+        )
+        updated_at = datetime.now(UTC)
+
+    assert seen([E()], "Buyer", {"Other": 10}, E.updated_at)[0][0].content == "one two three"
+    assert seen([E()], "Buyer", {"Mediator": 10}, E.updated_at) == ([], ["Mediator"])
