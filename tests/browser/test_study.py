@@ -7,7 +7,7 @@ redirect. Then the database and the exports are checked, and a participant's ses
 room's id, a researcher page and a forged token: each is refused.
 
 Short settings keep it under two minutes: the page polls every 0.5 s, the heartbeat is sent every
-second, a participant is dropped after 6 s away, the rooms end after 90 s.
+second, a participant is dropped after 6 s away, the rooms end after 75 s.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def launch(server: AppServer) -> str:
     from conversation import study
 
     data = definition_data(
-        room={"time_limit_seconds": 90, "words_per_minute": 0},
+        room={"time_limit_seconds": 75, "words_per_minute": 0},
         participants={
             "cap": PEOPLE,
             "heartbeat_seconds": 1,
@@ -113,7 +113,10 @@ def token_of(page: Any) -> str:
 
 
 def finish(page: Any) -> str:
-    wait_text(page, "A few last questions", timeout=TIMEOUT_MS)
+    try:
+        wait_text(page, "A few last questions", timeout=2 * TIMEOUT_MS)  # the room's time limit
+    except Exception as exc:
+        raise AssertionError(f"no post-survey; the page shows:\n{page.inner_text('body')}") from exc
     page.get_by_role("radiogroup").get_by_text("4", exact=True).click()
     page.get_by_label("What did you think of the mediator?").fill("Helpful.")
     page.get_by_role("button", name="Continue").click()
