@@ -126,6 +126,19 @@ def partners(db_url: str, code: str, people: int) -> dict[int, int]:
     return found
 
 
+def stored(db_url: str, code: str) -> int:
+    """How many of the benchmark's messages the database holds (lost at sending vs on screen)."""
+    from conversation import study
+    from storage import Database
+
+    db = Database(db_url)
+    try:
+        rows = study.transcripts_table(db, code)
+    finally:
+        db.dispose()
+    return sum(1 for r in rows if str(r.get("content", "")).startswith("message "))
+
+
 def send(page: Any, text: str) -> int:
     box = page.get_by_test_id("stChatInputTextArea")
     box.fill(text)
@@ -189,6 +202,7 @@ def main() -> None:
                 cpu_before, wall_before = cpu_seconds(process.pid), time.monotonic()
                 delays, lost = measure(pages, partner, args.messages, args.wait)
                 cpu = (cpu_seconds(process.pid) - cpu_before) / (time.monotonic() - wall_before)
+                in_database = stored(db_url, code)
                 browser.close()
         finally:
             process.terminate()
@@ -199,7 +213,9 @@ def main() -> None:
     print(
         f"messages sent: {len(delays) + lost}, seen: {len(delays)}, max {max(delays, default=0):.2f} s"
     )
+    print(f"stored in the database: {in_database}")
     print(f"server CPU while sending: {cpu * 100:.0f}% of one core")
+    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(
         f"PARTICIPANTS={args.participants} P50_SEND_TO_SCREEN_S={p50:.2f} "
         f"P95_SEND_TO_SCREEN_S={p95:.2f} LOST={lost}"
