@@ -123,3 +123,24 @@ def test_a_whole_path_with_a_dropout_and_the_time_limit(db: storage.Database) ->
     kinds = [e["kind"] for e in S.study_events_table(db, study.code)]
     for kind in ("joined", "assigned", "dropped", "seat_taken_by_agent", "room_ended"):
         assert kind in kinds
+
+
+def test_lobby_timeouts_at_once_seat_everyone_once_with_agents(db: storage.Database) -> None:
+    from datetime import timedelta
+
+    study = launched(db, lobby={"on_timeout": "agents", "timeout_seconds": 60})
+    people = [to_lobby(db, study.code, f"p{i}") for i in range(3)]
+    S.tick(db, study.code)  # two of them form a group now
+    later = db.now() + timedelta(seconds=61)
+    for person in people:
+        S.heartbeat(db, person.token, now=later)
+    _at_once(3, lambda i: S.tick(db, study.code, now=later))
+    S.tick(db, study.code, now=later)
+    stages = {p.id: (p.stage, p.exit_status) for p in storage.list_participants(db, study.id)}
+    assert set(stages.values()) == {("room", None)}
+    groups = storage.list_groups(db, study.id)
+    assert len(groups) == 2
+    assert sorted(h for g in groups for h in g.seats.values() if isinstance(h, int)) == sorted(
+        p.participant_id for p in people
+    )
+    assert sum(list(g.seats.values()).count("agent") for g in groups) == 1
