@@ -207,6 +207,9 @@ def main() -> None:
         finally:
             process.terminate()
             process.wait(timeout=30)
+            kept = Path(tempfile.gettempdir()) / "participants_load_server.log"
+            kept.write_bytes((folder / "server.log").read_bytes())
+            say(f"the server's log: {kept}")
     delays.sort()
     p50 = statistics.median(delays) if delays else float("nan")
     p95 = delays[min(len(delays) - 1, int(0.95 * len(delays)))] if delays else float("nan")
