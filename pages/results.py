@@ -18,6 +18,7 @@ from ui.coding import results_coding
 from ui.live import LiveCache, render_transcript
 from ui.params import parse_id
 from ui.rooms import cost_texts
+from ui.study_exports import study_exports_panel
 from ui.widgets import escape_markdown, model_picker, synced_selectbox
 
 page_setup()
@@ -29,6 +30,10 @@ TRANSCRIPT_TAIL = 50  # events a transcript shows first (drawing 200 costs half 
 LONG_TAIL = 200  # at most (ui.live.MAX_SHOWN)
 
 st.title("Results")
+with st.expander(
+    "Study exports: participants, surveys, recruitment ids", icon=":material/download:"
+):
+    study_exports_panel(db)  # ui.study_exports (docs/studies.md)
 
 # --- which rooms -----------------------------------------------------------------------------
 ex.catch_up(db)  # an experiment whose rooms all finished is recorded as done

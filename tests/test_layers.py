@@ -57,6 +57,8 @@ ALLOWED: dict[str, set[str]] = {
         "access",
     },
     "worker": {"exceptions", "vocabulary", "rooms", "experiments", "models"},
+    # Studies with real participants (issue 21): experiments whose rooms have human seats.
+    "study": {"exceptions", "vocabulary", "text", "rooms", "experiments", "access", "models"},
     # The pages' read side: nothing below may import it (the worker never loads it).
     "browse": {"exceptions", "vocabulary"},
 }

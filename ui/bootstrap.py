@@ -56,7 +56,17 @@ SCREENS: tuple[Screen, ...] = (
     Screen("pages/room.py", "Room", ":material/forum:", "room"),
     Screen("pages/experiments.py", "Experiments", ":material/science:", "experiments"),
     Screen("pages/results.py", "Results", ":material/monitoring:", "results"),
+    Screen("pages/study_monitor.py", "Study monitor", ":material/groups_3:", "study_monitor"),
 )
+#: The participant's page of a study (``/participate?study=CODE``): never in the navigation,
+#: reachable without sign-in, drawn without sidebar; see :func:`run_app`.
+PARTICIPANT_SCREEN = Screen("pages/participate.py", "Study", ":material/chat:", "participate")
+#: The query parameter of the participant token, which the page adds to its URL once the person
+#: joined (a reload or a copied URL returns to the same place).
+TOKEN_PARAM = "p"
+#: Session key of the participant token once the page has read it: the session stays a
+#: participant's (hidden navigation, every other page refused) even if the URL loses it.
+PARTICIPANT_SESSION_KEY = "_participant_token"
 
 _run = threading.local()
 #: Set when this process has drawn its first page: the warm-up of the other screens waits for it
@@ -78,7 +88,64 @@ def _navigation(position: str = "sidebar") -> StreamlitPage:
         st.Page(s.path, title=s.title, icon=s.icon, url_path=s.url_path, default=i == 0)
         for i, s in enumerate(SCREENS)
     ]
+    pages.append(_participant_page())  # registered everywhere, never listed
     return st.navigation(pages, position=position)  # type: ignore[arg-type]
+
+
+def _participant_page() -> StreamlitPage:
+    p = PARTICIPANT_SCREEN
+    return st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, visibility="hidden")
+
+
+def _asks_for_participant_page() -> bool:
+    """Whether the browser asks for ``/participate`` (before ``st.navigation`` resolves it: the
+    navigation's position must be chosen first). Streamlit keeps the request on the run's page
+    manager; a Streamlit without it makes this False (the page is then drawn with the sidebar,
+    still reachable without sign-in)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    manager = getattr(ctx, "pages_manager", None)
+    if manager is None:
+        return False
+    wanted = _participant_page()
+    by_hash = getattr(manager, "intended_page_script_hash", None)
+    if by_hash:
+        return by_hash == wanted._script_hash  # noqa: SLF001 - the hash Streamlit resolves by
+    return getattr(manager, "intended_page_name", None) == PARTICIPANT_SCREEN.url_path
+
+
+def participant_visit() -> bool:
+    """Whether this session is a study participant's: it asks for the participant's page, its URL
+    carries a participant token, or it has held one. Such a session is drawn with the
+    participant's page only and any other page is refused (:func:`run_app`)."""
+    if st.session_state.get(PARTICIPANT_SESSION_KEY) or st.query_params.get(TOKEN_PARAM):
+        return True
+    return _asks_for_participant_page()
+
+
+def _is_participant_page(page: StreamlitPage) -> bool:
+    return getattr(page, "url_path", None) == PARTICIPANT_SCREEN.url_path
+
+
+def _participant_app(page: StreamlitPage) -> None:
+    """A participant's session: no sidebar, no navigation, no runner controls; any page but
+    the participant's is refused (a researcher page reached with a participant's link)."""
+    st.set_page_config(
+        page_title="Study", page_icon="💬", layout="centered", initial_sidebar_state="collapsed"
+    )
+    if not _is_participant_page(page):
+        st.title("Not available")
+        st.text("This page is not part of the study. Go back to your study link to continue.")
+        return
+    _load_secrets_into_environment()
+    ensure_runner()
+    _run.via_app = True
+    try:
+        page.run()
+    finally:
+        _run.via_app = False
+        _first_page_drawn.set()
 
 
 def _room_screen() -> str:
@@ -90,6 +157,10 @@ def run_app() -> None:
     (or, when sign-in is configured and the visitor has not signed in, the sign-in screen only)."""
     from ui import access
 
+    if participant_visit():
+        # Before sign-in: a participant never signs in, and never sees the researcher's pages.
+        _participant_app(_navigation(position="hidden"))
+        return
     if not access.admitted():
         st.set_page_config(page_title=APP_TITLE, page_icon="💬", layout="centered")
         _navigation(position="hidden")  # ends the legacy multipage mode; no page runs

@@ -13,7 +13,7 @@ from alembic import op
 from storage.coltypes import UTCDateTime
 
 revision: str = "0011"
-down_revision: str | None = "0009"
+down_revision: str | None = "0010"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

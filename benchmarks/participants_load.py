@@ -1,0 +1,229 @@
+"""Participants under load: a person's message, from send to the other person's screen.
+
+    python benchmarks/participants_load.py [--participants 24] [--messages 3] [--poll 1.0]
+
+What it does (offline model, temporary database and HOME, no network):
+1. starts ``streamlit run app.py`` (with its in-process runner, which drives the agents) and
+   launches the shipped example study (2 people + 1 agent mediator per room) with no pre-survey,
+   enough groups for everyone and a long time limit;
+2. opens ``--participants`` participant sessions, each a Chromium browser context of its own,
+   through the join link; each consents and waits in the lobby until it is in a room (N/2 rooms);
+3. a script in every page records, on every animation frame, the wall-clock time (``Date.now()``)
+   at which each chat message's text first appears;
+4. ``--messages`` rounds: every person sends one message (random order), stamped with
+   ``Date.now()`` in their page just before Enter; the agents answer as they would;
+5. waits until every message is on its partner's screen (or ``--wait`` seconds), then prints the
+   median and p95 of send-to-screen, the messages never seen (lost), and the server's CPU (share
+   of one core, over the sending phase). The same machine's clock stamps both ends.
+
+Target on the project's 2-core machine: 24 participants, p95 <= 2 s, 0 lost. The last line:
+``PARTICIPANTS=<n> P50_SEND_TO_SCREEN_S=<x> P95_SEND_TO_SCREEN_S=<x> LOST=<n>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from live_view import CHROMIUM, LAUNCH_ARGS, cpu_seconds, start_server  # noqa: E402
+
+RECORDER = """
+() => {
+  window.__seen = window.__seen || {};
+  const tick = () => {
+    const now = Date.now();
+    for (const el of document.querySelectorAll('[data-testid="stChatMessage"] [data-testid="stText"]')) {
+      const text = el.innerText;
+      if (!(text in window.__seen)) window.__seen[text] = now;
+    }
+    requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+}
+"""
+
+
+def launch(db_url: str, people: int) -> str:
+    import tomllib
+
+    from conversation import study
+    from storage import Database
+
+    data = tomllib.loads((ROOT / "examples" / "study.toml").read_text(encoding="utf-8"))
+    data["pre_survey"] = []
+    data["experiment"]["groups"] = max(1, -(-people // 4))  # 2 conditions x 2 people per room
+    data["room"].update(time_limit_seconds=3600, words_per_minute=0)
+    data["participants"].update(cap=people, dropout_seconds=600)
+    db = Database(db_url)
+    try:
+        definition = study.load_definition(json.dumps(data), fmt="json")
+        return study.launch_study(db, definition).code
+    finally:
+        db.dispose()
+
+
+def join_all(browser: Any, url: str, code: str, people: int) -> list[Any]:
+    """Everyone opens the link, then everyone consents (as people arriving together would)."""
+    pages = []
+    for number in range(people):
+        context = browser.new_context(viewport={"width": 800, "height": 700})
+        context.set_default_timeout(300_000)
+        page = context.new_page()
+        page.goto(f"{url}/participate?study={code}&PROLIFIC_PID=load-{number}")
+        pages.append(page)
+        say(f"person {number} opened the link")
+    for page in pages:
+        page.get_by_role("button", name="I agree").click()
+    say("everyone consented")
+    return pages
+
+
+def say(text: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
+def seat(page: Any) -> str:
+    page.wait_for_function(
+        "() => document.body.innerText.includes('in this conversation')", timeout=300_000
+    )
+    body = page.inner_text("body")
+    return body.split("You are ", 1)[1].split(" in this conversation", 1)[0].strip()
+
+
+def partners(db_url: str, code: str, people: int) -> dict[int, int]:
+    """Each person's partner (the other person in their room), by the join order's number."""
+    from conversation import study
+    from storage import Database
+
+    db = Database(db_url)
+    try:
+        pid = {r["participant"]: r["PROLIFIC_PID"] for r in study.recruitment_table(db, code)}
+        rooms: dict[Any, list[int]] = {}
+        for row in study.participants_table(db, code):
+            number = int(pid[row["participant"]].split("-")[1])
+            rooms.setdefault(row["room_id"], []).append(number)
+    finally:
+        db.dispose()
+    found = {}
+    for members in rooms.values():
+        if len(members) == 2:
+            a, b = members
+            found[a], found[b] = b, a
+    assert len(found) == people, f"not everyone has a partner: {rooms}"
+    return found
+
+
+def stored(db_url: str, code: str) -> int:
+    """How many of the benchmark's messages the database holds (lost at sending vs on screen)."""
+    from conversation import study
+    from storage import Database
+
+    db = Database(db_url)
+    try:
+        rows = study.transcripts_table(db, code)
+    finally:
+        db.dispose()
+    return sum(1 for r in rows if str(r.get("content", "")).startswith("message "))
+
+
+def send(page: Any, text: str) -> int:
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill(text)
+    sent = int(page.evaluate("Date.now()"))
+    box.press("Enter")
+    return sent
+
+
+def measure(pages: list[Any], partner: dict[int, int], rounds: int, wait: float) -> tuple:
+    sent: dict[str, tuple[int, int]] = {}  # text -> (receiver, send time)
+    order = list(range(len(pages)))
+    for k in range(rounds):
+        random.shuffle(order)
+        for n in order:
+            text = f"message {k} from person {n} ({random.randrange(10**6):06d})"
+            sent[text] = (partner[n], send(pages[n], text))
+        time.sleep(1.0)
+    deadline = time.monotonic() + wait
+    seen: dict[int, dict[str, int]] = {}
+    while True:
+        seen = {n: page.evaluate("() => window.__seen") for n, page in enumerate(pages)}
+        missing = [t for t, (to, _) in sent.items() if t not in seen[to]]
+        if not missing or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    delays = [(seen[to][t] - at) / 1000 for t, (to, at) in sent.items() if t in seen[to]]
+    return delays, len(missing)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--participants", type=int, default=24)
+    parser.add_argument("--messages", type=int, default=3, help="rounds of one message each")
+    parser.add_argument("--poll", type=float, default=1.0, help="the page's poll interval (s)")
+    parser.add_argument("--wait", type=float, default=20.0, help="seconds to wait for the last")
+    args = parser.parse_args()
+    if args.participants < 2 or args.participants % 2:
+        raise SystemExit("--participants must be an even number >= 2")
+    from playwright.sync_api import sync_playwright
+
+    os.environ["ROOMS_PARTICIPANT_POLL_SECONDS"] = str(args.poll)
+    # SIGTERM (timeout, Ctrl-C from a supervisor) ends through the finally below: the server
+    # and the browser are stopped, never left behind.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    with tempfile.TemporaryDirectory(prefix="rooms-participants-") as tmp:
+        folder = Path(tmp)
+        db_url = f"sqlite:///{folder / 'rooms.db'}"
+        process, url = start_server(folder, db_url, runner=True)
+        try:
+            code = launch(db_url, args.participants)
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(
+                    executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS
+                )
+                pages = join_all(browser, url, code, args.participants)
+                for page in pages:
+                    seat(page)
+                    page.evaluate(RECORDER)
+                say("everyone is in a room; sending")
+                partner = partners(db_url, code, args.participants)
+                cpu_before, wall_before = cpu_seconds(process.pid), time.monotonic()
+                delays, lost = measure(pages, partner, args.messages, args.wait)
+                cpu = (cpu_seconds(process.pid) - cpu_before) / (time.monotonic() - wall_before)
+                in_database = stored(db_url, code)
+                browser.close()
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+            kept = Path(tempfile.gettempdir()) / "participants_load_server.log"
+            kept.write_bytes((folder / "server.log").read_bytes())
+            say(f"the server's log: {kept}")
+    delays.sort()
+    p50 = statistics.median(delays) if delays else float("nan")
+    p95 = delays[min(len(delays) - 1, int(0.95 * len(delays)))] if delays else float("nan")
+    print(
+        f"messages sent: {len(delays) + lost}, seen: {len(delays)}, max {max(delays, default=0):.2f} s"
+    )
+    print(f"stored in the database: {in_database}")
+    print(f"server CPU while sending: {cpu * 100:.0f}% of one core")
+    print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(
+        f"PARTICIPANTS={args.participants} P50_SEND_TO_SCREEN_S={p50:.2f} "
+        f"P95_SEND_TO_SCREEN_S={p95:.2f} LOST={lost}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,588 @@
+"""Studies with real participants: studies, participants and their tokens, groups, the study log.
+
+Every change that must not race is one write transaction that locks the study's row first
+(PostgreSQL ``FOR UPDATE``; SQLite serialises writers anyway): admitting a participant (the cap,
+the same recruitment id twice) and forming a group (the same people, or the same group number,
+twice). A participant's stage changes are conditional (``expected_stages``): two browser tabs, or
+a lobby tick and a decline at once, change it once. Tokens are stored only as hashes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func
+from sqlmodel import col, select
+
+from storage._tx import UNSET, _Unset, json_object
+from storage.database import Database
+from storage.errors import RecordNotFound, StorageValueError
+from storage.experiments import ExperimentRoom, _checked_room, _insert_rooms
+from storage.tables import (
+    Event,
+    Experiment,
+    Room,
+    Study,
+    StudyEvent,
+    StudyGroup,
+    StudyParticipant,
+    StudyToken,
+)
+
+STUDY_STATUSES = frozenset({"open", "locked", "closed"})
+STAGES = frozenset({"consent", "pre_survey", "lobby", "room", "post_survey", "exit"})
+
+
+class StudyNotFound(RecordNotFound):
+    """No study has that code (or id)."""
+
+
+class ParticipantNotFound(RecordNotFound):
+    """No participant holds that token (or id)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """What :func:`admit_participant` did: the participant, whether they were already there
+    (the same recruitment id), or why they were refused (``locked``, ``closed``, ``full``)."""
+
+    participant: StudyParticipant | None
+    resumed: bool = False
+    refused: str | None = None
+
+
+# --- studies ----------------------------------------------------------------------------------
+
+
+def create_study(
+    db: Database,
+    *,
+    code: str,
+    name: str,
+    definition: Mapping[str, Any],
+    seed: int,
+    cap: int | None,
+    experiment_config: Mapping[str, Any],
+) -> Study:
+    """Store a study and the experiment its rooms belong to (status ``draft``: its rooms are
+    added one group at a time, never all at once by the runner), in one transaction."""
+    document = json_object(dict(definition), "definition")
+    config = json_object(dict(experiment_config), "experiment config")
+    now = db.now()
+    with db.write() as session:
+        experiment = Experiment(
+            name=name, config=config, status="draft", created_at=now, updated_at=now
+        )
+        session.add(experiment)
+        session.flush()
+        study = Study(
+            code=code,
+            name=name,
+            definition=document,
+            seed=seed,
+            cap=cap,
+            experiment_id=experiment.id,
+            created_at=now,
+            updated_at=now,
+        )
+        session.add(study)
+        session.flush()
+        return study
+
+
+def get_study(db: Database, code: str | None = None, *, study_id: int | None = None) -> Study:
+    """A study by its code (or id). Raises :class:`StudyNotFound`."""
+    with db.read() as session:
+        query = select(Study).where(
+            Study.code == code if study_id is None else Study.id == study_id
+        )
+        study = session.exec(query).first()
+    if study is None:
+        raise StudyNotFound(f"study {code or study_id!r} does not exist")
+    return study
+
+
+def list_studies(db: Database) -> list[Study]:
+    """Every study, newest first."""
+    with db.read() as session:
+        return list(session.exec(select(Study).order_by(col(Study.id).desc())))
+
+
+def update_study(
+    db: Database,
+    study_id: int,
+    *,
+    status: str | _Unset = UNSET,
+    cap: int | None | _Unset = UNSET,
+    definition: Mapping[str, Any] | _Unset = UNSET,
+) -> Study:
+    """Change a study's status, cap or definition (a new definition bumps ``version``)."""
+    if not isinstance(status, _Unset) and status not in STUDY_STATUSES:
+        raise StorageValueError(f"status={status!r} must be one of {sorted(STUDY_STATUSES)}")
+    with db.write() as session:
+        study = _locked_study(session, study_id)
+        if not isinstance(status, _Unset):
+            study.status = status
+        if not isinstance(cap, _Unset):
+            study.cap = cap
+        if not isinstance(definition, _Unset):
+            study.definition = json_object(dict(definition), "definition")
+            study.version += 1
+        study.updated_at = db.now()
+        session.add(study)
+        return study
+
+
+def _locked_study(session: Any, study_id: int) -> Study:
+    study = session.exec(select(Study).where(Study.id == study_id).with_for_update()).first()
+    if study is None:
+        raise StudyNotFound(f"study {study_id} does not exist")
+    return study  # type: ignore[no-any-return]
+
+
+# --- participants -----------------------------------------------------------------------------
+
+
+def admit_participant(
+    db: Database,
+    study_id: int,
+    *,
+    token_hash: str,
+    pseudonym: str,
+    recruitment_id: str | None,
+    recruitment: Mapping[str, Any] | None,
+    labels: Mapping[str, Any] | None,
+    stage: str,
+    cap: int | None,
+) -> Admission:
+    """Admit a person, or find them again: the same ``recruitment_id`` gets the participant
+    already there (``resumed``, with this token added to theirs). A new person is refused when
+    the study is not ``open`` or holds ``cap`` participants already."""
+    now = db.now()
+    with db.write() as session:
+        study = _locked_study(session, study_id)
+        if recruitment_id is not None:
+            found = session.exec(
+                select(StudyParticipant).where(
+                    StudyParticipant.study_id == study_id,
+                    StudyParticipant.recruitment_id == recruitment_id,
+                )
+            ).first()
+            if found is not None:
+                session.add(
+                    StudyToken(
+                        token_hash=token_hash, participant_id=int(found.id or 0), created_at=now
+                    )
+                )
+                return Admission(found, resumed=True)
+        if study.status != "open":
+            return Admission(None, refused=study.status)
+        if cap is not None:
+            count = session.exec(
+                select(func.count())
+                .select_from(StudyParticipant)
+                .where(StudyParticipant.study_id == study_id)
+            ).one()
+            if count >= cap:
+                return Admission(None, refused="full")
+        person = StudyParticipant(
+            study_id=study_id,
+            pseudonym=pseudonym,
+            recruitment_id=recruitment_id,
+            recruitment=dict(recruitment) if recruitment else None,
+            labels=dict(labels) if labels else None,
+            stage=stage,
+            version=study.version,
+            joined_at=now,
+            last_seen_at=now,
+            updated_at=now,
+        )
+        session.add(person)
+        session.flush()
+        session.add(
+            StudyToken(token_hash=token_hash, participant_id=int(person.id or 0), created_at=now)
+        )
+        session.add(StudyEvent(study_id=study_id, participant_id=person.id, kind="joined", at=now))
+        return Admission(person)
+
+
+def participant_by_token(db: Database, token_hash: str) -> StudyParticipant:
+    """The participant holding a token (by its hash). Raises :class:`ParticipantNotFound`."""
+    with db.read() as session:
+        person = session.exec(
+            select(StudyParticipant)
+            .join(StudyToken, col(StudyToken.participant_id) == col(StudyParticipant.id))
+            .where(StudyToken.token_hash == token_hash)
+        ).first()
+    if person is None:
+        raise ParticipantNotFound("no participant holds this token")
+    return person
+
+
+@dataclass(frozen=True, slots=True)
+class ParticipantState:
+    """Everything a participant's page reads, from one snapshot (see :func:`participant_state`)."""
+
+    participant: StudyParticipant
+    study: Study
+    group: StudyGroup | None
+    events: list[Event]
+    notes: list[StudyEvent]
+    lobby: int
+    groups: dict[str, int]
+
+
+def participant_state(
+    db: Database, token_hash: str, *, group_kinds: Collection[str] = ()
+) -> ParticipantState:
+    """In one read transaction: the participant holding the token, their study, their group and
+    its room's log (in a room), their help messages and their group's events of
+    ``group_kinds``, and (in the lobby) how many wait and how many groups each condition has.
+    Raises :class:`ParticipantNotFound`."""
+    with db.read() as session:
+        person = session.exec(
+            select(StudyParticipant)
+            .join(StudyToken, col(StudyToken.participant_id) == col(StudyParticipant.id))
+            .where(StudyToken.token_hash == token_hash)
+        ).first()
+        if person is None:
+            raise ParticipantNotFound("no participant holds this token")
+        study = session.get(Study, person.study_id)
+        assert study is not None  # a participant's study is deleted with them
+        in_room = person.stage == "room" and person.group_id is not None
+        group = session.get(StudyGroup, person.group_id) if in_room else None
+        events: list[Event] = []
+        if group is not None and group.room_id is not None:
+            events = list(
+                session.exec(
+                    select(Event).where(Event.room_id == group.room_id).order_by(col(Event.seq))
+                )
+            )
+        mine = (col(StudyEvent.participant_id) == person.id) & (StudyEvent.kind == "help")
+        if group is not None and group_kinds:
+            mine = mine | (
+                (col(StudyEvent.group_id) == group.id)
+                & col(StudyEvent.kind).in_(sorted(group_kinds))
+            )
+        notes = list(
+            session.exec(
+                select(StudyEvent)
+                .where(StudyEvent.study_id == study.id, mine)
+                .order_by(col(StudyEvent.id))
+            )
+        )
+        lobby, groups = 0, {}
+        if person.stage == "lobby":
+            lobby = session.exec(
+                select(func.count())
+                .select_from(StudyParticipant)
+                .where(StudyParticipant.study_id == study.id, StudyParticipant.stage == "lobby")
+            ).one()
+            groups = {
+                str(c): int(n)
+                for c, n in session.exec(
+                    select(StudyGroup.condition, func.count())
+                    .where(StudyGroup.study_id == study.id)
+                    .group_by(StudyGroup.condition)
+                ).all()
+            }
+    return ParticipantState(person, study, group, events, notes, int(lobby), groups)
+
+
+def get_participant(db: Database, participant_id: int) -> StudyParticipant:
+    with db.read() as session:
+        person = session.get(StudyParticipant, participant_id)
+    if person is None:
+        raise ParticipantNotFound(f"participant {participant_id} does not exist")
+    return person
+
+
+def list_participants(
+    db: Database, study_id: int, *, stage: str | Collection[str] | None = None
+) -> list[StudyParticipant]:
+    """A study's participants (at ``stage``), in the order they joined."""
+    query = select(StudyParticipant).where(StudyParticipant.study_id == study_id)
+    if stage is not None:
+        stages = [stage] if isinstance(stage, str) else sorted(stage)
+        query = query.where(col(StudyParticipant.stage).in_(stages))
+    with db.read() as session:
+        return list(session.exec(query.order_by(col(StudyParticipant.id))))
+
+
+def update_participant(
+    db: Database,
+    participant_id: int,
+    *,
+    expected_stages: Collection[str] | None = None,
+    event: tuple[str, Mapping[str, Any] | None] | None = None,
+    **fields: Any,
+) -> StudyParticipant | None:
+    """Set ``fields`` (columns of ``study_participants``) and record ``event`` (kind, data) in
+    the study's log, in one transaction; ``None`` (nothing changed) when the participant's stage
+    is not one of ``expected_stages``."""
+    if "stage" in fields and fields["stage"] not in STAGES:
+        raise StorageValueError(f"stage={fields['stage']!r} must be one of {sorted(STAGES)}")
+    unknown = sorted(set(fields) - set(StudyParticipant.model_fields))
+    if unknown:
+        raise StorageValueError(f"unknown participant field(s) {unknown}")
+    now = db.now()
+    with db.write() as session:
+        person = session.exec(
+            select(StudyParticipant).where(StudyParticipant.id == participant_id).with_for_update()
+        ).first()
+        if person is None:
+            raise ParticipantNotFound(f"participant {participant_id} does not exist")
+        if expected_stages is not None and person.stage not in expected_stages:
+            return None
+        for name, value in fields.items():
+            setattr(person, name, value)
+        person.updated_at = now
+        session.add(person)
+        if event is not None:
+            session.add(
+                StudyEvent(
+                    study_id=person.study_id,
+                    participant_id=person.id,
+                    group_id=person.group_id,
+                    kind=event[0],
+                    data=dict(event[1]) if event[1] else None,
+                    at=now,
+                )
+            )
+        return person
+
+
+def note_post(db: Database, participant_id: int, *, now: float, window: float, limit: int) -> float:
+    """Count a post in the participant's rate window: 0 when it is allowed (and counted), else
+    the seconds until it would be."""
+    with db.write() as session:
+        person = session.exec(
+            select(StudyParticipant).where(StudyParticipant.id == participant_id).with_for_update()
+        ).first()
+        if person is None:
+            raise ParticipantNotFound(f"participant {participant_id} does not exist")
+        recent = [t for t in (person.posts or []) if now - t < window]
+        if len(recent) >= limit:
+            return max(0.01, window - (now - min(recent)))
+        person.posts = [*recent, now]
+        session.add(person)
+        return 0.0
+
+
+# --- the study's log --------------------------------------------------------------------------
+
+
+def record_study_event(
+    db: Database,
+    study_id: int,
+    kind: str,
+    *,
+    participant_id: int | None = None,
+    group_id: int | None = None,
+    data: Mapping[str, Any] | None = None,
+) -> int:
+    """Append to the study's log; returns the event's id."""
+    with db.write() as session:
+        event = StudyEvent(
+            study_id=study_id,
+            participant_id=participant_id,
+            group_id=group_id,
+            kind=kind,
+            data=json_object(dict(data), "data") if data else None,
+            at=db.now(),
+        )
+        session.add(event)
+        session.flush()
+        return int(event.id or 0)
+
+
+def study_events(
+    db: Database,
+    study_id: int,
+    *,
+    participant_id: int | None = None,
+    kinds: Collection[str] | None = None,
+) -> list[StudyEvent]:
+    """The study's log (of one participant, of some kinds), oldest first."""
+    query = select(StudyEvent).where(StudyEvent.study_id == study_id)
+    if participant_id is not None:
+        query = query.where(StudyEvent.participant_id == participant_id)
+    if kinds is not None:
+        query = query.where(col(StudyEvent.kind).in_(sorted(kinds)))
+    with db.read() as session:
+        return list(session.exec(query.order_by(col(StudyEvent.id))))
+
+
+# --- groups -----------------------------------------------------------------------------------
+
+
+def form_group(
+    db: Database,
+    study_id: int,
+    *,
+    room: ExperimentRoom,
+    seats: Mapping[str, int | str],
+    assignment: Mapping[str, Any],
+    expected_stage: str = "lobby",
+) -> StudyGroup | None:
+    """Form a group in one transaction: its room (with its opening, running), the group row,
+    each participant of ``seats`` (``{seat: participant id or "agent"}``) moved to ``room`` and
+    an ``assigned`` event each. ``None`` (nothing written) when one of them is no longer at
+    ``expected_stage`` or the group number of that condition is taken (another tick won)."""
+    checked = _checked_room(db, room)
+    people = {seat: pid for seat, pid in seats.items() if isinstance(pid, int)}
+    now = db.now()
+    with db.write() as session:
+        study = _locked_study(session, study_id)
+        taken = session.exec(
+            select(StudyGroup.id).where(
+                StudyGroup.study_id == study_id,
+                StudyGroup.condition == room.condition,
+                StudyGroup.number == room.replicate,
+            )
+        ).first()
+        rows = session.exec(
+            select(StudyParticipant).where(col(StudyParticipant.id).in_(sorted(people.values())))
+        ).all()
+        if taken is not None or len(rows) != len(people):
+            return None
+        if any(p.stage != expected_stage or p.group_id is not None for p in rows):
+            return None
+        conn = session.connection()
+        _insert_rooms(conn, int(study.experiment_id or 0), [checked], now)
+        room_id = session.exec(
+            select(Room.id).where(
+                Room.experiment_id == study.experiment_id,
+                Room.condition == room.condition,
+                Room.replicate == room.replicate,
+            )
+        ).one()
+        group = StudyGroup(
+            study_id=study_id,
+            condition=room.condition,
+            number=room.replicate,
+            room_id=room_id,
+            seats=dict(seats),
+            assignment=json_object(dict(assignment), "assignment"),
+            started_at=now,
+        )
+        session.add(group)
+        session.flush()
+        by_id = {p.id: p for p in rows}
+        for seat, pid in people.items():
+            person = by_id[pid]
+            person.stage, person.group_id, person.seat = "room", group.id, seat
+            person.condition, person.assigned_at, person.updated_at = room.condition, now, now
+            person.version = study.version
+            session.add(person)
+            session.add(
+                StudyEvent(
+                    study_id=study_id,
+                    participant_id=pid,
+                    group_id=group.id,
+                    kind="assigned",
+                    data={"condition": room.condition, "seat": seat, **assignment},
+                    at=now,
+                )
+            )
+        return group
+
+
+def list_groups(db: Database, study_id: int, *, status: str | None = None) -> list[StudyGroup]:
+    query = select(StudyGroup).where(StudyGroup.study_id == study_id)
+    if status is not None:
+        query = query.where(StudyGroup.status == status)
+    with db.read() as session:
+        return list(session.exec(query.order_by(col(StudyGroup.id))))
+
+
+def get_group(db: Database, group_id: int) -> StudyGroup:
+    with db.read() as session:
+        group = session.get(StudyGroup, group_id)
+    if group is None:
+        raise RecordNotFound(f"study group {group_id} does not exist")
+    return group
+
+
+def update_group(
+    db: Database,
+    group_id: int,
+    *,
+    expected_status: str | None = None,
+    seat_changes: Mapping[str, Any] | None = None,
+    status: str | _Unset = UNSET,
+    ended_at: datetime | None | _Unset = UNSET,
+) -> StudyGroup | None:
+    """Change a group (``seat_changes``: ``{seat: holder}`` merged into its seats under the
+    lock); ``None`` (nothing changed) when its status is not ``expected_status``."""
+    with db.write() as session:
+        group = session.exec(
+            select(StudyGroup).where(StudyGroup.id == group_id).with_for_update()
+        ).first()
+        if group is None:
+            raise RecordNotFound(f"study group {group_id} does not exist")
+        if expected_status is not None and group.status != expected_status:
+            return None
+        if seat_changes:
+            group.seats = {**group.seats, **seat_changes}
+        if not isinstance(status, _Unset):
+            group.status = status
+        if not isinstance(ended_at, _Unset):
+            group.ended_at = ended_at
+        session.add(group)
+        return group
+
+
+def running_groups(db: Database, study_id: int) -> list[tuple[StudyGroup, str, str | None]]:
+    """The study's running groups with their room's status and stop reason (one query)."""
+    with db.read() as session:
+        rows = session.exec(
+            select(StudyGroup, Room.status, Room.stop_reason)
+            .join(Room, col(Room.id) == col(StudyGroup.room_id))
+            .where(StudyGroup.study_id == study_id, StudyGroup.status == "running")
+            .order_by(col(StudyGroup.id))
+        ).all()
+    return [(group, str(status), reason) for group, status, reason in rows]
+
+
+def group_numbers(db: Database, study_id: int) -> dict[str, int]:
+    """How many groups each condition has so far."""
+    with db.read() as session:
+        rows = session.exec(
+            select(StudyGroup.condition, func.count())
+            .where(StudyGroup.study_id == study_id)
+            .group_by(StudyGroup.condition)
+        ).all()
+    return {str(condition): int(n) for condition, n in rows}
+
+
+__all__ = [
+    "STAGES",
+    "STUDY_STATUSES",
+    "Admission",
+    "ParticipantNotFound",
+    "ParticipantState",
+    "StudyNotFound",
+    "admit_participant",
+    "create_study",
+    "form_group",
+    "get_group",
+    "get_participant",
+    "get_study",
+    "group_numbers",
+    "list_groups",
+    "list_participants",
+    "list_studies",
+    "note_post",
+    "participant_by_token",
+    "participant_state",
+    "running_groups",
+    "record_study_event",
+    "study_events",
+    "update_group",
+    "update_participant",
+    "update_study",
+]

@@ -1,0 +1,89 @@
+"""The researcher's study monitor through AppTest: who is where, attrition by condition, the
+groups; lock and unlock the link, the cap, message one participant, remove one; and a monitor
+behind sign-in is not drawn for a visitor who has not signed in."""
+
+from __future__ import annotations
+
+import pytest
+
+from conversation import study
+from storage import Database
+from tests.app.study_support import click, launch, page, participant, texts, token_of
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+@pytest.fixture(autouse=True)
+def tick_on_every_draw(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each draw runs the study's tick (the page's once-a-second limit is per process)."""
+    monkeypatch.setattr("ui.participant.TICK_SECONDS", 0.0)
+
+
+def in_lobby(code: str):  # type: ignore[no-untyped-def]
+    at = participant(code)
+    click(at, "I agree")
+    at.radio[0].set_value("yes")
+    click(at, "Continue")
+    return at
+
+
+def monitor(code: str):  # type: ignore[no-untyped-def]
+    at = page("pages/study_monitor.py", study=code)
+    assert not at.exception, at.exception
+    return at
+
+
+def table(at, column: str):  # type: ignore[no-untyped-def]
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def test_without_a_code_the_monitor_asks_for_one(db: Database) -> None:
+    at = page("pages/study_monitor.py")
+    assert "Enter a study's code" in texts(at)
+    assert at.sidebar.children  # a researcher page: the app's sidebar is there
+
+
+def test_the_monitor_shows_who_is_where_and_the_groups(db: Database) -> None:
+    found = launch(db)
+    ana, bo, cy = in_lobby(found.code), in_lobby(found.code), in_lobby(found.code)
+    at = monitor(found.code)
+    shown = texts(at)
+    assert "Mug bargaining with a mediator" in shown
+    assert "participate?study=" + found.code in shown
+    people = table(at, "participant")
+    assert sorted(people["where"]) == ["lobby", "room", "room"]
+    assert not any(token_of(p) in people.to_csv() for p in (ana, bo, cy))  # no tokens shown
+    groups = table(at, "replicate")
+    assert len(groups) == 1 and "Buyer" in groups["seats"][0]
+    assert "attrition" in table(at, "attrition").columns
+    assert [m.value for m in at.metric][:3] == ["1", "2", "0"]
+
+
+def test_lock_unlock_and_cap(db: Database) -> None:
+    found = launch(db)
+    at = monitor(found.code)
+    click(at, "Lock the link")
+    assert study.get_study(db, found.code).status == "locked"
+    assert "not taking participants" in texts(participant(found.code))
+    click(at, "Unlock the link")
+    assert study.get_study(db, found.code).status == "open"
+    at.number_input(key=f"study-cap-{found.code}").set_value(3)
+    click(at, "Set the cap")
+    assert study.get_study(db, found.code).cap == 3
+
+
+def test_message_then_remove_a_participant(db: Database) -> None:
+    found = launch(db)
+    ana = in_lobby(found.code)
+    at = monitor(found.code)
+    at.text_area[0].input("Are you still there?")
+    click(at, "Send")
+    assert not at.exception, at.exception
+    view = study.participant_view(db, token_of(ana))
+    assert [h.text for h in view.help if h.from_researcher] == ["Are you still there?"]
+    at.text_input(key="monitor-remove-reason").input("test run")
+    at.checkbox[0].check()
+    click(at, "Remove the participant")
+    ana.run()
+    shown = texts(ana)
+    assert "The researcher ended your participation" in shown and "CMUG0005" in shown

@@ -1,0 +1,223 @@
+"""The participant's path through the public API: link, consent, surveys, lobby, room, exit."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+import storage
+from conversation import study as S
+from conversation.exceptions import ConversationValueError
+from conversation.rooms.room import Room
+from tests.conversation.study.helpers import launched, seated, to_lobby
+
+
+def test_join_consent_survey_lobby_and_a_seat(db: storage.Database) -> None:
+    study = launched(db)
+    token = S.join(
+        db,
+        study.code,
+        {
+            "study": study.code,
+            "PROLIFIC_PID": "pid-1",
+            "STUDY_ID": "st",
+            "SESSION_ID": "se",
+            "source": "ad",
+        },
+    )
+    view = S.participant_view(db, token.token)
+    assert view.stage == "consent" and "research study" in (view.consent or "")
+    assert S.give_consent(db, token.token).stage == "pre_survey"
+    with pytest.raises(ConversationValueError, match="Please answer"):
+        S.answer_survey(db, token.token, {})
+    with pytest.raises(ConversationValueError, match="must be one of"):
+        S.answer_survey(db, token.token, {"bargained_before": "maybe"})
+    lobby = S.answer_survey(db, token.token, {"bargained_before": "yes"})
+    assert lobby.stage == "lobby" and lobby.waiting_for == 1
+    assert S.tick(db, study.code).formed == 0
+    other = to_lobby(db, study.code, "pid-2")
+    assert S.tick(db, study.code).formed == 1
+    mine, theirs = S.participant_view(db, token.token), S.participant_view(db, other.token)
+    assert mine.stage == theirs.stage == "room" and mine.room_id == theirs.room_id
+    assert {mine.seat, theirs.seat} == {"Buyer", "Seller"}
+    assert mine.instructions and "mug" in mine.instructions
+    assert mine.messages[0].speaker == "Host" and 590 < (mine.time_left or 0) <= 600
+    person = storage.get_participant(db, token.participant_id)
+    assert person.labels == {"source": "ad"}  # the link's own and Prolific's ids apart
+    assert person.recruitment == {"PROLIFIC_PID": "pid-1", "STUDY_ID": "st", "SESSION_ID": "se"}
+
+
+def test_the_same_pid_gets_the_same_participant_and_a_reload_the_same_place(db) -> None:  # type: ignore[no-untyped-def]
+    study = launched(db)
+    first = to_lobby(db, study.code, "pid-9")
+    again = S.join(db, study.code, {"PROLIFIC_PID": "pid-9"})
+    assert again.resumed and again.participant_id == first.participant_id
+    assert again.token != first.token  # both tabs work
+    assert S.participant_view(db, again.token).stage == "lobby"
+    assert S.participant_view(db, first.token).stage == "lobby"
+    assert len(storage.list_participants(db, study.id)) == 1
+
+
+def test_locked_full_unknown_and_forged_are_refused_politely(db) -> None:  # type: ignore[no-untyped-def]
+    study = launched(db, participants={"cap": 1})
+    S.join(db, study.code, {"PROLIFIC_PID": "a"})
+    with pytest.raises(S.StudyRefused) as full:
+        S.join(db, study.code, {"PROLIFIC_PID": "b"})
+    assert full.value.reason == "full" and "full" in str(full.value)
+    S.set_cap(db, study.code, None)
+    S.lock_study(db, study.code)
+    with pytest.raises(S.StudyRefused) as locked:
+        S.join(db, study.code, {"PROLIFIC_PID": "b"})
+    assert locked.value.reason == "locked"
+    assert S.join(db, study.code, {"PROLIFIC_PID": "a"}).resumed  # already in: back to their place
+    S.unlock_study(db, study.code)
+    assert not S.join(db, study.code, {"PROLIFIC_PID": "b"}).resumed
+    with pytest.raises(S.StudyRefused) as unknown:
+        S.join(db, "no-such-study", {})
+    assert unknown.value.reason == "unknown"
+    with pytest.raises(S.NotAParticipant):
+        S.participant_view(db, "forged-token")
+
+
+def test_declining_consent_exits_with_its_code_and_the_redirect(db) -> None:  # type: ignore[no-untyped-def]
+    study = launched(db)
+    token = S.join(db, study.code, {"PROLIFIC_PID": "x"})
+    view = S.decline(db, token.token)
+    assert view.stage == "exit" and view.exit is not None
+    assert (view.exit.status, view.exit.code) == ("declined", "CMUG0002")
+    assert view.exit.redirect == "https://app.prolific.com/submissions/complete?cc=CMUG0002"
+    with pytest.raises(S.WrongStage):
+        S.give_consent(db, token.token)
+
+
+def test_posts_pass_the_room_door_with_provenance_and_a_rate_limit(db) -> None:  # type: ignore[no-untyped-def]
+    study = launched(db, participants={"rate": {"messages": 2, "seconds": 60}})
+    waiting = to_lobby(db, study.code, "solo")
+    with pytest.raises(S.WrongStage):
+        S.post_as_participant(db, waiting.token, "hello?")
+    buyer, seller = seated(db, study.code, "b1")[0], waiting
+    with pytest.raises(ConversationValueError):
+        S.post_as_participant(db, buyer.token, "x" * 30_000)
+    with pytest.raises(ConversationValueError):
+        S.post_as_participant(db, buyer.token, "   ")
+    seq = S.post_as_participant(db, buyer.token, "<b>I offer $5</b>", request_id="r1")
+    assert S.post_as_participant(db, buyer.token, "<b>I offer $5</b>", request_id="r1") == seq
+    with pytest.raises(S.TooFast) as fast:
+        S.post_as_participant(db, buyer.token, "and again")
+    assert 0 < fast.value.retry_after <= 60
+    view = S.participant_view(db, seller.token)
+    message = next(m for m in view.messages if m.seq == seq)
+    assert message.content == "<b>I offer $5</b>" and not message.own  # shown literally
+    event = next(e for e in storage.events(db, view.room_id) if e.seq == seq)
+    me = S.participant_view(db, buyer.token)
+    assert event.speaker == me.seat and event.kind == "human"
+    assert event.data["by"] == f"participant {me.pseudonym}"
+
+
+def test_agents_never_see_a_recruitment_id(db) -> None:  # type: ignore[no-untyped-def]
+    study = launched(db)
+    a, b = seated(db, study.code, "PID-SECRET-1", "PID-SECRET-2")
+    S.post_as_participant(db, a.token, "Shall we say $6?")
+    room = Room(db, S.participant_view(db, a.token).room_id or 0)
+    turns = room.run(3)
+    assert turns
+    everything = repr([t.inputs for t in turns]) + repr(storage.events(db, room.id))
+    assert "PID-SECRET" not in everything and a.token not in everything
+
+
+def test_the_view_shows_drafts_only_once_approved_and_who_is_typing(db) -> None:  # type: ignore[no-untyped-def]
+    from tests.conversation.study.helpers import definition_dict
+
+    data = definition_dict()
+    data["experiment"]["template"]["moderated"] = True
+    study = S.launch_study(db, S.definition_from_dict(data))
+    a, _ = seated(db, study.code, "p1", "p2")
+    room = Room(db, S.participant_view(db, a.token).room_id or 0)
+    room.run(1)
+    pending = room.pending()
+    assert pending is not None and pending.state == "waiting"
+    view = S.participant_view(db, a.token)
+    assert view.typing == ["Mediator"] and all(m.speaker != "Mediator" for m in view.messages)
+    pending.approve()
+    view = S.participant_view(db, a.token)
+    assert view.typing == [] and view.messages[-1].speaker == "Mediator"
+
+
+@pytest.mark.parametrize("pace", [60, {"Mediator": 60}])
+def test_paced_agents_appear_at_typing_speed(db, pace) -> None:  # type: ignore[no-untyped-def]
+    study = launched(db, room={"words_per_minute": pace})
+    a, _ = seated(db, study.code, "p1", "p2")
+    room = Room(db, S.participant_view(db, a.token).room_id or 0)
+    room.run(1)
+    said = [e for e in storage.events(db, room.id) if e.kind == "agent" and e.state == "done"][-1]
+    now = db.now()
+    assert S.participant_view(db, a.token, now=now).typing == ["Mediator"]
+    later = S.participant_view(db, a.token, now=said.updated_at + timedelta(seconds=said.words + 1))
+    assert later.typing == [] and later.messages[-1].content == said.content
+
+
+def test_help_channel_both_ways_and_the_monitor_counts_unread(db) -> None:  # type: ignore[no-untyped-def]
+    study = launched(db)
+    token = S.join(db, study.code, {"PROLIFIC_PID": "h"})
+    S.message_researcher(db, token.token, "The page is stuck")
+    row = S.study_monitor(db, study.code).rows[0]
+    assert row.help_unread == 1 and row.where == "consent"
+    S.message_participant(db, study.code, token.participant_id, "Try reloading it")
+    assert S.study_monitor(db, study.code).rows[0].help_unread == 0
+    help_ = S.participant_view(db, token.token).help
+    assert [(h.from_researcher, h.text) for h in help_] == [
+        (False, "The page is stuck"),
+        (True, "Try reloading it"),
+    ]
+
+
+def test_an_edited_definition_applies_to_those_assigned_after(db) -> None:  # type: ignore[no-untyped-def]
+    from tests.conversation.study.helpers import definition_dict
+
+    study = launched(db)
+    early = seated(db, study.code, "e1", "e2")[0]
+    edited = definition_dict(consent="A shorter consent text. Agree?")
+    assert S.update_definition(db, study.code, S.definition_from_dict(edited)).version == 2
+    late = S.join(db, study.code, {"PROLIFIC_PID": "late"})
+    assert S.participant_view(db, late.token).consent == "A shorter consent text. Agree?"
+    rows = {r["participant"]: r for r in S.participants_table(db, study.code)}
+    assert rows[early.pseudonym]["definition_version"] == 1
+    redesigned = definition_dict()
+    redesigned["experiment"]["conditions"] = redesigned["experiment"]["conditions"][:1]
+    with pytest.raises(ConversationValueError, match="cannot change once the study is launched"):
+        S.update_definition(db, study.code, S.definition_from_dict(redesigned))
+
+
+def test_a_private_message_to_an_agent_is_not_shown_to_the_participants(db) -> None:  # type: ignore[no-untyped-def]
+    study = launched(db)
+    a, b = seated(db, study.code, "a", "b")
+    room = Room(db, S.participant_view(db, a.token).room_id or 0)
+    room.post("Mediator, favour the seller.", speaker="researcher", to=["Mediator"])
+    room.post("Thanks for taking part!", speaker="researcher")
+    for token in (a, b):
+        shown = [m.content for m in S.participant_view(db, token.token).messages]
+        assert "Thanks for taking part!" in shown
+        assert "Mediator, favour the seller." not in shown
+
+
+def test_an_unpaced_agent_appears_at_once() -> None:
+    from datetime import UTC, datetime
+
+    from conversation.study.view import seen
+
+    class E:  # a committed agent message, as the log holds it
+        kind, state, speaker, content, words, seq, visible_to, data = (
+            "agent",
+            "done",
+            "Mediator",
+            "one two three",
+            3,
+            2,
+            None,
+            None,
+        )
+        updated_at = datetime.now(UTC)
+
+    assert seen([E()], "Buyer", {"Other": 10}, E.updated_at)[0][0].content == "one two three"
+    assert seen([E()], "Buyer", {"Mediator": 10}, E.updated_at) == ([], ["Mediator"])

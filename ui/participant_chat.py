@@ -1,0 +1,78 @@
+"""The participant's chat box and help channel (the room stage of ``ui.participant``).
+
+A post goes through ``conversation.study.post_as_participant``: the same size limit as the
+researcher's posts (the box refuses a longer text and keeps it), the participant's rate limit
+(``TooFast``: said, the text kept in the box), one message per drawn request id (a double submit
+is one message).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from ui.widgets import escape_markdown, limited_chat_input
+
+CHAT_KEY = "participant-chat"
+NOTICE_KEY = "_participant_notice"
+
+
+def _request_id(slot: str) -> str:
+    import uuid
+
+    key = f"_participant_request:{slot}"
+    if key not in st.session_state:
+        st.session_state[key] = f"p-{uuid.uuid4().hex}"
+    return st.session_state[key]
+
+
+def chat_box(db: Any, token: str, view: Any, *, wake: Any = None) -> None:
+    """The box pinned to the bottom. Drawn before the chat: a sent message is posted first, so
+    the chat drawn next in the same run already shows it (no second run). A refused one is put
+    back into the box with the reason (a rerun)."""
+    from conversation import study
+    from conversation.rooms.room import MAX_MESSAGE_CHARS
+
+    with st.bottom:
+        above = st.container()
+        notice = st.session_state.pop(NOTICE_KEY, None)
+        if notice:
+            above.warning(escape_markdown(notice), icon=":material/schedule:")
+        label = "Your message" + (" (it is your turn)" if view.your_turn else "")
+        message = limited_chat_input(label, key=CHAT_KEY, limit=MAX_MESSAGE_CHARS, above=above)
+    if not message:
+        return
+    try:
+        study.post_as_participant(db, token, message, request_id=_request_id("post"))
+    except study.TooFast as slow:
+        st.session_state[NOTICE_KEY] = (
+            f"You are sending messages quickly: wait {max(1, round(slow.retry_after))} s and send "
+            "it again."
+        )
+        st.session_state[f"_pending:{CHAT_KEY}"] = message
+    except study.WrongStage:
+        pass  # the room ended meanwhile: the rerun shows the next stage
+    except ValueError as exc:
+        st.session_state[NOTICE_KEY] = f"Not sent: {exc}"
+        st.session_state[f"_pending:{CHAT_KEY}"] = message
+    else:
+        st.session_state.pop("_participant_request:post", None)
+        if wake is not None:
+            wake()  # the in-process runner looks for work now (the agents answer)
+        return
+    st.rerun()
+
+
+def help_panel(db: Any, token: str, view: Any) -> None:
+    """A box to write to the researcher (their answers are drawn live by ``ui.participant_room``)."""
+    from conversation import study
+
+    with st.expander("Help: message the researcher"):
+        st.caption("The researcher's answers appear above the chat.")
+        with st.form("participant-help", clear_on_submit=True, border=False):
+            text = st.text_input("Your message to the researcher", max_chars=2000)
+            sent = st.form_submit_button("Send to the researcher")
+        if sent and text.strip():
+            study.message_researcher(db, token, text.strip())
+            st.rerun()
