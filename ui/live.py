@@ -371,10 +371,10 @@ def draft_bubble(
     ):
         label = escape_markdown(turn.speaker)
         if draft is None:
-            st.caption(f"**{label}** · #{turn.seq}{_state_note(turn)}")
+            st.caption(f"**{label}** · #{int(turn.seq)}{_state_note(turn)}")
             st.text("…")
             return
-        st.caption(f"**{label}** · #{turn.seq} · drafting… ({len(draft.text):,} characters)")
+        st.caption(f"**{label}** · #{int(turn.seq)} · drafting… ({len(draft.text):,} characters)")
         st.text(draft.text + " ▍")
         if stop is not None:
             if draft.stop_by:
