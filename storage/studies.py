@@ -180,14 +180,8 @@ def admit_participant(
                 return Admission(found, resumed=True)
         if study.status != "open":
             return Admission(None, refused=study.status)
-        if cap is not None:
-            count = session.exec(
-                select(func.count())
-                .select_from(StudyParticipant)
-                .where(StudyParticipant.study_id == study_id)
-            ).one()
-            if count >= cap:
-                return Admission(None, refused="full")
+        if cap is not None and _participant_count(session, study_id) >= cap:
+            return Admission(None, refused="full")
         person = StudyParticipant(
             study_id=study_id,
             pseudonym=pseudonym,
@@ -207,6 +201,11 @@ def admit_participant(
         )
         session.add(StudyEvent(study_id=study_id, participant_id=person.id, kind="joined", at=now))
         return Admission(person)
+
+
+def _participant_count(session: Any, study_id: int) -> int:
+    query = select(func.count()).select_from(StudyParticipant)
+    return int(session.exec(query.where(StudyParticipant.study_id == study_id)).one())
 
 
 def participant_by_token(db: Database, token_hash: str) -> StudyParticipant:
@@ -471,24 +470,37 @@ def form_group(
         )
         session.add(group)
         session.flush()
-        by_id = {p.id: p for p in rows}
-        for seat, pid in people.items():
-            person = by_id[pid]
-            person.stage, person.group_id, person.seat = "room", group.id, seat
-            person.condition, person.assigned_at, person.updated_at = room.condition, now, now
-            person.version = study.version
-            session.add(person)
-            session.add(
-                StudyEvent(
-                    study_id=study_id,
-                    participant_id=pid,
-                    group_id=group.id,
-                    kind="assigned",
-                    data={"condition": room.condition, "seat": seat, **assignment},
-                    at=now,
-                )
-            )
+        _seat_people(session, study, group, {p.id: p for p in rows}, people, assignment, now)
         return group
+
+
+def _seat_people(
+    session: Any,
+    study: Any,
+    group: StudyGroup,
+    by_id: Mapping[Any, StudyParticipant],
+    people: Mapping[str, int],
+    assignment: Mapping[str, Any],
+    now: Any,
+) -> None:
+    """:func:`form_group`'s participants moved into ``group``'s room, each with its ``assigned``
+    event (inside the caller's transaction)."""
+    for seat, pid in people.items():
+        person = by_id[pid]
+        person.stage, person.group_id, person.seat = "room", group.id, seat
+        person.condition, person.assigned_at, person.updated_at = group.condition, now, now
+        person.version = study.version
+        session.add(person)
+        session.add(
+            StudyEvent(
+                study_id=study.id,
+                participant_id=pid,
+                group_id=group.id,
+                kind="assigned",
+                data={"condition": group.condition, "seat": seat, **assignment},
+                at=now,
+            )
+        )
 
 
 def list_groups(db: Database, study_id: int, *, status: str | None = None) -> list[StudyGroup]:

@@ -191,14 +191,7 @@ def commit_on(
         current[1] = item.state
         current[2] = values.get("data", data)
         if item.room_status is not None:
-            moves.append(
-                {
-                    "b_room_id": room_id,
-                    "status": item.room_status,
-                    "stop_reason": item.stop_reason,
-                    "updated_at": now,
-                }
-            )
+            moves.append(_room_move(room_id, item, now))
         touched.add(room_id)
         results.append(True)
     for run in runs:
@@ -210,6 +203,16 @@ def commit_on(
     if touched:
         conn.execute(_TOUCH_ROOMS(conn), {"ids": sorted(touched), "now": now})
     return results
+
+
+def _room_move(room_id: int, item: TurnCommit, now: datetime) -> dict[str, Any]:
+    """The parameters of ``_MOVE_RUNNING_ROOM`` for a commit that moves its room."""
+    return {
+        "b_room_id": room_id,
+        "status": item.room_status,
+        "stop_reason": item.stop_reason,
+        "updated_at": now,
+    }
 
 
 #: SET columns come from the execute parameters (status, stop_reason, updated_at).

@@ -90,12 +90,12 @@ def post_message(
         "data": {"by": who(actor, speaker)},
     }
     if config_change is not None:
-        config, by, fields, notice = config_change
+        new_config, by, fields, notice = config_change
         _, event = storage_errors(
             storage.post_after_config_change,
             db,
             room_id,
-            config,
+            new_config,
             by=by,
             changes=fields,
             notice=notice,

@@ -150,16 +150,7 @@ def build_turn_prompt(
     max_turns = max_turns_of(config.termination)
     current = view.agent_turns()
     template = template or room_template(config)
-    values = {
-        "speaker_name": speaker,
-        "agent_names": list(config.names),
-        # past the last turn (a preview of an ended room): the last turn, never "9 of 8"
-        "current_turn": min(current, max_turns - 1) if max_turns else current,
-        "max_turns": max_turns,
-        "turns_left": max(max_turns - current, 0) if max_turns else None,
-        "feedback": feedback,
-        "addressee": addressee,
-    }
+    values = _template_values(config, speaker, current, max_turns, feedback, addressee)
     chat = chat_shaped(config, speaker)
     if chat:
         instructions = _CHAT_TEMPLATE.render(
@@ -196,6 +187,27 @@ def build_turn_prompt(
 
     user, saw = _fitted(config, speaker, system, render, empty)
     return TurnPrompt(system, user, saw)
+
+
+def _template_values(
+    config: RoomConfig,
+    speaker: str,
+    current: int,
+    max_turns: int | None,
+    feedback: str | None,
+    addressee: str | None,
+) -> dict[str, Any]:
+    """The room template's values for ``speaker``'s turn (the conversation aside)."""
+    return {
+        "speaker_name": speaker,
+        "agent_names": list(config.names),
+        # past the last turn (a preview of an ended room): the last turn, never "9 of 8"
+        "current_turn": min(current, max_turns - 1) if max_turns else current,
+        "max_turns": max_turns,
+        "turns_left": max(max_turns - current, 0) if max_turns else None,
+        "feedback": feedback,
+        "addressee": addressee,
+    }
 
 
 def _turn_records(view: RoomState, positions: Sequence[int]) -> list[str]:

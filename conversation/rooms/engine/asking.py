@@ -68,7 +68,8 @@ async def ask_with_retries(
                 continue
             attempts += 1
             echo = isinstance(exc, EchoOnlyReply)  # retried, then (a speak turn) a pass
-            if echo and attempts >= retry.max_attempts and handler.kind is TurnKind.SPEAK:
+            speaks = handler.kind is TurnKind.SPEAK
+            if isinstance(exc, EchoOnlyReply) and attempts >= retry.max_attempts and speaks:
                 return pass_after_echoes(call, exc, attempts)
             transient = echo or is_transient(exc, TRANSIENT_HTTP_STATUSES)
             if not transient or attempts >= retry.max_attempts:
