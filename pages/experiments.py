@@ -345,7 +345,7 @@ def progress_panel() -> None:
     recovery = worker.recovering(db, experiment_id=experiment_id) if status == "running" else None
     if recovery is not None:  # a crashed server's turns, taken over in seconds
         said = recovery.sentence()
-        st.warning(said[0].upper() + said[1:] + ".", icon=":material/restart_alt:")
+        st.warning(escape_markdown(said[0].upper() + said[1:] + "."), icon=":material/restart_alt:")
     k1, k2, k3, k4 = st.columns(4)
     k1.metric("Rooms created", f"{now.created} / {now.planned}")
     k2.metric("Running", now.running)

@@ -209,8 +209,10 @@ def compare_branches(db: Any, room_id: int) -> None:
     aligned = comparison_rows(left, right, start)
     differing = sum(1 for *_, differs in aligned if differs)
     st.caption(
-        f"From message #{start}, where the two branches diverge: {differing} of {len(aligned)} "
-        "messages differ (marked ≠)."
+        escape_markdown(
+            f"From message #{start}, where the two branches diverge: {differing} of "
+            f"{len(aligned)} messages differ (marked ≠)."
+        )
     )
     if not aligned:
         st.text("(nothing after this point in either branch)")

@@ -44,7 +44,7 @@ SLOW_SECONDS = float(os.environ.get("ROOMS_UI_IDLE_POLL_SECONDS", "2"))
 DRAFT_SECONDS = float(os.environ.get("ROOMS_UI_DRAFT_POLL_SECONDS", "0.3"))
 MAX_SHOWN = 200
 #: Height of the Room page's scrolling transcript box, in pixels.
-TRANSCRIPT_HEIGHT_PX = 640
+TRANSCRIPT_HEIGHT_PX = 560
 ACTIVE_STATUSES = frozenset({"running"})
 FINAL_STATES = frozenset({"done", "failed", "stopped", "abandoned"})
 

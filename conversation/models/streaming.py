@@ -343,6 +343,10 @@ def _usage(
         return spent.input_tokens, spent.output_tokens, known_cost(model, spent.total_cost), False
     input_tokens = prompt_tokens(system_prompt, user_prompt)
     output_tokens = estimate_tokens(raw["choices"][0]["message"]["content"])
+    # The estimate errs high; the server never writes more than the output limit it was sent.
+    limit = model.parameters.get("max_tokens") if isinstance(model.parameters, dict) else None
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
+        output_tokens = min(output_tokens, limit)
     priced = {**raw, "usage": {"prompt_tokens": input_tokens, "completion_tokens": output_tokens}}
     return input_tokens, output_tokens, known_cost(model, model.cost(priced).total_cost), True
 

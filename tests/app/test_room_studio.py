@@ -14,6 +14,7 @@ import storage
 from conversation.rooms.room import Room
 from storage import Database
 from tests.app.test_pages import app, mug_room
+from tests.app.test_pages import shown as shown_text
 from ui import branches, room_details, room_editing
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,7 +96,7 @@ def test_the_branch_tree_and_the_side_by_side_compare(db: Database) -> None:
     assert shown[row + 1] == "Buyer: Five dollars, final offer."
     assert shown[row + 2] == f"Buyer: {original}"
     assert "#3 ≠" in shown  # the edited branch's fork notice against the original's reply
-    captions = [c.value for c in at.caption]
+    captions = [shown_text(c.value) for c in at.caption]
     assert any(c.startswith("From message #2, where the two branches diverge:") for c in captions)
 
 

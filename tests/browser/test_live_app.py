@@ -51,7 +51,8 @@ def test_deep_link_on_a_fresh_server_gets_the_room_page(fresh_server, browser) -
         wait_text(page, "Deep-linked room")
         links = page.get_by_test_id("stSidebarNavLink").all_inner_texts()
         nav = [t.strip().split("\n")[-1] for t in links]  # the icon's ligature comes first
-        assert nav == ["Home", "Agents", "Room", "Experiments", "Results"]  # not file names
+        screens = ["Home", "Agents", "Room", "Experiments", "Results", "Study monitor"]
+        assert nav == screens  # not file names
         wait_text(page, "Your name in rooms")  # the shared sidebar
         assert page.get_by_test_id("stSidebar").get_by_role("textbox").count() == 1
         assert page.url.endswith(f"/room?room={room.id}")
@@ -239,7 +240,9 @@ def test_moderation_controls_stay_in_view_beside_the_newest_message(app_server, 
         box = locator.bounding_box()
         return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height
 
-    newest.scroll_into_view_if_needed()  # reading the newest message scrolls the log's box
+    # Reading the newest message scrolls the log's box (and the page, if the box's end is below
+    # the window) until its last line is at the bottom of the window.
+    newest.evaluate("e => e.scrollIntoView({block: 'end'})")
     assert until(lambda: on_screen(newest) and on_screen(approve.first)), (
         newest.bounding_box(),
         approve.first.bounding_box(),
