@@ -130,7 +130,14 @@ def press_until(page, name: str, done, tries: int = 4) -> None:  # type: ignore[
     turns land; a click can meet a redraw and be lost, or wait for a button that never holds
     still (both seen in CI under load). Each action here is one write that a second click
     leaves as it is, so clicking again is safe."""
+    url = page.url
     for _ in range(tries):
+        if "room=" in url and "room=" not in page.url:
+            # Seen once in a full CI run: the page lost its ?room= and showed "+ New room" (a
+            # race in the room picker, not understood yet; see the closing note). Go back to it.
+            page.goto(url)
+            with contextlib.suppress(PlaywrightTimeout):
+                page.get_by_role("button", name=name, exact=True).wait_for(timeout=15_000)
         with contextlib.suppress(PlaywrightTimeout):
             page.get_by_role("button", name=name, exact=True).click(timeout=5_000, force=True)
         if until(done, timeout=8):

@@ -87,7 +87,10 @@ def test_four_processes_stay_under_the_shared_rate_and_every_turn_lands(
     # (without the limiter, the instant server would take them all in well under a second).
     span = served[-1] - served[0]
     rate = (len(served) - per_second) / span
-    assert rate <= per_second * 1.1, f"{rate:.1f} requests/s across {WORKERS} processes"
+    # 1.25x, not 1.1x: the server stamps a request when it is served, after the client process's
+    # start-up, so the first serve can lag its take and shorten the span (11.6/s seen once in a
+    # full CI run against a limit of 10/s; without the limiter it is far above 25/s).
+    assert rate <= per_second * 1.25, f"{rate:.1f} requests/s across {WORKERS} processes"
     assert server.throttled == 0
     [bucket] = storage.rate_buckets(db)
     assert bucket.rpm == per_second * 60 and bucket.key.startswith("openai_compatible at ")
