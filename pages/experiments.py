@@ -41,7 +41,7 @@ if ex.catch_up(db, speaker=human_name()):  # resumes experiments a restart cut s
 show_archived = st.toggle("Show archived experiments", key="exp-show-archived")
 linked = parse_id(st.query_params.get("experiment"), "experiment")
 if linked.problem:
-    st.warning(linked.problem)
+    st.warning(escape_markdown(linked.problem))
 current = linked.value
 # No status in the labels: the picker is drawn once per page run, so a status in it would go
 # stale while the progress panel below follows the rooms. An archived experiment

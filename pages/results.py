@@ -39,7 +39,7 @@ with st.expander(
 ex.catch_up(db)  # an experiment whose rooms all finished is recorded as done
 linked = parse_id(st.query_params.get("experiment"), "experiment")  # e.g. from Experiments
 if linked.problem:
-    st.warning(linked.problem)
+    st.warning(escape_markdown(linked.problem))
 show_archived = st.toggle("Show archived experiments and rooms", key="res-show-archived")
 exp_names = results.experiment_choices(db, show_archived=show_archived, linked=linked.value)
 wanted = next((label for label, eid in exp_names.items() if eid == linked.value), results.ALL_ROOMS)
