@@ -15,8 +15,9 @@ How it stays cheap (docs/design.md, "The UI is a view over the database": the UI
 
 A streaming turn (docs/streaming.md) is drawn by that same fragment, not by the page: its bubble
 shows the turn's partial draft (``browse.room_draft``: a draft write changes neither the room row
-nor the log, so the page never reruns for it), read every ``DRAFT_SECONDS`` while a turn runs,
-with a "Stop drafting" button for a person who may moderate. When the turn commits, the marker
+nor the log, so the page never reruns for it), read every ``DRAFT_SECONDS`` while the turn
+streams or was just claimed (``poll_seconds``: a turn whose model does not stream, or a room with
+streaming off, is polled at the usual rate), with a "Stop drafting" button for a person who may moderate. When the turn commits, the marker
 changes and the page reruns once: the message is drawn where the bubble was.
 
 Message bodies and names are drawn as plain text: ``<script>`` shows as ``<script>``.
@@ -27,6 +28,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import streamlit as st
@@ -42,6 +44,8 @@ FAST_SECONDS = float(os.environ.get("ROOMS_UI_POLL_SECONDS", "0.75"))
 SLOW_SECONDS = float(os.environ.get("ROOMS_UI_IDLE_POLL_SECONDS", "2"))
 #: How often a running turn's partial draft is read (the first text is on screen within this).
 DRAFT_SECONDS = float(os.environ.get("ROOMS_UI_DRAFT_POLL_SECONDS", "0.3"))
+#: How long after its claim a turn with no draft yet is still polled at ``DRAFT_SECONDS``.
+DRAFT_GRACE = timedelta(seconds=3)
 MAX_SHOWN = 200
 #: Height of the Room page's scrolling transcript box, in pixels.
 TRANSCRIPT_HEIGHT_PX = 560
@@ -112,8 +116,6 @@ def _settled_upto(cache: LiveCache) -> int:
 def waiting_for_server(turn: Any) -> str | None:
     """``waiting for the model server (retry in 20 s)`` while a turn's server is down (its error
     code ``server_unavailable``, recorded by the engine), else None."""
-    from datetime import UTC, datetime
-
     from conversation.models.retries import SERVER_UNAVAILABLE
 
     error, at = turn.error or {}, turn.next_attempt_at
@@ -333,27 +335,48 @@ def live_transcript(
     box = render_transcript(room, cache, roster, db=db, height=TRANSCRIPT_HEIGHT_PX, skip=running)
     drawn = cache.marker
 
+    draft = browse.partial_draft(db, int(running.id)) if running is not None else None
+    interval = poll_seconds(room, running, draft)
+
     def watch() -> None:
         # The only work on a poll: one primary-key read and one index probe. When anything
         # changed, the whole page reruns once (transcript, status line and controls together).
         if _marker(db, browse.get_room(db, room_id)) != drawn:
             st.rerun()
         if running is not None:  # and the streaming turn's draft, drawn here only
-            draft_bubble(running, browse.partial_draft(db, int(running.id)), roster, stop=stop)
+            now = browse.partial_draft(db, int(running.id))
+            if poll_seconds(room, running, now) != interval:
+                st.rerun()  # a draft began (or never will): poll at the rate that fits
+            draft_bubble(running, now, roster, stop=stop)
 
-    if running is not None:
-        interval = DRAFT_SECONDS
-    else:
-        interval = FAST_SECONDS if room.status in ACTIVE_STATUSES else SLOW_SECONDS
     with box if box is not None else st.container():  # the growing draft: under the newest
         st.fragment(watch, run_every=interval)()
     st.caption(escape_markdown(spend_line(cache, budget)))
 
 
+def poll_seconds(room: Any, running: Any | None, draft: Any | None) -> float:
+    """How often the live fragment polls: ``DRAFT_SECONDS`` while a turn's reply streams (its
+    draft is there) or may be about to (claimed under ``DRAFT_GRACE_SECONDS`` ago: a streamed
+    call writes its first, empty draft at once), else ``FAST_SECONDS`` for a running room and
+    ``SLOW_SECONDS`` for an idle one. A turn that does not stream (its model cannot, or it waits
+    for a model server) is thus not read a few times a second for a draft that never comes."""
+    if running is not None:
+        claimed = running.updated_at
+        if claimed is not None and claimed.tzinfo is None:
+            claimed = claimed.replace(tzinfo=UTC)
+        young = claimed is not None and datetime.now(UTC) - claimed < DRAFT_GRACE
+        if draft is not None or young:
+            return DRAFT_SECONDS
+    return FAST_SECONDS if room.status in ACTIVE_STATUSES else SLOW_SECONDS
+
+
 def streaming_turn(room: Any, cache: LiveCache) -> Any | None:
-    """The running speaking turn of a running room whose reply may stream, or None."""
+    """The running speaking turn of a running room whose reply may stream, or None (also when
+    the room's ``streaming`` setting is off)."""
     turn = cache.open_turn()
     if room.status != "running" or turn is None or turn.state != "running":
+        return None
+    if (room.config or {}).get("streaming", True) is False:
         return None
     if turn.kind != "agent" or kind_of(turn.data or {}) is not None:
         return None  # summaries, picks and drafted candidates do not stream
@@ -395,6 +418,7 @@ __all__ = [
     "ACTIVE_STATUSES",
     "DRAFT_SECONDS",
     "draft_bubble",
+    "poll_seconds",
     "streaming_turn",
     "FAST_SECONDS",
     "LiveCache",

@@ -25,7 +25,7 @@ import storage
 from conversation.experiments.runs import catch_up
 from conversation.models.bindings import ModelCache
 from conversation.rooms.engine import Call, Engine, HeldRoom, Reply, Step, owner_id
-from conversation.vocabulary import RoomStatus
+from conversation.vocabulary import RoomStatus, TurnState
 from conversation.worker.takeover import take_over_gone_owners
 
 log = logging.getLogger(__name__)
@@ -267,7 +267,8 @@ class Worker:
             gc.freeze()
         for (call, _), step in zip(arrived, self.engine.finish(arrived), strict=True):
             room_id = call.held.room_id
-            if step.turn is not None:
+            if step.turn is not None and step.turn.state != TurnState.RUNNING:
+                # a turn still running was denied (e.g. stopped while drafting): not yet taken
                 self.turns_taken += 1
             held = self._held[room_id]
             if step.turn is not None and step.status == RoomStatus.RUNNING:

@@ -170,3 +170,36 @@ def test_a_stop_before_the_reply_starts_is_honoured(db) -> None:
     [turn] = room.run(max_turns=1)
     assert turn.inputs["denials"][0]["by"] == "researcher"
     assert turn.inputs["denials"][0]["draft"] == ""
+
+
+def test_a_worker_does_not_count_a_turn_stopped_while_drafting(db) -> None:
+    """The stopped draft is a denial, not a turn taken: the worker's count is the turns that
+    committed a reply (two here), though three calls were made."""
+    from conversation.termination.conditions import MaxTurns
+    from conversation.worker import Worker
+    from tests.support.room_common import FixedModels
+
+    model = OfflineModel(replies=[LONG, "Alice again.", "Bob answers."], words_per_second=20)
+    # stored as a portable spec; the worker is handed the scripted model
+    room = room_with(db, OfflineModel(seed=1), termination=MaxTurns(2), in_process_only=False)
+    moderator = Actor("mod@lab", Role.MODERATOR)
+
+    def stop_first_draft() -> None:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            draft = storage.room_draft(db, room.id)
+            if draft is not None and len(draft.text.split()) >= 3:
+                room.turn(draft.event_id).stop_drafting(actor=moderator)
+                return
+            time.sleep(0.02)
+
+    stopper = threading.Thread(target=stop_first_draft)
+    stopper.start()
+    worker = Worker(db, concurrency=1, poll_interval=0.05)
+    worker.engine.models = FixedModels(model)
+    taken = asyncio.run(asyncio.wait_for(worker.run(until_idle=True), 60))
+    stopper.join()
+    agent_turns = [e for e in room.events() if e.kind == "agent"]
+    assert [e.content for e in agent_turns] == ["Alice again.", "Bob answers."]
+    assert agent_turns[0].data["denials"][0]["reason"] == STOPPED_WHILE_DRAFTING
+    assert taken == 2
