@@ -42,6 +42,7 @@ from storage._tx import (
     lock_rooms,
     note_edit,
     require_in,
+    touch_room,
     word_count,
 )
 from storage.database import Database
@@ -350,6 +351,9 @@ def record_attempt(
             .where(EVENTS.c.id == event_id)
             .values(attempts=attempts, error=error, next_attempt_at=next_attempt_at, updated_at=now)
         )
+        # What the room's pages say changes (a retry, "waiting for the model server"), and a
+        # live page reruns when the room row does.
+        touch_room(conn, current.room_id, now)
         return attempts
 
 

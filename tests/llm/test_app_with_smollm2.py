@@ -23,7 +23,7 @@ from conversation.termination.conditions import MaxTurns
 from conversation.text.scaffolding import reply_problems
 from tests.browser.browser_helpers import open_page, post, until, wait_count, wait_text
 from tests.browser.conftest import AppServer, browser, chromium_path  # noqa: F401 (fixtures)
-from tests.support.llm_server import LlamaServer
+from tests.support.llm_server import LlamaServer, find_gguf
 
 pytestmark = [pytest.mark.llm, pytest.mark.browser]
 
@@ -90,3 +90,65 @@ def test_a_room_with_smollm2_through_the_app(app_with_llm, browser, llm_server) 
     finally:
         context.close()
         db.dispose()
+
+
+@pytest.fixture
+def own_llm_server(tmp_path: Path) -> Iterator[LlamaServer]:
+    """A SmolLM2 server of this test alone: it is stopped and started again on the same port."""
+    gguf = find_gguf()
+    if gguf is None:
+        pytest.skip("the SmolLM2 model file is missing (.ci/install-llm)")
+    server = LlamaServer.start(gguf, log_dir=tmp_path)
+    yield server
+    server.stop()
+
+
+def test_a_model_server_restart_is_waited_out_on_the_room_page(
+    own_llm_server: LlamaServer,
+    chromium_path: str,  # noqa: F811
+    browser,  # noqa: F811
+    tmp_path: Path,
+) -> None:  # type: ignore[no-untyped-def]
+    """The server is down (restarting) when a person opens the room: the Room page says the
+    room is waiting for the model server (not a failure), and once the server is back on the
+    same port the room finishes by itself, every turn a real reply. (Stopping it mid-turn is
+    tested against a fake server in tests/conversation/rooms/test_model_outage.py.)"""
+    app = ServerConfiguredApp(tmp_path / "app")
+    app.base_url = own_llm_server.base_url
+    app.start(timeout=60)
+    db = app.database()
+    room = Room.create(
+        db,
+        name="Outage",
+        agents=[{"name": "Buyer"}, {"name": "Seller"}],
+        planner=RoundRobinPolicy(),
+        termination=MaxTurns(3),
+        model={"service": "openai_compatible", "model": "smollm2", "base_url": app.base_url},
+        max_output_tokens=24,
+        request_timeout=600,
+    )
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    try:
+        open_page(page, app, f"/room?room={room.id}")
+        own_llm_server.stop()  # restarting (SmolLM2 answers too fast to stop it mid-room)
+        post(page, "Please agree on a price for the mug.")
+        wait_text(page, "waiting for the model server", timeout=120_000)
+        assert Room.open(db, room.id).status == "running"  # waiting, not failed
+        assert "retry in" in page.inner_text("body")
+        gguf = find_gguf()
+        assert gguf is not None
+        restarted = LlamaServer.start(gguf, log_dir=tmp_path, port=own_llm_server.port)
+        try:
+            assert until(lambda: Room.open(db, room.id).status == "terminated", timeout=600)
+            wait_text(page, "Ended", timeout=120_000)
+            turns = [e for e in storage.events(db, room.id) if e.kind in ("agent", "pass")]
+            assert [t.state for t in turns] == ["done"] * 3
+            assert all(t.content.strip() for t in turns if t.kind == "agent")
+        finally:
+            restarted.stop()
+    finally:
+        context.close()
+        db.dispose()
+        app.stop()

@@ -293,7 +293,12 @@ def test_retry_budget_survives_a_restart(db_url: str, room: int, clock: FakeCloc
     retry_at = clock.now + timedelta(seconds=4)
     error = {"type": "TimeoutError", "code": "timeout", "message": "read timed out"}
     assert storage.record_attempt(first_db, turn.id, token, error=error, next_attempt_at=retry_at)
+    before = storage.get_room(first_db, room).updated_at
+    clock.advance(1)
     assert storage.record_attempt(first_db, turn.id, token, error=error) == 2
+    # a failed try changes what the room's pages say: the room row is bumped, so a live page
+    # (which reruns when the room row changes) shows the retry or the outage
+    assert storage.get_room(first_db, room).updated_at > before
     first_db.dispose()  # the worker process dies
 
     clock.advance(11)

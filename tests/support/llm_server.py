@@ -75,9 +75,16 @@ class LlamaServer:
 
     @classmethod
     def start(
-        cls, gguf: Path, *, log_dir: Path | None = None, ready_timeout: float = 120.0
+        cls,
+        gguf: Path,
+        *,
+        log_dir: Path | None = None,
+        ready_timeout: float = 120.0,
+        port: int | None = None,
     ) -> LlamaServer:
-        port = _free_port()
+        """Start the server (on ``port``, e.g. to restart a stopped one where its clients
+        point; a free port by default) and return once it answers."""
+        port = port or _free_port()
         log = (log_dir or Path(os.environ.get("TMPDIR", "/tmp"))) / f"llama-server-{port}.log"
         command = [
             sys.executable,
