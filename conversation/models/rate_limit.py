@@ -27,6 +27,7 @@ Read at each call, like the in-flight limits: a changed setting applies to the n
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import random
@@ -93,13 +94,19 @@ def parse_rate_limits(text: str) -> dict[str, storage.RateLimit]:
     return limits
 
 
+@functools.lru_cache(maxsize=8)
+def _parsed(raw: str) -> dict[str, storage.RateLimit]:
+    # read on every call (a changed setting applies at once), parsed once per distinct value
+    return parse_rate_limits(raw)
+
+
 def bucket_for(model: Any) -> tuple[str, storage.RateLimit] | None:
     """The bucket key and limit ``model``'s calls count against, or None (no limit set)."""
     raw = os.environ.get(RATE_LIMITS_ENV, "").strip()
     provider = provider_key(model)
     if not raw or provider is None:
         return None
-    limits = parse_rate_limits(raw)
+    limits = _parsed(raw)
     service = getattr(model, "_inference_service_", None)
     name = getattr(model, "model", None)
     if isinstance(name, str) and f"{service}/{name}" in limits:

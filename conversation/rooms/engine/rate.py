@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 import storage
-from conversation.models.rate_limit import Usage, within_rate
+from conversation.models.rate_limit import Usage, bucket_for, within_rate
 from conversation.rooms.engine.records import Call, Reply
 from conversation.text.tokens import prompt_tokens
 
@@ -18,6 +18,8 @@ async def ask_within_rate(
     db: storage.Database, call: Call, ask: Callable[[], Awaitable[Reply]]
 ) -> Reply:
     """``ask()`` (the turn kind's ``ask``) once the turn's provider bucket allows it."""
+    if bucket_for(call.model) is None:  # no limit set: no estimate to make (every turn asks)
+        return await ask()
     requests, tokens = estimate(call)
 
     def used(outcome: Reply) -> Usage | None:
