@@ -18,6 +18,7 @@ from ui.coding import results_coding
 from ui.live import LiveCache, render_transcript
 from ui.params import parse_id
 from ui.rooms import cost_texts
+from ui.streamed_export import experiment_exports
 from ui.study_exports import study_exports_panel
 from ui.widgets import escape_markdown, model_picker, synced_selectbox
 
@@ -382,5 +383,12 @@ with export_tab:
         key="dl-edsl",
         on_click="ignore",
     )
+    if experiment_id is not None:
+        every = browse.room_ids(db, experiment_id=experiment_id, archived=archived)
+        st.markdown(
+            f"**Every room of this experiment** ({len(every):,}, whatever the filters above): "
+            "written to a file first, with a progress bar, then offered for download."
+        )
+        experiment_exports(db, every, f"experiment-{experiment_id}")
 
 results_coding(db, selected)  # tags: filter, counts by condition, the coding CSV

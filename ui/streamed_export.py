@@ -1,0 +1,95 @@
+"""An export too big to build on a click: written to a temporary file piece by piece under a
+progress bar (``st.progress``), then offered for download from that file.
+
+The writer is one of the engine's streamed exports (``browse.write_events``,
+``analysis.stream_edsl_results``): the page's process holds one piece at a time while writing,
+however many rooms. The download itself is Streamlit's: it reads the finished file into its media
+store for the session (the one copy of the file the server keeps), so the file is offered only
+after it is written, and a new export of the same kind replaces it.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from typing import Any, TextIO
+
+import streamlit as st
+
+#: ``write(out, progress)``: writes the export to the text file ``out``, calling
+#: ``progress(done, total)`` as it goes.
+Writer = Callable[[TextIO, Callable[[int, int], None]], Any]
+
+
+def file_export(
+    label: str, *, key: str, write: Writer, file_name: str, mime: str, what: str = "rooms"
+) -> None:
+    """A "Prepare" button that runs ``write`` into a temporary file under a progress bar, then
+    a download button for that file (kept for the session under ``key``)."""
+    path_key = f"{key}-file"
+    if st.button(f"Prepare {label}", key=f"{key}-prepare"):
+        bar = st.progress(0.0, text=f"Writing {label}…")
+
+        def show(done: int, total: int) -> None:
+            bar.progress(done / max(total, 1), text=f"{label}: {done:,} of {total:,} {what}")
+
+        _forget(st.session_state.pop(path_key, None))
+        handle, path = tempfile.mkstemp(prefix="rooms-export-", suffix=f"-{file_name}")
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            write(out, show)
+        bar.progress(1.0, text=f"{label}: written ({os.path.getsize(path):,} bytes).")
+        st.session_state[path_key] = path
+    path = st.session_state.get(path_key)
+    if path and os.path.exists(path):
+        with open(path, "rb") as data:
+            st.download_button(
+                f"Download {label}",
+                data,
+                file_name=file_name,
+                mime=mime,
+                key=f"{key}-download",
+                on_click="ignore",
+            )
+
+
+def experiment_exports(db: Any, room_ids: list[int], stem: str) -> None:
+    """Every event of ``room_ids`` as CSV and as JSON lines, and their agent messages as EDSL
+    ``Results``: each prepared into a file under a progress bar, then downloadable."""
+    from conversation import analysis, browse
+
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        file_export(
+            "events (CSV)",
+            key="xp-events-csv",
+            write=lambda out, show: browse.write_events(db, room_ids, out, "csv", progress=show),
+            file_name=f"{stem}-events.csv",
+            mime="text/csv",
+        )
+    with c2:
+        file_export(
+            "events (JSON lines)",
+            key="xp-events-jsonl",
+            write=lambda out, show: browse.write_events(db, room_ids, out, "jsonl", progress=show),
+            file_name=f"{stem}-events.jsonl",
+            mime="application/x-ndjson",
+        )
+    with c3:
+        file_export(
+            "EDSL Results (JSON)",
+            key="xp-edsl",
+            write=lambda out, show: out.writelines(
+                analysis.stream_edsl_results(db, room_ids, progress=show)
+            ),
+            file_name=f"{stem}-results.json",
+            mime="application/json",
+        )
+
+
+def _forget(path: str | None) -> None:
+    if path and os.path.exists(path):
+        os.unlink(path)
+
+
+__all__ = ["Writer", "experiment_exports", "file_export"]
