@@ -33,7 +33,9 @@ def _config() -> dict[str, Any]:
 
 
 def _log(n: int) -> list[dict[str, Any]]:
-    records = [{"kind": "human", "speaker": "user", "content": "Négocie, <b>mug</b>?", "activity": 1}]
+    records = [
+        {"kind": "human", "speaker": "user", "content": "Négocie, <b>mug</b>?", "activity": 1}
+    ]
     for i in range(1, n):
         records.append(
             {"kind": "agent", "speaker": ("Buyer", "Seller")[i % 2], "activity": 1,
