@@ -29,6 +29,7 @@ me = actor()
 PAGE_SIZE = 100
 TRANSCRIPT_TAIL = 50  # events a transcript shows first (drawing 200 costs half a second)
 LONG_TAIL = 200  # at most (ui.live.MAX_SHOWN)
+MESSAGES_SHOWN = 1_000  # rows of the Charts tab's messages table (sending 10,000 costs seconds)
 
 st.title("Results")
 with st.expander(
@@ -157,7 +158,12 @@ with charts_tab:
             else ""
         )
     )
-    st.dataframe(results.events_table(shown), hide_index=True, width="stretch")
+    if len(shown) > MESSAGES_SHOWN:  # a 10,000-message room: the table is the first of them
+        st.caption(
+            f"The first {MESSAGES_SHOWN:,} are listed; every message is in the Export tab "
+            "(events CSV) and the Transcript tab."
+        )
+    st.dataframe(results.events_table(shown.head(MESSAGES_SHOWN)), hide_index=True, width="stretch")
 
 
 # The Transcript and Compare tabs are fragments: a widget of theirs (the room, how many events,
