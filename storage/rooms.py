@@ -267,7 +267,7 @@ def room_ids(db: Database, *, sort: str = "oldest", **filters: Any) -> list[int]
     configs, :func:`list_rooms`, hundreds)."""
     query = select(Room.id).where(*room_conditions(**filters)).order_by(*room_order(sort))
     with db.read() as session:
-        return [int(rid) for rid in session.exec(query)]
+        return [int(rid or 0) for rid in session.exec(query)]  # a stored id is never NULL
 
 
 def count_rooms(db: Database, **filters: Any) -> int:

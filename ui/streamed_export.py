@@ -40,9 +40,9 @@ def file_export(
             write(out, show)
         bar.progress(1.0, text=f"{label}: written ({os.path.getsize(path):,} bytes).")
         st.session_state[path_key] = path
-    path = st.session_state.get(path_key)
-    if path and os.path.exists(path):
-        with open(path, "rb") as data:
+    written = st.session_state.get(path_key)
+    if written and os.path.exists(written):
+        with open(written, "rb") as data:
             st.download_button(
                 f"Download {label}",
                 data,
