@@ -61,33 +61,21 @@ def experiment_exports(db: Any, room_ids: list[int], stem: str) -> None:
     ``Results``: each prepared into a file under a progress bar, then downloadable."""
     from conversation import analysis, browse
 
-    c1, c2, c3 = st.columns(3)
-    with c1:
-        file_export(
-            "events (CSV)",
-            key="xp-events-csv",
-            write=lambda out, show: browse.write_events(db, room_ids, out, "csv", progress=show),
-            file_name=f"{stem}-events.csv",
-            mime="text/csv",
-        )
-    with c2:
-        file_export(
-            "events (JSON lines)",
-            key="xp-events-jsonl",
-            write=lambda out, show: browse.write_events(db, room_ids, out, "jsonl", progress=show),
-            file_name=f"{stem}-events.jsonl",
-            mime="application/x-ndjson",
-        )
-    with c3:
-        file_export(
-            "EDSL Results (JSON)",
-            key="xp-edsl",
-            write=lambda out, show: out.writelines(
-                analysis.stream_edsl_results(db, room_ids, progress=show)
-            ),
-            file_name=f"{stem}-results.json",
-            mime="application/json",
-        )
+    def events(fmt: Any) -> Writer:
+        return lambda out, show: browse.write_events(db, room_ids, out, fmt, progress=show)
+
+    def edsl(out: TextIO, show: Callable[[int, int], None]) -> None:
+        out.writelines(analysis.stream_edsl_results(db, room_ids, progress=show))
+
+    kinds = (  # label, key, writer, file name, MIME type
+        ("events (CSV)", "xp-events-csv", events("csv"), "events.csv", "text/csv"),
+        ("events (JSON lines)", "xp-events-jsonl", events("jsonl"), "events.jsonl",
+         "application/x-ndjson"),
+        ("EDSL Results (JSON)", "xp-edsl", edsl, "results.json", "application/json"),
+    )  # fmt: skip
+    for column, (label, key, write, name, mime) in zip(st.columns(3), kinds, strict=True):
+        with column:
+            file_export(label, key=key, write=write, file_name=f"{stem}-{name}", mime=mime)
 
 
 def _forget(path: str | None) -> None:
