@@ -1,6 +1,7 @@
 """Home and Results render times on a big database, against an empty one in the same run.
 
     python benchmarks/app_pages.py [--rooms 1000] [--big-room 2000]
+    python benchmarks/app_pages.py --db sqlite:///big.db   # a database built by scale.py
 
 What it does (offline model, temporary database and HOME, no network, runner off):
 1. builds a database through storage's own bulk paths: ``--rooms`` rooms with a short log each
@@ -13,6 +14,9 @@ What it does (offline model, temporary database and HOME, no network, runner off
    after a filter change (a status picked), an experiment picked (its Statistics tab drawn) and
    the rerun after that (the empty database has no experiment: no figure there);
 3. prints the figures and the ratios big/empty.
+
+With ``--db``, step 1 is skipped: the big database is the one given (e.g. 100,000 rooms and
+1,000,000 events from ``benchmarks/scale.py``'s generator; it is migrated, never written).
 
 Targets: Home's first load on a fresh server < 3 s; Results' first render < 1 s with
 1,000 rooms and one 2,000-message room.
@@ -147,6 +151,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rooms", type=int, default=1000)
     parser.add_argument("--big-room", type=int, default=2000)
+    parser.add_argument("--db", help="measure this database instead of building one")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         base = Path(folder)
@@ -157,8 +162,11 @@ def main() -> None:
         from storage import Database
 
         Database(empty).dispose()
-        built = build(big, args.rooms, args.big_room)
-        print(f"built {args.rooms} rooms (one of {args.big_room} messages) in {built:.1f} s")
+        if args.db:
+            big = args.db
+        else:
+            built = build(big, args.rooms, args.big_room)
+            print(f"built {args.rooms} rooms (one of {args.big_room} messages) in {built:.1f} s")
         figures = {"empty": measure(empty, home), "big": measure(big, home)}
     print(f"{'':26}{'empty db':>10}{'big db':>10}{'ratio':>8}")
     names = ("home_first", "home_again", "results_first", "results_again", "results_widget")

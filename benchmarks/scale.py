@@ -26,7 +26,8 @@ The database must be empty (a new SQLite file, or an empty PostgreSQL database).
 
 The last line: ``ROOMS=<n> EVENTS=<n> CREATE_S=<x> HOME_S=<x> RESULTS_S=<x> ROOM10K_S=<x>
 EXPORT_PEAK_MB=<x> WORKER_RSS_MB=<x> POST_TO_CLAIM_MS=<x>``. ``--no-browser`` skips step 5
-(its figures print as ``nan``); tests/test_benchmarks.py runs it small so it cannot rot.
+(its figures print as ``nan``); ``--generate-only`` stops after step 1 (a database for
+``benchmarks/app_pages.py --db``); tests/test_benchmarks.py runs it small so it cannot rot.
 """
 
 from __future__ import annotations
@@ -275,7 +276,7 @@ import resource, sys
 import storage
 from conversation.browse import write_events
 db = storage.Database(sys.argv[1])
-ids = [r.id for r in storage.list_rooms(db, limit=None)]
+ids = storage.room_ids(db)  # ids only: a list of 100,000 rooms' records is 700 MB
 for fmt in ("csv", "jsonl"):
     with open(sys.argv[2] + "." + fmt, "w", encoding="utf-8") as out:
         write_events(db, ids, out, fmt)
@@ -299,6 +300,9 @@ def main() -> None:
     parser.add_argument("--worker-seconds", type=float, default=15.0)
     parser.add_argument("--samples", type=int, default=5)
     parser.add_argument("--no-browser", action="store_true")
+    parser.add_argument(
+        "--generate-only", action="store_true", help="build the database (step 1), then stop"
+    )
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="bench-scale-"))
     home = folder / "home"
@@ -314,6 +318,8 @@ def main() -> None:
     print(
         f"generated {args.rooms} rooms, {args.events} events: {time.perf_counter() - started:.1f} s"
     )
+    if args.generate_only:  # e.g. for benchmarks/app_pages.py --db
+        return
     experiment_id, create_s = create_design(db, min(args.rooms, 10_000))
     print(
         f"design of {storage.count_rooms(db, experiment_id=experiment_id)} rooms: {create_s:.2f} s"

@@ -18,6 +18,7 @@ from ui.coding import results_coding
 from ui.live import LiveCache, render_transcript
 from ui.params import parse_id
 from ui.rooms import cost_texts
+from ui.streamed_export import experiment_exports
 from ui.study_exports import study_exports_panel
 from ui.widgets import escape_markdown, model_picker, synced_selectbox
 
@@ -28,6 +29,7 @@ me = actor()
 PAGE_SIZE = 100
 TRANSCRIPT_TAIL = 50  # events a transcript shows first (drawing 200 costs half a second)
 LONG_TAIL = 200  # at most (ui.live.MAX_SHOWN)
+MESSAGES_SHOWN = 1_000  # rows of the Charts tab's messages table (sending 10,000 costs seconds)
 
 st.title("Results")
 with st.expander(
@@ -156,7 +158,12 @@ with charts_tab:
             else ""
         )
     )
-    st.dataframe(results.events_table(shown), hide_index=True, width="stretch")
+    if len(shown) > MESSAGES_SHOWN:  # a 10,000-message room: the table is the first of them
+        st.caption(
+            f"The first {MESSAGES_SHOWN:,} are listed; every message is in the Export tab "
+            "(events CSV) and the Transcript tab."
+        )
+    st.dataframe(results.events_table(shown.head(MESSAGES_SHOWN)), hide_index=True, width="stretch")
 
 
 # The Transcript and Compare tabs are fragments: a widget of theirs (the room, how many events,
@@ -382,5 +389,12 @@ with export_tab:
         key="dl-edsl",
         on_click="ignore",
     )
+    if experiment_id is not None:
+        every = browse.room_ids(db, experiment_id=experiment_id, archived=archived)
+        st.markdown(
+            f"**Every room of this experiment** ({len(every):,}, whatever the filters above): "
+            "written to a file first, with a progress bar, then offered for download."
+        )
+        experiment_exports(db, every, f"experiment-{experiment_id}")
 
 results_coding(db, selected)  # tags: filter, counts by condition, the coding CSV

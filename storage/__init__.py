@@ -160,6 +160,7 @@ from storage.rooms import (
     list_rooms,
     list_runnable_rooms,
     room_family,
+    room_ids,
     set_room_archived,
     stop_room,
     update_room,
@@ -270,6 +271,7 @@ __all__ = [
     "check_no_secrets",
     # rooms
     "count_rooms",
+    "room_ids",
     "create_room",
     "create_room_with_log",
     "delete_room",

@@ -29,6 +29,7 @@ from storage.experiments import unpriced_call
 from storage.provenance import PROVENANCE_COLUMNS, provenance_row
 from storage.rooms import room_conditions, room_order
 from storage.tables import AnalysisAnswer, Event, MessageTag, Room
+from storage.vocabulary import ROOM_STATUSES
 
 ROOM_COLUMNS = [
     "room_id",
@@ -121,7 +122,10 @@ def _sum(column: Any) -> Any:
 
 
 def _frame(rows: Sequence[Any], columns: list[str]) -> pd.DataFrame:
-    frame = pd.DataFrame([tuple(row) for row in rows], columns=columns)
+    return _frame_types(pd.DataFrame([tuple(row) for row in rows], columns=columns))
+
+
+def _frame_types(frame: pd.DataFrame) -> pd.DataFrame:
     for name in ("created_at", "updated_at", "archived_at"):
         if name in frame:
             frame[name] = pd.to_datetime(frame[name], utc=True)
@@ -179,15 +183,26 @@ def rooms_summary(
 
 
 def data_version(db: Database) -> tuple[Any, ...]:
-    """A cheap fingerprint of what the results pages show (one query over the rooms table and
-    one primary-key probe of the events): it changes whenever a room is created, deleted,
-    archived or touched (every turn and message touches its room) or an event is added, so a
-    page may cache its frames under it and never show stale numbers."""
+    """A cheap fingerprint of what the results pages show: it changes whenever a room is
+    created, deleted, archived or touched (every turn and message touches its room) or an event
+    is added, so a page may cache its frames under it and never show stale numbers.
+
+    Every part is an index probe, never a read of the rooms (their configs make a scan of
+    100,000 rooms cost a few tenths of a second, on every run of a page): the count of rooms
+    (the smallest index), the newest ``updated_at`` of each status (``ix_rooms_status_updated``),
+    the count of archived rooms (``ix_rooms_archived``, revision 0014), the newest event id."""
     rooms = Room.__table__  # type: ignore[attr-defined]
+    newest = [
+        select(func.max(rooms.c.updated_at)).where(rooms.c.status == status).scalar_subquery()
+        for status in sorted(ROOM_STATUSES)
+    ]
     query = select(
         select(func.count()).select_from(rooms).scalar_subquery(),
-        select(func.max(rooms.c.updated_at)).scalar_subquery(),
-        select(func.count(rooms.c.archived_at)).scalar_subquery(),
+        *newest,
+        select(func.count())
+        .select_from(rooms)
+        .where(rooms.c.archived_at.is_not(None))
+        .scalar_subquery(),
         select(func.max(_T.c.id)).scalar_subquery(),
     )
     with db.read() as session:
@@ -286,10 +301,12 @@ def events_frame(
         query = query.limit(limit)
     with db.read() as session:
         rows = session.connection().execute(query).all()
-    labels = tag_labels(db, ids) if rows and provenance else {}
+    if not provenance:
+        return _lean_frame(rows)
+    labels = tag_labels(db, ids) if rows else {}
     records = []
     for row in rows:
-        record = provenance_row(row, times_as_text=False) if provenance else _basic(row)
+        record = provenance_row(row, times_as_text=False)
         error_type, error_message = _error_fields(row.error)
         record.update(
             activity=row.activity,
@@ -307,13 +324,29 @@ def events_frame(
     return _frame(records, EVENT_COLUMNS)
 
 
-def _basic(row: Any) -> dict[str, Any]:
-    """The stored columns of an event row that the charts read (no provenance)."""
-    return {
-        name: getattr(row, name)
-        for name in ("room_id", "seq", "kind", "speaker", "state", "model", "input_tokens",
-                     "output_tokens", "cost", "created_at")
-    } | {"event_id": row.id}  # fmt: skip
+#: What a lean frame fills (the rest of ``EVENT_COLUMNS`` is empty): column -> the row's field.
+_LEAN = {
+    name: name
+    for name in ("room_id", "seq", "activity", "round", "kind", "speaker", "content", "state",
+                 "words", "model", "input_tokens", "output_tokens", "cost", "latency",
+                 "attempts", "request_id", "created_at")
+} | {"event_id": "id"}  # fmt: skip
+
+
+def _lean_frame(rows: Sequence[Any]) -> pd.DataFrame:
+    """``events_frame(..., provenance=False)``, built a column at a time: the same frame as the
+    row-by-row build without the provenance, several times faster (a page of 100 rooms of 100
+    events each: 10,000 rows on every first render of Results)."""
+    if not rows:
+        return _frame([], EVENT_COLUMNS)
+    columns = dict(zip(rows[0]._fields, zip(*rows, strict=True), strict=True))
+    errors = [_error_fields(e) for e in columns["error"]]
+    data: dict[str, Any] = {name: [None] * len(rows) for name in EVENT_COLUMNS}
+    data.update({name: list(columns[field]) for name, field in _LEAN.items()})
+    data["error_type"] = [e[0] for e in errors]
+    data["error_message"] = [e[1] for e in errors]
+    # The row-by-row build infers each column's type from its values: the same here.
+    return _frame_types(pd.DataFrame(data, columns=EVENT_COLUMNS).infer_objects())
 
 
 def _error_fields(error: dict[str, Any] | None) -> tuple[Any, Any]:

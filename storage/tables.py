@@ -34,6 +34,7 @@ metadata = SQLModel.metadata
 OPEN_TURN_WHERE = "state IN ({})".format(", ".join(f"'{state}'" for state in OPEN_TURN_STATES))
 """The partial-index predicate for open turns, built from ``OPEN_TURN_STATES``."""
 RUNNABLE_WHERE = "status = 'running'"
+ARCHIVED_WHERE = "archived_at IS NOT NULL"
 """The partial-index predicate of the runnable-rooms scan (revision 0013)."""
 
 
@@ -74,6 +75,14 @@ class Room(SQLModel, table=True):
             "id",
             sqlite_where=sa.text(RUNNABLE_WHERE),
             postgresql_where=sa.text(RUNNABLE_WHERE),
+        ),
+        # The archived rooms only (revision 0014): the results pages' data version counts them
+        # on every run; without it, a scan of every room with its config (0.15-0.6 s at 100,000).
+        sa.Index(
+            "ix_rooms_archived",
+            "id",
+            sqlite_where=sa.text(ARCHIVED_WHERE),
+            postgresql_where=sa.text(ARCHIVED_WHERE),
         ),
     )
 

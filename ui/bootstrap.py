@@ -284,7 +284,8 @@ WARM_UP_MODULES = HOME_WARM_UP_MODULES + (
     "ui.live",
     "ui.library",
     "ui.room_forms",
-    "scipy.stats",  # the Statistics tab's intervals (conversation.analysis.statistics)
+    "scipy.special",  # the Statistics tab's t intervals (conversation.analysis.statistics)
+    "scipy.stats",  # its bootstrap intervals
     "statsmodels.stats.proportion",
 )
 

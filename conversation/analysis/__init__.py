@@ -17,7 +17,12 @@ from conversation.analysis.coding import (
     tags,
     untag,
 )
-from conversation.analysis.exports import export_edsl_results, export_json, rooms_to_results
+from conversation.analysis.exports import (
+    export_edsl_results,
+    export_json,
+    rooms_to_results,
+    stream_edsl_results,
+)
 from conversation.analysis.questions import (
     QUESTION_TYPES,
     Analysis,
@@ -56,6 +61,7 @@ __all__ = [
     "remove_label",
     "retry_failed_answers",
     "rooms_to_results",
+    "stream_edsl_results",
     "roster",
     "run_analysis",
     "tag_message",

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from storage.provenance import provenance_row
@@ -24,7 +24,46 @@ def export_json(db: Any, room_ids: Sequence[int]) -> str:
 
 def export_edsl_results(db: Any, room_ids: Sequence[int]) -> str:
     """The selected rooms' agent messages as an EDSL ``Results`` (JSON of ``to_dict()``)."""
-    return json.dumps(rooms_to_results(db, room_ids).to_dict(), ensure_ascii=False, default=str)
+    return "".join(stream_edsl_results(db, room_ids))
+
+
+def stream_edsl_results(
+    db: Any, room_ids: Sequence[int], *, progress: Callable[[int, int], None] | None = None
+) -> Iterator[str]:
+    """:func:`rooms_to_results`'s ``Results.to_dict()`` as JSON text in pieces, one room's
+    results at a time: the same document (``Results.from_dict`` reads it), with memory bounded
+    by one room, never the whole experiment's ``Results``. ``progress(rooms done, rooms)``."""
+    from edsl import Results
+    from edsl.caching import Cache
+
+    survey = _survey()
+    models: dict[str, Any] = {}
+    ids = list(room_ids)
+    yield '{"data": ['
+    first = True
+    for done, rid in enumerate(ids, start=1):
+        for result in _room_results(db, rid, survey, models):
+            result.scenario.offload(inplace=True)  # what Results.to_dict does first
+            yield ("" if first else ", ") + _dumps(result.to_dict(include_cache_info=True))
+            first = False
+        if progress is not None:
+            progress(done, len(ids))
+    tail = Results(survey=survey, data=[]).to_dict()  # survey, version, class name, cache
+    tail.pop("data")
+    tail.setdefault("cache", Cache().to_dict())
+    yield "], " + _dumps(tail)[1:]
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _survey() -> Any:
+    from edsl import QuestionFreeText, Survey
+
+    return Survey(
+        [QuestionFreeText(question_text="What do you say next?", question_name="dialogue")]
+    )
 
 
 def rooms_to_results(db: Any, room_ids: Sequence[int]) -> Any:
@@ -33,59 +72,61 @@ def rooms_to_results(db: Any, room_ids: Sequence[int]) -> Any:
     shares: ``storage.provenance.PROVENANCE_COLUMNS``), the model, the text as the answer to a
     ``dialogue`` free-text question, and the turn's tokens and cost. Text is neutralised the way
     every value entering EDSL is (``safety.neutralize``); the database keeps the original."""
-    from edsl import Agent, QuestionFreeText, Results, Scenario, Survey
+    from edsl import Results
+
+    survey = _survey()
+    models: dict[str, Any] = {}
+    rows = [r for rid in room_ids for r in _room_results(db, rid, survey, models)]
+    return Results(survey=survey, data=rows)
+
+
+def _room_results(db: Any, room_id: int, survey: Any, models: dict[str, Any]) -> Iterator[Any]:
+    """The ``Result`` of each finished agent message of one room (``models``: resolved model
+    specs, shared between rooms)."""
+    from edsl import Agent, Scenario
     from edsl.results import Result
 
     from conversation.models import resolve_model
     from conversation.rooms.room import Room
     from conversation.text.safety import neutralize, neutralize_value
 
-    survey = Survey(
-        [QuestionFreeText(question_text="What do you say next?", question_name="dialogue")]
-    )
-    rows = []
-    models: dict[str, Any] = {}
-    for rid in room_ids:
-        room = Room.open(db, rid)
-        record, config = room.record, room.config
-        for event in room.events():
-            if event.kind != "agent" or event.state != "done":
-                continue
-            spec = config.spec(event.speaker)
-            model_spec = dict(spec.model or config.model)
-            key = json.dumps(model_spec, sort_keys=True)
-            if key not in models:
-                models[key] = resolve_model(model_spec)
-            rows.append(
-                Result(
-                    agent=Agent(name=spec.name, traits=neutralize_value(dict(spec.traits))),
-                    scenario=Scenario(
-                        {
-                            "room_name": neutralize(record.name),
-                            "condition": neutralize(record.condition or ""),
-                            "replicate": record.replicate,
-                            "activity": event.activity,
-                            # The provenance columns every export shares (room_id and seq too).
-                            **{
-                                k: neutralize(v) if isinstance(v, str) else v
-                                for k, v in provenance_row(event).items()
-                            },
-                        }
-                    ),
-                    model=models[key],
-                    iteration=0,
-                    answer={"dialogue": neutralize(event.content)},
-                    prompt={},
-                    raw_model_response={
-                        "dialogue_input_tokens": event.input_tokens,
-                        "dialogue_output_tokens": event.output_tokens,
-                        "dialogue_cost": event.cost,
+    room = Room.open(db, room_id)
+    record, config = room.record, room.config
+    for event in room.events():
+        if event.kind != "agent" or event.state != "done":
+            continue
+        spec = config.spec(event.speaker)
+        model_spec = dict(spec.model or config.model)
+        key = json.dumps(model_spec, sort_keys=True)
+        if key not in models:
+            models[key] = resolve_model(model_spec)
+        yield Result(
+            agent=Agent(name=spec.name, traits=neutralize_value(dict(spec.traits))),
+            scenario=Scenario(
+                {
+                    "room_name": neutralize(record.name),
+                    "condition": neutralize(record.condition or ""),
+                    "replicate": record.replicate,
+                    "activity": event.activity,
+                    # The provenance columns every export shares (room_id and seq too).
+                    **{
+                        k: neutralize(v) if isinstance(v, str) else v
+                        for k, v in provenance_row(event).items()
                     },
-                    survey=survey,
-                    generated_tokens={"dialogue_generated_tokens": neutralize(event.content)},
-                )
-            )
-    return Results(survey=survey, data=rows)
+                }
+            ),
+            model=models[key],
+            iteration=0,
+            answer={"dialogue": neutralize(event.content)},
+            prompt={},
+            raw_model_response={
+                "dialogue_input_tokens": event.input_tokens,
+                "dialogue_output_tokens": event.output_tokens,
+                "dialogue_cost": event.cost,
+            },
+            survey=survey,
+            generated_tokens={"dialogue_generated_tokens": neutralize(event.content)},
+        )
 
 
-__all__ = ["export_edsl_results", "export_json", "rooms_to_results"]
+__all__ = ["export_edsl_results", "export_json", "rooms_to_results", "stream_edsl_results"]

@@ -30,6 +30,7 @@ from conversation.browse.records import (
     partial_draft,
     room_draft,
     room_family,
+    room_ids,
     sample_log,
     waiting_for_server,
 )
@@ -59,6 +60,7 @@ __all__ = [
     "list_rooms",
     "message_tags",
     "room_family",
+    "room_ids",
     "rooms_summary",
     "sample_log",
     "tags_frame",

@@ -14,7 +14,7 @@ from storage.events import events, latest_seq
 from storage.experiments import get_experiment, list_experiments
 from storage.outages import waiting_for_server
 from storage.profiles import list_agent_profiles
-from storage.rooms import ROOM_SORTS, count_rooms, get_room, list_rooms, room_family
+from storage.rooms import ROOM_SORTS, count_rooms, get_room, list_rooms, room_family, room_ids
 from storage.tables import Event
 
 
@@ -42,5 +42,6 @@ __all__ = [
     "list_rooms",
     "message_tags",
     "room_family",
+    "room_ids",
     "sample_log",
 ]

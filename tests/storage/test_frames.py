@@ -317,3 +317,25 @@ def test_pages_stay_fast_with_many_stored_events(db: Database) -> None:
         elapsed = time.perf_counter() - started
         assert elapsed < 0.5, f"{name} took {elapsed:.3f} s"
         assert len(result) if not isinstance(result, int) else result
+
+
+def test_the_lean_events_frame_is_the_full_one_without_its_provenance(db: Database) -> None:
+    """``provenance=False`` (the charts' frame, built a column at a time) holds the same values
+    and types as the full frame in every column but the provenance ones, which stay empty."""
+    from storage.provenance import PROVENANCE_COLUMNS
+
+    rooms = [_room_with_turns(db, "one"), _room_with_turns(db, "two")]
+    full = frames.events_frame(db, rooms)
+    lean = frames.events_frame(db, rooms, provenance=False)
+    assert list(lean.columns) == frames.EVENT_COLUMNS
+    blank = {c for c in frames.EVENT_COLUMNS if lean[c].isna().all() and full[c].notna().any()}
+    assert blank <= set(PROVENANCE_COLUMNS) | {"tags"}
+    kept = [c for c in frames.EVENT_COLUMNS if c not in blank]
+    assert {"event_id", "error_type", "error_message", "latency", "words", "content"} <= set(kept)
+    pd.testing.assert_frame_equal(lean[kept], full[kept])
+    assert lean["error_message"].tolist().count("boom") == 2
+    for kinds in (["agent"], ["system"]):  # some rows, none
+        pd.testing.assert_frame_equal(
+            frames.events_frame(db, rooms, kinds=kinds, provenance=False)[kept],
+            frames.events_frame(db, rooms, kinds=kinds)[kept],
+        )

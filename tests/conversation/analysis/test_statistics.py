@@ -75,3 +75,21 @@ def test_differences_between_two_conditions() -> None:
     assert mean.estimate == 10 and mean.low < 10 < mean.high and mean.method == "Welch t"
     missing = st.rate_difference(_answers(), "answer", "a", "zzz")
     assert math.isnan(missing.estimate) and "not enough data" in missing.describe()
+
+
+def test_t_intervals_equal_scipy_stats_without_importing_it() -> None:
+    """The t quantile comes from scipy.special (a fifth of scipy.stats' import on a first
+    render); the intervals are scipy.stats' to 1e-9, for a mean and for Welch's difference."""
+    from scipy import stats as reference
+
+    data = [3.0, 4.5, 2.0, 7.25, 5.0, 1.5]
+    got = st.mean_t(data, 0.9)
+    low, high = reference.t.interval(
+        0.9, len(data) - 1, loc=got.estimate, scale=reference.sem(data)
+    )
+    assert (got.low, got.high) == pytest.approx((low, high), abs=1e-9)
+    a, b = [1.0, 2.0, 4.0, 8.0], [3.0, 3.5, 2.5, 9.0, 11.0, 0.5]
+    frame = pd.DataFrame({"condition": ["a"] * len(a) + ["b"] * len(b), "x": a + b})
+    diff = st.mean_difference(frame, "x", "a", "b", confidence=0.95)
+    ci = reference.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+    assert (diff.low, diff.high) == pytest.approx((ci.low, ci.high), abs=1e-9)
