@@ -168,51 +168,96 @@ def measure(pages: list[Any], partner: dict[int, int], rounds: int, wait: float)
     return delays, len(missing)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--participants", type=int, default=24)
-    parser.add_argument("--messages", type=int, default=3, help="rounds of one message each")
-    parser.add_argument("--poll", type=float, default=1.0, help="the page's poll interval (s)")
-    parser.add_argument("--wait", type=float, default=20.0, help="seconds to wait for the last")
-    args = parser.parse_args()
-    if args.participants < 2 or args.participants % 2:
-        raise SystemExit("--participants must be an even number >= 2")
+def run_chromium(url: str, code: str, db_url: str, args: Any, process: Any) -> tuple:
+    """The Chromium mode: one browser context per person (the browsers share the server's CPU)."""
     from playwright.sync_api import sync_playwright
 
-    os.environ["ROOMS_PARTICIPANT_POLL_SECONDS"] = str(args.poll)
-    # SIGTERM (timeout, Ctrl-C from a supervisor) ends through the finally below: the server
-    # and the browser are stopped, never left behind.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    with tempfile.TemporaryDirectory(prefix="rooms-participants-") as tmp:
-        folder = Path(tmp)
-        db_url = f"sqlite:///{folder / 'rooms.db'}"
-        process, url = start_server(folder, db_url, runner=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
+        pages = join_all(browser, url, code, args.participants)
+        for page in pages:
+            seat(page)
+            page.evaluate(RECORDER)
+        say("everyone is in a room; sending")
+        partner = partners(db_url, code, args.participants)
+        cpu_before, wall_before = cpu_seconds(process.pid), time.monotonic()
+        delays, lost = measure(pages, partner, args.messages, args.wait)
+        cpu = (cpu_seconds(process.pid) - cpu_before) / (time.monotonic() - wall_before)
+        browser.close()
+    return delays, lost, cpu
+
+
+async def _ws_join(url: str, code: str, people: int) -> list[Any]:
+    """Everyone opens the link, then everyone consents and waits to be seated."""
+    import asyncio
+
+    from stream_client import StreamClient
+
+    clients = [
+        StreamClient(url, "participate", f"study={code}&PROLIFIC_PID=load-{n}")
+        for n in range(people)
+    ]
+    for client in clients:
+        await client.open()
+    say(f"{people} sessions opened the link")
+    await asyncio.gather(*(client.click("I agree") for client in clients))
+    say("everyone consented")
+    await asyncio.gather(*(client.wait_for("in this conversation") for client in clients))
+    await asyncio.gather(
+        *(client.wait_until(lambda c=client: c.chat_id, 300, "chat box") for client in clients)
+    )
+    return clients
+
+
+async def _ws_measure(
+    clients: list[Any], partner: dict[int, int], args: Any, process: Any
+) -> tuple:
+    """``--messages`` rounds, each person's send spread over ``--spread`` seconds, then wait."""
+    import asyncio
+
+    sent: dict[str, tuple[int, float]] = {}
+    order = list(range(len(clients)))
+    cpu_before, wall_before = cpu_seconds(process.pid), time.monotonic()
+    for k in range(args.messages):
+        random.shuffle(order)
+        for n in order:
+            text = f"message {k} from person {n} ({random.randrange(10**6):06d})"
+            sent[text] = (partner[n], time.time())
+            await clients[n].chat(text)
+            await asyncio.sleep(args.spread / len(clients))
+        await asyncio.sleep(1.0)
+    deadline = time.monotonic() + args.wait
+    while time.monotonic() < deadline:
+        if all(t in clients[to].seen for t, (to, _) in sent.items()):
+            break
+        await asyncio.sleep(0.2)
+    cpu = (cpu_seconds(process.pid) - cpu_before) / (time.monotonic() - wall_before)
+    missing = [t for t, (to, _) in sent.items() if t not in clients[to].seen]
+    delays = [clients[to].seen[t] - at for t, (to, at) in sent.items() if t in clients[to].seen]
+    return delays, len(missing), cpu
+
+
+def run_websocket(url: str, code: str, db_url: str, args: Any, process: Any) -> tuple:
+    """The websocket mode: each person a Streamlit session spoken to without a browser."""
+    import asyncio
+
+    async def run() -> tuple:
+        clients = await _ws_join(url, code, args.participants)
+        say("everyone is in a room; sending")
         try:
-            code = launch(db_url, args.participants)
-            with sync_playwright() as pw:
-                browser = pw.chromium.launch(
-                    executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS
-                )
-                pages = join_all(browser, url, code, args.participants)
-                for page in pages:
-                    seat(page)
-                    page.evaluate(RECORDER)
-                say("everyone is in a room; sending")
-                partner = partners(db_url, code, args.participants)
-                cpu_before, wall_before = cpu_seconds(process.pid), time.monotonic()
-                delays, lost = measure(pages, partner, args.messages, args.wait)
-                cpu = (cpu_seconds(process.pid) - cpu_before) / (time.monotonic() - wall_before)
-                in_database = stored(db_url, code)
-                browser.close()
+            partner = partners(db_url, code, args.participants)
+            return await _ws_measure(clients, partner, args, process)
         finally:
-            process.terminate()
-            process.wait(timeout=30)
-            kept = Path(tempfile.gettempdir()) / "participants_load_server.log"
-            kept.write_bytes((folder / "server.log").read_bytes())
-            say(f"the server's log: {kept}")
+            await asyncio.gather(*(client.close() for client in clients))
+
+    return asyncio.run(run())
+
+
+def report(args: Any, delays: list[float], lost: int, cpu: float, in_database: int) -> None:
     delays.sort()
     p50 = statistics.median(delays) if delays else float("nan")
     p95 = delays[min(len(delays) - 1, int(0.95 * len(delays)))] if delays else float("nan")
+    print(f"clients: {args.clients}; the page's poll: {args.poll} s")
     print(
         f"messages sent: {len(delays) + lost}, seen: {len(delays)}, max {max(delays, default=0):.2f} s"
     )
@@ -223,6 +268,47 @@ def main() -> None:
         f"PARTICIPANTS={args.participants} P50_SEND_TO_SCREEN_S={p50:.2f} "
         f"P95_SEND_TO_SCREEN_S={p95:.2f} LOST={lost}"
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--participants", type=int, default=24)
+    parser.add_argument("--messages", type=int, default=3, help="rounds of one message each")
+    parser.add_argument("--poll", type=float, default=1.0, help="the page's poll interval (s)")
+    parser.add_argument("--wait", type=float, default=20.0, help="seconds to wait for the last")
+    parser.add_argument(
+        "--clients",
+        choices=("websocket", "chromium"),
+        default="websocket",
+        help="websocket: sessions without a browser (measures the server); chromium: a browser "
+        "context per person (the browsers take CPU from the server on a small machine)",
+    )
+    parser.add_argument(
+        "--spread", type=float, default=1.0, help="websocket: a round's sends over this many s"
+    )
+    args = parser.parse_args()
+    if args.participants < 2 or args.participants % 2:
+        raise SystemExit("--participants must be an even number >= 2")
+    os.environ["ROOMS_PARTICIPANT_POLL_SECONDS"] = str(args.poll)
+    # SIGTERM (timeout, Ctrl-C from a supervisor) ends through the finally below: the server
+    # and the clients are stopped, never left behind.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    run = run_websocket if args.clients == "websocket" else run_chromium
+    with tempfile.TemporaryDirectory(prefix="rooms-participants-") as tmp:
+        folder = Path(tmp)
+        db_url = f"sqlite:///{folder / 'rooms.db'}"
+        process, url = start_server(folder, db_url, runner=True)
+        try:
+            code = launch(db_url, args.participants)
+            delays, lost, cpu = run(url, code, db_url, args, process)
+            in_database = stored(db_url, code)
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+            kept = Path(tempfile.gettempdir()) / "participants_load_server.log"
+            kept.write_bytes((folder / "server.log").read_bytes())
+            say(f"the server's log: {kept}")
+    report(args, delays, lost, cpu, in_database)
 
 
 if __name__ == "__main__":
