@@ -35,6 +35,7 @@ import websockets
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
+from websockets.typing import Subprotocol
 
 #: The element types whose body is text a person reads.
 TEXT_ELEMENTS = ("text", "markdown")
@@ -59,7 +60,7 @@ class StreamClient:
 
     async def open(self) -> None:
         self._socket = await websockets.connect(
-            self.url, subprotocols=["streamlit"], max_size=None, ping_interval=None
+            self.url, subprotocols=[Subprotocol("streamlit")], max_size=None, ping_interval=None
         )
         self._reader = asyncio.create_task(self._read())
         await self._rerun()
