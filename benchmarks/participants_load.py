@@ -1,17 +1,22 @@
 """Participants under load: a person's message, from send to the other person's screen.
 
     python benchmarks/participants_load.py [--participants 24] [--messages 3] [--poll 1.0]
+        [--clients websocket|chromium] [--spread 1.0] [--wait 20]
 
 What it does (offline model, temporary database and HOME, no network):
 1. starts ``streamlit run app.py`` (with its in-process runner, which drives the agents) and
    launches the shipped example study (2 people + 1 agent mediator per room) with no pre-survey,
    enough groups for everyone and a long time limit;
-2. opens ``--participants`` participant sessions, each a Chromium browser context of its own,
-   through the join link; each consents and waits in the lobby until it is in a room (N/2 rooms);
-3. a script in every page records, on every animation frame, the wall-clock time (``Date.now()``)
-   at which each chat message's text first appears;
-4. ``--messages`` rounds: every person sends one message (random order), stamped with
-   ``Date.now()`` in their page just before Enter; the agents answer as they would;
+2. opens ``--participants`` participant sessions through the join link; each consents and waits
+   in the lobby until it is in a room (N/2 rooms). ``--clients websocket`` (the default): each
+   session is a ``stream_client.StreamClient``, Streamlit's browser protocol spoken without a
+   browser, all in this process, so the measure is the server's; ``--clients chromium``: each is
+   a Chromium browser context of its own (on a small machine the browsers take the server's CPU);
+3. each session records the wall-clock time at which each text first reaches it: the websocket
+   client when the delta arrives, the Chromium page on every animation frame (``Date.now()``);
+4. ``--messages`` rounds: every person sends one message (random order; websocket sends spread
+   over ``--spread`` seconds a round), stamped just before it is sent; the agents answer as they
+   would;
 5. waits until every message is on its partner's screen (or ``--wait`` seconds), then prints the
    median and p95 of send-to-screen, the messages never seen (lost), and the server's CPU (share
    of one core, over the sending phase). The same machine's clock stamps both ends.
@@ -238,6 +243,14 @@ async def _ws_measure(
         f"the websocket clients' own CPU: {(time.process_time() - mine_before) / wall:.0%} of a core"
     )
     missing = [t for t, (to, _) in sent.items() if t not in clients[to].seen]
+    closed = [n for n, client in enumerate(clients) if client.closed]
+    if closed:
+        say(f"sessions whose connection ended before the end: {closed}")
+    if missing:
+        say(f"never seen by their partner: {missing[:5]}{' ...' if len(missing) > 5 else ''}")
+        idle = sorted({sent[t][0] for t in missing if not clients[sent[t][0]].polling})
+        if idle:
+            say(f"of their partners, these had no fragment polling (no auto_rerun): {idle}")
     delays = [clients[to].seen[t] - at for t, (to, at) in sent.items() if t in clients[to].seen]
     return delays, len(missing), cpu
 

@@ -53,10 +53,16 @@ class StreamClient:
         self.buttons: dict[str, str] = {}  # label -> widget id
         self.chat_id = ""
         self.runs_finished = 0
+        self.closed = ""  # why the connection ended, once it has
         self._timers: dict[str, tuple[float, asyncio.Task[None]]] = {}
         self._socket: Any = None
         self._reader: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
+
+    @property
+    def polling(self) -> bool:
+        """Whether a fragment of the page asks for its reruns now (a ``run_every`` timer)."""
+        return bool(self._timers)
 
     async def open(self) -> None:
         self._socket = await websockets.connect(
@@ -118,11 +124,15 @@ class StreamClient:
         await self._socket.send(msg.SerializeToString())
 
     async def _read(self) -> None:
-        async for data in self._socket:
-            msg = ForwardMsg()
-            msg.ParseFromString(data)
-            self._handle(msg, time.time())
-            self._changed.set()
+        try:
+            async for data in self._socket:
+                msg = ForwardMsg()
+                msg.ParseFromString(data)
+                self._handle(msg, time.time())
+                self._changed.set()
+        finally:
+            # Said by the benchmark: a session the server closed sees nothing more.
+            self.closed = f"closed ({getattr(self._socket, 'close_code', None)})"
 
     def _handle(self, msg: ForwardMsg, now: float) -> None:
         kind = msg.WhichOneof("type")
