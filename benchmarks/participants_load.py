@@ -1,17 +1,22 @@
 """Participants under load: a person's message, from send to the other person's screen.
 
     python benchmarks/participants_load.py [--participants 24] [--messages 3] [--poll 1.0]
+        [--clients websocket|chromium] [--spread 1.0] [--wait 20]
 
 What it does (offline model, temporary database and HOME, no network):
 1. starts ``streamlit run app.py`` (with its in-process runner, which drives the agents) and
    launches the shipped example study (2 people + 1 agent mediator per room) with no pre-survey,
    enough groups for everyone and a long time limit;
-2. opens ``--participants`` participant sessions, each a Chromium browser context of its own,
-   through the join link; each consents and waits in the lobby until it is in a room (N/2 rooms);
-3. a script in every page records, on every animation frame, the wall-clock time (``Date.now()``)
-   at which each chat message's text first appears;
-4. ``--messages`` rounds: every person sends one message (random order), stamped with
-   ``Date.now()`` in their page just before Enter; the agents answer as they would;
+2. opens ``--participants`` participant sessions through the join link; each consents and waits
+   in the lobby until it is in a room (N/2 rooms). ``--clients websocket`` (the default): each
+   session is a ``stream_client.StreamClient``, Streamlit's browser protocol spoken without a
+   browser, all in this process, so the measure is the server's; ``--clients chromium``: each is
+   a Chromium browser context of its own (on a small machine the browsers take the server's CPU);
+3. each session records the wall-clock time at which each text first reaches it: the websocket
+   client when the delta arrives, the Chromium page on every animation frame (``Date.now()``);
+4. ``--messages`` rounds: every person sends one message (random order; websocket sends spread
+   over ``--spread`` seconds a round), stamped just before it is sent; the agents answer as they
+   would;
 5. waits until every message is on its partner's screen (or ``--wait`` seconds), then prints the
    median and p95 of send-to-screen, the messages never seen (lost), and the server's CPU (share
    of one core, over the sending phase). The same machine's clock stamps both ends.
@@ -168,51 +173,109 @@ def measure(pages: list[Any], partner: dict[int, int], rounds: int, wait: float)
     return delays, len(missing)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--participants", type=int, default=24)
-    parser.add_argument("--messages", type=int, default=3, help="rounds of one message each")
-    parser.add_argument("--poll", type=float, default=1.0, help="the page's poll interval (s)")
-    parser.add_argument("--wait", type=float, default=20.0, help="seconds to wait for the last")
-    args = parser.parse_args()
-    if args.participants < 2 or args.participants % 2:
-        raise SystemExit("--participants must be an even number >= 2")
+def run_chromium(url: str, code: str, db_url: str, args: Any, process: Any) -> tuple:
+    """The Chromium mode: one browser context per person (the browsers share the server's CPU)."""
     from playwright.sync_api import sync_playwright
 
-    os.environ["ROOMS_PARTICIPANT_POLL_SECONDS"] = str(args.poll)
-    # SIGTERM (timeout, Ctrl-C from a supervisor) ends through the finally below: the server
-    # and the browser are stopped, never left behind.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    with tempfile.TemporaryDirectory(prefix="rooms-participants-") as tmp:
-        folder = Path(tmp)
-        db_url = f"sqlite:///{folder / 'rooms.db'}"
-        process, url = start_server(folder, db_url, runner=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
+        pages = join_all(browser, url, code, args.participants)
+        for page in pages:
+            seat(page)
+            page.evaluate(RECORDER)
+        say("everyone is in a room; sending")
+        partner = partners(db_url, code, args.participants)
+        cpu_before, wall_before = cpu_seconds(process.pid), time.monotonic()
+        delays, lost = measure(pages, partner, args.messages, args.wait)
+        cpu = (cpu_seconds(process.pid) - cpu_before) / (time.monotonic() - wall_before)
+        browser.close()
+    return delays, lost, cpu
+
+
+async def _ws_join(url: str, code: str, people: int) -> list[Any]:
+    """Everyone opens the link, then everyone consents and waits to be seated."""
+    import asyncio
+
+    from stream_client import StreamClient
+
+    clients = [
+        StreamClient(url, "participate", f"study={code}&PROLIFIC_PID=load-{n}")
+        for n in range(people)
+    ]
+    for client in clients:
+        await client.open()
+    say(f"{people} sessions opened the link")
+    await asyncio.gather(*(client.click("I agree") for client in clients))
+    say("everyone consented")
+    await asyncio.gather(*(client.wait_for("in this conversation") for client in clients))
+    await asyncio.gather(
+        *(client.wait_until(lambda c=client: c.chat_id, 300, "chat box") for client in clients)
+    )
+    return clients
+
+
+async def _ws_measure(
+    clients: list[Any], partner: dict[int, int], args: Any, process: Any
+) -> tuple:
+    """``--messages`` rounds, each person's send spread over ``--spread`` seconds, then wait."""
+    import asyncio
+
+    sent: dict[str, tuple[int, float]] = {}
+    order = list(range(len(clients)))
+    cpu_before, wall_before = cpu_seconds(process.pid), time.monotonic()
+    mine_before = time.process_time()
+    for k in range(args.messages):
+        random.shuffle(order)
+        for n in order:
+            text = f"message {k} from person {n} ({random.randrange(10**6):06d})"
+            sent[text] = (partner[n], time.time())
+            await clients[n].chat(text)
+            await asyncio.sleep(args.spread / len(clients))
+        await asyncio.sleep(1.0)
+    deadline = time.monotonic() + args.wait
+    while time.monotonic() < deadline:
+        if all(t in clients[to].seen for t, (to, _) in sent.items()):
+            break
+        await asyncio.sleep(0.2)
+    wall = time.monotonic() - wall_before
+    cpu = (cpu_seconds(process.pid) - cpu_before) / wall
+    say(
+        f"the websocket clients' own CPU: {(time.process_time() - mine_before) / wall:.0%} of a core"
+    )
+    missing = [t for t, (to, _) in sent.items() if t not in clients[to].seen]
+    closed = [n for n, client in enumerate(clients) if client.closed]
+    if closed:
+        say(f"sessions whose connection ended before the end: {closed}")
+    if missing:
+        say(f"never seen by their partner: {missing[:5]}{' ...' if len(missing) > 5 else ''}")
+        idle = sorted({sent[t][0] for t in missing if not clients[sent[t][0]].polling})
+        if idle:
+            say(f"of their partners, these had no fragment polling (no auto_rerun): {idle}")
+    delays = [clients[to].seen[t] - at for t, (to, at) in sent.items() if t in clients[to].seen]
+    return delays, len(missing), cpu
+
+
+def run_websocket(url: str, code: str, db_url: str, args: Any, process: Any) -> tuple:
+    """The websocket mode: each person a Streamlit session spoken to without a browser."""
+    import asyncio
+
+    async def run() -> tuple:
+        clients = await _ws_join(url, code, args.participants)
+        say("everyone is in a room; sending")
         try:
-            code = launch(db_url, args.participants)
-            with sync_playwright() as pw:
-                browser = pw.chromium.launch(
-                    executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS
-                )
-                pages = join_all(browser, url, code, args.participants)
-                for page in pages:
-                    seat(page)
-                    page.evaluate(RECORDER)
-                say("everyone is in a room; sending")
-                partner = partners(db_url, code, args.participants)
-                cpu_before, wall_before = cpu_seconds(process.pid), time.monotonic()
-                delays, lost = measure(pages, partner, args.messages, args.wait)
-                cpu = (cpu_seconds(process.pid) - cpu_before) / (time.monotonic() - wall_before)
-                in_database = stored(db_url, code)
-                browser.close()
+            partner = partners(db_url, code, args.participants)
+            return await _ws_measure(clients, partner, args, process)
         finally:
-            process.terminate()
-            process.wait(timeout=30)
-            kept = Path(tempfile.gettempdir()) / "participants_load_server.log"
-            kept.write_bytes((folder / "server.log").read_bytes())
-            say(f"the server's log: {kept}")
+            await asyncio.gather(*(client.close() for client in clients))
+
+    return asyncio.run(run())
+
+
+def report(args: Any, delays: list[float], lost: int, cpu: float, in_database: int) -> None:
     delays.sort()
     p50 = statistics.median(delays) if delays else float("nan")
     p95 = delays[min(len(delays) - 1, int(0.95 * len(delays)))] if delays else float("nan")
+    print(f"clients: {args.clients}; the page's poll: {args.poll} s")
     print(
         f"messages sent: {len(delays) + lost}, seen: {len(delays)}, max {max(delays, default=0):.2f} s"
     )
@@ -223,6 +286,47 @@ def main() -> None:
         f"PARTICIPANTS={args.participants} P50_SEND_TO_SCREEN_S={p50:.2f} "
         f"P95_SEND_TO_SCREEN_S={p95:.2f} LOST={lost}"
     )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--participants", type=int, default=24)
+    parser.add_argument("--messages", type=int, default=3, help="rounds of one message each")
+    parser.add_argument("--poll", type=float, default=1.0, help="the page's poll interval (s)")
+    parser.add_argument("--wait", type=float, default=20.0, help="seconds to wait for the last")
+    parser.add_argument(
+        "--clients",
+        choices=("websocket", "chromium"),
+        default="websocket",
+        help="websocket: sessions without a browser (measures the server); chromium: a browser "
+        "context per person (the browsers take CPU from the server on a small machine)",
+    )
+    parser.add_argument(
+        "--spread", type=float, default=1.0, help="websocket: a round's sends over this many s"
+    )
+    args = parser.parse_args()
+    if args.participants < 2 or args.participants % 2:
+        raise SystemExit("--participants must be an even number >= 2")
+    os.environ["ROOMS_PARTICIPANT_POLL_SECONDS"] = str(args.poll)
+    # SIGTERM (timeout, Ctrl-C from a supervisor) ends through the finally below: the server
+    # and the clients are stopped, never left behind.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    run = run_websocket if args.clients == "websocket" else run_chromium
+    with tempfile.TemporaryDirectory(prefix="rooms-participants-") as tmp:
+        folder = Path(tmp)
+        db_url = f"sqlite:///{folder / 'rooms.db'}"
+        process, url = start_server(folder, db_url, runner=True)
+        try:
+            code = launch(db_url, args.participants)
+            delays, lost, cpu = run(url, code, db_url, args, process)
+            in_database = stored(db_url, code)
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+            kept = Path(tempfile.gettempdir()) / "participants_load_server.log"
+            kept.write_bytes((folder / "server.log").read_bytes())
+            say(f"the server's log: {kept}")
+    report(args, delays, lost, cpu, in_database)
 
 
 if __name__ == "__main__":

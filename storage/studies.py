@@ -111,6 +111,41 @@ def list_studies(db: Database) -> list[Study]:
         return list(session.exec(select(Study).order_by(col(Study.id).desc())))
 
 
+@dataclass(frozen=True, slots=True)
+class StudyCounts:
+    """One study's numbers for a listing: its participants by where they are (their stage; for
+    those who left, their exit status, e.g. ``completed``) and its groups by status."""
+
+    participants: dict[str, int]
+    groups: dict[str, int]
+
+
+def study_counts(db: Database) -> dict[int, StudyCounts]:
+    """Every study's :class:`StudyCounts` by study id (a study with no one yet is absent): two
+    grouped reads, whatever the number of studies."""
+    by_place = (
+        col(StudyParticipant.study_id),
+        col(StudyParticipant.stage),
+        col(StudyParticipant.exit_status),
+    )
+    people = select(*by_place, func.count()).group_by(*by_place)
+    by_status = (col(StudyGroup.study_id), col(StudyGroup.status))
+    groups = select(*by_status, func.count()).group_by(*by_status)
+    found: dict[int, StudyCounts] = {}
+
+    def of(study_id: int) -> StudyCounts:
+        return found.setdefault(study_id, StudyCounts(participants={}, groups={}))
+
+    with db.read() as session:
+        for study_id, stage, exit_status, n in session.exec(people):
+            where = (exit_status or "exit") if stage == "exit" else stage
+            counts = of(study_id).participants
+            counts[where] = counts.get(where, 0) + int(n)
+        for study_id, status, n in session.exec(groups):
+            of(study_id).groups[status] = int(n)
+    return found
+
+
 def update_study(
     db: Database,
     study_id: int,

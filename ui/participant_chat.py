@@ -2,8 +2,8 @@
 
 A post goes through ``conversation.study.post_as_participant``: the same size limit as the
 researcher's posts (the box refuses a longer text and keeps it), the participant's rate limit
-(``TooFast``: said, the text kept in the box), one message per drawn request id (a double submit
-is one message).
+(``TooFast``: said, the text kept in the box), one message per drawn request id and text (a
+double submit is one message; two different texts are two, even from two runs at once).
 """
 
 from __future__ import annotations
@@ -18,13 +18,22 @@ CHAT_KEY = "participant-chat"
 NOTICE_KEY = "_participant_notice"
 
 
-def _request_id(slot: str) -> str:
+def _request_id(slot: str, text: str) -> str:
+    """The post's request id: the id this session drew for ``slot`` (kept until a post
+    succeeds) and the text's hash. The same text sent twice (a double submit) is one message; a
+    different text is another, even when two runs of this session post at once: Streamlit starts
+    the run of a newer message while the run it interrupts is still writing the older one (it
+    stops only at its next element), and both read the same drawn id (measured with
+    benchmarks/participants_load.py: without the hash, the second was refused as a conflict and
+    lost)."""
+    import hashlib
     import uuid
 
     key = f"_participant_request:{slot}"
     if key not in st.session_state:
         st.session_state[key] = f"p-{uuid.uuid4().hex}"
-    return st.session_state[key]
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return f"{st.session_state[key]}-{digest}"
 
 
 def chat_box(db: Any, token: str, view: Any, *, wake: Any = None) -> None:
@@ -44,7 +53,7 @@ def chat_box(db: Any, token: str, view: Any, *, wake: Any = None) -> None:
     if not message:
         return
     try:
-        study.post_as_participant(db, token, message, request_id=_request_id("post"))
+        study.post_as_participant(db, token, message, request_id=_request_id("post", message))
     except study.TooFast as slow:
         st.session_state[NOTICE_KEY] = (
             f"You are sending messages quickly: wait {max(1, round(slow.retry_after))} s and send "

@@ -177,13 +177,35 @@ def participant_controls(db: Any, code: str, actor: Any) -> None:
             _act(lambda: study.remove_participant(db, code, picked, reason=reason, actor=actor))
 
 
+def pick_study(db: Any) -> tuple[str, str]:
+    """The study to show: picked from every study (each with its counts, newest first) or, with
+    no study stored yet, a code typed in; and what to say while there is none. A link's
+    ``?study=CODE`` is picked already."""
+    wanted = str(st.query_params.get("study", ""))
+    studies = _study().list_studies(db)
+    if not studies:
+        typed = st.text_input("Study code", value=wanted, key="monitor-code")
+        return typed, "Enter a study's code (it is in the participant link: ?study=CODE)."
+    lines = {s.code: s.line() for s in studies}
+    codes = list(lines) if wanted in lines or not wanted else [wanted, *lines]
+    picked = st.selectbox(
+        "Study",
+        codes,
+        index=codes.index(wanted) if wanted else None,
+        format_func=lambda code: str(lines.get(code, code)),  # options are drawn as plain text
+        placeholder="Pick a study",
+        key="monitor-pick",
+    )
+    return str(picked or ""), "Pick a study above to see its participants and groups."
+
+
 def monitor_page(db: Any, actor: Any) -> None:
     """The whole monitor: pick a study by its code, then the live view and the controls."""
     study = _study()
-    code = st.text_input("Study code", value=st.query_params.get("study", ""), key="monitor-code")
+    code, hint = pick_study(db)
     if not code.strip():
         st.title("Study monitor")
-        st.text("Enter a study's code (it is in the participant link: ?study=CODE).")
+        st.text(hint)
         return
     code = code.strip()
     if st.query_params.get("study") != code:
@@ -222,4 +244,5 @@ __all__ = [
     "live_tables",
     "monitor_page",
     "people_frame",
+    "pick_study",
 ]

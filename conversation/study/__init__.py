@@ -6,7 +6,7 @@ condition and a seat by a recorded randomisation, chat, and leave with a complet
 researcher's switches; ``participants``: the participant's acts; ``view``: their page;
 ``identity``: whose token it is; ``lobby``: the recorded randomisation; ``clock``: everything
 time-driven (``tick``); ``seats``: a seat its person left; ``turns``: human seats' turns;
-``monitor``: the researcher's view and acts; ``exports``: the tables; ``cli``: ``python -m
+``monitor``: the researcher's view and acts; ``listing``: every study and its counts; ``exports``: the tables; ``cli``: ``python -m
 conversation.study validate|launch``.
 """
 
@@ -37,6 +37,7 @@ from conversation.study.launch import (
     unlock_study,
     update_definition,
 )
+from conversation.study.listing import StudySummary, list_studies
 from conversation.study.lobby import Draw, draw_group
 from conversation.study.monitor import (
     AttritionRow,
@@ -86,6 +87,7 @@ __all__ = [
     "StudyDefinition",
     "StudyLinks",
     "StudyRefused",
+    "StudySummary",
     "TickReport",
     "TooFast",
     "WrongStage",
@@ -99,6 +101,7 @@ __all__ = [
     "heartbeat",
     "join",
     "launch_study",
+    "list_studies",
     "load_definition",
     "lock_study",
     "message_participant",

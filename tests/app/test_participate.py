@@ -99,6 +99,25 @@ def test_two_people_are_assigned_and_chat_in_their_own_seats(db: Database) -> No
     assert f"{seat}** (you)" in "\n".join(c.value for c in ana.caption)
 
 
+def test_two_texts_under_one_drawn_request_id_are_two_messages_and_a_resend_is_one(
+    db: Database,
+) -> None:
+    """Two runs of one session at once (Streamlit starts the newer message's run while the
+    older one still writes) read the same drawn request id: the second text is still its own
+    message, not a conflict; the same text again under that id is one message."""
+    found = launch(db)
+    ana = consented(found.code)
+    consented(found.code)
+    ana.run()
+    drawn = "_participant_request:post"
+    for text in ("first text", "second text", "second text"):
+        ana.session_state[drawn] = "p-the-same-drawn-id"  # as the overlapping run read it
+        ana.chat_input[0].set_value(text).run()
+        assert not ana.exception, ana.exception
+    said = [r["content"] for r in study.transcripts_table(db, found.code)]
+    assert [t for t in said if t.endswith(" text")] == ["first text", "second text"]
+
+
 def test_a_forged_token_is_refused(db: Database) -> None:
     found = launch(db)
     at = participant(found.code, p="forged-token-0123456789")

@@ -43,6 +43,22 @@ def test_without_a_code_the_monitor_asks_for_one(db: Database) -> None:
     assert at.sidebar.children  # a researcher page: the app's sidebar is there
 
 
+def test_without_a_code_the_monitor_lists_the_studies_to_pick_from(db: Database) -> None:
+    older = launch(db)
+    in_lobby(older.code)
+    newer = launch(db)
+    at = page("pages/study_monitor.py")
+    picker = at.selectbox(key="monitor-pick")
+    assert picker.options[0].startswith(f"{newer.code} · Mug bargaining")  # newest first
+    assert picker.options[1].startswith(f"{older.code} · ")
+    assert "1 person (1 in the lobby)" in picker.options[1]
+    assert "Pick a study above" in texts(at)
+    picker.set_value(older.code).run()
+    assert not at.exception, at.exception
+    assert at.query_params["study"] == older.code
+    assert sorted(table(at, "participant")["where"]) == ["lobby"]
+
+
 def test_the_monitor_shows_who_is_where_and_the_groups(db: Database) -> None:
     found = launch(db)
     ana, bo, cy = in_lobby(found.code), in_lobby(found.code), in_lobby(found.code)
