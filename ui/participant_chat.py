@@ -8,6 +8,7 @@ double submit is one message; two different texts are two, even from two runs at
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import streamlit as st
@@ -37,10 +38,11 @@ def _request_id(slot: str, text: str) -> str:
 
 
 def chat_box(db: Any, token: str, view: Any, *, wake: Any = None) -> None:
-    """The box pinned to the bottom. Drawn before the chat: a sent message is posted first, so
-    the chat drawn next in the same run already shows it (no second run). A refused one is put
-    back into the box with the reason (a rerun)."""
-    from conversation import study
+    """The box pinned to the bottom. A sent message is posted in the box's ``on_submit``
+    (``_send``), before the page's script: a newer message arriving while this run draws cannot
+    cut it short and lose the older one (seen with benchmarks/participants_load.py), and the
+    chat drawn in the same run already shows it. A refused one is put back into the box with
+    the reason."""
     from conversation.rooms.room import MAX_MESSAGE_CHARS
 
     with st.bottom:
@@ -49,9 +51,19 @@ def chat_box(db: Any, token: str, view: Any, *, wake: Any = None) -> None:
         if notice:
             above.warning(escape_markdown(notice), icon=":material/schedule:")
         label = "Your message" + (" (it is your turn)" if view.your_turn else "")
-        message = limited_chat_input(label, key=CHAT_KEY, limit=MAX_MESSAGE_CHARS, above=above)
-    if not message:
-        return
+        limited_chat_input(
+            label,
+            key=CHAT_KEY,
+            limit=MAX_MESSAGE_CHARS,
+            above=above,
+            send=functools.partial(_send, db, token, wake),
+        )
+
+
+def _send(db: Any, token: str, wake: Any, message: str) -> None:
+    """Post ``message`` (a chat box's ``on_submit``: session state only, no element drawn)."""
+    from conversation import study
+
     try:
         study.post_as_participant(db, token, message, request_id=_request_id("post", message))
     except study.TooFast as slow:
@@ -61,7 +73,7 @@ def chat_box(db: Any, token: str, view: Any, *, wake: Any = None) -> None:
         )
         st.session_state[f"_pending:{CHAT_KEY}"] = message
     except study.WrongStage:
-        pass  # the room ended meanwhile: the rerun shows the next stage
+        pass  # the room ended meanwhile: this run shows the next stage
     except ValueError as exc:
         st.session_state[NOTICE_KEY] = f"Not sent: {exc}"
         st.session_state[f"_pending:{CHAT_KEY}"] = message
@@ -69,8 +81,6 @@ def chat_box(db: Any, token: str, view: Any, *, wake: Any = None) -> None:
         st.session_state.pop("_participant_request:post", None)
         if wake is not None:
             wake()  # the in-process runner looks for work now (the agents answer)
-        return
-    st.rerun()
 
 
 def help_panel(db: Any, token: str, view: Any) -> None:

@@ -5,7 +5,7 @@ Markdown escaped; nothing here renders HTML."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import streamlit as st
@@ -98,12 +98,15 @@ def follow_latest_selectbox(label: str, options: Sequence[Any], *, key: str, **k
     return st.selectbox(label, options, key=key, **kwargs)
 
 
-def keep_if_too_long(key: str, refused_key: str, limit: int) -> None:
+def keep_if_too_long(
+    key: str, refused_key: str, limit: int, send: Callable[[str], None] | None = None
+) -> None:
     """``on_submit`` of a chat box: a text over ``limit`` characters is not sent but put back into
     the box (``st.session_state[key]``), with the reason under ``refused_key`` for the page to
     show next to the box (until the next submission). Runs before the page, so the page sees no
     submission. The text is also kept under ``_pending:<key>`` until a run has drawn the box
-    with it: a run cut short by a rerun (a new turn arrived) must not lose it."""
+    with it: a run cut short by a rerun (a new turn arrived) must not lose it. A text within the
+    limit is given to ``send`` here, when there is one (see ``limited_chat_input``)."""
     text = st.session_state.get(key)
     if isinstance(text, str) and len(text) > limit:
         st.session_state[key] = text
@@ -114,16 +117,29 @@ def keep_if_too_long(key: str, refused_key: str, limit: int) -> None:
         )
     else:
         st.session_state.pop(refused_key, None)
+        if send is not None and isinstance(text, str) and text:
+            send(text)
 
 
 def limited_chat_input(
-    label: str, *, key: str, limit: int, above: Any = None, **kwargs: Any
+    label: str,
+    *,
+    key: str,
+    limit: int,
+    above: Any = None,
+    send: Callable[[str], None] | None = None,
+    **kwargs: Any,
 ) -> Any:
     """``st.chat_input`` that refuses a text over ``limit`` characters and keeps it in the box.
 
     The refusal is drawn in ``above`` (a container placed above the box by the caller, always
     drawn, so the box keeps its place and its text when the refusal comes or goes) and stays
     there while the refused text waits, through any number of reruns.
+
+    ``send(text)``: called with an accepted text in the box's ``on_submit``, that is before the
+    page's script runs. A text handled in the script instead is lost when a newer submission
+    cuts the run short before it got there (Streamlit then starts over with the newer one
+    only); a callback runs whole.
     """
     refused_key = f"_refused:{key}"
     pending = st.session_state.get(f"_pending:{key}")
@@ -133,7 +149,7 @@ def limited_chat_input(
     if refused:
         (above or st).error(refused, icon=":material/block:")
     message = st.chat_input(
-        label, key=key, on_submit=keep_if_too_long, args=(key, refused_key, limit), **kwargs
+        label, key=key, on_submit=keep_if_too_long, args=(key, refused_key, limit, send), **kwargs
     )
     st.session_state.pop(f"_pending:{key}", None)
     return message
