@@ -1,4 +1,5 @@
-"""``python -m conversation.worker``: drive every runnable room of a database from its own process.
+"""``python -m conversation.worker``: drive every runnable room of a database from its own process,
+and ask the planned answers of its analyses (``worker.analyses``, on a thread beside the rooms).
 
     python -m conversation.worker --db sqlite:///rooms.db --concurrency 50
 
@@ -16,6 +17,7 @@ import signal
 from collections.abc import Sequence
 
 import storage
+from conversation.worker.analyses import AnalysisRunner
 from conversation.worker.runner import LEASE_TTL_SECONDS, Worker
 
 log = logging.getLogger("conversation.worker")
@@ -41,7 +43,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--poll", type=float, default=0.5, help="seconds between looks for new work"
     )
-    parser.add_argument("--until-idle", action="store_true", help="exit when no room is runnable")
+    parser.add_argument(
+        "--until-idle",
+        action="store_true",
+        help="exit when no room is runnable and no analysis answer is left to ask",
+    )
+    parser.add_argument(
+        "--no-analyses", action="store_true", help="leave analyses to other workers"
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args(argv)
     if args.concurrency < 1:
@@ -65,7 +74,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             loop.add_signal_handler(sig, worker.stop)
         return await worker.run(until_idle=args.until_idle)
 
-    turns = asyncio.run(run())
+    analyses = None if args.no_analyses else AnalysisRunner(db, poll_interval=args.poll)
+    if analyses is not None and not args.until_idle:
+        analyses.start()  # on a thread while the rooms run
+    try:
+        turns = asyncio.run(run())
+    finally:
+        if analyses is not None and not args.until_idle:
+            analyses.stop()
+    if analyses is not None and args.until_idle:
+        analyses.run(until_idle=True)
     log.info("worker %s took %d turns", worker.owner, turns)
     return 0
 
