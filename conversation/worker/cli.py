@@ -23,7 +23,7 @@ from conversation.worker.runner import LEASE_TTL_SECONDS, Worker
 log = logging.getLogger("conversation.worker")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m conversation.worker",
         description="Drive every runnable room of a database (several workers may share one).",
@@ -52,6 +52,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--no-analyses", action="store_true", help="leave analyses to other workers"
     )
     parser.add_argument("-v", "--verbose", action="store_true")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.concurrency < 1:
         parser.error("--concurrency must be at least 1")
