@@ -265,7 +265,9 @@ def _ask_claimed(db: Any, analysis_id: int, room_ids: list[int], owner: str) -> 
         chosen = resolve_model(model) if model else default_model()
         label = model_label(chosen)
         question = question_from_spec(spec)
-        scenarios = [transcript_scenario(db, rid) for rid in room_ids]
+        scenarios = _scenarios(db, room_ids)
+        if not scenarios:
+            return  # every room was deleted meanwhile (their answers with them)
         outcome = analyze([question], scenarios, model=chosen)
     except Exception as exc:  # a failed batch stores its error with each of its rooms
         error = {"type": type(exc).__name__, "code": getattr(exc, "code", None),
@@ -278,11 +280,22 @@ def _ask_claimed(db: Any, analysis_id: int, room_ids: list[int], owner: str) -> 
         )
 
 
+def _scenarios(db: Any, room_ids: list[int]) -> list[dict[str, Any]]:
+    """The rooms' transcripts; a room deleted since it was planned is left out."""
+    found = []
+    for rid in room_ids:
+        try:
+            found.append(transcript_scenario(db, rid))
+        except storage.RoomNotFound:
+            log.info("analysis: room %s was deleted before it was asked", rid)
+    return found
+
+
 def _record(db: Any, analysis_id: int, room_id: int, answer: Any, **fields: Any) -> None:
-    """Store one answer; a room deleted meanwhile takes its answer with it (nothing to store)."""
+    """Store one answer; a room (or the analysis) deleted meanwhile took its answer with it."""
     try:
         storage.record_answer(db, analysis_id, room_id, answer, **fields)
-    except storage.RoomNotFound:
+    except (storage.RoomNotFound, storage.AnalysisNotFound):
         log.info("analysis %s: room %s was deleted while asked", analysis_id, room_id)
 
 

@@ -185,3 +185,15 @@ def test_a_failed_answer_retried_successfully_makes_the_analysis_done(
     assert asked.counts[2] == 2 and asked.counts[0] == 1
     answer = {a.room_id: a for a in storage.answers(db, analysis_id)}[rooms[2]]
     assert answer.answer == "Yes" and answer.error is None and answer.state == "answered"
+
+
+def test_a_room_deleted_while_planned_is_left_out(db: Database, asked: Asked) -> None:
+    rooms = make_rooms(db, 3)
+    analysis_id = runs.start_analysis(db, QUESTION, rooms, model=MODEL)
+    held = storage.claim_answers(db, analysis_id, "analyses:h:1:x", limit=3, ttl_seconds=60)
+    storage.delete_room(db, rooms[1])
+    storage.free_answer_claims_of(db, ["analyses:h:1:x"])
+    assert held == rooms
+    AnalysisRunner(db).run(until_idle=True)
+    assert runs.progress_of(db, analysis_id).summary() == "2 of 2 answered"
+    assert set(asked.counts) == {0, 2}
