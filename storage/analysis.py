@@ -164,10 +164,8 @@ def record_answer(
     error: dict[str, Any] | None = None,
     claimed_by: str | None = None,
 ) -> AnalysisAnswer | None:
-    """Store a room's answer to an analysis, replacing an earlier one (at most one per room):
-    ``answered``, or ``failed`` with an ``error``.
-
-    ``answer`` is any strict JSON value (``None`` with an ``error`` for a failed question).
+    """Store a room's answer to an analysis (``answered``, or ``failed`` with an ``error``),
+    replacing an earlier one (at most one per room). ``answer``: any strict JSON value.
     ``claimed_by``: the runner that asked it (``storage.claim_answers``); the answer is stored
     only while that runner still holds the room's claim, else nothing is written and ``None``
     is returned (a runner whose claim expired never overwrites its successor's answer).

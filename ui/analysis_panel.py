@@ -127,6 +127,10 @@ def live_progress(db: Any, analysis_id: int, seen: int) -> None:
         now = analysis.progress_of(db, analysis_id)
         came = now.answered + now.failed
         st.progress(came / max(now.total, 1), text=escape_markdown(now.summary()))
+        st.caption(
+            "Asked in the background (the app's runner, or a `python -m conversation.worker` "
+            "process): you can use other tabs or leave the page meanwhile."
+        )
         if came != seen:
             st.rerun()  # the whole page: the chart and the table show the new answers
 
