@@ -7,12 +7,10 @@ from typing import Any
 import streamlit as st
 
 from conversation import analysis, browse
-from conversation.access import Action
 from conversation.rooms.status_words import status_word
-from ui import cached, charts, condition_stats, results
+from ui import analysis_panel, cached, charts, condition_stats, results
 from ui import experiments as ex
 from ui import judges as judges_panel
-from ui.access import note
 from ui.bootstrap import actor, database, page_setup
 from ui.coding import results_coding
 from ui.live import LiveCache, render_transcript
@@ -20,7 +18,7 @@ from ui.params import parse_id
 from ui.rooms import cost_texts
 from ui.streamed_export import experiment_exports
 from ui.study_exports import study_exports_panel
-from ui.widgets import escape_markdown, model_picker, synced_selectbox
+from ui.widgets import escape_markdown, synced_selectbox
 
 page_setup()
 
@@ -252,94 +250,7 @@ with compare_tab:
     compare_panel(rooms, selected)
 
 with analysis_tab:
-    st.markdown(
-        "Ask a question about each selected room's transcript (for example *Was a deal reached?*). "
-        "Answers are stored and charted by condition."
-    )
-    with st.form("analysis-form"):
-        kind = st.selectbox("Question type", list(results.QUESTION_TYPES), key="an-kind")
-        text = st.text_area("Question", value="Was a deal reached?", key="an-text")
-        options = st.text_input(
-            "Options (multiple choice; comma separated)",
-            key="an-options",
-            placeholder="e.g. deal, no deal, walked away",
-        )
-        model, model_problem = model_picker("Model", key="an-model")
-        analyses_allowed = me.can(Action.RUN_ANALYSIS)
-        if not analyses_allowed:
-            note(Action.RUN_ANALYSIS)
-        run = st.form_submit_button("Run analysis", type="primary", disabled=not analyses_allowed)
-    if run:
-        try:
-            question = results.question_spec(kind, text, options)
-            if model_problem:
-                raise ValueError(model_problem)
-        except ValueError as exc:
-            st.error(escape_markdown(exc))
-        else:
-            bar = st.progress(0.0, text="Asking…")
-
-            def show_progress(done: int, total: int) -> None:
-                bar.progress(done / total, text=f"{done} of {total} rooms")
-
-            analysis_id = analysis.run_analysis(
-                db,
-                question,
-                selected,
-                model=model,
-                experiment_id=experiment_id,
-                progress=show_progress,
-                actor=me,
-            )
-            st.session_state["results_notice"] = f"Analysis #{analysis_id} stored."
-            st.session_state["an-pick-next"] = analysis_id
-            st.rerun()  # every chart (outcomes by condition too) shows the new answers
-    notice = st.session_state.pop("results_notice", None)
-    if notice:
-        st.success(notice)
-    analyses = browse.list_analyses(db, experiment_id=experiment_id, limit=20)
-    if analyses:
-        labels = {int(a.id or 0): f"#{a.id} {a.name} ({a.status})" for a in analyses}
-        if st.session_state.get("an-pick-next") in labels:
-            st.session_state["an-pick"] = st.session_state.pop("an-pick-next")
-        aid = int(
-            st.selectbox(
-                "Stored analyses", list(labels), format_func=lambda a: labels[a], key="an-pick"
-            )
-        )
-        failed = analysis.failed_answers(db, aid)
-        if failed:
-            st.warning(f"{len(failed)} answer(s) failed; their reasons are in the table.")
-            if st.button(
-                f"Retry {len(failed)} failed answer(s)",
-                key="an-retry",
-                disabled=not me.can(Action.RUN_ANALYSIS),
-            ):
-                retry_bar = st.progress(0.0, text="Asking again…")
-
-                def show_retry(done: int, total: int) -> None:
-                    retry_bar.progress(done / total, text=f"{done} of {total} rooms")
-
-                still = analysis.retry_failed_answers(db, aid, progress=show_retry, actor=me)
-                st.session_state["results_notice"] = (
-                    f"Analysis #{aid}: {len(failed) - still} answer(s) recovered, {still} still failing."
-                )
-                st.session_state["an-pick-next"] = aid
-                st.rerun()
-        answers = browse.analysis_frame(db, aid)
-        st.plotly_chart(
-            charts.outcomes_by_condition(
-                answers, question=browse.get_analysis(db, aid).name, names=short_names
-            ),
-            key="chart-analysis",
-        )
-        st.dataframe(answers, hide_index=True, width="stretch")
-        st.download_button(
-            "Download answers (CSV)",
-            answers.to_csv(index=False),
-            file_name=f"analysis-{aid}.csv",
-            mime="text/csv",
-        )
+    analysis_panel.render(db, me, experiment_id, selected, short_names)
 
 with stats_tab:
     condition_stats.render(

@@ -28,6 +28,17 @@ from storage.analysis import (
     record_answer,
     update_analysis,
 )
+from storage.analysis_runs import (
+    answer_claim_holders,
+    answer_counts,
+    claim_answers,
+    free_answer_claims_of,
+    open_analyses,
+    plan_answers_again,
+    release_answer_claims,
+    renew_answer_claims,
+    settle_analysis,
+)
 from storage.batch import (
     RoomSettlement,
     apply_turns,
@@ -358,6 +369,16 @@ __all__ = [
     "list_analyses",
     "record_answer",
     "update_analysis",
+    # an analysis's background run (storage.analysis_runs)
+    "answer_claim_holders",
+    "answer_counts",
+    "claim_answers",
+    "free_answer_claims_of",
+    "open_analyses",
+    "plan_answers_again",
+    "release_answer_claims",
+    "renew_answer_claims",
+    "settle_analysis",
     # qualitative coding
     "add_code_label",
     "code_labels",

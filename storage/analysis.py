@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from sqlalchemy import delete, func
@@ -23,7 +23,7 @@ from storage.database import Database
 from storage.errors import AnalysisNotFound, RoomNotFound, StorageValueError
 from storage.secret_guard import check_no_secrets
 from storage.tables import Analysis, AnalysisAnswer, Room
-from storage.vocabulary import ANALYSIS_STATUSES
+from storage.vocabulary import ANALYSIS_STATUSES, AnswerState
 
 
 def _json_object(value: Any, field: str) -> Any:
@@ -46,12 +46,16 @@ def create_analysis(
     model: dict[str, Any] | None = None,
     experiment_id: int | None = None,
     status: str = "pending",
+    room_ids: Iterable[int] | None = None,
 ) -> int:
     """Store an analysis (e.g. ``{"text": "Was a deal reached?", "type": "yes_no"}``); its id.
 
-    ``question`` and ``model`` are strict, secret-free JSON objects.
+    ``question`` and ``model`` are strict, secret-free JSON objects. ``room_ids``: the rooms it
+    is planned for, stored with it (one answer row each, ``planned``) in the same transaction,
+    so what is missing is known from storage alone. Raises :class:`RoomNotFound`.
     """
     check_name(name, "name")
+    planned = sorted({int(r) for r in room_ids or ()})
     if not question:
         raise StorageValueError("question must be a non-empty dict, e.g. {'text': '...'}")
     question = _json_object(question, "question")
@@ -68,7 +72,23 @@ def create_analysis(
             created_at=now,
             updated_at=now,
         )
-        return add_row(session, analysis)
+        analysis_id = add_row(session, analysis)
+        if planned:
+            found = set(session.exec(select(Room.id).where(col(Room.id).in_(planned))))
+            missing = [r for r in planned if r not in found]
+            if missing:
+                raise RoomNotFound(f"rooms {missing} do not exist; plan only stored rooms")
+            for room_id in planned:
+                session.add(
+                    AnalysisAnswer(
+                        analysis_id=analysis_id,
+                        room_id=room_id,
+                        state=AnswerState.PLANNED,
+                        created_at=now,
+                        updated_at=now,
+                    )
+                )
+        return analysis_id
 
 
 def get_analysis(db: Database, analysis_id: int) -> Analysis:
@@ -142,10 +162,13 @@ def record_answer(
     output_tokens: int | None = None,
     cost: float | None = None,
     error: dict[str, Any] | None = None,
-) -> AnalysisAnswer:
-    """Store a room's answer to an analysis, replacing an earlier one (at most one per room).
-
-    ``answer`` is any strict JSON value (``None`` with an ``error`` for a failed question).
+    claimed_by: str | None = None,
+) -> AnalysisAnswer | None:
+    """Store a room's answer to an analysis (``answered``, or ``failed`` with an ``error``),
+    replacing an earlier one (at most one per room). ``answer``: any strict JSON value.
+    ``claimed_by``: the runner that asked it (``storage.claim_answers``); the answer is stored
+    only while that runner still holds the room's claim, else nothing is written and ``None``
+    is returned (a runner whose claim expired never overwrites its successor's answer).
     Raises :class:`AnalysisNotFound`, :class:`RoomNotFound`.
     """
     check_json(answer, "answer")
@@ -166,9 +189,16 @@ def record_answer(
                 AnalysisAnswer.analysis_id == analysis_id, AnalysisAnswer.room_id == room_id
             )
         ).first()
+        if claimed_by is not None and (
+            row is None or row.state != AnswerState.ASKING or row.claimed_by != claimed_by
+        ):
+            return None  # fenced out: the claim was lost (expired and taken, or released)
         if row is None:
             row = AnalysisAnswer(analysis_id=analysis_id, room_id=room_id, created_at=now)
             session.add(row)
+        row.state = AnswerState.ANSWERED if error is None else AnswerState.FAILED
+        row.claimed_by = None
+        row.claimed_until = None
         row.answer = answer
         row.comment = comment
         row.model = model

@@ -412,8 +412,9 @@ def speaker_stats(
 def analysis_frame(db: Database, analysis_id: int) -> pd.DataFrame:
     """An analysis's answers joined with each room's design fields (chart answers by condition).
 
-    Columns: room_id, name, experiment_id, condition, replicate, status, answer, comment, model,
-    cost, error_type, error_message.
+    Columns: room_id, name, experiment_id, condition, replicate, status (the room's), state (the
+    answer's: planned, asking, answered or failed), answer, comment, model, cost, error_type,
+    error_message. A planned answer's row is there before it is asked (answer empty).
     """
     answers = AnalysisAnswer.__table__  # type: ignore[attr-defined]
     rooms = Room.__table__  # type: ignore[attr-defined]
@@ -425,6 +426,7 @@ def analysis_frame(db: Database, analysis_id: int) -> pd.DataFrame:
             rooms.c.condition,
             rooms.c.replicate,
             rooms.c.status,
+            answers.c.state,
             answers.c.answer,
             answers.c.comment,
             answers.c.model,
@@ -444,6 +446,7 @@ def analysis_frame(db: Database, analysis_id: int) -> pd.DataFrame:
         "condition",
         "replicate",
         "status",
+        "state",
         "answer",
         "comment",
         "model",
@@ -451,7 +454,7 @@ def analysis_frame(db: Database, analysis_id: int) -> pd.DataFrame:
         "error_type",
         "error_message",
     ]
-    return _frame([(*row[:10], *_error_fields(row[10])) for row in rows], columns)
+    return _frame([(*row[:11], *_error_fields(row[11])) for row in rows], columns)
 
 
 TAG_COLUMNS = [

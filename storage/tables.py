@@ -36,6 +36,8 @@ OPEN_TURN_WHERE = "state IN ({})".format(", ".join(f"'{state}'" for state in OPE
 RUNNABLE_WHERE = "status = 'running'"
 ARCHIVED_WHERE = "archived_at IS NOT NULL"
 """The partial-index predicate of the runnable-rooms scan (revision 0013)."""
+OPEN_ANSWER_WHERE = "state IN ('planned', 'asking')"
+"""The partial-index predicate of the analysis runner's scan: answers still to ask (0015)."""
 
 
 class Experiment(SQLModel, table=True):
@@ -227,7 +229,10 @@ class Analysis(SQLModel, table=True):
 
 
 class AnalysisAnswer(SQLModel, table=True):
-    """One room's answer to an analysis question (at most one per analysis and room)."""
+    """One room's answer to an analysis question (at most one per analysis and room).
+
+    Revision 0015: ``state`` is ``planned`` (not asked yet), ``asking`` (claimed by a runner,
+    ``claimed_by`` until ``claimed_until``), ``answered`` or ``failed`` (``error`` says why)."""
 
     __tablename__ = "analysis_answers"
     __table_args__ = (
@@ -235,6 +240,14 @@ class AnalysisAnswer(SQLModel, table=True):
         sa.UniqueConstraint("analysis_id", "room_id", name="uq_analysis_answers_analysis_room"),
         # Deleting a room cascades here; without this index SQLite scans the table per room.
         sa.Index("ix_analysis_answers_room", "room_id"),
+        # The runner's scan over the answers still to ask (revision 0015).
+        sa.Index(
+            "ix_analysis_answers_open",
+            "analysis_id",
+            "room_id",
+            sqlite_where=sa.text(OPEN_ANSWER_WHERE),
+            postgresql_where=sa.text(OPEN_ANSWER_WHERE),
+        ),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -247,6 +260,9 @@ class AnalysisAnswer(SQLModel, table=True):
     output_tokens: int | None = None
     cost: float | None = None
     error: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc())
+    state: str = Field(default="answered", sa_column_kwargs={"server_default": "answered"})
+    claimed_by: str | None = None
+    claimed_until: datetime | None = Field(default=None, sa_type=UTCDateTime)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
 

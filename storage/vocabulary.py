@@ -130,6 +130,19 @@ class AnalysisStatus(StrEnum):
     STOPPED = "stopped"
 
 
+class AnswerState(StrEnum):
+    """One room's answer to an analysis (revision 0015)."""
+
+    PLANNED = "planned"  # not asked yet
+    ASKING = "asking"  # claimed by a runner that is asking it now
+    ANSWERED = "answered"
+    FAILED = "failed"  # its error says why; a retry plans it again
+
+
+OPEN_ANSWER_STATES: Final = frozenset({AnswerState.PLANNED, AnswerState.ASKING})
+"""Answers still to come (an analysis with any is running)."""
+
+
 ROOM_STATUSES: Final = frozenset(RoomStatus)
 RUNNABLE_ROOM_STATUSES: Final = frozenset({RoomStatus.RUNNING})
 """A worker may drive a room only in these."""
@@ -200,6 +213,7 @@ ANALYSIS_STATUSES: Final = frozenset(AnalysisStatus)
 __all__ = [
     "ANALYSIS_STATUSES",
     "AnalysisStatus",
+    "AnswerState",
     "CONSUMED_TURN_STATES",
     "EVENT_KINDS",
     "EXPERIMENT_STATUSES",
@@ -209,6 +223,7 @@ __all__ = [
     "FINAL_TURN_STATES",
     "KIND_KEY",
     "NoticeKind",
+    "OPEN_ANSWER_STATES",
     "OPEN_ROOM_STATUSES",
     "OPEN_TURN_STATES",
     "REOPENED_BY_A_MESSAGE",

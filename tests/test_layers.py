@@ -33,7 +33,7 @@ ALLOWED: dict[str, set[str]] = {
     "context": {"exceptions", "planning", "text"},
     "models": {"exceptions", "text"},
     "dialogue": {"exceptions", "text", "planning", "termination", "models", "sync"},
-    "analysis": {"exceptions", "text", "models", "access", "rooms"},
+    "analysis": {"exceptions", "vocabulary", "text", "models", "access", "rooms"},
     "library": {"exceptions", "access"},
     "rooms": {
         "exceptions",
@@ -56,7 +56,8 @@ ALLOWED: dict[str, set[str]] = {
         "termination",
         "access",
     },
-    "worker": {"exceptions", "vocabulary", "rooms", "experiments", "models"},
+    # The worker also asks the analyses' planned answers (worker/analyses.py, issue 24).
+    "worker": {"exceptions", "vocabulary", "rooms", "experiments", "models", "analysis"},
     # Studies with real participants (issue 21): experiments whose rooms have human seats.
     "study": {"exceptions", "vocabulary", "text", "rooms", "experiments", "access", "models"},
     # The pages' read side: nothing below may import it (the worker never loads it).

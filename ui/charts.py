@@ -285,6 +285,19 @@ def _error_bars(low: pd.Series, high: pd.Series, centre: pd.Series) -> dict[str,
     }
 
 
+def _no_answers_yet(answers: pd.DataFrame) -> str:
+    """Why an analysis chart is empty: its answers failed, are still being asked, or none was
+    planned (a frame without ``state``: every row is a failed answer)."""
+    states = answers["state"] if "state" in answers else pd.Series(["failed"] * len(answers))
+    failed = int((states == "failed").sum())
+    to_come = int(states.isin(["planned", "asking"]).sum())
+    if not failed and not to_come:
+        return "No answers yet: run an analysis first."
+    parts = [f"{failed} failed (retry them in the Analysis tab)"] if failed else []
+    parts += [f"{to_come} still being asked"] if to_come else []
+    return "No answers yet: " + ", ".join(parts) + "."
+
+
 def outcomes_by_condition(
     answers: pd.DataFrame,
     *,
@@ -305,13 +318,7 @@ def outcomes_by_condition(
     title = f"{plain(question)} by condition"
     answered = answers[answers["answer"].notna()] if "answer" in answers else answers
     if answered.empty:
-        missing = len(answers)
-        return _empty(
-            title,
-            f"No answers yet: {missing} failed (retry them in the Analysis tab)."
-            if missing
-            else "No answers yet: run an analysis first.",
-        )
+        return _empty(title, _no_answers_yet(answers))
     frame, order = condition_labels(answered, names)
     planned = dict(planned or {})
     order += [label for label in planned if label not in order]

@@ -168,7 +168,9 @@ def summary(db: Any, run_id: int) -> RunSummary:
 
 def runs(db: Any, rubric_id: int) -> list[RunSummary]:
     """The runs of a stored rubric version, newest first."""
-    return [summary(db, int(run.id or 0)) for run in storage.list_judge_runs(db, rubric_id=rubric_id)]
+    return [
+        summary(db, int(run.id or 0)) for run in storage.list_judge_runs(db, rubric_id=rubric_id)
+    ]
 
 
 @dataclass(slots=True)

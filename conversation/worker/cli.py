@@ -1,4 +1,5 @@
-"""``python -m conversation.worker``: drive every runnable room of a database from its own process.
+"""``python -m conversation.worker``: drive every runnable room of a database from its own process,
+and ask the planned answers of its analyses (``worker.analyses``, on a thread beside the rooms).
 
     python -m conversation.worker --db sqlite:///rooms.db --concurrency 50
 
@@ -16,12 +17,13 @@ import signal
 from collections.abc import Sequence
 
 import storage
+from conversation.worker.analyses import AnalysisRunner
 from conversation.worker.runner import LEASE_TTL_SECONDS, Worker
 
 log = logging.getLogger("conversation.worker")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m conversation.worker",
         description="Drive every runnable room of a database (several workers may share one).",
@@ -41,8 +43,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--poll", type=float, default=0.5, help="seconds between looks for new work"
     )
-    parser.add_argument("--until-idle", action="store_true", help="exit when no room is runnable")
+    parser.add_argument(
+        "--until-idle",
+        action="store_true",
+        help="exit when no room is runnable and no analysis answer is left to ask",
+    )
+    parser.add_argument(
+        "--no-analyses", action="store_true", help="leave analyses to other workers"
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
     args = parser.parse_args(argv)
     if args.concurrency < 1:
         parser.error("--concurrency must be at least 1")
@@ -65,7 +79,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             loop.add_signal_handler(sig, worker.stop)
         return await worker.run(until_idle=args.until_idle)
 
-    turns = asyncio.run(run())
+    analyses = None if args.no_analyses else AnalysisRunner(db, poll_interval=args.poll)
+    if analyses is not None and not args.until_idle:
+        analyses.start()  # on a thread while the rooms run
+    try:
+        turns = asyncio.run(run())
+    finally:
+        if analyses is not None and not args.until_idle:
+            analyses.stop()
+    if analyses is not None and args.until_idle:
+        analyses.run(until_idle=True)
     log.info("worker %s took %d turns", worker.owner, turns)
     return 0
 

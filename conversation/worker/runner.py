@@ -338,13 +338,18 @@ class _Held:
 
 
 class BackgroundWorker:
-    """A ``Worker`` on its own thread and event loop (one per web-server process).
+    """A ``Worker`` on its own thread and event loop (one per web-server process), and, with
+    ``analyses`` (the default), an ``AnalysisRunner`` on a thread beside it that asks the
+    stored analyses' planned answers (``conversation.worker.analyses``).
 
     It never touches Streamlit; pages see its work by reading the database.
     """
 
-    def __init__(self, db: storage.Database, **options: Any) -> None:
+    def __init__(self, db: storage.Database, *, analyses: bool = True, **options: Any) -> None:
+        from conversation.worker.analyses import AnalysisRunner
+
         self.worker = Worker(db, **options)
+        self.analyses = AnalysisRunner(db) if analyses else None
         self._thread = threading.Thread(target=self._serve, name="rooms-worker", daemon=True)
         self._started = threading.Event()
 
@@ -358,13 +363,19 @@ class BackgroundWorker:
     def start(self) -> BackgroundWorker:
         self._thread.start()
         self._started.wait(timeout=10)
+        if self.analyses is not None:
+            self.analyses.start()
         return self
 
     def wake(self) -> None:
         self.worker.wake()
+        if self.analyses is not None:
+            self.analyses.wake()
 
     def stop(self, timeout: float = 10.0) -> None:
         self.worker.stop()
+        if self.analyses is not None:
+            self.analyses.stop(timeout=timeout)
         self._thread.join(timeout=timeout)
 
     @property

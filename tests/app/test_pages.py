@@ -19,6 +19,7 @@ from streamlit.testing.v1 import AppTest
 
 import storage
 from conversation.rooms.room import Room
+from conversation.worker import AnalysisRunner
 from storage import Database
 from ui import rooms
 from ui.templates import MUG_NEGOTIATION, PLANNER_CODER_REVIEWER
@@ -365,6 +366,10 @@ def test_results_charts_click_filter_and_analysis(db: Database) -> None:
     at.button(key="FormSubmitter:analysis-form-Run analysis").click().run()
     assert not at.exception
     (analysis,) = storage.list_analyses(db)
+    assert analysis.status == "running"  # stored with its rooms planned; a runner asks them
+    AnalysisRunner(db).run(until_idle=True)
+    at.run()
+    analysis = storage.get_analysis(db, analysis.id)
     assert analysis.status == "done"
     answers = storage.answers(db, analysis.id)
     assert len(answers) == 3 and all(a.answer in ("Yes", "No") for a in answers)

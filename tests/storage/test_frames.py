@@ -152,6 +152,7 @@ def test_analysis_frame(db: Database) -> None:
     assert list(frame["condition"]) == ["cheap", "pricey"]
     assert frame["answer"].iloc[0] == "yes" and pd.isna(frame["answer"].iloc[1])
     assert pd.isna(frame["error_type"].iloc[0]) and frame["error_type"].iloc[1] == "E"
+    assert list(frame["state"]) == ["answered", "failed"]
 
 
 def _statements(db: Database, action: Callable[[], Any]) -> list[tuple[str, Any]]:

@@ -44,9 +44,9 @@ def _revision(url: str) -> str | None:
 
 def test_revisions_are_linear_and_numbered() -> None:
     revisions = ["0001", "0002", "0003", "0005", "0007", "0008", "0009"]
-    revisions += ["0010", "0011", "0012", "0013", "0014"]
+    revisions += ["0010", "0011", "0012", "0013", "0014", "0015"]
     assert migrate.known_revisions() == revisions
-    assert migrate.head_revision() == "0014"
+    assert migrate.head_revision() == "0015"
 
 
 def test_blank_database_built_from_migrations_matches_the_models(blank_db_url: str) -> None:
@@ -88,6 +88,40 @@ def test_older_database_is_upgraded_on_open_and_keeps_its_data(blank_db_url: str
         assert room.created_at.year == 2024 and room.created_at.utcoffset().total_seconds() == 0
         analysis = storage.create_analysis(db, "deal?", {"text": "Was a deal reached?"})
         storage.record_answer(db, analysis, room.id, "yes")
+
+
+def test_answers_stored_before_0015_get_their_state(blank_db_url: str) -> None:
+    """Revision 0015: an answer stored before it is ``answered``, or ``failed`` with an error."""
+    _build_at(blank_db_url, "0014")
+    stamp = "'2024-01-01 00:00:00'"
+    engine = sa.create_engine(blank_db_url)
+    with engine.begin() as conn:
+        for name in ("a", "b"):
+            conn.execute(
+                sa.text(
+                    "INSERT INTO rooms (name, status, config, created_at, updated_at, edits) "
+                    f"VALUES ('{name}', 'idle', '{{}}', {stamp}, {stamp}, 0)"
+                )
+            )
+        conn.execute(
+            sa.text(
+                "INSERT INTO analyses (name, question, status, created_at, updated_at) "
+                f"VALUES ('deal?', '{{\"text\": \"?\"}}', 'failed', {stamp}, {stamp})"
+            )
+        )
+        conn.execute(
+            sa.text(
+                "INSERT INTO analysis_answers (analysis_id, room_id, answer, error, created_at, "
+                f"updated_at) VALUES (1, 1, '\"yes\"', NULL, {stamp}, {stamp}), "
+                f'(1, 2, NULL, \'{{"type": "E"}}\', {stamp}, {stamp})'
+            )
+        )
+    engine.dispose()
+    with Database(blank_db_url) as db:
+        assert migrate.database_revision(db) == "0015"
+        found = {a.room_id: (a.state, a.answer) for a in storage.answers(db, 1)}
+        assert found == {1: ("answered", "yes"), 2: ("failed", None)}
+        assert storage.open_analyses(db) == []
 
 
 def test_upgrade_false_refuses_an_older_database(blank_db_url: str) -> None:

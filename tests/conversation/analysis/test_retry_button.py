@@ -1,8 +1,10 @@
-"""The Results page's analysis section offers to retry the failed answers, and does."""
+"""The Results page's analysis section offers to retry the failed answers, and plans them for
+the background runner, which asks them again."""
 
 from __future__ import annotations
 
 import storage
+from conversation.worker import AnalysisRunner
 from storage import Database
 from tests.app.conftest import db  # noqa: F401 - a fixture
 from tests.app.test_pages import app, mug_room
@@ -21,5 +23,9 @@ def test_the_retry_button_asks_the_failed_rooms_again(db: Database) -> None:  # 
     assert any("2 answer(s) failed" in w.value for w in at.warning)
     at.button(key="an-retry").click().run()
     assert not at.exception
-    assert any("0 answer(s) recovered, 2 still failing" in s.value for s in at.success)
+    assert any("2 failed answer(s) are being asked again" in s.value for s in at.success)
+    assert results.failed_answers(db, analysis_id) == []  # planned again, not asked yet
+    AnalysisRunner(db).run(until_idle=True)
+    at.run()
+    assert any("2 answer(s) failed" in w.value for w in at.warning)  # the canned reply again
     assert all(a.error["raw"] == "unsure" for a in storage.answers(db, analysis_id))
