@@ -111,7 +111,8 @@ def test_a_model_server_restart_is_waited_out_on_the_room_page(
 ) -> None:  # type: ignore[no-untyped-def]
     """The server is down (restarting) when a person opens the room: the Room page says the
     room is waiting for the model server (not a failure), and once the server is back on the
-    same port the room finishes by itself, every turn a real reply. (Stopping it mid-turn is
+    same port the room finishes by itself, every turn a real reply. Then an analysis asked
+    while the server is down again fails, is kept with its reason, and a retry answers it. (Stopping it mid-turn is
     tested against a fake server in tests/conversation/rooms/test_model_outage.py.)"""
     app = ServerConfiguredApp(tmp_path / "app")
     app.base_url = own_llm_server.base_url
@@ -146,9 +147,41 @@ def test_a_model_server_restart_is_waited_out_on_the_room_page(
             turns = [e for e in storage.events(db, room.id) if e.kind in ("agent", "pass")]
             assert [t.state for t in turns] == ["done"] * 3
             assert all(t.content.strip() for t in turns if t.kind == "agent")
+            # The analysis: asked while the server is down, its answer fails (kept, with the
+            # reason); retried once the server is back, it is answered and charted.
+            restarted.stop()
+            failed_then_retried(page, app, db, gguf, tmp_path, own_llm_server.port)
         finally:
             restarted.stop()
     finally:
         context.close()
         db.dispose()
         app.stop()
+
+
+def failed_then_retried(page, app, db, gguf, tmp_path, port) -> None:  # type: ignore[no-untyped-def]
+    """Results, Analysis tab: a free-text question (every reply is a valid answer, so only the
+    outage can fail it) run with the server down, then retried with it back."""
+    open_page(page, app, "/results")
+    page.get_by_role("tab", name="Analysis").click()
+    kind = page.get_by_test_id("stSelectbox").filter(has_text="Question type")
+    kind.click()
+    page.get_by_role("option", name="Free text").click()
+    page.get_by_label("Question", exact=True).fill("What price did they agree on?")
+    page.get_by_role("button", name="Run analysis").click()
+    wait_text(page, "1 answer(s) failed", timeout=300_000)
+    [analysis] = storage.list_analyses(db)
+    [answer] = storage.answers(db, analysis.id)
+    assert answer.state == "failed" and answer.error  # kept, with its reason
+    server = LlamaServer.start(gguf, log_dir=tmp_path, port=port)
+    try:
+        page.get_by_role("button", name="Retry 1 failed answer(s)").click()
+        wait_text(page, "1 of 1 answered", timeout=600_000)
+        [answer] = storage.answers(db, analysis.id)
+        assert answer.state == "answered" and answer.answer
+        chart = page.locator("[data-testid='stPlotlyChart']:visible").last  # the Analysis tab's
+        chart.wait_for(timeout=60_000)
+        assert "by condition" in chart.inner_text()  # the outcomes chart, drawn
+        assert "No answers yet" not in chart.inner_text()
+    finally:
+        server.stop()
