@@ -21,7 +21,9 @@ What it does (temporary database and HOME, 127.0.0.1 only):
    same prompt first, untimed, so that both timed calls find it evaluated (llama.cpp reuses the
    previous prompt's prefix). OVERHEAD_PCT is the median over samples of the streamed turn's
    time over its twin's, minus one (replies differ in length from sample to sample, so each
-   streamed turn is compared with its own twin; a pair whose texts differ is said). With the offline model (which answers
+   streamed turn is compared with its own twin; a pair whose texts differ is said). A fourth
+   twin streams with no page watching it: the line before the last gives both overheads (on a
+   small machine the page's redraws take CPU from a model server on the same cores). With the offline model (which answers
    an unstreamed call after its wait) the unstreamed time is the twin's turn plus the streamed
    reply's words at the rate: the same call from a server that takes as long either way.
 
@@ -187,6 +189,9 @@ def main() -> None:
         # second would skip the prompt's evaluation. A third twin asks first, untimed, so both
         # timed calls find the same prompt already evaluated.
         warm = Room.create(db, name="warm-up", streaming=False, **options)
+        # Streamed with nobody watching: what streaming costs the call itself, apart from what
+        # a page redrawing the draft costs a machine whose cores the model server also uses.
+        unwatched = Room.create(db, name="streamed, unwatched", **options)
         probe = Probe()
         probe.install()
         server, url = start_server(folder, db_url)
@@ -197,7 +202,7 @@ def main() -> None:
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(f"{url}/room?room={streamed.id}", timeout=120_000)
         page.get_by_test_id("stSidebarNavLink").first.wait_for(timeout=120_000)
-        to_screen, rates, streamed_s, plain_s = [], [], [], []
+        to_screen, rates, streamed_s, plain_s, unwatched_s = [], [], [], [], []
         missed = 0
         texts: list[str] = []
         for sample in range(args.samples):
@@ -227,7 +232,8 @@ def main() -> None:
             if shown is None:  # committed before the page drew any of it: nothing to time
                 missed += 1
                 print(f"sample {sample + 1}: the reply committed before its draft was drawn")
-                timed_turn(plain, message)  # the twin keeps the same history
+                timed_turn(plain, message)  # the twins keep the same history
+                timed_turn(unwatched, message)
                 continue
             first, last = probe.texts[0], probe.texts[-1]
             to_screen.append(shown - first)
@@ -236,6 +242,7 @@ def main() -> None:
             # at 0, 0.25 and 0.5 s is 4 writes a second, not 3 / 0.5)
             written = probe.writes[-1] - probe.writes[0] if len(probe.writes) > 1 else 0.0
             rates.append((len(probe.writes) - 1) / written if written > 0 else 0.0)
+            writes = len(probe.writes)  # before the twins' turns add theirs
             streamed_s.append(result["s"])
             unstreamed, twin_text = timed_turn(plain, message)
             if twin_text != texts[-1]:
@@ -244,10 +251,13 @@ def main() -> None:
             if not isinstance(model, dict):  # offline: add the words the server would generate
                 unstreamed += last - first  # (the twin's model waits OFFLINE_WAIT itself)
             plain_s.append(unstreamed)
+            alone, _ = timed_turn(unwatched, message)
+            unwatched_s.append(alone)
             print(
                 f"sample {sample + 1}: first token -> screen {to_screen[-1]:.3f} s; "
-                f"{len(probe.writes)} draft writes over {span:.2f} s ({rates[-1]:.2f}/s); "
-                f"turn streamed {streamed_s[-1]:.2f} s, unstreamed {plain_s[-1]:.2f} s"
+                f"{writes} draft writes over {span:.2f} s ({rates[-1]:.2f}/s); "
+                f"turn streamed {streamed_s[-1]:.2f} s (unwatched {unwatched_s[-1]:.2f} s), "
+                f"unstreamed {plain_s[-1]:.2f} s"
             )
         if not to_screen:
             raise SystemExit(f"no sample drew a draft before its commit ({missed} tried)")
@@ -257,6 +267,11 @@ def main() -> None:
         writes = statistics.median(rates)
         ratios = [s / p for s, p in zip(streamed_s, plain_s, strict=True)]
         overhead = 100 * (statistics.median(ratios) - 1)
+        alone = [s / p for s, p in zip(unwatched_s, plain_s, strict=True)]
+        print(
+            f"overhead: {overhead:.1f}% streamed with the page watching it (the last line), "
+            f"{100 * (statistics.median(alone) - 1):.1f}% streamed with nobody watching"
+        )
         print(
             f"FIRST_TOKEN_TO_SCREEN_S={first_token:.3f} WRITES_PER_TURN_S={writes:.2f} "
             f"OVERHEAD_PCT={overhead:.1f}"
