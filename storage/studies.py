@@ -15,9 +15,10 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func
+from sqlalchemy import select as sa_select
 from sqlmodel import col, select
 
-from storage._tx import UNSET, _Unset, json_object
+from storage._tx import EVENTS, UNSET, _Unset, event_from_row, json_object
 from storage.database import Database
 from storage.errors import RecordNotFound, StorageValueError
 from storage.experiments import ExperimentRoom, _checked_room, _insert_rooms
@@ -275,55 +276,80 @@ def participant_state(
     """In one read transaction: the participant holding the token, their study, their group and
     its room's log (in a room), their help messages and their group's events of
     ``group_kinds``, and (in the lobby) how many wait and how many groups each condition has.
-    Raises :class:`ParticipantNotFound`."""
-    with db.read() as session:
-        person = session.exec(
-            select(StudyParticipant)
-            .join(StudyToken, col(StudyToken.participant_id) == col(StudyParticipant.id))
-            .where(StudyToken.token_hash == token_hash)
+    Raises :class:`ParticipantNotFound`.
+
+    Core reads and detached snapshots, not ORM queries: every open participant page calls this
+    about once a second, and the ORM's per-statement work was a fifth of the app server's CPU
+    at 24 participants (``benchmarks/participants_load.py``)."""
+    people, studies, groups_t = _table(StudyParticipant), _table(Study), _table(StudyGroup)
+    notes_t = _table(StudyEvent)
+    with db.read_connection() as conn:
+        row = conn.execute(
+            sa_select(people)
+            .join(_table(StudyToken), _table(StudyToken).c.participant_id == people.c.id)
+            .where(_table(StudyToken).c.token_hash == token_hash)
         ).first()
-        if person is None:
+        if row is None:
             raise ParticipantNotFound("no participant holds this token")
-        study = session.get(Study, person.study_id)
-        assert study is not None  # a participant's study is deleted with them
-        in_room = person.stage == "room" and person.group_id is not None
-        group = session.get(StudyGroup, person.group_id) if in_room else None
+        person = StudyParticipant.model_construct(**row._mapping)
+        study_row = conn.execute(sa_select(studies).where(studies.c.id == person.study_id)).one()
+        study = Study.model_construct(**study_row._mapping)
+        group = None
+        if person.stage == "room" and person.group_id is not None:
+            found = conn.execute(
+                sa_select(groups_t).where(groups_t.c.id == person.group_id)
+            ).first()
+            group = StudyGroup.model_construct(**found._mapping) if found is not None else None
         events: list[Event] = []
         if group is not None and group.room_id is not None:
-            events = list(
-                session.exec(
-                    select(Event).where(Event.room_id == group.room_id).order_by(col(Event.seq))
+            events = [
+                event_from_row(r)
+                for r in conn.execute(
+                    sa_select(EVENTS)
+                    .where(EVENTS.c.room_id == group.room_id)
+                    .order_by(EVENTS.c.seq)
                 )
-            )
-        mine = (col(StudyEvent.participant_id) == person.id) & (StudyEvent.kind == "help")
+            ]
+        mine = (notes_t.c.participant_id == person.id) & (notes_t.c.kind == "help")
         if group is not None and group_kinds:
             mine = mine | (
-                (col(StudyEvent.group_id) == group.id)
-                & col(StudyEvent.kind).in_(sorted(group_kinds))
+                (notes_t.c.group_id == group.id) & notes_t.c.kind.in_(sorted(group_kinds))
             )
-        notes = list(
-            session.exec(
-                select(StudyEvent)
-                .where(StudyEvent.study_id == study.id, mine)
-                .order_by(col(StudyEvent.id))
+        notes = [
+            StudyEvent.model_construct(**r._mapping)
+            for r in conn.execute(
+                sa_select(notes_t)
+                .where(notes_t.c.study_id == study.id, mine)
+                .order_by(notes_t.c.id)
             )
-        )
+        ]
         lobby, groups = 0, {}
         if person.stage == "lobby":
-            lobby = session.exec(
-                select(func.count())
-                .select_from(StudyParticipant)
-                .where(StudyParticipant.study_id == study.id, StudyParticipant.stage == "lobby")
-            ).one()
-            groups = {
-                str(c): int(n)
-                for c, n in session.exec(
-                    select(StudyGroup.condition, func.count())
-                    .where(StudyGroup.study_id == study.id)
-                    .group_by(StudyGroup.condition)
-                ).all()
-            }
+            lobby, groups = _lobby_counts(conn, int(study.id or 0))
     return ParticipantState(person, study, group, events, notes, int(lobby), groups)
+
+
+def _table(model: Any) -> Any:
+    return model.__table__
+
+
+def _lobby_counts(conn: Any, study_id: int) -> tuple[int, dict[str, int]]:
+    """How many participants of the study wait in the lobby, and its groups per condition."""
+    people, groups_t = _table(StudyParticipant), _table(StudyGroup)
+    lobby = conn.execute(
+        sa_select(func.count())
+        .select_from(people)
+        .where(people.c.study_id == study_id, people.c.stage == "lobby")
+    ).scalar_one()
+    groups = {
+        str(c): int(n)
+        for c, n in conn.execute(
+            sa_select(groups_t.c.condition, func.count())
+            .where(groups_t.c.study_id == study_id)
+            .group_by(groups_t.c.condition)
+        ).all()
+    }
+    return int(lobby), groups
 
 
 def get_participant(db: Database, participant_id: int) -> StudyParticipant:
