@@ -415,9 +415,18 @@ def update_participant(
         return person
 
 
-def note_post(db: Database, participant_id: int, *, now: float, window: float, limit: int) -> float:
+def note_post(
+    db: Database,
+    participant_id: int,
+    *,
+    now: float,
+    window: float,
+    limit: int,
+    seen_at: datetime | None = None,
+) -> float:
     """Count a post in the participant's rate window: 0 when it is allowed (and counted), else
-    the seconds until it would be."""
+    the seconds until it would be. ``seen_at``: an allowed post also proves the participant is
+    here (``last_seen_at``), in the same write."""
     with db.write() as session:
         person = session.exec(
             select(StudyParticipant).where(StudyParticipant.id == participant_id).with_for_update()
@@ -428,6 +437,8 @@ def note_post(db: Database, participant_id: int, *, now: float, window: float, l
         if len(recent) >= limit:
             return max(0.01, window - (now - min(recent)))
         person.posts = [*recent, now]
+        if seen_at is not None:
+            person.last_seen_at = seen_at
         session.add(person)
         return 0.0
 

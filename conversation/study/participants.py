@@ -159,7 +159,12 @@ def post_as_participant(
     rate = definition.model.participants.rate
     with translated():
         wait = storage.note_post(
-            db, int(person.id), now=time.time(), window=rate.seconds, limit=rate.messages
+            db,
+            int(person.id),
+            now=time.time(),
+            window=rate.seconds,
+            limit=rate.messages,
+            seen_at=db.now(),  # a post proves presence: no write of its own for it
         )
     if wait:
         raise TooFast(wait)
@@ -172,8 +177,6 @@ def post_as_participant(
         request_id=f"participant-{person.id}-{request_id}" if request_id else None,
         actor=actor,
     )
-    with translated():
-        storage.update_participant(db, int(person.id), last_seen_at=db.now())
     return int(event.seq)
 
 

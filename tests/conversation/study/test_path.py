@@ -10,6 +10,7 @@ import storage
 from conversation import study as S
 from conversation.exceptions import ConversationValueError
 from conversation.rooms.room import Room
+from conversation.study.identity import token_hash
 from tests.conversation.study.helpers import launched, seated, to_lobby
 
 
@@ -101,7 +102,11 @@ def test_posts_pass_the_room_door_with_provenance_and_a_rate_limit(db) -> None: 
         S.post_as_participant(db, buyer.token, "x" * 30_000)
     with pytest.raises(ConversationValueError):
         S.post_as_participant(db, buyer.token, "   ")
+    person = storage.participant_by_token(db, token_hash(buyer.token))
+    before = person.last_seen_at
     seq = S.post_as_participant(db, buyer.token, "<b>I offer $5</b>", request_id="r1")
+    # a post proves the participant is here (no dropout is decided while they write)
+    assert storage.get_participant(db, int(person.id)).last_seen_at > before
     assert S.post_as_participant(db, buyer.token, "<b>I offer $5</b>", request_id="r1") == seq
     with pytest.raises(S.TooFast) as fast:
         S.post_as_participant(db, buyer.token, "and again")
