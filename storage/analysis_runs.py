@@ -66,6 +66,14 @@ def open_analyses(db: Database, *, limit: int = 20) -> list[int]:
         return [int(a) for a in session.exec(query)]
 
 
+def _locked_analysis(session: Any, analysis_id: int) -> Analysis | None:
+    """The analysis row, locked for this write (claims and re-plans of one analysis queue)."""
+    found: Analysis | None = session.exec(
+        select(Analysis).where(Analysis.id == analysis_id).with_for_update()
+    ).first()
+    return found
+
+
 def claim_answers(
     db: Database, analysis_id: int, owner: str, *, limit: int, ttl_seconds: float
 ) -> list[int]:
@@ -77,9 +85,7 @@ def claim_answers(
         raise StorageValueError(f"limit={limit!r} must be >= 1")
     now = db.now()
     with db.write() as session:
-        analysis = session.exec(
-            select(Analysis).where(Analysis.id == analysis_id).with_for_update()
-        ).first()
+        analysis = _locked_analysis(session, analysis_id)
         if analysis is None:
             return []
         rows = list(
@@ -167,9 +173,7 @@ def plan_answers_again(
     ``running``; the room ids."""
     now = db.now()
     with db.write() as session:
-        analysis = session.exec(
-            select(Analysis).where(Analysis.id == analysis_id).with_for_update()
-        ).first()
+        analysis = _locked_analysis(session, analysis_id)
         if analysis is None:
             return []
         rows = list(

@@ -323,7 +323,7 @@ def participant_state(
                 .order_by(notes_t.c.id)
             )
         ]
-        lobby, groups = 0, {}
+        lobby, groups = 0, dict[str, int]()
         if person.stage == "lobby":
             lobby, groups = _lobby_counts(conn, int(study.id or 0))
     return ParticipantState(person, study, group, events, notes, int(lobby), groups)
