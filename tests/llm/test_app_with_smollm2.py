@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -103,6 +104,7 @@ def own_llm_server(tmp_path: Path) -> Iterator[LlamaServer]:
     server.stop()
 
 
+@pytest.mark.timeout(1200)  # three SmolLM2 starts and replies; slow on a loaded machine
 def test_a_model_server_restart_is_waited_out_on_the_room_page(
     own_llm_server: LlamaServer,
     chromium_path: str,  # noqa: F811
@@ -126,13 +128,14 @@ def test_a_model_server_restart_is_waited_out_on_the_room_page(
         termination=MaxTurns(3),
         model={"service": "openai_compatible", "model": "smollm2", "base_url": app.base_url},
         max_output_tokens=24,
-        request_timeout=600,
+        request_timeout=120,  # a request caught in the restart is retried, not waited on
     )
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.set_default_timeout(60_000)
     page = context.new_page()
     try:
         open_page(page, app, f"/room?room={room.id}")
+        started = time.monotonic()
         own_llm_server.stop()  # restarting (SmolLM2 answers too fast to stop it mid-room)
         post(page, "Please agree on a price for the mug.")
         wait_text(page, "waiting for the model server", timeout=120_000)
@@ -140,9 +143,13 @@ def test_a_model_server_restart_is_waited_out_on_the_room_page(
         assert "retry in" in page.inner_text("body")
         gguf = find_gguf()
         assert gguf is not None
+        print(f"waiting shown after {time.monotonic() - started:.1f} s", flush=True)
         restarted = LlamaServer.start(gguf, log_dir=tmp_path, port=own_llm_server.port)
+        print(f"server back after {time.monotonic() - started:.1f} s", flush=True)
         try:
-            assert until(lambda: Room.open(db, room.id).status == "terminated", timeout=600)
+            ended = until(lambda: Room.open(db, room.id).status == "terminated", timeout=600)
+            assert ended, where_it_stands(db, room.id, started)
+            print(f"room ended after {time.monotonic() - started:.1f} s", flush=True)
             wait_text(page, "Ended", timeout=120_000)
             turns = [e for e in storage.events(db, room.id) if e.kind in ("agent", "pass")]
             assert [t.state for t in turns] == ["done"] * 3
@@ -185,3 +192,13 @@ def failed_then_retried(page, app, db, gguf, tmp_path, port) -> None:  # type: i
         assert "No answers yet" not in chart.inner_text()
     finally:
         server.stop()
+
+
+def where_it_stands(db: storage.Database, room_id: int, started: float) -> str:
+    """What a failed wait shows: the room and its turns (state, error code, next try)."""
+    room = storage.get_room(db, room_id)
+    turns = [
+        (e.seq, e.kind, e.state, (e.error or {}).get("code"), e.attempts, e.next_attempt_at)
+        for e in storage.events(db, room_id)
+    ]
+    return f"after {time.monotonic() - started:.0f} s: {room.status} {room.stop_reason}; {turns}"
