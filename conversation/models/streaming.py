@@ -389,6 +389,13 @@ def request_parameters(model: Any, user_prompt: str, system_prompt: str) -> dict
     return dict(model._filter_parameters_for_service(params))
 
 
+class StreamCut(ConnectionResetError):
+    """A stream the server ended before it sent any text or a finish reason: the connection was
+    dropped (seen when a request reached llama.cpp's server as it came up after a restart). A
+    reset connection, so the engine waits for the server and asks again
+    (``retries.is_server_unavailable``); it is not the model's empty answer."""
+
+
 async def _read_stream(
     model: Any, user_prompt: str, system_prompt: str, show: Callable[[str], Awaitable[None]]
 ) -> dict[str, Any]:
@@ -417,6 +424,11 @@ async def _read_stream(
                     await show("".join(parts))
     finally:
         await stream.close()  # also when cancelled or timed out: the server sees the client go
+    if finish_reason is None and not parts:
+        raise StreamCut(
+            f"{model_label(model)} closed the stream before any text or a finish reason (a "
+            "model server going down or coming up)"
+        )
     return {
         "id": getattr(first, "id", None),
         "object": "chat.completion",
@@ -560,6 +572,7 @@ __all__ = [
     "CancelSignal",
     "ModelCallCancelled",
     "OnText",
+    "StreamCut",
     "ask_streaming",
     "request_parameters",
     "supports_streaming",

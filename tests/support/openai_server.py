@@ -10,7 +10,7 @@ A request with ``"stream": true`` is answered with server-sent events, as OpenAI
 server send them: one ``chat.completion.chunk`` per piece of ``Reply.chunks`` (default: the text's
 words), ``chunk_delay`` seconds apart, then a usage chunk when the client asked for one
 (``stream_options.include_usage``) and ``stream_usage`` is true (llama.cpp's server never sends
-it), then ``data: [DONE]``. ``streams`` records each stream: the pieces sent, and whether the
+it), then ``data: [DONE]`` (``Reply.cut``: nothing after the headers). ``streams`` records each stream: the pieces sent, and whether the
 client went away before the end (``abandoned``, set when a write fails).
 
     with OpenAICompatibleServer() as server:
@@ -44,6 +44,8 @@ class Reply:
     chunks: tuple[str, ...] | None = None
     chunk_delay: float = 0.0
     stream_usage: bool = True
+    #: A stream closed right after its headers, no chunk sent (a server going down or coming up).
+    cut: bool = False
 
     def pieces(self) -> list[str]:
         """What a streamed answer sends: ``chunks``, else the text's words (spaces kept)."""
@@ -312,6 +314,11 @@ def _handler_for(server: OpenAICompatibleServer) -> type[BaseHTTPRequestHandler]
                 self.wfile.flush()
 
             try:
+                if reply.cut:
+                    self.wfile.write(b"0\r\n\r\n")  # the end of the body: nothing in it
+                    self.wfile.flush()
+                    self.close_connection = True
+                    return
                 event(choice({"role": "assistant", "content": ""}))
                 for piece in reply.pieces():
                     if reply.chunk_delay:

@@ -486,3 +486,21 @@ def test_a_hosted_openai_model_streams_and_is_priced_as_ask_prices_it(
     assert (
         "max_tokens" not in sent and sent["max_completion_tokens"] == plain["max_completion_tokens"]
     )
+
+
+def test_a_stream_cut_before_any_text_is_a_dropped_connection_not_an_empty_answer(
+    server, model
+) -> None:
+    """Seen in CI: a request that reached llama.cpp's server as it came up got a 200 and a
+    stream closed with nothing in it. That is the server dropping the connection (the engine
+    waits for the server and asks again), not the model's empty reply (which fails a turn)."""
+    from conversation.models.retries import is_server_unavailable
+    from conversation.models.streaming import StreamCut
+
+    server.script(Reply(cut=True))
+    with pytest.raises(StreamCut) as cut:
+        stream(model)
+    assert is_server_unavailable(cut.value)
+    server.script(Reply(text="Back again."))
+    reply, _ = stream(model)
+    assert reply.text == "Back again."

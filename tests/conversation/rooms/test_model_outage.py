@@ -118,3 +118,23 @@ def test_the_room_page_says_it_waits_for_the_model_server() -> None:
     }
     turn.error = {"type": "APIStatusError", "code": "503", "message": "busy"}
     assert waiting_for_server(turn) is None
+
+
+def test_a_stream_cut_as_the_server_comes_up_is_waited_out(db: Database) -> None:
+    """A streamed turn whose stream is closed before any text (a server coming up, seen in CI)
+    waits for the server like a refused connection and the room finishes: not a failed turn."""
+    from tests.support.openai_server import Reply
+
+    server = OpenAICompatibleServer(default_text="Fine.").start()
+    try:
+        server.script(Reply(cut=True))
+        room = make_room(db, server.base_url)
+        room.run()
+    finally:
+        server.stop()
+    turns = [e for e in storage.events(db, room.id) if e.kind == "agent"]
+    assert [(t.state, t.content) for t in turns] == [("done", "Fine.")] * 3
+    assert turns[0].attempts == 1  # the cut stream spent no retry
+    assert len(server.chat_requests) == 4 and all(
+        r.body.get("stream") for r in server.chat_requests
+    )
