@@ -49,7 +49,7 @@ me = actor()  # who acts: every verb below is checked against this role by the e
 
 linked = parse_id(st.query_params.get("room"), "room")
 if linked.problem:
-    st.warning(linked.problem)
+    st.warning(escape_markdown(linked.problem))
 room_id = linked.value
 # The picker reaches every room: a search (name, condition or #id) and pages of 100. No status in
 # the labels: other rooms change while this page shows one, and the picker is only redrawn with

@@ -17,7 +17,8 @@ A streaming turn (docs/streaming.md) is drawn by that same fragment, not by the 
 shows the turn's partial draft (``browse.room_draft``: a draft write changes neither the room row
 nor the log, so the page never reruns for it), read every ``DRAFT_SECONDS`` while the turn
 streams or was just claimed (``poll_seconds``: a turn whose model does not stream, or a room with
-streaming off, is polled at the usual rate), with a "Stop drafting" button for a person who may moderate. When the turn commits, the marker
+streaming off, is polled at the usual rate), with a "Stop drafting" button for a person who may
+moderate. When the turn commits, the marker
 changes and the page reruns once: the message is drawn where the bubble was.
 
 Message bodies and names are drawn as plain text: ``<script>`` shows as ``<script>``.
@@ -356,7 +357,7 @@ def live_transcript(
 
 def poll_seconds(room: Any, running: Any | None, draft: Any | None) -> float:
     """How often the live fragment polls: ``DRAFT_SECONDS`` while a turn's reply streams (its
-    draft is there) or may be about to (claimed under ``DRAFT_GRACE_SECONDS`` ago: a streamed
+    draft is there) or may be about to (claimed under ``DRAFT_GRACE`` ago: a streamed
     call writes its first, empty draft at once), else ``FAST_SECONDS`` for a running room and
     ``SLOW_SECONDS`` for an idle one. A turn that does not stream (its model cannot, or it waits
     for a model server) is thus not read a few times a second for a draft that never comes."""
