@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -304,20 +303,24 @@ def _bulk_load(db: Database, rooms: int, per_room: int) -> list[int]:
 
 
 @pytest.mark.slow
-def test_pages_stay_fast_with_many_stored_events(db: Database) -> None:
+def test_pages_stay_bounded_with_many_stored_events(db: Database) -> None:
+    """With 200,000 stored events each page query returns one page and reaches its rows through
+    an index, with the planner's real statistics. (How long the pages take is measured, as
+    ratios, in benchmarks/scale.py: a wall-clock bound here failed CI on a busy machine.)"""
     room_ids = _bulk_load(db, rooms=200, per_room=1000)  # 200,000 events
-    checks = {
-        "events after seq": lambda: storage.events(db, room_ids[-1], after_seq=900, limit=100),
-        "latest seq": lambda: storage.latest_seq(db, room_ids[0]),
-        "rooms summary page": lambda: frames.rooms_summary(db, limit=25),
-        "events frame page": lambda: frames.events_frame(db, room_ids[:3], limit=500),
+    checks: dict[str, tuple[Callable[[], Any], int]] = {
+        "events after seq": (
+            lambda: storage.events(db, room_ids[-1], after_seq=900, limit=100),
+            100,
+        ),
+        "rooms summary page": (lambda: frames.rooms_summary(db, limit=25), 25),
+        "events frame page": (lambda: frames.events_frame(db, room_ids[:3], limit=500), 500),
     }
-    for name, check in checks.items():
-        started = time.perf_counter()
-        result = check()
-        elapsed = time.perf_counter() - started
-        assert elapsed < 0.5, f"{name} took {elapsed:.3f} s"
-        assert len(result) if not isinstance(result, int) else result
+    for name, (check, page) in checks.items():
+        statements = _statements(db, check)
+        assert _full_scans_of_events(db, statements) == [], name
+        assert len(check()) == page, name
+    assert storage.latest_seq(db, room_ids[0]) == 1000
 
 
 def test_the_lean_events_frame_is_the_full_one_without_its_provenance(db: Database) -> None:
