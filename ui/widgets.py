@@ -80,7 +80,14 @@ def synced_selectbox(
     ):
         st.session_state[key] = value if value in options else options[0]
         st.session_state[marker] = value
-    return st.selectbox(label, options, format_func=format_func, key=key, **kwargs)
+        return st.selectbox(label, options, format_func=format_func, key=key, **kwargs)
+    # The shown option is also the widget's default. The browser falls back to the default when
+    # it redraws the widget without a remembered value (seen after a fragment's rerun), and sends
+    # it back: with option 0 as the default, an open room jumped to "+ New room" and a message
+    # sent at that moment was lost. (Not in the run that writes the state: Streamlit warns when
+    # both are given.)
+    index = options.index(st.session_state[key])
+    return st.selectbox(label, options, index=index, format_func=format_func, key=key, **kwargs)
 
 
 def follow_latest_selectbox(label: str, options: Sequence[Any], *, key: str, **kwargs: Any) -> Any:

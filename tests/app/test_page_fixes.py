@@ -226,6 +226,22 @@ def test_switching_rooms_keeps_one_picker_with_one_key(db: Database) -> None:
     assert [shown(t.value) for t in at.title] == ["first"]
 
 
+def test_a_redrawn_room_picker_falls_back_to_the_shown_room_not_new_room(db: Database) -> None:
+    """In Chromium the picker, redrawn after a fragment's rerun without a remembered value, fell
+    back to its default and sent it: the default was "+ New room", so an open room jumped to the
+    new-room form (the URL lost its ?room=) and a message sent then was lost. After the first run
+    the widget's default is the room it shows."""
+    first, second = mug_room(db, name="first"), mug_room(db, name="second")
+    at = app("pages/room.py", room=str(second.id))
+    at.run()
+    picker = at.selectbox(key="room-pick")
+    assert picker.options[picker.proto.default] == f"#{second.id} second"
+    at.selectbox(key="room-pick").set_value(first.id).run()
+    at.run()
+    picker = at.selectbox(key="room-pick")
+    assert picker.options[picker.proto.default] == f"#{first.id} first"
+
+
 def test_room_exports_are_built_on_click_not_on_every_rerun(
     db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
