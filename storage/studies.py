@@ -329,6 +329,62 @@ def participant_state(
     return ParticipantState(person, study, group, events, notes, int(lobby), groups)
 
 
+def participant_marker(db: Database, token_hash: str) -> tuple[Any, ...]:
+    """What changes whenever the participant's page can change but for the clock: their stage,
+    group, seat and exit; their study's definition version; their group's status and start;
+    their room's status, last change (``rooms.updated_at``, bumped by every edit of its log) and
+    newest event (a claimed turn adds one without touching the room); the newest note for them
+    or their group. One statement of primary-key reads and index probes: an open participant
+    page reads it about once a second and reads the whole view only when it differs. Raises
+    :class:`ParticipantNotFound`."""
+    people, groups_t, rooms_t = _table(StudyParticipant), _table(StudyGroup), _table(Room)
+    tokens, notes_t, studies = _table(StudyToken), _table(StudyEvent), _table(Study)
+    newest_event = (
+        sa_select(func.max(EVENTS.c.seq))
+        .where(EVENTS.c.room_id == groups_t.c.room_id)
+        .scalar_subquery()
+    )
+    my_note = (
+        sa_select(func.max(notes_t.c.id))
+        .where(notes_t.c.participant_id == people.c.id)
+        .scalar_subquery()
+    )
+    group_note = (
+        sa_select(func.max(notes_t.c.id))
+        .where(notes_t.c.group_id == people.c.group_id)
+        .scalar_subquery()
+    )
+    query = (
+        sa_select(
+            people.c.stage,
+            people.c.group_id,
+            people.c.seat,
+            people.c.exit_status,
+            studies.c.version,
+            studies.c.status,
+            groups_t.c.status,
+            groups_t.c.started_at,
+            rooms_t.c.status,
+            rooms_t.c.updated_at,
+            rooms_t.c.stop_reason,
+            newest_event,
+            my_note,
+            group_note,
+        )
+        .select_from(tokens)
+        .join(people, people.c.id == tokens.c.participant_id)
+        .join(studies, studies.c.id == people.c.study_id)
+        .outerjoin(groups_t, groups_t.c.id == people.c.group_id)
+        .outerjoin(rooms_t, rooms_t.c.id == groups_t.c.room_id)
+        .where(tokens.c.token_hash == token_hash)
+    )
+    with db.read_connection() as conn:
+        row = conn.execute(query).first()
+    if row is None:
+        raise ParticipantNotFound("no participant holds this token")
+    return tuple(row)
+
+
 def _table(model: Any) -> Any:
     return model.__table__
 

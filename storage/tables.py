@@ -578,6 +578,8 @@ class StudyEvent(SQLModel, table=True):
     __table_args__ = (
         sa.Index("ix_study_events_study", "study_id", "id"),
         sa.Index("ix_study_events_participant", "participant_id", "id"),
+        # A participant page's change marker: the newest note of the participant's group.
+        sa.Index("ix_study_events_group", "group_id", "id"),
     )
 
     id: int | None = Field(default=None, primary_key=True)

@@ -113,8 +113,8 @@ def _tick_due(code: str) -> bool:
         return True
 
 
-def _poll(db: Any, token: str) -> Any:
-    """Heartbeat and tick (each at most at its interval), then the participant's view."""
+def _keep_time(db: Any, token: str) -> None:
+    """The heartbeat and the study's tick, each at most at its interval."""
     study = _study()
     code = st.session_state.get(CODE_KEY)
     period = float(HEARTBEAT_OVERRIDE or st.session_state.get(HEARTBEAT_KEY) or 1.0)
@@ -124,9 +124,25 @@ def _poll(db: Any, token: str) -> Any:
         # A link's code of no study is harmless: the token alone decides what is shown.
         with contextlib.suppress(LookupError, ValueError):
             study.tick(db, code)
+
+
+def _poll(db: Any, token: str) -> Any:
+    """Heartbeat and tick (each at most at its interval), then the participant's view."""
+    study = _study()
+    _keep_time(db, token)
     view = study.participant_view(db, token)
     st.session_state[HEARTBEAT_KEY] = getattr(view, "heartbeat_seconds", None)
     return view
+
+
+def _still_current(db: Any, token: str, view: Any) -> bool:
+    """Heartbeat and tick (each at most at its interval), then whether ``view`` is current."""
+    study = _study()
+    _keep_time(db, token)
+    try:
+        return bool(study.view_is_current(db, token, view))
+    except study.NotAParticipant:
+        return False  # the page's own run says so
 
 
 def participant_page(db: Any, *, wake: Callable[[], None] | None = None) -> None:
@@ -204,7 +220,7 @@ def _room(db: Any, token: str, view: Any) -> None:
             st.text(view.instructions)
     # The box first: a message sent with this run is posted before the chat is drawn.
     chat_box(db, token, view, wake=st.session_state.get("_participant_wake"))
-    live_chat(lambda: _poll(db, token), stage="room")
+    live_chat(view, lambda shown: _still_current(db, token, shown))
     help_panel(db, token, view)
 
 

@@ -5,16 +5,17 @@ addressed to the seat, their own; agents' messages only once committed, a modera
 once approved; "... is typing" while an agent drafts). Here it is drawn: bodies and names as plain
 text, the person's own messages marked "(you)".
 
-How it grows: the page draws the chat box once; a fragment (``run_every``) asks for the view again,
-sends the heartbeat and draws the messages, so a new message appears without a whole-page rerun.
-When the participant's stage changes (the room ended, they were removed) the fragment reruns the
-page, which then draws the next stage.
+How it grows: the page draws the chat from the participant's view; a fragment (``run_every``)
+sends the heartbeat and asks whether that view is still current (one small read), and reruns the
+page when it is not: a new message, someone typing, the room ending, a stage change. Between
+changes the fragment only redraws the time left.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import streamlit as st
@@ -77,31 +78,35 @@ def draw_messages(view: Any) -> None:
     st.caption(escape_markdown(typing) if typing else "\u00a0")
 
 
-def live_chat(poll: Callable[[], Any], *, stage: str) -> None:
-    """The room stage's live part, re-drawn every ``POLL_SECONDS`` by a fragment.
+def live_chat(view: Any, still_current: Callable[[Any], bool]) -> None:
+    """The room stage's live part: the room's time left, the notices, the researcher's
+    messages and the chat, drawn from ``view`` by the page.
 
-    ``poll`` sends the heartbeat, runs the study's tick and returns the participant's current
-    view; when its stage is no longer ``stage`` the whole page reruns.
+    A fragment asks ``still_current(view)`` every ``POLL_SECONDS`` (it also sends the heartbeat
+    and runs the study's tick): one small read (``conversation.study.view_is_current``). Only
+    when something the page shows changed does the whole page run again and read the view;
+    meanwhile the fragment redraws the time left, the one line the clock changes. (The fragment
+    used to read and redraw the whole chat every second: at 24 participants that was a fifth of
+    the app server's CPU, benchmarks/participants_load.py.)
     """
 
-    def chat() -> None:
-        view = poll()
-        if view.stage != stage:
+    def watch() -> None:
+        if not still_current(view):
             st.rerun(scope="app")
-        line = time_left_line(view.time_left)
-        if line:
-            st.caption(escape_markdown(line))
-        if view.notice:
-            st.info(escape_markdown(view.notice), icon=":material/info:")
-        for item in list(view.help or []):
-            if item.from_researcher:
-                st.warning(
-                    "Message from the researcher: " + escape_markdown(item.text),
-                    icon=":material/support_agent:",
-                )
-        draw_messages(view)
+        line = time_left_line(view.time_left_at(datetime.now(UTC)))
+        # Always one line (empty or not), so the chat below does not jump.
+        st.caption(escape_markdown(line) if line else "\u00a0")
 
-    st.fragment(chat, run_every=POLL_SECONDS)()
+    st.fragment(watch, run_every=POLL_SECONDS)()
+    if view.notice:
+        st.info(escape_markdown(view.notice), icon=":material/info:")
+    for item in list(view.help or []):
+        if item.from_researcher:
+            st.warning(
+                "Message from the researcher: " + escape_markdown(item.text),
+                icon=":material/support_agent:",
+            )
+    draw_messages(view)
 
 
 __all__ = ["POLL_SECONDS", "draw_messages", "live_chat", "time_left_line", "typing_line"]

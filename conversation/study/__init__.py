@@ -66,6 +66,7 @@ from conversation.study.view import (
     ParticipantView,
     SeenMessage,
     participant_view,
+    view_is_current,
 )
 
 __all__ = [
@@ -121,4 +122,5 @@ __all__ = [
     "transcripts_table",
     "unlock_study",
     "update_definition",
+    "view_is_current",
 ]

@@ -85,6 +85,17 @@ class ParticipantView:
     exit: ExitInfo | None = None
     notice: str | None = None
     heartbeat_seconds: int = 10
+    #: What was stored when the view was read (``storage.participant_marker``), when it was
+    #: read, and the next time it changes by the clock alone (a paced message appears).
+    marker: tuple[Any, ...] = ()
+    as_of: datetime | None = None
+    changes_at: datetime | None = None
+
+    def time_left_at(self, now: datetime) -> float | None:
+        """The room's time left at ``now`` (the view holds it as of ``as_of``)."""
+        if self.time_left is None or self.as_of is None:
+            return self.time_left
+        return max(0.0, self.time_left - (now - self.as_of).total_seconds())
 
 
 def participant_view(
@@ -92,8 +103,12 @@ def participant_view(
 ) -> ParticipantView:
     """The participant's page now (see the module docstring), from one read of the database;
     :class:`NotAParticipant` for a token that is not one."""
+    hashed = token_hash(token)
     try:
-        state = storage.participant_state(db, token_hash(token), group_kinds=set(_SEAT_NOTICES))
+        # The marker first: a change stored between the two reads is shown and still makes
+        # the page read again once (``view_is_current``), never missed.
+        marker = storage.participant_marker(db, hashed)
+        state = storage.participant_state(db, hashed, group_kinds=set(_SEAT_NOTICES))
     except storage.ParticipantNotFound:
         raise NotAParticipant() from None
     person = state.participant
@@ -101,6 +116,8 @@ def participant_view(
     now = now or db.now()
     model = definition.model
     base: dict[str, Any] = {
+        "marker": marker,
+        "as_of": now,
         "stage": person.stage,
         "study_name": model.name,
         "pseudonym": person.pseudonym,
@@ -135,6 +152,23 @@ def participant_view(
     return ParticipantView(**base, **_room(db, state, definition, now))
 
 
+def view_is_current(
+    db: storage.Database, token: str, view: ParticipantView, *, now: datetime | None = None
+) -> bool:
+    """Whether ``view`` still shows what :func:`participant_view` would: nothing it depends on
+    was stored since (its marker, one small read) and the clock has not reached a change of its
+    own (a paced message appearing). The lobby's view also depends on other people's arrivals:
+    it is never current. :class:`NotAParticipant` for a token that is no longer one."""
+    if view.stage == "lobby" or not view.marker:
+        return False
+    if view.changes_at is not None and (now or db.now()) >= view.changes_at:
+        return False
+    try:
+        return storage.participant_marker(db, token_hash(token)) == view.marker
+    except storage.ParticipantNotFound:
+        raise NotAParticipant() from None
+
+
 def _lobby(
     state: storage.ParticipantState, definition: StudyDefinition, now: datetime
 ) -> dict[str, Any]:
@@ -157,7 +191,9 @@ def _room(
     assert group is not None
     seat = str(person.seat)
     condition = definition.condition(str(person.condition))
-    messages, typing = seen(state.events, seat, definition.model.room.words_per_minute, now)
+    messages, typing, reveal_at = seen(
+        state.events, seat, definition.model.room.words_per_minute, now
+    )
     limit = timedelta(seconds=definition.model.room.time_limit_seconds)
     your_turn = False
     if definition.model.room.turns == "ordered":
@@ -178,16 +214,19 @@ def _room(
         "your_turn": your_turn,
         "time_left": max(0.0, (group.started_at + limit - now).total_seconds()),
         "notice": notice,
+        "changes_at": reveal_at,
     }
 
 
 def seen(
     events: list[Any], seat: str, words_per_minute: int | Mapping[str, int], now: datetime
-) -> tuple[list[SeenMessage], list[str]]:
-    """The messages seat ``seat`` may see among a room's ``events``, and who is typing.
+) -> tuple[list[SeenMessage], list[str], datetime | None]:
+    """The messages seat ``seat`` may see among a room's ``events``, who is typing, and when
+    the first paced message still held back appears (None: none is).
     ``words_per_minute``: every agent's pace, or ``{agent: pace}`` (0 or absent: unpaced)."""
     messages: list[SeenMessage] = []
     typing: list[str] = []
+    reveal_at: datetime | None = None
     shown_until: datetime | None = None  # paced: an agent's message after the one before it
     for event in events:
         private = event.visible_to is not None
@@ -209,6 +248,7 @@ def seen(
                 shown_until = _typing_until(event, pace, shown_until)
                 if shown_until > now:
                     typing.append(event.speaker)
+                    reveal_at = shown_until if reveal_at is None else min(reveal_at, shown_until)
                     continue
         elif event.kind == "system":
             notice = _NOTICES.get(str((event.data or {}).get("event")))
@@ -224,7 +264,7 @@ def seen(
                 event.seq, event.speaker, event.content, event.kind, own, private, event.updated_at
             )
         )
-    return messages, list(dict.fromkeys(typing))
+    return messages, list(dict.fromkeys(typing)), reveal_at
 
 
 def _typing_until(event: Any, words_per_minute: int, previous: datetime | None) -> datetime:
@@ -235,4 +275,12 @@ def _typing_until(event: Any, words_per_minute: int, previous: datetime | None) 
     return start + timedelta(seconds=seconds)  # type: ignore[no-any-return]
 
 
-__all__ = ["ExitInfo", "HelpMessage", "ParticipantView", "SeenMessage", "participant_view", "seen"]
+__all__ = [
+    "ExitInfo",
+    "HelpMessage",
+    "ParticipantView",
+    "SeenMessage",
+    "participant_view",
+    "seen",
+    "view_is_current",
+]

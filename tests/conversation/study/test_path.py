@@ -207,7 +207,7 @@ def test_a_private_message_to_an_agent_is_not_shown_to_the_participants(db) -> N
 
 
 def test_an_unpaced_agent_appears_at_once() -> None:
-    from datetime import UTC, datetime
+    from datetime import UTC, datetime, timedelta
 
     from conversation.study.view import seen
 
@@ -225,4 +225,54 @@ def test_an_unpaced_agent_appears_at_once() -> None:
         updated_at = datetime.now(UTC)
 
     assert seen([E()], "Buyer", {"Other": 10}, E.updated_at)[0][0].content == "one two three"
-    assert seen([E()], "Buyer", {"Mediator": 10}, E.updated_at) == ([], ["Mediator"])
+    # At 10 words a minute the three words take 18 s: the view changes then, by the clock.
+    reveal = E.updated_at + timedelta(seconds=18)
+    assert seen([E()], "Buyer", {"Mediator": 10}, E.updated_at) == ([], ["Mediator"], reveal)
+    assert seen([E()], "Buyer", {"Mediator": 10}, reveal)[0][0].content == "one two three"
+
+
+def test_a_view_stays_current_until_something_it_shows_changes(db) -> None:  # type: ignore[no-untyped-def]
+    """The participant's page reads its whole view only when ``view_is_current`` says no: every
+    change it shows must say no (another's post, an agent's claim and its commit, an approval,
+    a researcher's help message, the room ending), and a heartbeat or a read must not."""
+    from tests.conversation.study.helpers import definition_dict
+
+    data = definition_dict()
+    data["experiment"]["template"]["moderated"] = True
+    study = S.launch_study(db, S.definition_from_dict(data))
+    a, b = seated(db, study.code, "p1", "p2")
+    view = S.participant_view(db, a.token)
+    room = Room(db, view.room_id or 0)
+
+    def stale_after(change) -> bool:  # type: ignore[no-untyped-def]
+        nonlocal view
+        assert S.view_is_current(db, a.token, view)
+        change()
+        stale = not S.view_is_current(db, a.token, view)
+        view = S.participant_view(db, a.token)
+        return stale
+
+    assert not stale_after(lambda: S.heartbeat(db, a.token))
+    assert not stale_after(lambda: S.participant_view(db, b.token))
+    assert stale_after(lambda: S.post_as_participant(db, b.token, "hello"))
+    assert stale_after(lambda: room.run(1))  # the Mediator drafts: "is typing"
+    assert stale_after(lambda: room.pending().approve())  # type: ignore[union-attr]
+    person = next(p for p in S.study_monitor(db, study.code).rows if p.pseudonym == a.pseudonym)
+    assert stale_after(
+        lambda: S.message_participant(db, study.code, person.participant_id, "All fine?")
+    )
+    assert stale_after(room.stop)
+    assert view.stage != "room" or view.notice or view.messages[-1].kind == "system"
+
+
+def test_a_paced_message_makes_the_view_stale_when_it_appears(db) -> None:  # type: ignore[no-untyped-def]
+    study = launched(db, room={"words_per_minute": 60})
+    a, _ = seated(db, study.code, "p1", "p2")
+    room = Room(db, S.participant_view(db, a.token).room_id or 0)
+    room.run(1)
+    said = [e for e in storage.events(db, room.id) if e.kind == "agent" and e.state == "done"][-1]
+    view = S.participant_view(db, a.token, now=said.updated_at)
+    assert view.typing == ["Mediator"] and view.changes_at is not None
+    assert S.view_is_current(db, a.token, view, now=view.changes_at - timedelta(seconds=0.1))
+    assert not S.view_is_current(db, a.token, view, now=view.changes_at)
+    assert S.participant_view(db, a.token, now=view.changes_at).typing == []
