@@ -135,14 +135,15 @@ def _poll(db: Any, token: str) -> Any:
     return view
 
 
-def _still_current(db: Any, token: str, view: Any) -> bool:
-    """Heartbeat and tick (each at most at its interval), then whether ``view`` is current."""
+def _current_view(db: Any, token: str, shown: Any) -> Any:
+    """Heartbeat and tick (each at most at its interval), then ``shown`` if it is still the
+    participant's view, else their view read again."""
     study = _study()
     _keep_time(db, token)
-    try:
-        return bool(study.view_is_current(db, token, view))
-    except study.NotAParticipant:
-        return False  # the page's own run says so
+    with contextlib.suppress(study.NotAParticipant):  # the read below says so
+        if study.view_is_current(db, token, shown):
+            return shown
+    return study.participant_view(db, token)
 
 
 def participant_page(db: Any, *, wake: Callable[[], None] | None = None) -> None:
@@ -220,7 +221,7 @@ def _room(db: Any, token: str, view: Any) -> None:
             st.text(view.instructions)
     # The box first: a message sent with this run is posted before the chat is drawn.
     chat_box(db, token, view, wake=st.session_state.get("_participant_wake"))
-    live_chat(view, lambda shown: _still_current(db, token, shown))
+    live_chat(view, lambda shown: _current_view(db, token, shown), stage="room")
     help_panel(db, token, view)
 
 

@@ -5,10 +5,11 @@ addressed to the seat, their own; agents' messages only once committed, a modera
 once approved; "... is typing" while an agent drafts). Here it is drawn: bodies and names as plain
 text, the person's own messages marked "(you)".
 
-How it grows: the page draws the chat from the participant's view; a fragment (``run_every``)
-sends the heartbeat and asks whether that view is still current (one small read), and reruns the
-page when it is not: a new message, someone typing, the room ending, a stage change. Between
-changes the fragment only redraws the time left.
+How it grows: the page draws the chat box once; a fragment (``run_every``) sends the heartbeat,
+asks whether the view it drew is still current (one small read) and reads it again only when it
+is not, then draws the messages, so a new message appears without a whole-page rerun. When the
+participant's stage changes (the room ended, they were removed) the fragment reruns the page,
+which then draws the next stage.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ui.widgets import AGENT_AVATARS, HUMAN_AVATAR, SYSTEM_AVATAR, escape_markdo
 #: How often the participant's page asks for news (and, at the study's heartbeat period, says
 #: "still here").
 POLL_SECONDS = float(os.environ.get("ROOMS_PARTICIPANT_POLL_SECONDS", "1.0"))
+VIEW_KEY = "_participant_view"
 
 
 def typing_line(names: Sequence[str]) -> str:
@@ -78,35 +80,35 @@ def draw_messages(view: Any) -> None:
     st.caption(escape_markdown(typing) if typing else "\u00a0")
 
 
-def live_chat(view: Any, still_current: Callable[[Any], bool]) -> None:
-    """The room stage's live part: the room's time left, the notices, the researcher's
-    messages and the chat, drawn from ``view`` by the page.
-
-    A fragment asks ``still_current(view)`` every ``POLL_SECONDS`` (it also sends the heartbeat
-    and runs the study's tick): one small read (``conversation.study.view_is_current``). Only
-    when something the page shows changed does the whole page run again and read the view;
-    meanwhile the fragment redraws the time left, the one line the clock changes. (The fragment
-    used to read and redraw the whole chat every second: at 24 participants that was a fifth of
-    the app server's CPU, benchmarks/participants_load.py.)
+def live_chat(view: Any, refreshed: Callable[[Any], Any], *, stage: str) -> None:
+    """The room stage's live part (time left, notices, the researcher's messages, the chat),
+    re-drawn every ``POLL_SECONDS`` by a fragment from ``refreshed(view)``: the view shown
+    before when nothing it shows changed (one small read, ``conversation.study
+    .view_is_current``), else the view read again. When its stage is no longer ``stage`` the
+    whole page reruns. (The fragment read the whole view every second: at 24 participants that
+    was a fifth of the app server's CPU, benchmarks/participants_load.py.)
     """
+    st.session_state[VIEW_KEY] = view  # the page's own read is the newest
 
-    def watch() -> None:
-        if not still_current(view):
+    def chat() -> None:
+        shown = refreshed(st.session_state.get(VIEW_KEY, view))
+        st.session_state[VIEW_KEY] = shown
+        if shown.stage != stage:
             st.rerun(scope="app")
-        line = time_left_line(view.time_left_at(datetime.now(UTC)))
-        # Always one line (empty or not), so the chat below does not jump.
-        st.caption(escape_markdown(line) if line else "\u00a0")
+        line = time_left_line(shown.time_left_at(datetime.now(UTC)))
+        if line:
+            st.caption(escape_markdown(line))
+        if shown.notice:
+            st.info(escape_markdown(shown.notice), icon=":material/info:")
+        for item in list(shown.help or []):
+            if item.from_researcher:
+                st.warning(
+                    "Message from the researcher: " + escape_markdown(item.text),
+                    icon=":material/support_agent:",
+                )
+        draw_messages(shown)
 
-    st.fragment(watch, run_every=POLL_SECONDS)()
-    if view.notice:
-        st.info(escape_markdown(view.notice), icon=":material/info:")
-    for item in list(view.help or []):
-        if item.from_researcher:
-            st.warning(
-                "Message from the researcher: " + escape_markdown(item.text),
-                icon=":material/support_agent:",
-            )
-    draw_messages(view)
+    st.fragment(chat, run_every=POLL_SECONDS)()
 
 
 __all__ = ["POLL_SECONDS", "draw_messages", "live_chat", "time_left_line", "typing_line"]
