@@ -60,22 +60,27 @@ def post_message(
     to: Sequence[str] | None = None,
     actor: Actor | None = None,
     config_change: tuple[dict[str, Any], str, list[str], str] | None = None,
+    config: dict[str, Any] | None = None,
 ) -> storage.Event:
     """Post a human message to room ``room_id`` (the contract of ``Room.post``).
     ``config_change``: ``(config, by, changed fields, notice)``, a settings change written in
-    the same transaction, right before the message (continuing past a turn limit)."""
+    the same transaction, right before the message (continuing past a turn limit).
+    ``config``: the room's stored settings when the caller has just read them (a participant's
+    post reads them with its seat), else they are read here."""
     require(actor, Action.POST)
     check_message(content)  # the message rule (text.limits): non-empty, bounded, no NUL
     if request_id is not None:
         check_text(request_id, "request_id", MAX_REQUEST_ID_CHARS, one_line=True)
     check_name(speaker, "speaker")
-    config = RoomConfig.from_dict(storage_errors(storage.get_room, db, room_id).config)
-    taken = reserved_speaker(speaker, config.names)
+    if config is None:
+        config = storage_errors(storage.get_room, db, room_id).config
+    settings = RoomConfig.from_dict(config)
+    taken = reserved_speaker(speaker, settings.names)
     if taken is not None:
         raise ConversationValueError(
             f"speaker {taken}; human messages need a person's name (e.g. 'user')"
         )
-    private_to = audience(to, config)
+    private_to = audience(to, settings)
     if request_id is not None and (not isinstance(request_id, str) or not request_id.strip()):
         raise ConversationValueError("request_id must be non-empty text or None")
     # One write: the message and the room it re-opens. A request sent again (a double click, a

@@ -33,6 +33,17 @@ def participant(db: storage.Database, token: Any) -> tuple[Any, Study, StudyDefi
     return person, study, study_definition(db, study)
 
 
+def seat_of(db: storage.Database, token: Any) -> tuple[Any, Study, StudyDefinition, Any]:
+    """Like :func:`participant`, with where they sit (``storage.ParticipantSeat``: their
+    group's status, their room's id, status and settings), from one read."""
+    try:
+        seat = storage.participant_seat(db, token_hash(token))
+    except storage.ParticipantNotFound:
+        raise NotAParticipant() from None
+    study = Study.of(seat.study)
+    return seat.participant, study, study_definition(db, study), seat
+
+
 def exit_values(definition: StudyDefinition, status: str, now: Any) -> dict[str, Any]:
     """The participant's fields when they leave with ``status``: its code, the time."""
     return {
@@ -43,4 +54,4 @@ def exit_values(definition: StudyDefinition, status: str, now: Any) -> dict[str,
     }
 
 
-__all__ = ["exit_values", "participant", "token_hash"]
+__all__ = ["exit_values", "participant", "seat_of", "token_hash"]

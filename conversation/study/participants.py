@@ -23,7 +23,7 @@ from conversation.rooms.boundary import translated
 from conversation.rooms.posting import post_message
 from conversation.study.clock import is_full
 from conversation.study.errors import StudyRefused, TooFast, WrongStage
-from conversation.study.identity import exit_values, participant, token_hash
+from conversation.study.identity import exit_values, participant, seat_of, token_hash
 from conversation.study.launch import get_study, study_definition
 from conversation.study.surveys import checked_answers
 from conversation.study.view import participant_view
@@ -138,7 +138,7 @@ def answer_survey(db: storage.Database, token: str, answers: Mapping[str, Any]) 
 
 def heartbeat(db: storage.Database, token: str, *, now: Any = None) -> None:
     """The page says the participant is still here (every ``heartbeat_seconds``)."""
-    person, _, _ = participant(db, token)
+    person, _, _, _ = seat_of(db, token)
     if person.stage == "exit":
         return
     with translated():
@@ -151,11 +151,11 @@ def post_as_participant(
     """Post ``text`` in the participant's room as their seat (a human message with the
     participant's provenance); returns its seq. :class:`WrongStage` outside a running room,
     :class:`TooFast` over the study's rate, ``ConversationValueError`` for a refused text."""
-    person, study, definition = participant(db, token)
+    person, study, definition, seat = seat_of(db, token)  # one read for all the checks
     check_message(text)
     if request_id is not None:
         check_text(request_id, "request_id", MAX_REQUEST_ID_CHARS - 40, one_line=True)
-    room_id = _open_room(db, person)
+    room_id = _open_room(person, seat)
     rate = definition.model.participants.rate
     with translated():
         wait = storage.note_post(
@@ -176,25 +176,23 @@ def post_as_participant(
         speaker=person.seat,
         request_id=f"participant-{person.id}-{request_id}" if request_id else None,
         actor=actor,
+        config=seat.room_config,
     )
     return int(event.seq)
 
 
-def _open_room(db: storage.Database, person: Any) -> int:
+def _open_room(person: Any, seat: storage.ParticipantSeat) -> int:
     if person.stage != "room" or person.group_id is None:
         raise WrongStage(person.stage, "post a message")
-    with translated():
-        group = storage.get_group(db, int(person.group_id))
-        if group.status != "running" or group.room_id is None:
-            raise WrongStage("post_survey", "post a message")
-        room = storage.get_room(db, int(group.room_id))
-    if room.status in CLOSED_ROOM:
+    if seat.group_status != "running" or seat.room_id is None:
+        raise WrongStage("post_survey", "post a message")
+    if seat.room_status in CLOSED_ROOM:
         raise ConversationValueError(
             "The conversation is paused; please wait."
-            if room.status == "paused"
+            if seat.room_status == "paused"
             else "The conversation has ended."
         )
-    return int(group.room_id)
+    return int(seat.room_id)
 
 
 def message_researcher(db: storage.Database, token: str, text: Any) -> None:

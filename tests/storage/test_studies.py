@@ -144,3 +144,27 @@ def test_lobby_timeouts_at_once_seat_everyone_once_with_agents(db: storage.Datab
         p.participant_id for p in people
     )
     assert sum(list(g.seats.values()).count("agent") for g in groups) == 1
+
+
+def test_a_participants_seat_in_one_read(db: storage.Database) -> None:
+    """``participant_seat``: the person, their study and where they sit (the post's checks),
+    or ``ParticipantNotFound`` for a token nobody holds."""
+    from conversation.study.identity import token_hash
+    from tests.conversation.study.helpers import seated
+
+    study = launched(db)
+    waiting = to_lobby(db, study.code, "w")
+    seat = storage.participant_seat(db, token_hash(waiting.token))
+    assert seat.participant.stage == "lobby" and seat.room_id is None and seat.group_status is None
+    a, _ = seated(db, study.code, "p1", "p2")
+    seat = storage.participant_seat(db, token_hash(a.token))
+    room = storage.get_room(db, seat.room_id or 0)
+    assert (seat.study.code, seat.study.version) == (study.code, study.version)
+    assert (seat.group_status, seat.room_status, seat.room_config) == (
+        "running",
+        room.status,
+        room.config,
+    )
+    assert seat.participant == storage.participant_by_token(db, token_hash(a.token))
+    with pytest.raises(storage.ParticipantNotFound):
+        storage.participant_seat(db, token_hash("forged"))
