@@ -185,6 +185,14 @@ def test_moderated_room_approve_with_edit_and_deny(app_server, db, page) -> None
     )
     second = room.pending()
     wait_text(page, f"{second.speaker}'s draft is waiting for approval.")
+    # The first draft's form stays on screen (faded) until the run that replaces it ends: seen
+    # as two reason boxes in a full CI run. Fill the one that is left.
+    page.wait_for_function(
+        "l => document.querySelectorAll(`input[aria-label='${l}']`).length === 1",
+        arg="Reason (the agent is told)",
+        timeout=20_000,
+        polling=100,
+    )
     fill(page, "Reason (the agent is told)", "Please be more specific")
     page.get_by_role("button", name=re.compile(r"^Deny\b")).click()
     turn = until(lambda: (t := room.turn(second.id)).inputs["denials"] and t)

@@ -92,13 +92,16 @@ def test_replies_are_committed_in_chunks_and_each_chunk_asks_again_at_once(
         return real_apply(*args, **kwargs)
 
     monkeypatch.setattr(storage, "apply_turns", apply)
-    real_take = OfflineModel._take_turn
+    real_call = runner.Worker._call
 
-    def take(self: OfflineModel, system_prompt: str, user_prompt: str) -> Any:
-        order.append(("call", 0))  # a model call begins (before its latency)
-        return real_take(self, system_prompt, user_prompt)
+    async def call(self: Any, pending: Any) -> Any:
+        # The worker starts asking the model (its latency begins). Counted here, in the
+        # worker's own task, not in the model's thread: under a full CI run the thread could
+        # start after the next commit although the worker had asked before it.
+        order.append(("call", 0))
+        return await real_call(self, pending)
 
-    monkeypatch.setattr(OfflineModel, "_take_turn", take)
+    monkeypatch.setattr(runner.Worker, "_call", call)
     for i in range(rooms):
         room = Room.create(
             db,
