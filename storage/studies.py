@@ -274,28 +274,17 @@ def participant_seat(db: Database, token_hash: str) -> ParticipantSeat:
     """The participant holding a token and their seat, in one statement (a post and a heartbeat
     need nothing more; they were four reads). Raises :class:`ParticipantNotFound`."""
     people, groups_t, rooms_t = _table(StudyParticipant), _table(StudyGroup), _table(Room)
-    tokens, studies = _table(StudyToken), _table(Study)
+    studies = _table(Study)
     study_columns = [c for c in studies.c if c.name != "definition"]
-    query = (
-        sa_select(
-            people,
-            *(c.label(f"s__{c.name}") for c in study_columns),
-            groups_t.c.status.label("group_status"),
-            groups_t.c.room_id.label("group_room_id"),
-            rooms_t.c.status.label("room_status"),
-            rooms_t.c.config.label("room_config"),
-        )
-        .select_from(tokens)
-        .join(people, people.c.id == tokens.c.participant_id)
-        .join(studies, studies.c.id == people.c.study_id)
-        .outerjoin(groups_t, groups_t.c.id == people.c.group_id)
-        .outerjoin(rooms_t, rooms_t.c.id == groups_t.c.room_id)
-        .where(tokens.c.token_hash == token_hash)
+    query = sa_select(
+        people,
+        *(c.label(f"s__{c.name}") for c in study_columns),
+        groups_t.c.status.label("group_status"),
+        groups_t.c.room_id.label("group_room_id"),
+        rooms_t.c.status.label("room_status"),
+        rooms_t.c.config.label("room_config"),
     )
-    with db.read_connection() as conn:
-        row = conn.execute(query).first()
-    if row is None:
-        raise ParticipantNotFound("no participant holds this token")
+    row = _by_token(db, query, token_hash)
     values = row._mapping
     return ParticipantSeat(
         StudyParticipant.model_construct(**{c.name: values[c] for c in people.c}),
@@ -388,7 +377,7 @@ def participant_marker(db: Database, token_hash: str) -> tuple[Any, ...]:
     page reads it about once a second and reads the whole view only when it differs. Raises
     :class:`ParticipantNotFound`."""
     people, groups_t, rooms_t = _table(StudyParticipant), _table(StudyGroup), _table(Room)
-    tokens, notes_t, studies = _table(StudyToken), _table(StudyEvent), _table(Study)
+    notes_t, studies = _table(StudyEvent), _table(Study)
     newest_event = (
         sa_select(func.max(EVENTS.c.seq))
         .where(EVENTS.c.room_id == groups_t.c.room_id)
@@ -404,24 +393,33 @@ def participant_marker(db: Database, token_hash: str) -> tuple[Any, ...]:
         .where(notes_t.c.group_id == people.c.group_id)
         .scalar_subquery()
     )
+    query = sa_select(
+        people.c.stage,
+        people.c.group_id,
+        people.c.seat,
+        people.c.exit_status,
+        studies.c.version,
+        studies.c.status,
+        groups_t.c.status,
+        groups_t.c.started_at,
+        rooms_t.c.status,
+        rooms_t.c.updated_at,
+        rooms_t.c.stop_reason,
+        newest_event,
+        my_note,
+        group_note,
+    )
+    row = _by_token(db, query, token_hash)
+    return tuple(row)
+
+
+def _by_token(db: Database, columns: Any, token_hash: str) -> Any:
+    """``columns`` (a select of the participant's, study's, group's and room's tables) for the
+    participant holding the token: one row, or :class:`ParticipantNotFound`."""
+    people, groups_t, rooms_t = _table(StudyParticipant), _table(StudyGroup), _table(Room)
+    tokens, studies = _table(StudyToken), _table(Study)
     query = (
-        sa_select(
-            people.c.stage,
-            people.c.group_id,
-            people.c.seat,
-            people.c.exit_status,
-            studies.c.version,
-            studies.c.status,
-            groups_t.c.status,
-            groups_t.c.started_at,
-            rooms_t.c.status,
-            rooms_t.c.updated_at,
-            rooms_t.c.stop_reason,
-            newest_event,
-            my_note,
-            group_note,
-        )
-        .select_from(tokens)
+        columns.select_from(tokens)
         .join(people, people.c.id == tokens.c.participant_id)
         .join(studies, studies.c.id == people.c.study_id)
         .outerjoin(groups_t, groups_t.c.id == people.c.group_id)
@@ -432,7 +430,7 @@ def participant_marker(db: Database, token_hash: str) -> tuple[Any, ...]:
         row = conn.execute(query).first()
     if row is None:
         raise ParticipantNotFound("no participant holds this token")
-    return tuple(row)
+    return row
 
 
 def _table(model: Any) -> Any:
