@@ -12,7 +12,9 @@ until every room has finished. Printed per run:
   design of the worker can beat it);
 - lost and doubled turns, from the stored logs (both must be 0): a room short of its turns, two
   turns with one request id, a gap or a repeat in a room's seqs, a room not terminated;
-- the engine's own cost per turn: ``(worker time - floor) / turns`` (wall time, in ms);
+- the engine's own cost per turn: ``(worker time - floor) / turns`` (wall time, in ms), and the
+  same in CPU time (``engine CPU``: the workers' CPU seconds less the floor's), which waiting for
+  a core on a busy machine does not inflate;
 - per turn, summed over the workers: SQL statements (SQLAlchemy ``before_cursor_execute``),
   transactions (``commit``), pool checkouts (each one is a liveness ping with ``pool_pre_ping``),
   and the time spent inside statements (driver, round trip and server; less sensitive to other
@@ -92,10 +94,14 @@ def child(args: argparse.Namespace) -> int:
     Path(args.ready).write_text("ready")
     while not go.exists():
         time.sleep(0.002)
+    cpu = time.process_time()
     worker_main(
         ["--db", args.child_db, "--concurrency", str(args.concurrency), "--until-idle"]
         + ["--poll", "0.05"]
     )
+    # CPU seconds of this process while it worked: what other load on the machine adds to
+    # the wall time (waiting for a core) it does not add here.
+    counts["cpu_us"] = int((time.process_time() - cpu) * 1e6)
     Path(args.stats).write_text(json.dumps(counts))
     return 0
 
@@ -124,22 +130,23 @@ def floor(args: argparse.Namespace) -> int:
     async def every_room() -> None:
         await asyncio.gather(*(chain(room) for room in range(args.rooms)))
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     asyncio.run(every_room())
-    print(json.dumps({"floor": time.perf_counter() - started}))
+    print(json.dumps({"floor": time.perf_counter() - started, "cpu": time.process_time() - cpu}))
     return 0
 
 
-def measure_floor(args: argparse.Namespace) -> float:
-    """Seconds of the baseline (best of three), in a fresh process like the workers."""
+def measure_floor(args: argparse.Namespace) -> tuple[float, float]:
+    """Seconds of the baseline (best of three), in a fresh process like the workers: wall time
+    and CPU time (each the least of the three)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     command = [sys.executable, __file__, "--child-floor", "--rooms", str(args.rooms)]
     command += ["--turns", str(args.turns), "--latency", str(args.latency)]
     runs = []
     for _ in range(3):
         out = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
-        runs.append(json.loads(out.stdout.strip().splitlines()[-1])["floor"])
-    return min(runs)
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return min(r["floor"] for r in runs), min(r["cpu"] for r in runs)
 
 
 # -- the parent ---------------------------------------------------------------------------------
@@ -156,6 +163,7 @@ class Run:
     doubled: int
     counts: Counter[str]
     floor: float
+    floor_cpu: float
 
     def line(self) -> str:
         per = max(self.turns, 1)
@@ -166,6 +174,7 @@ class Run:
             f"{self.counts['transactions'] / per:4.2f} transactions, "
             f"{self.counts['checkouts'] / per:4.2f} checkouts, "
             f"{self.counts['statement_us'] / per / 1000:5.3f} ms in statements   "
+            f"engine CPU {self.engine_cpu_ms_per_turn():5.3f} ms/turn   "
             f"engine cost {self.engine_ms_per_turn():5.3f} ms/turn"
         )
 
@@ -173,6 +182,12 @@ class Run:
         """``(worker time - floor) / turns``: what the worker adds to EDSL's own calls, per
         turn (planning, prompting, claiming, committing, leases), in ms of wall time."""
         return (self.wall - self.floor) / max(self.turns, 1) * 1000
+
+    def engine_cpu_ms_per_turn(self) -> float:
+        """The same in CPU time: ``(workers' CPU - floor's CPU) / turns``. On a machine shared
+        with other work the wall times also hold the waits for a core; CPU time does not."""
+        cpu = self.counts["cpu_us"] / 1e6
+        return (cpu - self.floor_cpu) / max(self.turns, 1) * 1000
 
 
 class Target:
@@ -271,7 +286,9 @@ def check_logs(url: str, room_ids: list[int], turns: int) -> tuple[int, int, int
     return done, lost, doubled
 
 
-def run_once(target: Target, workers: int, args: argparse.Namespace, floor: float) -> Run:
+def run_once(
+    target: Target, workers: int, args: argparse.Namespace, floor: tuple[float, float]
+) -> Run:
     url = target.create()
     try:
         room_ids = make_rooms(url, args.rooms, args.turns, args.latency)
@@ -310,7 +327,7 @@ def run_once(target: Target, workers: int, args: argparse.Namespace, floor: floa
             lost,
             doubled,
             counts,
-            floor,
+            *floor,
         )
     finally:
         target.drop(url)
@@ -344,8 +361,8 @@ def main() -> int:
     )
     baseline = measure_floor(args)
     print(
-        f"floor (EDSL's calls alone, same model, one process): {baseline:.2f} s = "
-        f"{baseline / (args.turns * args.latency):.2f} x ideal"
+        f"floor (EDSL's calls alone, same model, one process): {baseline[0]:.2f} s = "
+        f"{baseline[0] / (args.turns * args.latency):.2f} x ideal, {baseline[1]:.2f} s of CPU"
     )
     failed = False
     best: dict[tuple[str, int], Run] = {}

@@ -143,7 +143,10 @@ async def ask(
             user_prompt, system_prompt, cache, iteration=iteration, question_type="free_text"
         )
         try:
-            response = await (call if timeout is None else asyncio.wait_for(call, timeout))
+            # asyncio.timeout, not wait_for: the call runs in this task instead of a new one
+            # per turn (and 3.11's wait_for can swallow a cancellation).
+            async with asyncio.timeout(timeout):
+                response = await call
         except TimeoutError as exc:
             if timeout is None or isinstance(exc, ModelTimeoutError):
                 raise

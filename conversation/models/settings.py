@@ -141,6 +141,20 @@ def context_window(spec: Mapping[str, Any] | None, configured: int | None = None
     return configured_window()
 
 
+def window_is_fixed(spec: Mapping[str, Any] | None, configured: int | None = None) -> bool:
+    """Whether ``context_window(spec, configured)`` depends on its arguments alone (not on what
+    a server reports or on ``ROOMS_CONTEXT_WINDOW``, which may change while a room runs)."""
+    if configured is not None:
+        return True
+    spec = spec or {}
+    service = str(spec.get("service") or "")
+    if service in ("offline", "test"):
+        return True
+    name = str(spec.get("model") or "").lower().rsplit("/", 1)[-1]
+    known = any(name.startswith(prefix) for prefix in KNOWN_WINDOWS)
+    return known and service not in SELF_HOSTED_SERVICES
+
+
 def configured_window() -> int | None:
     """``ROOMS_CONTEXT_WINDOW`` (tokens), or None when it is not set."""
     value = os.environ.get(CONTEXT_WINDOW_ENV, "").strip()
@@ -170,4 +184,5 @@ __all__ = [
     "CallSettings",
     "configured_window",
     "context_window",
+    "window_is_fixed",
 ]

@@ -15,7 +15,7 @@ import itertools
 import json
 import re
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,7 @@ from conversation.models.settings import (
     DEFAULT_TIMEOUT_SECONDS,
     CallSettings,
     context_window,
+    window_is_fixed,
 )
 from conversation.planning.planner import RoundRobinRoomPlanner
 from conversation.planning.registry import planner_from_dict
@@ -298,6 +299,10 @@ def retry_settings(value: Any) -> RetrySettings:
     return RetrySettings(max_attempts=checked.max_attempts, base_delay=checked.base_delay)
 
 
+#: The key of ``RoomConfig._derived`` that marks a frozen config (read from storage).
+_FROZEN = object()
+
+
 @dataclass(frozen=True, slots=True)
 class RoomConfig:
     """Everything a worker needs to run a room, as JSON-ready data."""
@@ -331,6 +336,13 @@ class RoomConfig:
     streaming: bool = True
     #: At most this many partial-draft writes per second per streaming turn.
     partial_writes_per_second: float = DEFAULT_PARTIAL_WRITES
+    #: What a worker asks of the config on every turn (names, call settings, the context policy,
+    #: the max turns), computed once: the names always (the roster is immutable), the rest only
+    #: for a config read from storage, whose dicts are frozen (``_config_from_json`` marks it);
+    #: a config built in code may have its dicts changed, so they are read again each time.
+    _derived: dict[Any, Any] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
 
     def __post_init__(self) -> None:
         if not self.roster:
@@ -389,7 +401,25 @@ class RoomConfig:
 
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(spec.name for spec in self.roster)
+        names = self._derived.get("names")
+        if names is None:
+            names = self._derived["names"] = tuple(spec.name for spec in self.roster)
+        return names
+
+    def _once(self, key: Any, make: Callable[[], Any], *, fixed: bool = True) -> Any:
+        """``make()``, kept under ``key`` when this config is frozen and ``fixed`` (the value
+        depends on nothing outside the config)."""
+        derived = self._derived
+        if key in derived:
+            return derived[key]
+        value = make()
+        if fixed and derived.get(_FROZEN):
+            derived[key] = value
+        return value
+
+    def max_turns(self) -> int | None:
+        """The smallest ``max_turns`` of the termination condition (the prompt's hint)."""
+        return self._once("max_turns", lambda: max_turns_of(self.termination))
 
     def spec(self, name: str) -> AgentSpec:
         for spec in self.roster:
@@ -411,7 +441,7 @@ class RoomConfig:
     def context_policy(self) -> ContextPolicy:
         """The stored policy (no window of its own: the prompt builder still fits the model's
         window, see ``prompt_budget``)."""
-        return context_policy_from_dict(self.context)
+        return self._once("context", lambda: context_policy_from_dict(self.context))
 
     def model_of(self, speaker: str) -> Mapping[str, Any]:
         """The model spec that answers for ``speaker`` (its own, else the room's)."""
@@ -420,13 +450,20 @@ class RoomConfig:
 
     def call_settings(self, speaker: str) -> CallSettings:
         """The per-request settings of ``speaker``'s turns: the room's output limit and timeout,
-        the window of the model that answers, and the name whose copied label is stripped."""
-        return CallSettings(
-            max_output_tokens=self.max_output_tokens,
-            timeout=self.request_timeout,
-            context_window=context_window(self.model_of(speaker), self.context_window),
-            speakers=(speaker,) if speaker in self.names else (),
-            roster=(*self.names, "user"),
+        the window of the model that answers, and the name whose copied label is stripped.
+        Kept once made unless the window is what a server reports or a setting says (those
+        may change while the room runs)."""
+        spec = self.model_of(speaker)
+        return self._once(
+            ("settings", speaker),
+            lambda: CallSettings(
+                max_output_tokens=self.max_output_tokens,
+                timeout=self.request_timeout,
+                context_window=context_window(spec, self.context_window),
+                speakers=(speaker,) if speaker in self.names else (),
+                roster=(*self.names, "user"),
+            ),
+            fixed=window_is_fixed(spec, self.context_window),
         )
 
     @property
@@ -723,6 +760,7 @@ def _config_from_json(key: str) -> RoomConfig:
     for spec in config.roster:
         object.__setattr__(spec, "traits", _frozen(spec.traits))
         object.__setattr__(spec, "model", _frozen(spec.model))
+    config._derived[_FROZEN] = True
     return config
 
 

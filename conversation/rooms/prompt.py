@@ -26,7 +26,6 @@ from conversation.context.window import ContextPolicy, build_context, summary_re
 from conversation.dialogue.prompts import persona
 from conversation.planning.events import opener_index
 from conversation.rooms.config import ROOM_PROMPT_VARIABLES, RoomConfig
-from conversation.rooms.log import max_turns_of
 from conversation.termination.state import RoomState
 from conversation.text.safety import SafeTemplate, compiled_template
 from conversation.text.tokens import estimate_tokens, prompt_tokens
@@ -147,7 +146,7 @@ def build_turn_prompt(
     the speaker to address (the focal policy's next counterpart)."""
     spec = config.spec(speaker)
     system = persona(spec.name, spec.traits, spec.instruction)
-    max_turns = max_turns_of(config.termination)
+    max_turns = config.max_turns()
     current = view.agent_turns()
     template = template or room_template(config)
     values = _template_values(config, speaker, current, max_turns, feedback, addressee)

@@ -46,21 +46,18 @@ _OLD_HEADER = re.compile(r"^\s*\[(?:seq|turn) -?\d+\][^\n]*?:[ \t]*")
 _NUMBERED = re.compile(r"^\s*-?\d+\.\s+(?P<name>[^\n:()]{1,64}?)(?: \([^()\n]*\))?:[ \t]*")
 
 
+#: What ``escape`` writes for each character it changes (one ``str.translate``, at C speed).
+_ESCAPE_TABLE = {
+    **{ord(char): f"\\u{ord(char):04x}" for char in _LINE_BREAKS},
+    ord("\\"): "\\\\",
+    ord("\n"): "\\n",
+    ord("\r"): "\\r",
+}
+
+
 def escape(text: str) -> str:
     """``text`` on one line: backslashes doubled, line breaks written as escapes."""
-    out = []
-    for char in text:
-        if char == "\\":
-            out.append("\\\\")
-        elif char == "\n":
-            out.append("\\n")
-        elif char == "\r":
-            out.append("\\r")
-        elif char in _LINE_BREAKS:
-            out.append(f"\\u{ord(char):04x}")
-        else:
-            out.append(char)
-    return "".join(out)
+    return text.translate(_ESCAPE_TABLE)
 
 
 _ESCAPES = {"\\": "\\", "n": "\n", "r": "\r"}

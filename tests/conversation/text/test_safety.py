@@ -76,3 +76,22 @@ def test_neutralize_breaks_every_template_opener_and_is_idempotent() -> None:
     assert "{{" not in once and "{%" not in once and "{#" not in once
     assert once.replace(ZERO_WIDTH_SPACE, "") == text
     assert neutralize(once) == once
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "{{ speaker_name }}",  # fewer chunks than the clock's stride: checked at the end
+        "{% for i in range(500) %}{{ i }}{% endfor %}",  # many chunks: checked on the way
+    ],
+)
+def test_a_render_that_outlasts_its_cpu_budget_is_refused(
+    monkeypatch: pytest.MonkeyPatch, source: str
+) -> None:
+    """The render's CPU clock is read every few chunks and at the end, so a template that
+    takes too long is refused however many pieces it yields."""
+    ticks = itertools.count()
+    monkeypatch.setattr(time, "thread_time", lambda: 60.0 * next(ticks))
+    template = compiled_template(source, ROOM_PROMPT_VARIABLES, "prompt_template")
+    with pytest.raises(ConversationValueError, match="s of computing"):
+        template.render(VALUES)
