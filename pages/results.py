@@ -315,8 +315,9 @@ SECTIONS = {
     "Coding": lambda: results_coding(db, selected),  # tags: filter, counts, the coding CSV
     "Export": lambda: export_section(rooms, selected),
 }
+SECTION_NAMES = list(SECTIONS)  # program text
 for tab, draw in zip(
-    st.tabs(list(SECTIONS), key="res-section", on_change="rerun"), SECTIONS.values(), strict=True
+    st.tabs(SECTION_NAMES, key="res-section", on_change="rerun"), SECTIONS.values(), strict=True
 ):
     if tab.open:
         with tab:
