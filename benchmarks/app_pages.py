@@ -55,6 +55,7 @@ assert not at.exception, at.exception
 experiments = at.selectbox(key="res-exp").options
 if len(experiments) > 1:  # an experiment picked: its Statistics tab, then a rerun
     at.multiselect(key="res-status").set_value([]).run()
+    at.session_state["res-section"] = "Statistics"  # a lazy tab: drawn once opened
     t = time.perf_counter(); at.selectbox(key="res-exp").set_value(experiments[1]).run()
     out["results_experiment"] = time.perf_counter() - t
     assert not at.exception, at.exception

@@ -20,7 +20,7 @@ The database must be empty (a new SQLite file, or an empty PostgreSQL database).
 5. ``HOME_S``, ``RESULTS_S``, ``ROOM10K_S``: a real browser (Debian's Chromium, Playwright) on
    ``streamlit run app.py`` (its runner off): from navigation to the content a person reads
    (Home's rooms table; Results' rooms table; the long room's messages), median of 2 after one
-   warm-up visit;
+   warm-up visit of each page (a page's first run on a fresh server imports its modules);
 6. ``EXPORT_PEAK_MB``: in a fresh process, every event of the database exported streamed as CSV
    and as JSON lines (``conversation.browse.write_events``) to files; the process's peak RSS.
 
@@ -251,10 +251,11 @@ def pages(db_url: str, long_room: int, folder: Path) -> dict[str, float]:
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-            warm = browser.new_page()
-            warm.goto(url + "/")
-            warm.get_by_test_id("stDataFrame").first.wait_for(timeout=180_000)
-            warm.close()
+            for path, test_id in targets.values():  # each page's first run imports its modules
+                warm = browser.new_page()
+                warm.goto(url + path)
+                warm.get_by_test_id(test_id).first.wait_for(timeout=180_000)
+                warm.close()
             for _ in range(2):
                 for name, (path, test_id) in targets.items():
                     page = browser.new_page()

@@ -30,10 +30,18 @@ LONG_TAIL = 200  # at most (ui.live.MAX_SHOWN)
 MESSAGES_SHOWN = 1_000  # rows of the Charts tab's messages table (sending 10,000 costs seconds)
 
 st.title("Results")
-with st.expander(
-    "Study exports: participants, surveys, recruitment ids", icon=":material/download:"
-):
-    study_exports_panel(db)  # ui.study_exports (docs/studies.md)
+# Lazy containers (key + on_change="rerun"): a closed expander or tab runs nothing and sends
+# nothing, so the first view is the rooms table alone. Drawing six Plotly figures and a
+# 1,000-row messages table kept Chromium 2-3 s from showing that table (docs/deploy.md, sizing).
+study_box = st.expander(
+    "Study exports: participants, surveys, recruitment ids",
+    icon=":material/download:",
+    key="res-study-exports",
+    on_change="rerun",
+)
+if study_box.open:
+    with study_box:
+        study_exports_panel(db)  # ui.study_exports (docs/studies.md)
 
 # --- which rooms -----------------------------------------------------------------------------
 ex.catch_up(db)  # an experiment whose rooms all finished is recorded as done
@@ -72,9 +80,10 @@ rooms = cached.rooms_summary(
 short_names = results.condition_names(db, experiment_id)  # {condition: short name}, in order
 rooms = results.with_short_names(rooms, short_names)
 
-# Chart clicks (stored by the charts below on the previous run) narrow the rooms table.
-reason_filter = charts.clicked_values(st.session_state.get("chart-reasons"))
-condition_filter = charts.clicked_values(st.session_state.get("chart-outcomes"))
+# Chart clicks (stored by the charts below on a previous run) narrow the rooms table, and keep
+# narrowing it while another tab is open.
+clicks = charts.kept_clicks(st.session_state, ("chart-reasons", "chart-outcomes"), "res-clicks")
+reason_filter, condition_filter = clicks["chart-reasons"], clicks["chart-outcomes"]
 text_filter = f4.text_input("Name or condition contains", key="res-text")
 rooms = results.filter_rooms(
     rooms, stop_reasons=reason_filter, conditions=condition_filter, text=text_filter
@@ -83,7 +92,7 @@ if reason_filter or condition_filter:
     st.caption(
         "Filtered by chart selection: "
         + escape_markdown(", ".join(str(v) for v in [*reason_filter, *condition_filter]))
-        + " (click the chart background or double-click to clear)."
+        + " (in the Charts tab, click the chart background or double-click to clear)."
     )
 
 st.subheader(f"Rooms ({len(rooms)} shown of {total})")
@@ -110,11 +119,13 @@ st.caption(
     f"{len(picked)} room(s) selected." if picked else "No rows selected: using every room shown."
 )
 
-charts_tab, transcript_tab, compare_tab, analysis_tab, stats_tab, judges_tab, export_tab = st.tabs(
-    ["Charts", "Transcript", "Compare", "Analysis", "Statistics", "Judges", "Export"]
-)
+# The latest analysis of the experiment: charted by condition (Charts, Statistics). With "All
+# rooms" the latest analysis of whichever experiment ran last would be charted as if it covered
+# every room.
+latest = results.latest_analysis(db, experiment_id) if experiment_id is not None else None
 
-with charts_tab:
+
+def charts_section(rooms: Any, selected: list[int]) -> None:
     events = cached.events_frame(db, selected, kinds=["human", "agent", "pass"], provenance=False)
     speaker_filter = charts.clicked_values(st.session_state.get("chart-speakers"))
     c1, c2 = st.columns(2)
@@ -129,9 +140,6 @@ with charts_tab:
         key="chart-reasons",
         on_select="rerun",
     )
-    # Outcomes by condition belong to one experiment: with "All rooms" the latest analysis of
-    # whichever experiment ran last would be charted as if it covered every room.
-    latest = results.latest_analysis(db, experiment_id) if experiment_id is not None else None
     if latest is not None:
         answers = browse.analysis_frame(db, latest.id)
         answers = answers[answers["room_id"].isin(selected)]
@@ -147,6 +155,10 @@ with charts_tab:
         c6.info("Pick an experiment above to chart its analysis outcomes by condition.")
     else:
         c6.info("Run an analysis (Analysis tab) to chart outcomes by condition.")
+    messages_table(events, speaker_filter)
+
+
+def messages_table(events: Any, speaker_filter: list) -> None:
     shown = events if not speaker_filter else events[events["speaker"].isin(speaker_filter)]
     st.markdown(
         f"**Messages** ({len(shown)})"
@@ -165,7 +177,7 @@ with charts_tab:
 
 
 # The Transcript and Compare tabs are fragments: a widget of theirs (the room, how many events,
-# both transcripts) reruns that tab only, not the tables and charts above.
+# both transcripts) reruns that tab only, not the rooms table above.
 @st.fragment
 def transcript_panel(rooms: Any, selected: list[int]) -> None:
     names = results.room_labels(rooms)
@@ -243,27 +255,7 @@ def compare_panel(rooms: Any, selected: list[int]) -> None:
                 )
 
 
-with transcript_tab:
-    transcript_panel(rooms, selected)
-
-with compare_tab:
-    compare_panel(rooms, selected)
-
-with analysis_tab:
-    analysis_panel.render(db, me, experiment_id, selected, short_names)
-
-with stats_tab:
-    condition_stats.render(
-        db,
-        rooms[rooms["room_id"].isin(selected)],
-        short_names,
-        analysis=latest if experiment_id is not None else None,
-    )
-
-with judges_tab:
-    judges_panel.render(db, experiment_id, selected, short_names)
-
-with export_tab:
+def export_section(rooms: Any, selected: list[int]) -> None:
     st.caption(
         f"{len(selected)} room(s): the selected rows of the rooms table, or every room shown. "
         "Files are built when you click."
@@ -308,4 +300,25 @@ with export_tab:
         )
         experiment_exports(db, every, f"experiment-{experiment_id}")
 
-results_coding(db, selected)  # tags: filter, counts by condition, the coding CSV
+
+# One section at a time (a lazy tab: only the open one runs). The first is the transcript of the
+# first room, what a researcher reads first; the charts load when their tab is opened.
+SECTIONS = {
+    "Transcript": lambda: transcript_panel(rooms, selected),
+    "Charts": lambda: charts_section(rooms, selected),
+    "Compare": lambda: compare_panel(rooms, selected),
+    "Analysis": lambda: analysis_panel.render(db, me, experiment_id, selected, short_names),
+    "Statistics": lambda: condition_stats.render(
+        db, rooms[rooms["room_id"].isin(selected)], short_names, analysis=latest
+    ),
+    "Judges": lambda: judges_panel.render(db, experiment_id, selected, short_names),
+    "Coding": lambda: results_coding(db, selected),  # tags: filter, counts, the coding CSV
+    "Export": lambda: export_section(rooms, selected),
+}
+SECTION_NAMES = list(SECTIONS)  # program text
+for tab, draw in zip(
+    st.tabs(SECTION_NAMES, key="res-section", on_change="rerun"), SECTIONS.values(), strict=True
+):
+    if tab.open:
+        with tab:
+            draw()

@@ -491,10 +491,25 @@ def clicked_values(selection: Mapping[str, Any] | None, index: int = 0) -> list[
     return seen
 
 
+def kept_clicks(state: Any, charts: Iterable[str], store: str) -> dict[str, list[Any]]:
+    """The values clicked in each chart of ``charts`` (their keys in ``state``: st.session_state),
+    kept in ``state[store]`` while the charts are not drawn: Streamlit drops the selection of a
+    chart that the last run did not draw (its tab closed), and the filter it set must not vanish
+    with it. A chart drawn on the last run has its entry and replaces what was kept, so a click
+    on its background clears it."""
+    kept = dict(state.get(store) or {})
+    for key in charts:
+        if key in state:
+            kept[key] = clicked_values(state[key])
+    state[store] = kept
+    return {key: list(kept.get(key, [])) for key in charts}
+
+
 __all__ = [
     "answer_kind",
     "plain",
     "clicked_values",
+    "kept_clicks",
     "condition_labels",
     "latency",
     "METRICS",

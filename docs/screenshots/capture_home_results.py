@@ -163,6 +163,8 @@ def home_shot(page, base: str) -> None:  # type: ignore[no-untyped-def]
 
 def results_shots(page, base: str, experiment: int) -> None:  # type: ignore[no-untyped-def]
     page.goto(f"{base}/results?experiment={experiment}")
+    page.get_by_test_id("stDataFrame").first.wait_for()
+    page.get_by_role("tab", name="Charts").click()  # Results' tabs are drawn when opened
     page.get_by_test_id("stPlotlyChart").nth(5).wait_for()
     settle(page)
     page.screenshot(path=str(OUT / "results_charts.png"), full_page=True)
@@ -206,10 +208,11 @@ def room_shot(page, base: str, room: int, panel: str) -> None:  # type: ignore[n
 def statistics_shot(page, base: str, experiment: int) -> None:  # type: ignore[no-untyped-def]
     page.set_viewport_size(TALL)
     page.goto(f"{base}/results?experiment={experiment}")
-    page.get_by_test_id("stPlotlyChart").first.wait_for()
+    page.get_by_test_id("stDataFrame").first.wait_for()
     settle(page)
     tab = page.get_by_role("tab", name="Statistics")
     tab.click()
+    page.get_by_test_id("stPlotlyChart").first.wait_for()
     settle(page)
     # A measure that varies between the rooms of a condition, so the intervals have a width.
     page.get_by_label("Per-room measure").click()

@@ -14,7 +14,7 @@ from conversation.models import OfflineModel
 from conversation.worker import AnalysisRunner
 from storage import Database
 from tests.app.conftest import db  # noqa: F401 - a fixture
-from tests.app.test_pages import app, mug_room
+from tests.app.test_pages import app, mug_room, open_section
 
 RUN = "FormSubmitter:analysis-form-Run analysis"
 
@@ -42,7 +42,7 @@ def test_run_returns_at_once_and_the_answers_appear_after_the_runner(
     rooms = [mug_room(db) for _ in range(3)]
     for room in rooms:
         room.run()
-    at = app("pages/results.py")
+    at = open_section(app("pages/results.py"), "Analysis")
     at.button(key=RUN).click().run()
     assert not at.exception
     (analysis,) = storage.list_analyses(db)
@@ -71,7 +71,7 @@ def test_a_failed_answer_is_retried_in_the_background(
     answer_with(monkeypatch, ["maybe", "Yes"])  # the first job's reply is refused
     room = mug_room(db)
     room.run()
-    at = app("pages/results.py")
+    at = open_section(app("pages/results.py"), "Analysis")
     at.button(key=RUN).click().run()
     AnalysisRunner(db).run(until_idle=True)
     at.run()

@@ -115,6 +115,20 @@ def test_clicked_values_reads_customdata() -> None:
     assert charts.clicked_values({"selection": {"points": []}}) == []
 
 
+def test_a_chart_click_outlives_its_chart_until_the_chart_clears_it() -> None:
+    """Results' tabs are lazy: a chart of a closed tab loses its selection, its filter stays."""
+    keys = ("chart-reasons", "chart-outcomes")
+    state: dict = {"chart-reasons": {"selection": {"points": [{"customdata": ["deal"]}]}}}
+    assert charts.kept_clicks(state, keys, "kept") == {
+        "chart-reasons": ["deal"],
+        "chart-outcomes": [],
+    }
+    del state["chart-reasons"]  # the Charts tab closed: Streamlit dropped the chart's state
+    assert charts.kept_clicks(state, keys, "kept")["chart-reasons"] == ["deal"]
+    state["chart-reasons"] = {"selection": {"points": []}}  # drawn again, background clicked
+    assert charts.kept_clicks(state, keys, "kept")["chart-reasons"] == []
+
+
 @pytest.mark.parametrize(
     ("name", "ok"),
     [("Alice", True), ("brother-in-law", True), ("a.b_c", True), ("", False),

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 import storage
 from conversation.analysis import coding, judges
 from storage import Database
-from tests.app.test_pages import app, shown
+from tests.app.test_pages import app, open_section, shown
 
 HOSTILE = "**bold** [x](http://127.0.0.1:9/p.png)"
 MESSAGES = ["I give up 5 dollars", "Pay or else", "What is your price?"]
@@ -46,7 +46,7 @@ def _no_markup(at: AppTest) -> None:
 
 def test_a_codebook_rubric_is_scored_by_a_panel_and_compared_with_the_coders(db: Database) -> None:
     experiment, rooms = _study(db)
-    at = app("pages/results.py", experiment=str(experiment))
+    at = open_section(app("pages/results.py", experiment=str(experiment)), "Judges")
     assert at.selectbox(key="jd-pick").options == []
     at.button(key="jd-from-book").click().run()
     assert not at.exception, at.exception
@@ -81,7 +81,7 @@ def test_selecting_a_disagreement_shows_the_message_and_the_reason_literally(db:
 
     judge = judges.Judge("j", OfflineModel(func=hostile))
     judges.run_judges(db, rubric, [judge], rooms, experiment_id=experiment)
-    at = app("pages/results.py", experiment=str(experiment))
+    at = open_section(app("pages/results.py", experiment=str(experiment)), "Judges")
     differ = at.dataframe(key="ag-differ").value
     assert len(differ) == 4  # "Pay or else" and the threat, in both rooms
     at.session_state["ag-differ"] = {"selection": {"rows": [0], "columns": []}}
@@ -101,7 +101,7 @@ def coding_rubric(db: Database, experiment: int) -> Any:
 
 def test_a_rubric_written_by_hand_is_saved_as_a_new_version(db: Database) -> None:
     experiment, _ = _study(db)
-    at = app("pages/results.py", experiment=str(experiment))
+    at = open_section(app("pages/results.py", experiment=str(experiment)), "Judges")
     at.text_input(key="jd-name").set_value("tone").run()
     at.session_state["jd-rows"] = {
         "edited_rows": {0: {"levels": "3", "anchors": "1: cold; 3: warm"}},

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 import storage
 from conversation.rooms.room import MAX_MESSAGE_CHARS, Room
 from storage import Database
-from tests.app.test_pages import app, mug_room, shown
+from tests.app.test_pages import app, mug_room, open_section, shown
 from ui import experiments as ex
 from ui import rooms
 from ui.templates import CAR_BUYING, MUG_NEGOTIATION
@@ -103,7 +103,7 @@ def test_compare_shows_the_two_ticked_rooms(db: Database) -> None:
     """Ticking one row, then a second, left the first room on both sides."""
     for _ in range(3):
         mug_room(db).run()
-    at = app("pages/results.py")
+    at = open_section(app("pages/results.py"), "Compare")
     _rows(at, "res-rooms", [0])
     assert at.selectbox(key="cmp-a").value == at.selectbox(key="cmp-b").value
     _rows(at, "res-rooms", [0, 2])
@@ -125,10 +125,10 @@ def test_all_rooms_does_not_chart_one_experiments_outcomes(db: Database) -> None
     )  # fmt: skip
     for room in storage.list_rooms(db, experiment_id=experiment_id):
         storage.record_answer(db, analysis, room.id, "Yes")
-    at = app("pages/results.py")
+    at = open_section(app("pages/results.py"), "Charts")
     assert any("Pick an experiment" in i.value for i in at.info)
     all_rooms = len(at.get("plotly_chart"))
-    at = app("pages/results.py", experiment=str(experiment_id))
+    at = open_section(app("pages/results.py", experiment=str(experiment_id)), "Charts")
     assert not any("Pick an experiment" in i.value for i in at.info)
     assert len(at.get("plotly_chart")) == all_rooms + 1  # the outcomes chart, for this one
 

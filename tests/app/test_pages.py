@@ -40,6 +40,14 @@ def app(page: str | None = None, **params: str) -> AppTest:
     return at
 
 
+def open_section(at: AppTest, name: str) -> AppTest:
+    """Opens one of Results' tabs (lazy: only the open one is drawn) as a click on it would."""
+    at.session_state["res-section"] = name
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
 def mug_room(db: Database, **changes: object) -> Room:
     draft = rooms.draft_from_template(MUG_NEGOTIATION, **changes)
     return rooms.create_room(db, draft, opening=MUG_NEGOTIATION.opening, request_id="open-1")
@@ -351,6 +359,8 @@ def test_results_charts_click_filter_and_analysis(db: Database) -> None:
         mug_room(db).run()
     at = app("pages/results.py")
     assert not at.exception
+    assert not at.get("plotly_chart")  # the first view: the rooms table and a transcript
+    open_section(at, "Charts")
     assert len(at.get("plotly_chart")) >= 5
     assert any(
         "last" not in str(d.value.columns) and "room_id" in d.value.columns for d in at.dataframe
@@ -361,7 +371,10 @@ def test_results_charts_click_filter_and_analysis(db: Database) -> None:
     at.session_state["chart-reasons"] = {"selection": {"points": [{"customdata": [reason]}]}}
     at.run()
     assert any("Filtered by chart selection" in c.value for c in at.caption)
+    open_section(at, "Transcript")  # the chart is not drawn: its filter stays
+    assert any("Filtered by chart selection" in c.value for c in at.caption)
 
+    open_section(at, "Analysis")
     at.text_area(key="an-text").set_value("Was a deal reached?")
     at.button(key="FormSubmitter:analysis-form-Run analysis").click().run()
     assert not at.exception
@@ -373,7 +386,7 @@ def test_results_charts_click_filter_and_analysis(db: Database) -> None:
     assert analysis.status == "done"
     answers = storage.answers(db, analysis.id)
     assert len(answers) == 3 and all(a.answer in ("Yes", "No") for a in answers)
-    assert len(at.get("plotly_chart")) >= 6
+    assert len(at.get("plotly_chart")) == 1  # the Analysis tab alone: its answers, charted
 
 
 def test_results_empty_database_says_so(db: Database) -> None:

@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from conversation.analysis import coding
 from storage import Database
+from tests.app.test_pages import open_section
 from tests.app.test_provenance_exports import studied_room
 from ui import provenance
 
@@ -109,7 +110,7 @@ def test_a_researcher_tags_a_message_on_the_room_page_and_sees_it_in_results(
         person.id, "concession", 4, "opens the activity", "user",
     )  # fmt: skip
 
-    results = app("pages/results.py")
+    results = open_section(app("pages/results.py"), "Coding")
     assert "Coding" in [s.value for s in results.subheader]
     assert results.multiselect(key="res-tag-filter").options == ["concession"]
     assert any(b.label == "Coding table (CSV)" for b in results.get("download_button"))

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 import storage
 from storage import Database
-from tests.app.test_pages import APP, app, mug_room
+from tests.app.test_pages import APP, app, mug_room, open_section
 from ui import charts
 from ui.templates import MUG_NEGOTIATION
 
@@ -134,7 +134,7 @@ def test_experiment_short_names_reach_results_with_intervals_and_n(db: Database)
     assert shorts[0] == "first" and shorts[1:] == [None, None]
     run_sync(Worker(db, concurrency=6, poll_interval=0.05).run(until_idle=True))
 
-    at = app("pages/results.py", experiment=str(experiment.id))
+    at = open_section(app("pages/results.py", experiment=str(experiment.id)), "Statistics")
     rooms_table = next(d.value for d in at.dataframe if "short" in d.value.columns)
     assert "first" in set(rooms_table["short"])
     means = next(d.value for d in at.dataframe if {"mean", "low", "high"} <= set(d.value.columns))

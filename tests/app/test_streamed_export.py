@@ -8,7 +8,7 @@ from pathlib import Path
 
 import storage
 from storage import Database, frames
-from tests.app.test_pages import app
+from tests.app.test_pages import app, open_section
 from tests.storage.test_streamed_exports import _config, _log
 
 
@@ -27,7 +27,7 @@ def _experiment(db: Database) -> tuple[int, list[int]]:
 
 def test_an_experiment_export_is_written_with_progress_then_offered(db: Database) -> None:
     experiment, ids = _experiment(db)
-    at = app("pages/results.py", experiment=str(experiment))
+    at = open_section(app("pages/results.py", experiment=str(experiment)), "Export")
     assert not [b for b in at.get("download_button") if b.proto.label.startswith("Download ")]
 
     at.button(key="xp-events-csv-prepare").click().run()

@@ -219,6 +219,7 @@ def test_results_chart_and_csv_download(app_server, db, page, tmp_path) -> None:
     room = make_room(db, MUG_NEGOTIATION, name="For results")
     until(lambda: room.status in ("terminated", "settled"))
     open_page(page, app_server, "/results")
+    page.get_by_role("tab", name="Charts").click()  # a lazy tab: drawn when opened
     wait_count(page, "stPlotlyChart", 4)
     page.get_by_role("tab", name="Export").click()
     with page.expect_download() as download_info:

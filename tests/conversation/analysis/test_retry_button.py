@@ -7,7 +7,7 @@ import storage
 from conversation.worker import AnalysisRunner
 from storage import Database
 from tests.app.conftest import db  # noqa: F401 - a fixture
-from tests.app.test_pages import app, mug_room
+from tests.app.test_pages import app, mug_room, open_section
 from ui import results
 
 
@@ -19,7 +19,7 @@ def test_the_retry_button_asks_the_failed_rooms_again(db: Database) -> None:  # 
     question = {"type": "yes_no", "name": "answer", "text": "Was a deal reached?"}
     analysis_id = results.run_analysis(db, question, [r.id for r in rooms], model=spec)
     assert len(results.failed_answers(db, analysis_id)) == 2
-    at = app("pages/results.py")
+    at = open_section(app("pages/results.py"), "Analysis")
     assert any("2 answer(s) failed" in w.value for w in at.warning)
     at.button(key="an-retry").click().run()
     assert not at.exception
