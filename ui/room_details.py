@@ -12,21 +12,24 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from conversation import browse
+
 from . import rooms
 from .widgets import follow_latest_selectbox
 
 
 @st.fragment
-def turn_details_panel(db: Any, room_id: int) -> None:
-    """Pick a turn: its facts (model, tokens, cost, why it was chosen, ...), what it saw, the
-    prompt it was asked, and any denied drafts."""
+def turn_details_panel(db: Any, room_id: int, since: int = 0) -> None:
+    """Pick a turn after seq ``since`` (the events the page read: a long room's newest page, more
+    after "Show earlier messages"): its facts (model, tokens, cost, why it was chosen, ...), what
+    it saw, the prompt it was asked (rebuilt from the whole log before it, so only when that
+    expander is opened), and any denied drafts."""
     from conversation.rooms.room import Room
 
     room = Room.open(db, room_id)
-    events = room.events()
-    turns = [e for e in events if e.kind in ("agent", "pass")]
+    turns = browse.events(db, room_id, after_seq=since, kinds=("agent", "pass"))
     if not turns:
-        st.caption("No agent turns yet.")
+        st.caption("No agent turns yet." if not since else "No agent turn among these messages.")
         return
     turn_by_seq = {e.seq: e for e in turns}
     seq = follow_latest_selectbox(
@@ -34,6 +37,9 @@ def turn_details_panel(db: Any, room_id: int) -> None:
         [e.seq for e in reversed(turns)],
         format_func=lambda s: f"#{s} {turn_by_seq[s].speaker}",
         key=f"turn-pick-{room_id}",
+        help="Turns of the messages shown; show earlier messages to pick an older one."
+        if since
+        else None,
     )
     event = turn_by_seq[seq]
     details = rooms.turn_details(event)
@@ -42,16 +48,24 @@ def turn_details_panel(db: Any, room_id: int) -> None:
         hide_index=True,
         width="stretch",
     )
-    by_seq = {e.seq: e for e in events}
     st.caption("What the agent saw")
-    for s in event.saw or []:
-        seen = by_seq.get(s)
-        if seen is not None:
-            st.text(f"#{s} {seen.speaker}: {seen.content}")
-    with st.expander("The prompt it was asked (rebuilt from the events before it)"):
-        asked = rooms.turn_prompt(room.config, events, event)
-        st.code(asked.system_prompt, language=None, wrap_lines=True)
-        st.code(asked.user_prompt, language=None, wrap_lines=True)
+    saw = sorted(event.saw or [])
+    if saw:  # one index range, from the first message it saw
+        by_seq = {e.seq: e for e in room.events(after_seq=saw[0] - 1, limit=saw[-1] - saw[0] + 1)}
+        for s in saw:
+            seen = by_seq.get(s)
+            if seen is not None:
+                st.text(f"#{s} {seen.speaker}: {seen.content}")
+    asked_box = st.expander(
+        "The prompt it was asked (rebuilt from the events before it)",
+        key=f"turn-prompt-{room_id}",
+        on_change="rerun",
+    )
+    with asked_box:
+        if asked_box.open:
+            asked = rooms.turn_prompt(room.config, room.events(limit=event.seq), event)
+            st.code(asked.system_prompt, language=None, wrap_lines=True)
+            st.code(asked.user_prompt, language=None, wrap_lines=True)
     for denial in (event.data or {}).get("denials", []):
         st.text(f"Denied draft: {denial.get('draft')}\nReason: {denial.get('reason')}")
 

@@ -267,7 +267,10 @@ def test_room_turn_details_settings_and_exports(db: Database) -> None:
     at = app("pages/room.py", room=str(room.id))
     assert at.selectbox(key=f"turn-pick-{room.id}").value is not None
     assert any("saw" in str(d.value) for d in at.dataframe)
-    assert len([c for c in at.code]) >= 3  # the rebuilt prompt and the next-prompt preview
+    assert len(at.code) == 2  # the next-prompt preview; the asked prompt waits for its expander
+    at.session_state[f"turn-prompt-{room.id}"] = True  # the person opens it
+    at.run()
+    assert len(at.code) == 4  # the rebuilt prompt (system, user) and the next-prompt preview
     labels = [b.label for b in at.get("download_button")]
     assert labels == ["Export JSON", "Export CSV"]
     at.selectbox(key=f"fork-at-{room.id}").set_value(2).run()
