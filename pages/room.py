@@ -362,7 +362,7 @@ with right:
     with branches_tab:
         branch_tree(db, shown_id)
     with copy_tab:
-        fork_panel(db, shown_id, me)
+        fork_panel(db, shown_id, me, since=polled.unread_upto)
         # Built when clicked (a deferred download), not on every rerun: on a long room each
         # export reads and formats the whole log (about 0.5 s for 5,000 events).
         st.download_button(

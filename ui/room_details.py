@@ -1,4 +1,5 @@
 """The Room page's inspection panels: one turn's details, and the next prompt of an agent.
+A prompt is rebuilt from the whole log, so each is drawn only while its expander is open.
 
 Each is a fragment, so picking a turn or an agent reruns the panel only, not the page (the
 transcript, the controls and the other tabs stay as drawn). Both read the room afresh when they
@@ -15,7 +16,7 @@ import streamlit as st
 from conversation import browse
 
 from . import rooms
-from .widgets import follow_latest_selectbox
+from .widgets import escape_markdown, follow_latest_selectbox
 
 
 @st.fragment
@@ -72,24 +73,33 @@ def turn_details_panel(db: Any, room_id: int, since: int = 0) -> None:
 
 @st.fragment
 def prompt_preview(db: Any, room_id: int) -> None:
-    """The prompt an agent would be asked next (pick the agent)."""
+    """The prompt an agent would be asked next (pick the agent). It is rebuilt from the whole
+    log, so only while its expander is open (a long room's page does not read 10,000 events for
+    a text nobody looked at)."""
     from conversation.rooms.room import Room
 
     room = Room.open(db, room_id)
     config = room.config
     who = st.selectbox("Preview the next prompt of", list(config.names), key=f"preview-{room_id}")
-    shown = rooms.preview_prompt(
-        config, [e for e in room.events() if e.state not in ("running",)], who
-    )
     st.caption("Prompt template: " + ("the room's own" if config.prompt_template else "default"))
     if room.status in ("terminated", "stopped"):
         st.caption("The room has ended: this is what the agent would be asked if it went on.")
-    # Both prompts: for a real chat model the instructions are in the system prompt and the
-    # user prompt is the conversation, sent as chat turns (docs/models.md, "Prompt shape").
-    st.caption("System prompt")
-    st.code(shown.system_prompt, language=None, wrap_lines=True)
-    st.caption("User prompt")
-    st.code(shown.user_prompt, language=None, wrap_lines=True)
+    box = st.expander(
+        escape_markdown(f"{who}'s next prompt"), key=f"preview-open-{room_id}", on_change="rerun"
+    )
+    with box:
+        if not box.open:
+            return
+        shown = rooms.preview_prompt(
+            config, [e for e in room.events() if e.state not in ("running",)], who
+        )
+        # Both prompts: for a real chat model the instructions are in the system prompt and
+        # the user prompt is the conversation, sent as chat turns (docs/models.md, "Prompt
+        # shape").
+        st.caption("System prompt")
+        st.code(shown.system_prompt, language=None, wrap_lines=True)
+        st.caption("User prompt")
+        st.code(shown.user_prompt, language=None, wrap_lines=True)
 
 
 __all__ = ["prompt_preview", "turn_details_panel"]

@@ -267,8 +267,9 @@ def test_room_turn_details_settings_and_exports(db: Database) -> None:
     at = app("pages/room.py", room=str(room.id))
     assert at.selectbox(key=f"turn-pick-{room.id}").value is not None
     assert any("saw" in str(d.value) for d in at.dataframe)
-    assert len(at.code) == 2  # the next-prompt preview; the asked prompt waits for its expander
-    at.session_state[f"turn-prompt-{room.id}"] = True  # the person opens it
+    assert not at.code  # the prompts are rebuilt from the whole log when their expander opens
+    at.session_state[f"turn-prompt-{room.id}"] = True  # the person opens both
+    at.session_state[f"preview-open-{room.id}"] = True
     at.run()
     assert len(at.code) == 4  # the rebuilt prompt (system, user) and the next-prompt preview
     labels = [b.label for b in at.get("download_button")]
