@@ -121,6 +121,8 @@ def show_earlier(db: Any, room_id: int) -> None:
     oldest one read, and draw that many more from now on in this session."""
     st.session_state[f"_live-shown:{room_id}"] = shown_count(room_id) + EARLIER_PAGE
     cache = _cache(room_id)
+    if not cache.unread_upto:  # all read already (the room grew while shown): draw more of it
+        return
     start = max(0, cache.unread_upto - EARLIER_PAGE)
     for event in browse.events(db, room_id, after_seq=start, limit=cache.unread_upto - start):
         cache.events[event.seq] = event
