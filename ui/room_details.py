@@ -18,6 +18,9 @@ from conversation import browse
 from . import rooms
 from .widgets import escape_markdown, follow_latest_selectbox
 
+#: How many of the messages a turn saw its details list (the newest; all are in its prompt).
+SAW_SHOWN = 20
+
 
 @st.fragment
 def turn_details_panel(db: Any, room_id: int, since: int = 0) -> None:
@@ -51,7 +54,10 @@ def turn_details_panel(db: Any, room_id: int, since: int = 0) -> None:
     )
     st.caption("What the agent saw")
     saw = sorted(event.saw or [])
-    if saw:  # one index range, from the first message it saw
+    if len(saw) > SAW_SHOWN:  # a turn of a long room saw thousands: all are in its prompt
+        st.caption(f"{len(saw) - SAW_SHOWN:,} earlier messages: see the prompt it was asked.")
+        saw = saw[-SAW_SHOWN:]
+    if saw:  # one index range, from the first message shown
         by_seq = {e.seq: e for e in room.events(after_seq=saw[0] - 1, limit=saw[-1] - saw[0] + 1)}
         for s in saw:
             seen = by_seq.get(s)
