@@ -23,6 +23,7 @@ from conversation.worker import AnalysisRunner
 from storage import Database
 from ui import rooms
 from ui.live import EARLIER_PAGE, FIRST_PAGE
+from ui.room_details import SAW_SHOWN
 from ui.templates import MUG_NEGOTIATION, PLANNER_CODER_REVIEWER
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -274,6 +275,9 @@ def test_a_long_room_opens_on_its_newest_page_and_shows_earlier_messages(db: Dat
     tokens, _, _ = storage.room_spend(db, room.id)
     spent = f"Spent: {tokens:,} tokens"  # the whole room's, not only the events read
     assert any(spent in shown(c.value) for c in at.caption)
+    saw = [e for e in room.events() if e.kind == "agent"][-1].saw or []  # 20 of them listed
+    assert len(saw) > SAW_SHOWN
+    assert f"{len(saw) - SAW_SHOWN:,} earlier messages" in " ".join(c.value for c in at.caption)
     earlier = at.button(key=f"earlier-{room.id}")
     assert f"({newest - FIRST_PAGE:,} not shown)" in earlier.label
     earlier.click().run()
