@@ -326,7 +326,7 @@ with right:
         ["Turn details", "Settings", "Fork & export", "Branches"]
     )
     with details_tab:
-        turn_details_panel(db, shown_id)
+        turn_details_panel(db, shown_id, since=polled.unread_upto)
     with settings_tab:
         st.dataframe(
             pd.DataFrame(
@@ -362,7 +362,7 @@ with right:
     with branches_tab:
         branch_tree(db, shown_id)
     with copy_tab:
-        fork_panel(db, shown_id, me)
+        fork_panel(db, shown_id, me, since=polled.unread_upto)
         # Built when clicked (a deferred download), not on every rerun: on a long room each
         # export reads and formats the whole log (about 0.5 s for 5,000 events).
         st.download_button(
@@ -383,7 +383,9 @@ with right:
         )
 
     with st.expander("Code messages (qualitative tags)"):
-        tag_panel(db, shown_id, room.events(), by=human_name())
+        # The messages this session read (a long room's newest page, more after "Show earlier
+        # messages"), not the whole log again.
+        tag_panel(db, shown_id, polled.ordered(), by=human_name())
 
     st.caption(
         "Address agents with "
@@ -407,7 +409,11 @@ posts = me.can(Action.POST)
 # Said before the person sends: would an agent answer? A room at its turn limit (or with its
 # budget spent) ends again at once after a message, so the form says so and offers to continue
 # for more turns (a settings change recorded with the message).
-no_answer = rooms.no_answer(room, status) if posts else None
+# It reads the whole log (the turns a limit counts): once per change of the room, not per rerun.
+answer_key = f"_no-answer:{room_id}"
+if posts and st.session_state.get(answer_key, (None,))[0] != polled.marker:
+    st.session_state[answer_key] = (polled.marker, rooms.no_answer(room, status))
+no_answer = st.session_state[answer_key][1] if posts else None
 continue_turns: int | None = None
 restarts = (
     status == "stopped" and posts and no_answer is None

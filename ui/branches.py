@@ -28,9 +28,10 @@ def _messages(events: Sequence[Any]) -> list[Any]:
 
 
 @st.fragment
-def fork_panel(db: Any, room_id: int, actor: Any = None) -> None:
-    """Fork at a message, optionally edited or given to another speaker (then resumed there).
-    ``actor``: who acts (forking needs the researcher role)."""
+def fork_panel(db: Any, room_id: int, actor: Any = None, since: int = 0) -> None:
+    """Fork at a message after seq ``since`` (the messages the page read: a long room's newest
+    page, more after "Show earlier messages"), optionally edited or given to another speaker
+    (then resumed there). ``actor``: who acts (forking needs the researcher role)."""
     from conversation.access import Action
     from conversation.rooms.room import Room
 
@@ -38,9 +39,11 @@ def fork_panel(db: Any, room_id: int, actor: Any = None) -> None:
         note(Action.CREATE_ROOM)  # no fork or edit-and-replay controls without the role
         return
     room = Room.open(db, room_id)
-    messages = _messages(room.events())
+    messages = _messages(room.events(after_seq=since))
     if not messages:
-        st.caption("No messages to fork from yet.")
+        st.caption(
+            "No messages to fork from yet." if not since else "No message to fork from here."
+        )
         return
     by_seq = {e.seq: e for e in messages}
     at = st.selectbox(

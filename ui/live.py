@@ -48,6 +48,11 @@ DRAFT_SECONDS = float(os.environ.get("ROOMS_UI_DRAFT_POLL_SECONDS", "0.3"))
 #: How long after its claim a turn with no draft yet is still polled at ``DRAFT_SECONDS``.
 DRAFT_GRACE = timedelta(seconds=3)
 MAX_SHOWN = 200
+#: How many of a room's newest events the Room page reads and draws on first view; "Show
+#: earlier messages" reads ``EARLIER_PAGE`` more each time (a room of 10,000 events opens as
+#: fast as one of 50: every event drawn is a few elements the browser must build).
+FIRST_PAGE = int(os.environ.get("ROOMS_UI_FIRST_PAGE", "50"))
+EARLIER_PAGE = 200
 #: Height of the Room page's scrolling transcript box, in pixels.
 TRANSCRIPT_HEIGHT_PX = 560
 ACTIVE_STATUSES = frozenset({"running"})
@@ -61,6 +66,9 @@ class LiveCache:
     marker: tuple[Any, ...] = ()
     events: dict[int, Any] = field(default_factory=dict)
     settled_upto: int = 0  # every event up to this seq is in a final state
+    # The events up to this seq were not read (the Room page reads a room's newest page first;
+    # seqs are contiguous, 1, 2, ... in a room, so this is also how many there are).
+    unread_upto: int = 0
 
     def ordered(self) -> list[Any]:
         return [self.events[s] for s in sorted(self.events)]
@@ -80,12 +88,21 @@ def _cache(room_id: int) -> LiveCache:
     return st.session_state[key]
 
 
+def shown_count(room_id: int) -> int:
+    """How many of the room's newest events this browser session draws (``FIRST_PAGE``, more
+    after "Show earlier messages")."""
+    return int(st.session_state.get(f"_live-shown:{room_id}", FIRST_PAGE))
+
+
 def refresh(db: Any, room_id: int) -> tuple[Any, LiveCache]:
-    """Read the room row; fetch new or unsettled events only if the room changed."""
+    """Read the room row; fetch new or unsettled events only if the room changed. The first read
+    of a session fetches the newest ``shown_count`` events only, by seq (one index range)."""
     room = browse.get_room(db, room_id)
     cache = _cache(room_id)
     marker = _marker(db, room)
     if marker != cache.marker:
+        if not cache.marker:
+            cache.unread_upto = cache.settled_upto = max(0, marker[-1] - shown_count(room_id))
         for event in browse.events(db, room_id, after_seq=cache.settled_upto):
             cache.events[event.seq] = event
         cache.settled_upto = _settled_upto(cache)
@@ -97,6 +114,19 @@ def _marker(db: Any, room: Any) -> tuple[Any, ...]:
     """What changes whenever the log or the room does: one primary-key read and one index probe
     (claiming a turn adds a row without touching the room, so the newest seq is part of it)."""
     return (room.status, room.updated_at, room.stop_reason, browse.latest_seq(db, room.id))
+
+
+def show_earlier(db: Any, room_id: int) -> None:
+    """``on_click`` of "Show earlier messages": read the ``EARLIER_PAGE`` events before the
+    oldest one read, and draw that many more from now on in this session."""
+    st.session_state[f"_live-shown:{room_id}"] = shown_count(room_id) + EARLIER_PAGE
+    cache = _cache(room_id)
+    if not cache.unread_upto:  # all read already (the room grew while shown): draw more of it
+        return
+    start = max(0, cache.unread_upto - EARLIER_PAGE)
+    for event in browse.events(db, room_id, after_seq=start, limit=cache.unread_upto - start):
+        cache.events[event.seq] = event
+    cache.unread_upto = start
 
 
 def forget(room_id: int) -> None:
@@ -260,12 +290,16 @@ def render_transcript(
     db: Any = None,
     height: int | None = None,
     skip: Any = None,
+    shown: int = MAX_SHOWN,
+    earlier: Callable[[], None] | None = None,
 ) -> Any:
-    """The status line and the last ``MAX_SHOWN`` events; with ``db``, each tagged message shows
+    """The status line and the last ``shown`` events; with ``db``, each tagged message shows
     its tags (read for all shown messages in one query). ``height``: the events go in a box of
     that many pixels that scrolls and follows the newest message (the status line stays above).
-    ``skip``: an event drawn elsewhere (the streaming turn, drawn by the live fragment). Returns
-    the events' container (None when there is no event yet), for what goes after them."""
+    ``skip``: an event drawn elsewhere (the streaming turn, drawn by the live fragment).
+    ``earlier``: the ``on_click`` of a "Show earlier messages" button above the oldest event
+    drawn (without it, the page points to Results for the rest). Returns the events'
+    container (None when there is no event yet), for what goes after them."""
     # After a crash a turn stays "running" until a restarted process takes it over: say so.
     recovery = None
     if db is not None and room.status == "running":
@@ -278,17 +312,30 @@ def render_transcript(
         return None
     box = st.container(height=height, autoscroll=True) if height else st.container()
     with box:
-        _render_events(events, roster, db, skip)
+        hidden = max(0, len(events) - shown)
+        _earlier_note(hidden + cache.unread_upto, room.id, earlier)
+        _render_events(events[hidden:], roster, db, skip)
     return box
 
 
-def _render_events(events: Sequence[Any], roster: Sequence[str], db: Any, skip: Any) -> None:
-    hidden = max(0, len(events) - MAX_SHOWN)
-    if hidden:
+def _earlier_note(hidden: int, room_id: int, earlier: Callable[[], None] | None) -> None:
+    if not hidden:
+        return
+    if earlier is None:
         st.caption(f"{hidden} earlier events are not shown here; see Results for the full log.")
-    tags = coding.labels_by_event(db, events[hidden:]) if db is not None else {}
+        return
+    st.button(
+        f"Show earlier messages ({hidden:,} not shown)",
+        key=f"earlier-{room_id}",
+        icon=":material/expand_less:",
+        on_click=earlier,
+    )
+
+
+def _render_events(events: Sequence[Any], roster: Sequence[str], db: Any, skip: Any) -> None:
+    tags = coding.labels_by_event(db, events) if db is not None else {}
     activity = None
-    for event in events[hidden:]:
+    for event in events:
         if event.kind == "human" and event.activity != activity:
             st.divider()
             st.caption(f"Activity {event.activity}")
@@ -298,17 +345,8 @@ def _render_events(events: Sequence[Any], roster: Sequence[str], db: Any, skip: 
         render_event(event, roster, tags.get(int(event.id)) if event.id is not None else None)
 
 
-def spend_line(cache: LiveCache, budget: Budget | None = None) -> str:
+def spend_line(spent: Spend, budget: Budget | None = None) -> str:
     """What the room spent (every recorded model call), against its budget if it has one."""
-    spent = Spend(
-        sum((e.input_tokens or 0) + (e.output_tokens or 0) for e in cache.events.values()),
-        sum(e.cost or 0.0 for e in cache.events.values()),
-        sum(
-            1
-            for e in cache.events.values()
-            if e.cost is None and (e.input_tokens or e.output_tokens)
-        ),
-    )
     if budget is None:
         return f"Spent: {spent.tokens:,} tokens, {spent.cost_text}; no budget"
     return f"Spent: {budget.describe(spent)} budget"
@@ -333,7 +371,16 @@ def live_transcript(
     running = streaming_turn(room, cache)
     # The log scrolls in a box that follows the newest message: the page does not grow with it,
     # so the controls and a draft's Approve / Deny beside it stay in view while reading it.
-    box = render_transcript(room, cache, roster, db=db, height=TRANSCRIPT_HEIGHT_PX, skip=running)
+    box = render_transcript(
+        room,
+        cache,
+        roster,
+        db=db,
+        height=TRANSCRIPT_HEIGHT_PX,
+        skip=running,
+        shown=shown_count(room_id),
+        earlier=lambda: show_earlier(db, room_id),
+    )
     drawn = cache.marker
 
     draft = browse.partial_draft(db, int(running.id)) if running is not None else None
@@ -352,7 +399,8 @@ def live_transcript(
 
     with box if box is not None else st.container():  # the growing draft: under the newest
         st.fragment(watch, run_every=interval)()
-    st.caption(escape_markdown(spend_line(cache, budget)))
+    # One aggregate query: the cache holds only the events this session read.
+    st.caption(escape_markdown(spend_line(Spend(*browse.room_spend(db, room_id)), budget)))
 
 
 def poll_seconds(room: Any, running: Any | None, draft: Any | None) -> float:
@@ -424,6 +472,10 @@ __all__ = [
     "FAST_SECONDS",
     "LiveCache",
     "SLOW_SECONDS",
+    "EARLIER_PAGE",
+    "FIRST_PAGE",
+    "shown_count",
+    "show_earlier",
     "forget",
     "live_transcript",
     "refresh",

@@ -31,6 +31,7 @@ from conversation.browse.records import (
     room_draft,
     room_family,
     room_ids,
+    room_spend,
     sample_log,
     waiting_for_server,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "message_tags",
     "room_family",
     "room_ids",
+    "room_spend",
     "rooms_summary",
     "sample_log",
     "tags_frame",

@@ -11,7 +11,7 @@ from storage.analysis import answers, get_analysis, list_analyses
 from storage.codes import message_tags
 from storage.drafts import PartialDraft, partial_draft, room_draft
 from storage.events import events, latest_seq
-from storage.experiments import get_experiment, list_experiments
+from storage.experiments import get_experiment, list_experiments, room_spend
 from storage.outages import waiting_for_server
 from storage.profiles import list_agent_profiles
 from storage.rooms import ROOM_SORTS, count_rooms, get_room, list_rooms, room_family, room_ids
@@ -43,5 +43,6 @@ __all__ = [
     "message_tags",
     "room_family",
     "room_ids",
+    "room_spend",
     "sample_log",
 ]

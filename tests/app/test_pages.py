@@ -22,6 +22,8 @@ from conversation.rooms.room import Room
 from conversation.worker import AnalysisRunner
 from storage import Database
 from ui import rooms
+from ui.live import EARLIER_PAGE, FIRST_PAGE
+from ui.room_details import SAW_SHOWN
 from ui.templates import MUG_NEGOTIATION, PLANNER_CODER_REVIEWER
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -269,13 +271,40 @@ def test_room_moderation_approve_edited_and_deny(db: Database) -> None:
     assert again.state == "running" and again.inputs["denials"][0]["reason"] == "Too pushy"
 
 
+def test_a_long_room_opens_on_its_newest_page_and_shows_earlier_messages(db: Database) -> None:
+    room = mug_room(db, termination={"kind": "max_turns", "max_turns": FIRST_PAGE + 10})
+    room.run()
+    newest = room.events()[-1].seq
+    at = app("pages/room.py", room=str(room.id))
+    assert 0 < len(at.chat_message) <= FIRST_PAGE
+    assert MUG_NEGOTIATION.opening not in texts(at)  # the opening is older than the first page
+    turn_seqs = at.selectbox(key=f"turn-pick-{room.id}").options
+    assert len(turn_seqs) <= FIRST_PAGE  # the pickers list the events read, not the whole log
+    tokens, _, _ = storage.room_spend(db, room.id)
+    spent = f"Spent: {tokens:,} tokens"  # the whole room's, not only the events read
+    assert any(spent in shown(c.value) for c in at.caption)
+    saw = [e for e in room.events() if e.kind == "agent"][-1].saw or []  # 20 of them listed
+    assert len(saw) > SAW_SHOWN
+    assert f"{len(saw) - SAW_SHOWN:,} earlier messages" in " ".join(c.value for c in at.caption)
+    earlier = at.button(key=f"earlier-{room.id}")
+    assert f"({newest - FIRST_PAGE:,} not shown)" in earlier.label
+    earlier.click().run()
+    assert MUG_NEGOTIATION.opening in texts(at)  # reached, with every message after it
+    assert len(at.chat_message) > FIRST_PAGE and newest - FIRST_PAGE < EARLIER_PAGE
+    assert not [b for b in at.button if b.key == f"earlier-{room.id}"]
+
+
 def test_room_turn_details_settings_and_exports(db: Database) -> None:
     room = mug_room(db)
     room.run()
     at = app("pages/room.py", room=str(room.id))
     assert at.selectbox(key=f"turn-pick-{room.id}").value is not None
     assert any("saw" in str(d.value) for d in at.dataframe)
-    assert len([c for c in at.code]) >= 3  # the rebuilt prompt and the next-prompt preview
+    assert not at.code  # the prompts are rebuilt from the whole log when their expander opens
+    at.session_state[f"turn-prompt-{room.id}"] = True  # the person opens both
+    at.session_state[f"preview-open-{room.id}"] = True
+    at.run()
+    assert len(at.code) == 4  # the rebuilt prompt (system, user) and the next-prompt preview
     labels = [b.label for b in at.get("download_button")]
     assert labels == ["Export JSON", "Export CSV"]
     at.selectbox(key=f"fork-at-{room.id}").set_value(2).run()
