@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -108,6 +108,7 @@ def append_message(
     parent_event_id: int | None = None,
     model: str | None = None,
     reopen: Collection[str] = (),
+    charge: Callable[[Connection], None] | None = None,
 ) -> Event:
     """Append one event at the end of the room's log and return it (committed, durable).
 
@@ -122,7 +123,10 @@ def append_message(
     - ``state``: none for ``human``/``system`` events, ``"done"`` by default for ``agent``/``pass``
       (turns still to run are claimed: :func:`~storage.batch.claim_turn`);
     - with ``reopen`` (statuses), a new event moves a room in one of them to ``running`` (stop
-      reason cleared) in the same transaction; an event sent again changes nothing.
+      reason cleared) in the same transaction; an event sent again changes nothing;
+    - ``charge`` runs first in the same write transaction (a participant's rate count,
+      :class:`storage.studies.PostRate`): what it raises writes nothing, and a message that is
+      not written (an error) is not counted either. One write transaction a post, not two.
     Raises :class:`RoomNotFound` and :class:`StorageValueError`.
     """
     values = message_values(
@@ -141,6 +145,8 @@ def append_message(
     now = db.now()
     try:
         with db.write_connection() as conn:
+            if charge is not None:
+                charge(conn)
             return append_on(conn, room_id, values, reopen, now)
     except IntegrityError:
         # Two writers past the room lock (another isolation level?): the unique keys held.

@@ -20,7 +20,7 @@ from sqlmodel import col, select
 
 from storage._tx import EVENTS, UNSET, _Unset, event_from_row, json_object
 from storage.database import Database
-from storage.errors import RecordNotFound, StorageValueError
+from storage.errors import RecordNotFound, StorageError, StorageValueError
 from storage.experiments import ExperimentRoom, _checked_room, _insert_rooms
 from storage.tables import (
     Event,
@@ -519,6 +519,43 @@ def update_participant(
         return person
 
 
+class RateLimited(StorageError):
+    """Over the participant's posting rate: ``wait`` seconds until a post would be allowed.
+    (Not a value error: the caller says "wait", it does not refuse the text.)"""
+
+    def __init__(self, wait: float) -> None:
+        super().__init__(f"over the posting rate: wait {wait:.1f} s")
+        self.wait = wait
+
+
+@dataclass(frozen=True, slots=True)
+class PostRate:
+    """A post counted in the participant's rate window (``limit`` posts per ``window`` seconds,
+    ``now`` in ``time.time()`` seconds); ``seen_at``: the post also proves they are here
+    (``last_seen_at``), in the same write. Called with a write connection (``append_message``'s
+    ``charge``): counts the post, or raises :class:`RateLimited` having written nothing."""
+
+    participant_id: int
+    now: float
+    window: float
+    limit: int
+    seen_at: datetime | None = None
+
+    def __call__(self, conn: Any) -> None:
+        people = _table(StudyParticipant)
+        mine = people.c.id == self.participant_id
+        row = conn.execute(sa_select(people.c.posts).where(mine).with_for_update()).first()
+        if row is None:
+            raise ParticipantNotFound(f"participant {self.participant_id} does not exist")
+        recent = [t for t in (row.posts or []) if self.now - t < self.window]
+        if len(recent) >= self.limit:
+            raise RateLimited(max(0.01, self.window - (self.now - min(recent))))
+        values: dict[str, Any] = {"posts": [*recent, self.now]}
+        if self.seen_at is not None:
+            values["last_seen_at"] = self.seen_at
+        conn.execute(people.update().where(mine).values(**values))
+
+
 def note_post(
     db: Database,
     participant_id: int,
@@ -529,22 +566,14 @@ def note_post(
     seen_at: datetime | None = None,
 ) -> float:
     """Count a post in the participant's rate window: 0 when it is allowed (and counted), else
-    the seconds until it would be. ``seen_at``: an allowed post also proves the participant is
-    here (``last_seen_at``), in the same write."""
-    with db.write() as session:
-        person = session.exec(
-            select(StudyParticipant).where(StudyParticipant.id == participant_id).with_for_update()
-        ).first()
-        if person is None:
-            raise ParticipantNotFound(f"participant {participant_id} does not exist")
-        recent = [t for t in (person.posts or []) if now - t < window]
-        if len(recent) >= limit:
-            return max(0.01, window - (now - min(recent)))
-        person.posts = [*recent, now]
-        if seen_at is not None:
-            person.last_seen_at = seen_at
-        session.add(person)
-        return 0.0
+    the seconds until it would be (see :class:`PostRate`; a message to a room passes its
+    ``PostRate`` to ``append_message`` instead, one write for both)."""
+    try:
+        with db.write_connection() as conn:
+            PostRate(participant_id, now, window, limit, seen_at)(conn)
+    except RateLimited as limited:
+        return limited.wait
+    return 0.0
 
 
 # --- the study's log --------------------------------------------------------------------------

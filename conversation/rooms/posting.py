@@ -61,12 +61,15 @@ def post_message(
     actor: Actor | None = None,
     config_change: tuple[dict[str, Any], str, list[str], str] | None = None,
     config: dict[str, Any] | None = None,
+    charge: Any = None,
 ) -> storage.Event:
     """Post a human message to room ``room_id`` (the contract of ``Room.post``).
     ``config_change``: ``(config, by, changed fields, notice)``, a settings change written in
     the same transaction, right before the message (continuing past a turn limit).
     ``config``: the room's stored settings when the caller has just read them (a participant's
-    post reads them with its seat), else they are read here."""
+    post reads them with its seat), else they are read here. ``charge``: run in the message's
+    write transaction first (``storage.PostRate``, a participant's rate count; what it raises
+    writes nothing)."""
     require(actor, Action.POST)
     check_message(content)  # the message rule (text.limits): non-empty, bounded, no NUL
     if request_id is not None:
@@ -109,7 +112,12 @@ def post_message(
         )
         return event  # type: ignore[no-any-return]
     return storage_errors(
-        storage.append_message, db, room_id, **message, reopen=REOPENED_BY_A_MESSAGE
+        storage.append_message,
+        db,
+        room_id,
+        **message,
+        reopen=REOPENED_BY_A_MESSAGE,
+        charge=charge,
     )
 
 

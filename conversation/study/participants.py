@@ -157,27 +157,23 @@ def post_as_participant(
         check_text(request_id, "request_id", MAX_REQUEST_ID_CHARS - 40, one_line=True)
     room_id = _open_room(person, seat)
     rate = definition.model.participants.rate
-    with translated():
-        wait = storage.note_post(
-            db,
-            int(person.id),
-            now=time.time(),
-            window=rate.seconds,
-            limit=rate.messages,
-            seen_at=db.now(),  # a post proves presence: no write of its own for it
-        )
-    if wait:
-        raise TooFast(wait)
     actor = Actor(identity=f"participant {person.pseudonym}", role=Role.MODERATOR)
-    event = post_message(
-        db,
-        room_id,
-        text,
-        speaker=person.seat,
-        request_id=f"participant-{person.id}-{request_id}" if request_id else None,
-        actor=actor,
-        config=seat.room_config,
-    )
+    # The rate count and the message are one write transaction (a refused post counts nothing;
+    # a post proves presence: no write of its own for it).
+    charge = storage.PostRate(int(person.id), time.time(), rate.seconds, rate.messages, db.now())
+    try:
+        event = post_message(
+            db,
+            room_id,
+            text,
+            speaker=person.seat,
+            request_id=f"participant-{person.id}-{request_id}" if request_id else None,
+            actor=actor,
+            config=seat.room_config,
+            charge=charge,
+        )
+    except storage.RateLimited as limited:
+        raise TooFast(limited.wait) from None
     return int(event.seq)
 
 

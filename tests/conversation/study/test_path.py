@@ -108,9 +108,16 @@ def test_posts_pass_the_room_door_with_provenance_and_a_rate_limit(db) -> None: 
     # a post proves the participant is here (no dropout is decided while they write)
     assert storage.get_participant(db, int(person.id)).last_seen_at > before
     assert S.post_as_participant(db, buyer.token, "<b>I offer $5</b>", request_id="r1") == seq
+    counted = len(storage.get_participant(db, int(person.id)).posts or [])
     with pytest.raises(S.TooFast) as fast:
         S.post_as_participant(db, buyer.token, "and again")
     assert 0 < fast.value.retry_after <= 60
+    # Refused: nothing written, nothing counted (the count and the message are one write).
+    assert all(
+        e.content != "and again"
+        for e in storage.events(db, S.participant_view(db, buyer.token).room_id or 0)
+    )
+    assert len(storage.get_participant(db, int(person.id)).posts or []) == counted
     view = S.participant_view(db, seller.token)
     message = next(m for m in view.messages if m.seq == seq)
     assert message.content == "<b>I offer $5</b>" and not message.own  # shown literally
