@@ -124,9 +124,7 @@ def append_message(
       (turns still to run are claimed: :func:`~storage.batch.claim_turn`);
     - with ``reopen`` (statuses), a new event moves a room in one of them to ``running`` (stop
       reason cleared) in the same transaction; an event sent again changes nothing;
-    - ``charge`` runs first in the same write transaction (a participant's rate count,
-      :class:`storage.studies.PostRate`): what it raises writes nothing, and a message that is
-      not written (an error) is not counted either. One write transaction a post, not two.
+    - ``charge`` (a rate count, ``studies.PostRate``) runs first in the same transaction.
     Raises :class:`RoomNotFound` and :class:`StorageValueError`.
     """
     values = message_values(

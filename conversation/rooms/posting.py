@@ -50,6 +50,26 @@ def audience(to: Any, config: RoomConfig) -> list[str] | None:
     return list(dict.fromkeys(to))
 
 
+def _checked(
+    content: str, speaker: str, request_id: str | None, to: Any, settings: RoomConfig
+) -> list[str] | None:
+    """The message's checks (a ``ConversationValueError`` naming what is wrong); returns its
+    private audience (None: everyone)."""
+    check_message(content)  # the message rule (text.limits): non-empty, bounded, no NUL
+    if request_id is not None:
+        check_text(request_id, "request_id", MAX_REQUEST_ID_CHARS, one_line=True)
+    check_name(speaker, "speaker")
+    taken = reserved_speaker(speaker, settings.names)
+    if taken is not None:
+        raise ConversationValueError(
+            f"speaker {taken}; human messages need a person's name (e.g. 'user')"
+        )
+    private_to = audience(to, settings)
+    if request_id is not None and (not isinstance(request_id, str) or not request_id.strip()):
+        raise ConversationValueError("request_id must be non-empty text or None")
+    return private_to
+
+
 def post_message(
     db: storage.Database,
     room_id: int,
@@ -71,21 +91,9 @@ def post_message(
     write transaction first (``storage.PostRate``, a participant's rate count; what it raises
     writes nothing)."""
     require(actor, Action.POST)
-    check_message(content)  # the message rule (text.limits): non-empty, bounded, no NUL
-    if request_id is not None:
-        check_text(request_id, "request_id", MAX_REQUEST_ID_CHARS, one_line=True)
-    check_name(speaker, "speaker")
     if config is None:
         config = storage_errors(storage.get_room, db, room_id).config
-    settings = RoomConfig.from_dict(config)
-    taken = reserved_speaker(speaker, settings.names)
-    if taken is not None:
-        raise ConversationValueError(
-            f"speaker {taken}; human messages need a person's name (e.g. 'user')"
-        )
-    private_to = audience(to, settings)
-    if request_id is not None and (not isinstance(request_id, str) or not request_id.strip()):
-        raise ConversationValueError("request_id must be non-empty text or None")
+    private_to = _checked(content, speaker, request_id, to, RoomConfig.from_dict(config))
     # One write: the message and the room it re-opens. A request sent again (a double click, a
     # browser retry) is the same message and changes nothing: above all it does not re-open a
     # room that was stopped or ended since.
