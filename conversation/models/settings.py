@@ -113,23 +113,37 @@ class CallSettings:
         return self.context_window - (self.max_output_tokens or 0)
 
 
+def _known_prefixes(model: str) -> list[str]:
+    """The ``KNOWN_WINDOWS`` prefixes a model name starts with (its last path part)."""
+    name = model.lower().rsplit("/", 1)[-1]
+    return [prefix for prefix in KNOWN_WINDOWS if name.startswith(prefix)]
+
+
+def _fixed_window(spec: Mapping[str, Any], configured: int | None) -> tuple[bool, int | None]:
+    """``(True, window)`` when the window follows from the spec and ``configured`` alone;
+    ``(False, None)`` when it depends on what a server reports or on a setting."""
+    if configured is not None:
+        return True, configured
+    service = str(spec.get("service") or "")
+    if service in ("offline", "test"):
+        return True, OFFLINE_CONTEXT_WINDOW
+    matches = _known_prefixes(str(spec.get("model") or ""))
+    if matches and service not in SELF_HOSTED_SERVICES:
+        return True, KNOWN_WINDOWS[max(matches, key=len)]
+    return False, None
+
+
 def context_window(spec: Mapping[str, Any] | None, configured: int | None = None) -> int | None:
     """The context window for a model spec: ``configured`` when given, else a known model's
     window, what a self-hosted server reports, the ``ROOMS_CONTEXT_WINDOW`` setting,
     ``SERVER_CONTEXT_WINDOW`` for a self-hosted server, ``OFFLINE_CONTEXT_WINDOW`` for the offline
     and test models, or None when the model is unknown and nothing is set (no bound then)."""
-    if configured is not None:
-        return configured
     spec = spec or {}
-    service = str(spec.get("service") or "")
-    model = str(spec.get("model") or "")
-    name = model.lower().rsplit("/", 1)[-1]
-    if service in ("offline", "test"):
-        return OFFLINE_CONTEXT_WINDOW
-    matches = [prefix for prefix in KNOWN_WINDOWS if name.startswith(prefix)]
-    if matches and service not in SELF_HOSTED_SERVICES:
-        return KNOWN_WINDOWS[max(matches, key=len)]
-    if service in SELF_HOSTED_SERVICES:
+    fixed, window = _fixed_window(spec, configured)
+    if fixed:
+        return window
+    if str(spec.get("service") or "") in SELF_HOSTED_SERVICES:
+        model = str(spec.get("model") or "")
         reported = reported_context_window(spec.get("base_url"), model)
         if reported is not None:
             return reported
@@ -137,22 +151,14 @@ def context_window(spec: Mapping[str, Any] | None, configured: int | None = None
         if setting is not None:
             return setting
         # a server's window is how it was started, not what the model could take: the smaller
-        return min([SERVER_CONTEXT_WINDOW, *(KNOWN_WINDOWS[m] for m in matches)])
+        return min([SERVER_CONTEXT_WINDOW, *(KNOWN_WINDOWS[m] for m in _known_prefixes(model))])
     return configured_window()
 
 
 def window_is_fixed(spec: Mapping[str, Any] | None, configured: int | None = None) -> bool:
     """Whether ``context_window(spec, configured)`` depends on its arguments alone (not on what
     a server reports or on ``ROOMS_CONTEXT_WINDOW``, which may change while a room runs)."""
-    if configured is not None:
-        return True
-    spec = spec or {}
-    service = str(spec.get("service") or "")
-    if service in ("offline", "test"):
-        return True
-    name = str(spec.get("model") or "").lower().rsplit("/", 1)[-1]
-    known = any(name.startswith(prefix) for prefix in KNOWN_WINDOWS)
-    return known and service not in SELF_HOSTED_SERVICES
+    return _fixed_window(spec or {}, configured)[0]
 
 
 def configured_window() -> int | None:

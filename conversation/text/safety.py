@@ -37,10 +37,10 @@ _OPENER = re.compile(r"\{(?=[{%#])")
 MAX_TEMPLATE_CHARS = 20_000
 MAX_OUTPUT_CHARS = 20_000
 MAX_RENDER_SECONDS = 0.5
-#: Chunks a template yields between two looks at the render's CPU clock.
-CLOCK_EVERY_CHUNKS = 32
 """CPU seconds of the rendering thread (``time.thread_time``), not wall-clock time: a loaded
 machine (other processes, other threads holding the GIL) must never make a template fail."""
+#: Chunks a template yields between two looks at the render's CPU clock.
+CLOCK_EVERY_CHUNKS = 32
 MAX_RANGE = 1_000
 #: The only variables a template may loop over (lists of bounded size). Any other variable is
 #: text: looping over its characters does no prompt any good and, nested, would cost millions of
