@@ -24,13 +24,8 @@ def token_hash(token: Any) -> str:
 def participant(db: storage.Database, token: Any) -> tuple[Any, Study, StudyDefinition]:
     """The participant holding ``token``, their study and its definition; or
     :class:`NotAParticipant`."""
-    try:
-        person = storage.participant_by_token(db, token_hash(token))
-    except storage.ParticipantNotFound:
-        raise NotAParticipant() from None
-    row = storage.get_study(db, study_id=person.study_id)
-    study = Study.of(row)
-    return person, study, study_definition(db, study)
+    person, study, definition, _ = seat_of(db, token)
+    return person, study, definition
 
 
 def seat_of(db: storage.Database, token: Any) -> tuple[Any, Study, StudyDefinition, Any]:

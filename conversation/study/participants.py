@@ -138,7 +138,7 @@ def answer_survey(db: storage.Database, token: str, answers: Mapping[str, Any]) 
 
 def heartbeat(db: storage.Database, token: str, *, now: Any = None) -> None:
     """The page says the participant is still here (every ``heartbeat_seconds``)."""
-    person, _, _, _ = seat_of(db, token)
+    person, _, _ = participant(db, token)
     if person.stage == "exit":
         return
     with translated():
