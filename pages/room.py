@@ -1,7 +1,6 @@
 """Room: pick or deep-link a room (``?room=ID``), watch it live, post messages, moderate, inspect
 turns, read and change nothing behind its back: every action is one call into the Room API."""
 
-import pandas as pd
 import streamlit as st
 
 from conversation import browse
@@ -33,8 +32,8 @@ from ui.coding import tag_panel
 from ui.live import forget, live_transcript, refresh
 from ui.params import parse_id
 from ui.provenance import already_decided
-from ui.room_details import prompt_preview, turn_details_panel
-from ui.room_editing import breakpoint_notice, settings_editor
+from ui.room_details import turn_details_panel
+from ui.room_editing import breakpoint_notice, settings_panel
 from ui.room_forms import create_room_form, import_room_form
 from ui.widgets import (
     describe_spec,
@@ -42,6 +41,9 @@ from ui.widgets import (
     limited_chat_input,
     synced_selectbox,
 )
+
+#: The right-hand tabs; only the open one is drawn (``st.tabs(..., on_change="rerun")``).
+ROOM_SECTIONS = ("Turn details", "Settings", "Fork & export", "Branches")
 
 page_setup()
 db = database()
@@ -322,70 +324,50 @@ with right:
             if c2.button("Abandon it", key=f"abandon-{pending.id}"):
                 act(pending.abandon, actor=me)
 
+    # Lazy: only the open tab runs and is sent (the browser builds the others' widgets and
+    # tables only when one is opened: they cost a long room's first view about 0.3 s).
     details_tab, settings_tab, copy_tab, branches_tab = st.tabs(
-        ["Turn details", "Settings", "Fork & export", "Branches"]
+        ROOM_SECTIONS, key="room-section", on_change="rerun"
     )
-    with details_tab:
-        turn_details_panel(db, shown_id, since=polled.unread_upto)
-    with settings_tab:
-        st.dataframe(
-            pd.DataFrame(
-                [
-                    {
-                        "agent": spec.name,
-                        "traits": ", ".join(f"{k}: {v}" for k, v in spec.traits.items()),
-                        "instruction": spec.instruction or "",
-                        "model": describe_spec(spec.model) if spec.model else "room's model",
-                    }
-                    for spec in config.roster
-                ]
-            ),
-            hide_index=True,
-            width="stretch",
-        )
-        st.json(
-            {
-                "planner": dict(config.planner),
-                "termination": dict(config.termination) if config.termination else None,
-                "context": dict(config.context) if config.context else None,
-                "model": dict(config.model),
-                "moderated": config.moderated,
-                "max_denials": config.max_denials,
-                "seed": config.seed,
-                "breakpoints": dict(config.breakpoints) if config.breakpoints else None,
-            },
-            expanded=False,
-        )
-        prompt_preview(db, shown_id)
-        with st.expander("Edit settings", icon=":material/edit:"):
-            settings_editor(db, shown_id, me)
-    with branches_tab:
-        branch_tree(db, shown_id)
-    with copy_tab:
-        fork_panel(db, shown_id, me, since=polled.unread_upto)
-        # Built when clicked (a deferred download), not on every rerun: on a long room each
-        # export reads and formats the whole log (about 0.5 s for 5,000 events).
-        st.download_button(
-            "Export JSON",
-            lambda: rooms.export_text(room),
-            file_name=f"room-{room_id}.json",
-            mime="application/json",
-            key=f"export-json-{room_id}",
-            on_click="ignore",
-        )
-        st.download_button(
-            "Export CSV",
-            lambda: browse.events_frame(db, shown_id).to_csv(index=False),
-            file_name=f"room-{room_id}.csv",
-            mime="text/csv",
-            key=f"export-csv-{room_id}",
-            on_click="ignore",
-        )
+    if details_tab.open:
+        with details_tab:
+            turn_details_panel(db, shown_id, since=polled.unread_upto)
+    if settings_tab.open:
+        with settings_tab:
+            settings_panel(db, shown_id, config, me)
+    if branches_tab.open:
+        with branches_tab:
+            branch_tree(db, shown_id)
+    if copy_tab.open:
+        with copy_tab:
+            fork_panel(db, shown_id, me, since=polled.unread_upto)
+            # Built when clicked (a deferred download), not on every rerun: on a long room each
+            # export reads and formats the whole log (about 0.5 s for 5,000 events).
+            st.download_button(
+                "Export JSON",
+                lambda: rooms.export_text(room),
+                file_name=f"room-{room_id}.json",
+                mime="application/json",
+                key=f"export-json-{room_id}",
+                on_click="ignore",
+            )
+            st.download_button(
+                "Export CSV",
+                lambda: browse.events_frame(db, shown_id).to_csv(index=False),
+                file_name=f"room-{room_id}.csv",
+                mime="text/csv",
+                key=f"export-csv-{room_id}",
+                on_click="ignore",
+            )
 
-    with st.expander("Code messages (qualitative tags)"):
-        # The messages this session read (a long room's newest page, more after "Show earlier
-        # messages"), not the whole log again.
-        tag_panel(db, shown_id, polled.ordered(), by=human_name())
+    coding_box = st.expander(
+        "Code messages (qualitative tags)", key=f"code-open-{room_id}", on_change="rerun"
+    )
+    with coding_box:
+        if coding_box.open:  # drawn when opened, like the tabs above
+            # The messages this session read (a long room's newest page, more after "Show
+            # earlier messages"), not the whole log again.
+            tag_panel(db, shown_id, polled.ordered(), by=human_name())
 
     st.caption(
         "Address agents with "

@@ -11,6 +11,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from conversation import browse
@@ -18,8 +19,9 @@ from conversation import browse
 from . import rooms
 from .access import note
 from .bootstrap import human_name, wake_runner
+from .room_details import prompt_preview
 from .room_forms import _planner_section, _stop_section, model_settings_fields
-from .widgets import escape_markdown, model_picker
+from .widgets import describe_spec, escape_markdown, model_picker
 
 #: Stop rules the form can show and rebuild; a room with others keeps them (edited in code).
 FORM_STOP_KINDS = frozenset({"max_turns", "text_mention"})
@@ -211,6 +213,37 @@ def settings_editor(db: Any, room_id: int, actor: Any = None) -> None:
         )
 
 
+def settings_panel(db: Any, room_id: int, config: Any, actor: Any = None) -> None:
+    """The Settings tab: the roster, the room's other settings, the next prompt's preview and the
+    form that edits them (names, traits and instructions drawn as table cells, never markup)."""
+    roster = [
+        {
+            "agent": spec.name,
+            "traits": ", ".join(f"{k}: {v}" for k, v in spec.traits.items()),
+            "instruction": spec.instruction or "",
+            "model": describe_spec(spec.model) if spec.model else "room's model",
+        }
+        for spec in config.roster
+    ]
+    st.dataframe(pd.DataFrame(roster), hide_index=True, width="stretch")
+    st.json(
+        {
+            "planner": dict(config.planner),
+            "termination": dict(config.termination) if config.termination else None,
+            "context": dict(config.context) if config.context else None,
+            "model": dict(config.model),
+            "moderated": config.moderated,
+            "max_denials": config.max_denials,
+            "seed": config.seed,
+            "breakpoints": dict(config.breakpoints) if config.breakpoints else None,
+        },
+        expanded=False,
+    )
+    prompt_preview(db, room_id)
+    with st.expander("Edit settings", icon=":material/edit:"):
+        settings_editor(db, room_id, actor)
+
+
 def breakpoint_notice(record: Any) -> None:
     """Say so when a breakpoint holds the room (plain text: it names an agent)."""
     reason = record.stop_reason or ""
@@ -218,4 +251,4 @@ def breakpoint_notice(record: Any) -> None:
         st.text(f"⏸ {reason}. Press Resume to let this turn go on.")
 
 
-__all__ = ["breakpoint_notice", "settings_changes", "settings_editor"]
+__all__ = ["breakpoint_notice", "settings_changes", "settings_editor", "settings_panel"]

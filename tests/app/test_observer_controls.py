@@ -12,7 +12,7 @@ from conversation.access import Actor, Role
 from conversation.exceptions import PermissionDenied
 from conversation.rooms.room import Room
 from storage import Database
-from tests.app.test_pages import mug_room
+from tests.app.test_pages import mug_room, open_section
 from tests.app.test_sign_in import plain, signed_in_app, user
 
 OBSERVER = Actor("olga@lab.org", Role.OBSERVER, signed_in=True)
@@ -24,6 +24,17 @@ def widget_keys(at: AppTest) -> set[str]:
     return {str(w.key) for kind in kinds for w in getattr(at, kind) if w.key}
 
 
+def keys_and_text_of_every_tab(at: AppTest) -> tuple[set[str], str]:
+    """The widget keys and the text of the Room page with each of its lazy right-hand tabs
+    opened in turn (only the open one is drawn)."""
+    keys, text = widget_keys(at), plain(at)
+    for section in ("Settings", "Fork & export", "Branches"):
+        open_section(at, section, key="room-section")
+        keys |= widget_keys(at)
+        text += plain(at)
+    return keys, text
+
+
 def ran_room(db: Database) -> Room:
     room = mug_room(db)
     room.run(max_turns=2)
@@ -33,17 +44,17 @@ def ran_room(db: Database) -> Room:
 def test_an_observer_sees_no_settings_form_and_no_fork_controls(db: Database) -> None:
     room = ran_room(db)
     at = signed_in_app(user("olga@lab.org", "Olga"), "pages/room.py", room=str(room.id))
-    keys = widget_keys(at)
+    keys, text = keys_and_text_of_every_tab(at)
     assert not [k for k in keys if k.startswith(f"edit-{room.id}-")]  # no settings form
     assert not [k for k in keys if k.startswith(("fork-", "fork-at-", "fork-text-"))]
-    assert "cannot create, import or fork rooms" in plain(at)
+    assert "cannot create, import or fork rooms" in text
     assert any(m.name == "user" for m in at.chat_message)  # the room itself is still shown
 
 
 def test_a_researcher_gets_both_panels(db: Database) -> None:
     room = ran_room(db)
     at = signed_in_app(user("ana@lab.org", "Ana"), "pages/room.py", room=str(room.id))
-    keys = widget_keys(at)
+    keys, _ = keys_and_text_of_every_tab(at)
     assert f"edit-{room.id}-v1-apply" in keys
     assert {f"fork-at-{room.id}", f"fork-{room.id}"} <= keys
 

@@ -256,6 +256,7 @@ def test_room_exports_are_built_on_click_not_on_every_rerun(
     room = mug_room(db)
     room.run()
     at = app("pages/room.py", room=str(room.id))
+    open_section(at, "Fork & export", key="room-section")
     at.run()
     assert [b.label for b in at.get("download_button")] == ["Export JSON", "Export CSV"]
     assert built == []

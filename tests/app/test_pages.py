@@ -42,9 +42,18 @@ def app(page: str | None = None, **params: str) -> AppTest:
     return at
 
 
-def open_section(at: AppTest, name: str) -> AppTest:
-    """Opens one of Results' tabs (lazy: only the open one is drawn) as a click on it would."""
-    at.session_state["res-section"] = name
+def open_section(at: AppTest, name: str, key: str = "res-section") -> AppTest:
+    """Opens one of a page's lazy tabs (only the open one is drawn) as a click on it would:
+    Results' sections (``res-section``) or the Room page's right-hand tabs (``room-section``)."""
+    at.session_state[key] = name
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def open_coding(at: AppTest, room_id: int) -> AppTest:
+    """Opens the Room page's "Code messages" expander (drawn only while open)."""
+    at.session_state[f"code-open-{room_id}"] = True
     at.run()
     assert not at.exception, at.exception
     return at
@@ -301,10 +310,18 @@ def test_room_turn_details_settings_and_exports(db: Database) -> None:
     assert at.selectbox(key=f"turn-pick-{room.id}").value is not None
     assert any("saw" in str(d.value) for d in at.dataframe)
     assert not at.code  # the prompts are rebuilt from the whole log when their expander opens
-    at.session_state[f"turn-prompt-{room.id}"] = True  # the person opens both
+    # The right-hand tabs are lazy: the first view draws Turn details only.
+    assert not at.get("download_button") and not at.json
+    assert f"fork-at-{room.id}" not in {s.key for s in at.selectbox}
+    at.session_state[f"turn-prompt-{room.id}"] = True
+    at.run()
+    assert len(at.code) == 2  # the rebuilt prompt (system, user)
+    open_section(at, "Settings", key="room-section")
+    assert at.json and f"turn-pick-{room.id}" not in {s.key for s in at.selectbox}
     at.session_state[f"preview-open-{room.id}"] = True
     at.run()
-    assert len(at.code) == 4  # the rebuilt prompt (system, user) and the next-prompt preview
+    assert len(at.code) == 2  # the next-prompt preview (system, user)
+    open_section(at, "Fork & export", key="room-section")
     labels = [b.label for b in at.get("download_button")]
     assert labels == ["Export JSON", "Export CSV"]
     at.selectbox(key=f"fork-at-{room.id}").set_value(2).run()

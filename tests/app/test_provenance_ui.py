@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from conversation.analysis import coding
 from storage import Database
-from tests.app.test_pages import open_section
+from tests.app.test_pages import open_coding, open_section
 from tests.app.test_provenance_exports import studied_room
 from ui import provenance
 
@@ -94,7 +94,7 @@ def test_a_researcher_tags_a_message_on_the_room_page_and_sees_it_in_results(
     db: Database,
 ) -> None:
     room = studied_room(db)
-    at = app("pages/room.py", room=str(room.id))
+    at = open_coding(app("pages/room.py", room=str(room.id)), room.id)
     at.text_input(key=f"code-new-{room.id}").set_value("concession")
     at.button(key=f"FormSubmitter:code-add-{room.id}-Add label").click().run()
     assert coding.codebook(db, room_id=room.id) == ["concession"]

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 import storage
 from conversation.rooms.room import Room
 from storage import Database
-from tests.app.test_pages import app, mug_room
+from tests.app.test_pages import app, mug_room, open_section
 from tests.app.test_pages import shown as shown_text
 from ui import branches, room_details, room_editing
 
@@ -26,7 +26,7 @@ def dataframe_text(at: AppTest) -> str:
 
 def test_the_settings_form_applies_a_new_version(db: Database) -> None:
     room = mug_room(db)
-    at = app("pages/room.py", room=str(room.id))
+    at = open_section(app("pages/room.py", room=str(room.id)), "Settings", key="room-section")
     key = f"edit-{room.id}-v1"
     assert at.button(key=f"{key}-apply").disabled  # nothing changed yet
     at.checkbox(key=f"{key}-mod").check().run()
@@ -46,7 +46,7 @@ def test_the_settings_form_applies_a_new_version(db: Database) -> None:
 
 def test_a_bad_setting_is_refused_with_the_reason(db: Database) -> None:
     room = mug_room(db)
-    at = app("pages/room.py", room=str(room.id))
+    at = open_section(app("pages/room.py", room=str(room.id)), "Settings", key="room-section")
     key = f"edit-{room.id}-v1"
     at.text_area(key=f"{key}-prompt").set_value("{{ undefined_variable }}").run()
     at.button(key=f"{key}-apply").click().run()
@@ -57,7 +57,7 @@ def test_a_bad_setting_is_refused_with_the_reason(db: Database) -> None:
 def test_fork_with_an_edited_message_creates_a_paused_branch(db: Database) -> None:
     room = mug_room(db)
     room.run(max_turns=2)
-    at = app("pages/room.py", room=str(room.id))
+    at = open_section(app("pages/room.py", room=str(room.id)), "Fork & export", key="room-section")
     at.selectbox(key=f"fork-at-{room.id}").set_value(2).run()
     at.text_area(key=f"fork-text-{room.id}-2").set_value("I offer $2, take it or leave it.").run()
     assert at.button(key=f"fork-{room.id}").label == "Fork with these changes"
@@ -77,7 +77,7 @@ def test_the_branch_tree_and_the_side_by_side_compare(db: Database) -> None:
     edited = room.fork(2, edit="Five dollars, final offer.", by="ann")
     plain = room.fork(3)
     grandchild = edited.fork(2)
-    at = app("pages/room.py", room=str(edited.id))
+    at = open_section(app("pages/room.py", room=str(edited.id)), "Branches", key="room-section")
     tree = dataframe_text(at)
     for branch in (room, edited, plain, grandchild):
         assert f"#{branch.id} " in tree
@@ -141,7 +141,7 @@ def test_the_room_page_panels_are_fragments() -> None:
 def test_fork_giving_a_message_to_another_agent(db: Database) -> None:
     room = mug_room(db)
     room.run(max_turns=1)
-    at = app("pages/room.py", room=str(room.id))
+    at = open_section(app("pages/room.py", room=str(room.id)), "Fork & export", key="room-section")
     at.selectbox(key=f"fork-at-{room.id}").set_value(2).run()
     at.selectbox(key=f"fork-speaker-{room.id}-2").set_value("Seller").run()
     at.button(key=f"fork-{room.id}").click().run()
@@ -153,7 +153,7 @@ def test_fork_giving_a_message_to_another_agent(db: Database) -> None:
 
 def test_the_settings_form_changes_the_request_settings(db: Database) -> None:
     room = mug_room(db)
-    at = app("pages/room.py", room=str(room.id))
+    at = open_section(app("pages/room.py", room=str(room.id)), "Settings", key="room-section")
     key = f"edit-{room.id}-v1"
     at.number_input(key=f"{key}-request-max-output").set_value(321).run()
     at.button(key=f"{key}-apply").click().run()
@@ -173,7 +173,7 @@ def test_a_planner_the_form_does_not_offer_is_kept(db: Database) -> None:
         agents=[{"name": "Mo"}, {"name": "Ann"}, {"name": "Bo"}],
         planner=CoordinatorPolicy("Mo"),
     )
-    at = app("pages/room.py", room=str(room.id))
+    at = open_section(app("pages/room.py", room=str(room.id)), "Settings", key="room-section")
     assert any("Turn taking: coordinator (kept as it is" in t.value for t in at.text)
     at.checkbox(key=f"edit-{room.id}-v1-mod").check().run()
     at.button(key=f"edit-{room.id}-v1-apply").click().run()

@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from conversation.rooms.room import Room
 from storage import Database
+from tests.app.test_pages import open_section
 from ui import rooms
 from ui.templates import MUG_NEGOTIATION
 
@@ -127,6 +128,7 @@ def test_a_moderator_approves_and_the_decision_records_their_email(db: Database)
         "Keep it short.",
         "mo@lab.org",
     )
+    open_section(at, "Fork & export", key="room-section")
     assert "cannot create, import or fork rooms" in plain(at)  # forking needs a researcher
 
 

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from conversation import browse
 from conversation.analysis import coding
 from storage import Database
-from tests.app.test_pages import app, mug_room, shown
+from tests.app.test_pages import app, mug_room, open_coding, shown
 
 HOSTILE = "**hostile** <b>x</b>"  # markup in a label is shown as typed
 
@@ -66,7 +66,7 @@ def test_the_room_page_shows_a_messages_tags_under_it(db: Database, tag_reads: l
 
 def test_tagging_on_the_room_page_shows_the_tag_in_the_transcript(db: Database) -> None:
     room, first, second = tagged_room(db)
-    at = app("pages/room.py", room=str(room.id))
+    at = open_coding(app("pages/room.py", room=str(room.id)), room.id)
     at.text_input(key=f"code-new-{room.id}").set_value("concession")
     at.button(key=f"FormSubmitter:code-add-{room.id}-Add label").click().run()
     at.selectbox(key=f"code-msg-{room.id}").set_value(second.id).run()
