@@ -55,8 +55,10 @@ def free_port() -> int:
 
 
 def start_server(
-    folder: Path, db_url: str, *, runner: bool = False
+    folder: Path, db_url: str, *, runner: bool = False, app_dir: Path = ROOT
 ) -> tuple[subprocess.Popen[bytes], str]:
+    """``streamlit run app.py`` of ``app_dir`` (this project's app by default) on a free port of
+    127.0.0.1, with a temporary HOME under ``folder``; returns the process and its URL."""
     port = free_port()
     home = folder / "home"
     home.mkdir(parents=True, exist_ok=True)
@@ -75,7 +77,7 @@ def start_server(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
          "--server.port", str(port), "--server.address", "127.0.0.1",
          "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        cwd=app_dir, env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90

@@ -19,8 +19,10 @@ The database must be empty (a new SQLite file, or an empty PostgreSQL database).
    the next turn (both stamped by the database's clock on this machine); median of 5;
 5. ``HOME_S``, ``RESULTS_S``, ``ROOM10K_S``: a real browser (Debian's Chromium, Playwright) on
    ``streamlit run app.py`` (its runner off): from navigation to the content a person reads
-   (Home's rooms table; Results' rooms table; the long room's messages), median of 2 after one
-   warm-up visit of each page (a page's first run on a fresh server imports its modules);
+   (Home's rooms table; Results' rooms table; the long room's messages), median of 3 after one
+   warm-up visit of each page (a page's first run on a fresh server imports its modules). The
+   floor, timed the same way in the same browser: bare Streamlit pages with a title, 50 chat
+   messages, one 5-row table (``FLOOR_PAGES``); printed with each page's ratio to it;
 6. ``EXPORT_PEAK_MB``: in a fresh process, every event of the database exported streamed as CSV
    and as JSON lines (``conversation.browse.write_events``) to files; the process's peak RSS.
 
@@ -237,36 +239,89 @@ def wait_for_claim(db: Any, room_id: int, timeout: float = 30) -> Any:
 # -- 5. pages in a real browser -----------------------------------------------------------------
 
 
-def pages(db_url: str, long_room: int, folder: Path) -> dict[str, float]:
-    from live_view import CHROMIUM, LAUNCH_ARGS, start_server
-    from playwright.sync_api import sync_playwright
+#: The floor of step 5: bare Streamlit pages holding what the app's pages show first (a title, 50
+#: chat messages, one 5-row table), served and timed the same way in the same browser. No page
+#: of the app can show its content sooner than the bare page with the same kind of content.
+FLOOR_PAGES = {
+    "title.py": 'st.title("Floor")\n',
+    "chat.py": (
+        'st.title("Floor")\n'
+        "for i in range(50):\n"
+        '    with st.chat_message("user" if i % 2 else "assistant"):\n'
+        '        st.text(f"message {i} " * 10)\n'
+    ),
+    "table.py": (
+        'st.title("Floor")\n'
+        'st.dataframe(pd.DataFrame({"n": range(5), "name": list("abcde")}), hide_index=True)\n'
+    ),
+}
 
-    targets = {
+
+def floor_app(folder: Path) -> Path:
+    """A bare Streamlit app of :data:`FLOOR_PAGES`, written under ``folder``."""
+    app = folder / "floor-app"
+    (app / "pages").mkdir(parents=True)
+    for name, body in FLOOR_PAGES.items():
+        (app / "pages" / name).write_text("import pandas as pd\nimport streamlit as st\n" + body)
+    listed = ", ".join(f'st.Page("pages/{name}")' for name in FLOOR_PAGES)
+    (app / "app.py").write_text(
+        f"import streamlit as st\n\nst.navigation([{listed}]).run()\n", encoding="utf-8"
+    )
+    (app / ".streamlit").mkdir()  # the app's own Streamlit settings (theme, toolbar, runner)
+    (app / ".streamlit" / "config.toml").write_bytes((ROOT / ".streamlit/config.toml").read_bytes())
+    return app
+
+
+def pages(db_url: str, long_room: int, folder: Path) -> dict[str, float]:
+    """Step 5: the app's pages and the floor's, each warmed once, then a median of
+    :data:`PAGE_VISITS` visits, interleaved."""
+    from live_view import start_server
+
+    app_targets = {
         "HOME_S": ("/", "stDataFrame"),
         "RESULTS_S": ("/results", "stDataFrame"),
         "ROOM10K_S": (f"/room?room={long_room}", "stChatMessage"),
     }
-    times: dict[str, list[float]] = {name: [] for name in targets}
-    process, url = start_server(folder, db_url, runner=False)
+    floor_targets = {
+        "FLOOR_TITLE_S": ("/title", "stHeading"),
+        "FLOOR_CHAT_S": ("/chat", "stChatMessage"),
+        "FLOOR_TABLE_S": ("/table", "stDataFrame"),
+    }
+    app, app_url = start_server(folder / "app", db_url, runner=False)
+    floor, floor_url = start_server(folder / "floor", db_url, app_dir=floor_app(folder))
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-            for path, test_id in targets.values():  # each page's first run imports its modules
-                warm = browser.new_page()
-                warm.goto(url + path)
-                warm.get_by_test_id(test_id).first.wait_for(timeout=180_000)
-                warm.close()
-            for _ in range(2):
-                for name, (path, test_id) in targets.items():
+        targets = {name: (app_url + path, test_id) for name, (path, test_id) in app_targets.items()}
+        targets |= {name: (floor_url + path, tid) for name, (path, tid) in floor_targets.items()}
+        return visit(targets)
+    finally:
+        stop_process(app)
+        stop_process(floor)
+
+
+#: Visits of each page timed in step 5 (after one warm-up visit), interleaved; the median is kept.
+PAGE_VISITS = 3
+
+
+def visit(targets: dict[str, tuple[str, str]]) -> dict[str, float]:
+    """``{name: median seconds}`` from navigation to the first element of each target's test id
+    in Chromium (a new tab per visit)."""
+    from live_view import CHROMIUM, LAUNCH_ARGS
+    from playwright.sync_api import sync_playwright
+
+    times: dict[str, list[float]] = {name: [] for name in targets}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        for rounds in (1, PAGE_VISITS):  # each page's first run on a fresh server imports modules
+            for _ in range(rounds):
+                for name, (url, test_id) in targets.items():
                     page = browser.new_page()
                     started = time.perf_counter()
-                    page.goto(url + path)
+                    page.goto(url)
                     page.get_by_test_id(test_id).first.wait_for(timeout=180_000)
-                    times[name].append(time.perf_counter() - started)
+                    if rounds > 1:
+                        times[name].append(time.perf_counter() - started)
                     page.close()
-            browser.close()
-    finally:
-        stop_process(process)
+        browser.close()
     return {name: statistics.median(values) for name, values in times.items()}
 
 
@@ -330,9 +385,17 @@ def main() -> None:
     print(f"worker peak RSS {worker['rss']:.0f} MB; stop {worker['stop_s']:.2f} s "
           f"({worker['stopped']} rooms); delete {worker['delete_s']:.2f} s")  # fmt: skip
     claim_ms = post_to_claim(db, args.db, args.samples, log)
-    shown = {"HOME_S": math.nan, "RESULTS_S": math.nan, "ROOM10K_S": math.nan}
+    shown = dict.fromkeys(("HOME_S", "RESULTS_S", "ROOM10K_S"), math.nan)
     if not args.no_browser:
         shown = pages(args.db, long_room, folder)
+        print(
+            f"floor (bare Streamlit pages, same browser): title {shown['FLOOR_TITLE_S']:.2f} s, "
+            f"50 chat messages {shown['FLOOR_CHAT_S']:.2f} s, "
+            f"a 5-row table {shown['FLOOR_TABLE_S']:.2f} s; "
+            f"Home {shown['HOME_S'] / shown['FLOOR_TABLE_S']:.2f}x and Results "
+            f"{shown['RESULTS_S'] / shown['FLOOR_TABLE_S']:.2f}x the table's floor, the long "
+            f"room {shown['ROOM10K_S'] / shown['FLOOR_CHAT_S']:.2f}x the chat's"
+        )
     export_mb = export_peak(args.db, folder)
     print(
         f"ROOMS={args.rooms} EVENTS={args.events} CREATE_S={create_s:.2f} "

@@ -33,6 +33,40 @@ def test_the_scale_benchmark_runs_small_and_prints_its_figures(tmp_path: Path) -
     assert 0 < int(export_mb) < 1000 and 0 < int(worker_mb) < 1000 and int(claim_ms) < 30_000
 
 
+FLOOR = re.compile(
+    r"^floor \(bare Streamlit pages, same browser\): title ([\d.]+) s, 50 chat messages ([\d.]+) s, "
+    r"a 5-row table ([\d.]+) s; Home ([\d.]+)x and Results ([\d.]+)x the table's floor, the long "
+    r"room ([\d.]+)x the chat's$"
+)
+SHOWN = re.compile(r" HOME_S=([\d.]+) RESULTS_S=([\d.]+) ROOM10K_S=([\d.]+) ")
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_the_scale_benchmark_times_the_pages_against_bare_pages_in_a_browser(
+    tmp_path: Path,
+) -> None:
+    """Step 5 at a small size: the app's pages and the floor's (bare Streamlit pages with the
+    same kind of content) are timed in Chromium, and each page's ratio to its floor printed."""
+    command = [sys.executable, str(ROOT / "benchmarks" / "scale.py"), "--db"]
+    command += [f"sqlite:///{tmp_path / 'scale.db'}", "--rooms", "30", "--events", "400"]
+    command += ["--worker-seconds", "1", "--samples", "1"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.strip().splitlines()
+    floor = FLOOR.match(lines[-2])
+    assert floor, lines[-2]
+    title_s, chat_s, table_s, home_x, results_x, room_x = map(float, floor.groups())
+    shown = SHOWN.search(lines[-1])
+    assert shown, lines[-1]
+    home_s, results_s, room_s = map(float, shown.groups())
+    assert min(title_s, chat_s, table_s) > 0
+    # the ratios are of the unrounded times: the rounded ones give them to about 1%
+    for ratio, page_s, floor_s in ((home_x, home_s, table_s), (results_x, results_s, table_s),
+                                   (room_x, room_s, chat_s)):  # fmt: skip
+        assert ratio == pytest.approx(page_s / floor_s, rel=0.02, abs=0.02)
+
+
 STREAMING = re.compile(
     r"^FIRST_TOKEN_TO_SCREEN_S=([\d.]+) WRITES_PER_TURN_S=([\d.]+) OVERHEAD_PCT=(-?[\d.]+)$"
 )
