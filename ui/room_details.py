@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from conversation import browse
@@ -47,11 +46,10 @@ def turn_details_panel(db: Any, room_id: int, since: int = 0) -> None:
     )
     event = turn_by_seq[seq]
     details = rooms.turn_details(event)
-    st.dataframe(
-        pd.DataFrame({"": list(details), "value": [str(v) for v in details.values()]}),
-        hide_index=True,
-        width="stretch",
-    )
+    # Plain text, not a table: the Room page's first view then loads no data grid (its
+    # JavaScript delayed a long room's messages by about 0.1 s, benchmarks/scale.py).
+    width = max(map(len, details))
+    st.text("\n".join(f"{name:<{width}}  {value}" for name, value in details.items()))
     st.caption("What the agent saw")
     saw = sorted(event.saw or [])
     if len(saw) > SAW_SHOWN:  # a turn of a long room saw thousands: all are in its prompt

@@ -272,10 +272,23 @@ def turn_details(event: Any) -> dict[str, Any]:
         "attempts": event.attempts,
         "error": f"{error.get('type')}: {error.get('message')}" if error else None,
         "request id": event.request_id,
-        "saw (seqs)": ", ".join(str(s) for s in (event.saw or [])) or "-",
+        "saw (seqs)": _seqs(event.saw or []),
         "chosen because": (event.data or {}).get("chosen_because") or "-",
         "why a pass": (event.data or {}).get("pass_reason") or "-",
     }
+
+
+#: A turn's facts list what it saw seq by seq up to this many messages, then as a count and range.
+SAW_LISTED = 20
+
+
+def _seqs(saw: list[int]) -> str:
+    """The seqs a turn saw, on one line: listed, or counted when a long room's turn saw many."""
+    if not saw:
+        return "-"
+    if len(saw) <= SAW_LISTED:
+        return ", ".join(map(str, saw))
+    return f"{len(saw):,} messages, from #{min(saw)} to #{max(saw)}"
 
 
 def export_text(room: Any) -> str:
@@ -374,6 +387,7 @@ def picker_labels(
 
 __all__ = [
     "PLANNER_LABELS",
+    "SAW_LISTED",
     "RoomDraft",
     "budget_dict",
     "context_dict",

@@ -308,7 +308,8 @@ def test_room_turn_details_settings_and_exports(db: Database) -> None:
     room.run()
     at = app("pages/room.py", room=str(room.id))
     assert at.selectbox(key=f"turn-pick-{room.id}").value is not None
-    assert any("saw" in str(d.value) for d in at.dataframe)
+    facts = "\n".join(t.value for t in at.text)
+    assert "saw (seqs)" in facts and "chosen because" in facts
     assert not at.code  # the prompts are rebuilt from the whole log when their expander opens
     # The right-hand tabs are lazy: the first view draws Turn details only.
     assert not at.get("download_button") and not at.json
@@ -331,6 +332,15 @@ def test_room_turn_details_settings_and_exports(db: Database) -> None:
     # the copied log up to #2, then the notice of who forked it
     forked = storage.events(db, fork)
     assert [e.seq for e in forked] == [1, 2, 3] and forked[-1].data["event"] == "forked"
+
+
+def test_a_turns_facts_count_what_it_saw_when_it_saw_many(db: Database) -> None:
+    room = mug_room(db)
+    room.run(max_turns=1)
+    turn = next(e for e in room.events() if e.kind == "agent")
+    assert rooms.turn_details(turn)["saw (seqs)"] == ", ".join(map(str, turn.saw))
+    many = turn.model_copy(update={"saw": list(range(3, 3 + rooms.SAW_LISTED + 5))})
+    assert rooms.turn_details(many)["saw (seqs)"] == "25 messages, from #3 to #27"
 
 
 def test_room_import_rejected_with_a_message_then_resumed(db: Database) -> None:
