@@ -232,6 +232,18 @@ def test_results_chart_and_csv_download(app_server, db, page, tmp_path) -> None:
     assert any(line.startswith(f"{room.id},For results,") for line in rows)
 
 
+#: How far (px) an element's end is below the end of the box that scrolls it (0 when it is not
+#: clipped, or when the page itself is that box).
+CLIPPED_BY_ITS_BOX = """e => {
+    let box = e.parentElement;
+    while (box && !["auto", "scroll"].includes(getComputedStyle(box).overflowY)) {
+        box = box.parentElement;
+    }
+    if (!box || box.matches('[data-testid="stMain"]')) return 0;
+    return e.getBoundingClientRect().bottom - box.getBoundingClientRect().bottom;
+}"""
+
+
 def test_moderation_controls_stay_in_view_beside_the_newest_message(app_server, db, page) -> None:  # type: ignore[no-untyped-def]
     """Issue 19: with a long log, reading the newest message scrolled Approve / Deny out of view.
     The log scrolls in its own box, so the page does not move while reading it: both are on
@@ -255,17 +267,19 @@ def test_moderation_controls_stay_in_view_beside_the_newest_message(app_server, 
         return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height
 
     # Reading the newest message scrolls the log's box (and the page, if the box's end is below
-    # the window) until its last line is at the bottom of the window.
-    newest.evaluate("e => e.scrollIntoView({block: 'end'})")
-
-    # Then the page itself, as a person scrolls it (the wheel over the log does not always
-    # pass on to the page in headless Chromium): only as far as the newest message's end needs.
-    # (scrollIntoView alone left the page where it was when a line drawn above the log after
-    # the page settled pushed the box's end 55 px below a 1000 px window.)
-    def read_newest() -> bool:  # the page can still move as late lines are drawn: again
+    # the window) until its last line is at the bottom of the window. The box may still be
+    # moving (it scrolls smoothly, and lines drawn late move it): each try scrolls it again.
+    # Then the page itself, as a person scrolls it (the wheel over the log does not always pass
+    # on to the page in headless Chromium), only once the box is at its end and only as far as
+    # the newest message's end needs. (scrollIntoView alone once left the page where it was
+    # when a line drawn above the log after the page settled pushed the box's end 55 px below a
+    # 1000 px window; scrolling the page while the box was still moving took the controls out.)
+    def read_newest() -> bool:
+        newest.evaluate("e => e.scrollIntoView({block: 'end'})")
+        clipped = newest.evaluate(CLIPPED_BY_ITS_BOX)
         box = newest.bounding_box()
         below = box["y"] + box["height"] - height if box else 0
-        if below > 0:
+        if clipped <= 1 and below > 0:
             page.evaluate(
                 "d => document.querySelector('[data-testid=\"stMain\"]').scrollBy(0, d)",
                 below + 8,
