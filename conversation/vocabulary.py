@@ -1,10 +1,6 @@
-"""The words a room's life is told in: room statuses, turn states and the kinds of turns and
-notices (``TurnKind``, ``NoticeKind``; ``kind_of(row)`` reads one), with their named sets.
+"""The words a room's and a study's life are told in, for the engine and the pages: the
+top-level ``vocabulary`` package (below storage and the engine alike), re-exported so that
+``conversation.vocabulary.RoomStatus`` keeps working."""
 
-Storage keeps them as text columns; the enums here are the one vocabulary the engine, the worker,
-experiments and pages use (``storage.vocabulary`` defines them, so that storage, which knows
-nothing above it, shares the very same values).
-"""
-
-from storage.vocabulary import *  # noqa: F403
-from storage.vocabulary import __all__  # noqa: F401
+from vocabulary import *  # noqa: F403
+from vocabulary import __all__  # noqa: F401

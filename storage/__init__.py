@@ -231,7 +231,7 @@ from storage.tables import (
     RoomConfigVersion,
 )
 from storage.turns import TurnCommit, record_attempt, update_turn_state
-from storage.vocabulary import (
+from vocabulary import (
     EVENT_KINDS,
     OPEN_TURN_STATES,
     ROOM_STATUSES,

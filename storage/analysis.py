@@ -23,7 +23,7 @@ from storage.database import Database
 from storage.errors import AnalysisNotFound, RoomNotFound, StorageValueError
 from storage.secret_guard import check_no_secrets
 from storage.tables import Analysis, AnalysisAnswer, Room
-from storage.vocabulary import ANALYSIS_STATUSES, AnswerState
+from vocabulary import ANALYSIS_STATUSES, AnswerState
 
 
 def _json_object(value: Any, field: str) -> Any:

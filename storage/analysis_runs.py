@@ -25,7 +25,7 @@ from sqlmodel import col, select
 from storage.database import Database
 from storage.errors import StorageValueError
 from storage.tables import Analysis, AnalysisAnswer
-from storage.vocabulary import OPEN_ANSWER_STATES, AnalysisStatus, AnswerState
+from vocabulary import OPEN_ANSWER_STATES, AnalysisStatus, AnswerState
 
 _OPEN = sorted(OPEN_ANSWER_STATES)
 

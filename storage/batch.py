@@ -42,7 +42,7 @@ from storage.database import Database
 from storage.events import check_event_fields
 from storage.tables import Event, Room
 from storage.turns import TurnCommit, commit_on
-from storage.vocabulary import ROOM_STATUSES
+from vocabulary import ROOM_STATUSES
 
 log = logging.getLogger(__name__)
 

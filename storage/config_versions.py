@@ -21,7 +21,7 @@ from storage.errors import StorageValueError
 from storage.events import append_on, check_event_fields, message_values
 from storage.secret_guard import check_no_secrets
 from storage.tables import Event, RoomConfigVersion
-from storage.vocabulary import NoticeKind
+from vocabulary import NoticeKind
 
 VERSIONS = RoomConfigVersion.__table__  # type: ignore[attr-defined]
 

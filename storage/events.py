@@ -35,7 +35,7 @@ from storage.database import Database
 from storage.errors import EventNotFound, RequestIdConflict, StorageValueError
 from storage.secret_guard import check_no_secrets
 from storage.tables import Event
-from storage.vocabulary import EVENT_KINDS, TURN_STATES
+from vocabulary import EVENT_KINDS, TURN_STATES
 
 log = logging.getLogger(__name__)
 _KEEP = object()

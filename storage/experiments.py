@@ -31,7 +31,7 @@ from storage.errors import (
     StorageValueError,
 )
 from storage.tables import Analysis, Event, Experiment, Room
-from storage.vocabulary import EXPERIMENT_STATUSES
+from vocabulary import EXPERIMENT_STATUSES
 
 EXPERIMENTS = Experiment.__table__  # type: ignore[attr-defined]
 ROOMS = Room.__table__  # type: ignore[attr-defined]

@@ -29,7 +29,7 @@ from storage.experiments import unpriced_call
 from storage.provenance import PROVENANCE_COLUMNS, provenance_row
 from storage.rooms import room_conditions, room_order
 from storage.tables import AnalysisAnswer, Event, MessageTag, Room
-from storage.vocabulary import ROOM_STATUSES
+from vocabulary import ROOM_STATUSES
 
 ROOM_COLUMNS = [
     "room_id",

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from storage.vocabulary import TurnKind, kind_of
+from vocabulary import TurnKind, kind_of
 
 PROVENANCE_COLUMNS = [
     "room_id",

@@ -38,7 +38,7 @@ from storage.database import Database
 from storage.errors import ExperimentNotFound, RecordInUse, RoomNotFound, StorageValueError
 from storage.events import _insert_imported, check_event_fields, prepare_import
 from storage.tables import Event, Experiment, Lease, Room
-from storage.vocabulary import ROOM_STATUSES
+from vocabulary import ROOM_STATUSES
 
 
 def _check_config(config: Any) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from storage._tx import (
 )
 from storage.database import Database
 from storage.events import check_event_fields
-from storage.vocabulary import ROOM_STATUSES
+from vocabulary import ROOM_STATUSES
 
 #: Rooms per write transaction of a batched operation.
 BATCH_ROOMS = 500

@@ -32,9 +32,9 @@ from storage.tables import (
     StudyParticipant,
     StudyToken,
 )
+from vocabulary import PARTICIPANT_STAGES, STUDY_STATUSES
 
-STUDY_STATUSES = frozenset({"open", "locked", "closed"})
-STAGES = frozenset({"consent", "pre_survey", "lobby", "room", "post_survey", "exit"})
+STAGES = PARTICIPANT_STAGES  # the name this module's face has always had
 
 
 class StudyNotFound(RecordNotFound):

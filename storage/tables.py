@@ -19,7 +19,7 @@ from sqlalchemy.orm import configure_mappers
 from sqlmodel import Field, SQLModel
 
 from storage.coltypes import JSONDoc, UTCDateTime, utcnow
-from storage.vocabulary import OPEN_TURN_STATES
+from vocabulary import OPEN_TURN_STATES
 
 # Deterministic constraint names, so migrations can name what they alter and compare cleanly.
 SQLModel.metadata.naming_convention = {

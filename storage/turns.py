@@ -50,7 +50,7 @@ from storage.drafts import drop_drafts
 from storage.errors import EventNotFound, InvalidTransition, StorageValueError
 from storage.events import check_error, check_event_fields
 from storage.tables import Event
-from storage.vocabulary import ROOM_STATUSES, TURN_STATES, TURN_TRANSITIONS
+from vocabulary import ROOM_STATUSES, TURN_STATES, TURN_TRANSITIONS
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

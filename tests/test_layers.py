@@ -69,7 +69,7 @@ PUBLIC_FACE = {"__init__", "next_speaker_utilities"}
 PURE = ("exceptions", "vocabulary", "text", "planning", "termination", "context", "access")
 HEAVY = {"edsl", "sqlmodel", "sqlalchemy", "storage", "streamlit", "pandas", "ui", "plotly"}
 MODEL_MACHINERY = ("edsl.language_models", "edsl.inference_services", "edsl.caching")
-PROJECT = ("conversation", "storage", "ui", "pages")
+PROJECT = ("vocabulary", "conversation", "storage", "ui", "pages")
 
 
 def module_name(path: Path) -> str:
@@ -173,8 +173,7 @@ def test_concept_folders_import_only_the_folders_below_them(path: Path) -> None:
     ids=lambda p: module_name(p),
 )
 def test_pure_folders_import_nothing_heavy(path: Path) -> None:
-    # storage.vocabulary is plain enums, shared so that storage and engine use one vocabulary
-    names = imported(path) - {"storage.vocabulary"}
+    names = imported(path)
     assert not {n for n in names if top(n) in HEAVY}
     # no clock and no global random in the core: randomness comes from seeded Random objects
     source = path.read_text(encoding="utf-8")
@@ -278,6 +277,18 @@ def test_only_storage_speaks_sql() -> None:
         if any(top(n) in {"sqlmodel", "sqlalchemy", "sqlite3", "alembic"} for n in imported(path))
     ]
     assert offenders == []
+
+
+def test_the_vocabulary_imports_nothing_of_the_project_or_beyond_the_standard_library() -> None:
+    """The words sit below storage and the engine alike: no project package, no third party."""
+    offenders = {
+        module_name(path): sorted(n for n in imported(path) if top(n) != "vocabulary")
+        for path in python_files("vocabulary")
+    }
+    stdlib = set(sys.stdlib_module_names) | {"__future__"}
+    assert {m: [n for n in names if top(n) not in stdlib] for m, names in offenders.items()} == {
+        m: [] for m in offenders
+    }
 
 
 def test_storage_imports_nothing_above_it() -> None:

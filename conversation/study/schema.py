@@ -17,9 +17,9 @@ from conversation.exceptions import ConversationValueError
 from conversation.experiments.design_schema import MAX_REPLICATES, ConditionIn, TemplateIn
 from conversation.text.limits import MAX_CONDITION_CHARS, MAX_MESSAGE_CHARS, MAX_NAME_CHARS
 from conversation.text.schema import DoorModel, Loc, Problem, text_rule
+from conversation.vocabulary import EXIT_STATUSES
 
 DEFINITION_VERSION = 1
-EXIT_STATUSES = ("completed", "declined", "lobby_timeout", "dropped", "removed", "error")
 SURVEY_TYPES = ("free_text", "multiple_choice", "linear_scale")
 MAX_QUESTIONS = 50
 MAX_OPTIONS = 30
@@ -192,7 +192,7 @@ class ExitIn(DoorModel):
 
     @model_validator(mode="after")
     def _every_status(self) -> ExitIn:
-        missing = [s for s in EXIT_STATUSES if s not in self.codes]
+        missing = [str(s) for s in EXIT_STATUSES if s not in self.codes]
         if missing:
             raise ConversationValueError(
                 f"exit.codes: a code is needed for every exit status; missing {missing}"

@@ -1,6 +1,6 @@
 """What a turn kind's handler does, and what it is given.
 
-A handler is one kind's whole story (``storage.vocabulary.TurnKind``): when a turn of its kind is
+A handler is one kind's whole story (``vocabulary.TurnKind``): when a turn of its kind is
 due and how it is claimed (``claim``), how its prompt is rebuilt when an open turn is resumed
 (``resume``), how its model is asked (``ask``) and how the reply becomes the turn's fenced commit
 (``commit``). ``claim``, ``resume`` and ``commit`` are pure; ``ask`` is the only call out."""

@@ -3,8 +3,8 @@ turns and notices, with their named sets and the turn lifecycle.
 
 They are ``StrEnum``s: stored as plain strings (no database CHECK constraints, so a future word
 needs no table rebuild on SQLite), equal to those strings, and used by name everywhere above
-(storage, engine, worker, experiments, pages: ``conversation.vocabulary`` re-exports this module,
-because storage knows nothing above it). Every repository function validates against these sets
+(storage, engine, worker, experiments, pages). This package sits below both ``storage`` and
+``conversation`` and imports neither. Every repository function validates against these sets
 before writing.
 """
 

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from conversation import vocabulary
-from storage.vocabulary import KIND_KEY, NoticeKind, TurnKind, kind_of, turn_kind_of
+from vocabulary import KIND_KEY, NoticeKind, TurnKind, kind_of, turn_kind_of
 
 
 @pytest.mark.parametrize(
