@@ -1,7 +1,7 @@
 """The database handle: two engines (write and read), connection set-up, sessions, migrations.
 
 ``Database(url)`` is the one object every repository function takes. Opening it creates a blank
-database or upgrades an older one to the newest schema (Alembic, see :mod:`storage.migrate`).
+database or upgrades an older one to the newest schema (Alembic, see :mod:`storage.database.migrate`).
 
 SQLite set-up (docs/design.md, "The database is the source of truth"), on every connection of both engines (a ``connect`` listener):
 ``journal_mode=WAL`` (readers never block the writer), ``busy_timeout`` (default 10 s: a writer waits
@@ -15,10 +15,10 @@ recipe), and a ``begin`` listener emits ``BEGIN IMMEDIATE`` on the write engine,
 read engine. An IMMEDIATE transaction takes the write lock up front, so a read-then-write (seq =
 max + 1) never fails with "database is locked" halfway, it waits for ``busy_timeout`` instead.
 On PostgreSQL both engines use plain transactions (READ COMMITTED; the read engine is read-only)
-and write functions lock the room's row with ``SELECT ... FOR UPDATE`` (see :mod:`storage._tx`).
+and write functions lock the room's row with ``SELECT ... FOR UPDATE`` (see :mod:`storage.rooms.rows`).
 
 PostgreSQL is reached through psycopg 3 (``postgresql://`` URLs are normalised to
-``postgresql+psycopg://``, see :func:`storage.config.normalize_url`). Opening checks the server
+``postgresql+psycopg://``, see :func:`storage.database.config.normalize_url`). Opening checks the server
 once, before migrating: an unreachable server, a refused login, a missing database or a missing
 driver raise :class:`~storage.errors.CannotOpenDatabase`, naming the URL (password masked) and the
 fix, instead of a driver traceback from deep inside a migration.
@@ -46,7 +46,7 @@ from sqlalchemy.pool import NullPool
 from sqlmodel import Session
 
 from storage.coltypes import utcnow
-from storage.config import database_url, display_url, normalize_url
+from storage.database.config import database_url, display_url, normalize_url
 from storage.errors import CannotOpenDatabase, DatabaseUnavailable, StorageValueError
 
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ class Database:
     - :meth:`read` sessions never take the write lock and never wait for a writer (WAL snapshot);
     - ``clock()`` returns aware UTC datetimes; tests may pass their own clock (lease expiry uses it).
 
-    ``url`` defaults to :func:`storage.config.database_url` (``ROOMS_DATABASE_URL`` or the data
+    ``url`` defaults to :func:`storage.database.config.database_url` (``ROOMS_DATABASE_URL`` or the data
     folder's ``rooms.db``). In-memory SQLite is refused: the two engines would see two databases.
     """
 
@@ -101,11 +101,11 @@ class Database:
             except BaseException:
                 self.dispose()
                 raise
-        from storage.schema_head import at_head
+        from storage.database.schema_head import at_head
 
         if at_head(self.read_engine):
             return  # already at the newest schema: Alembic is not even imported
-        from storage import migrate  # local import: migrate needs this module's Database type
+        from storage.database import migrate  # local: migrate needs this module's Database type
 
         try:
             if upgrade:

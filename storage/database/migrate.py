@@ -27,7 +27,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 from sqlalchemy.engine import Connection
 
-from storage.config import display_url
+from storage.database.config import display_url
 from storage.errors import UnsupportedDatabaseVersion
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 # Any constant works; it only has to be the same for every process migrating this database.
 _PG_MIGRATION_LOCK = 7_201_356_001
 

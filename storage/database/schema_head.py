@@ -17,7 +17,7 @@ from pathlib import Path
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-VERSIONS_DIR = Path(__file__).resolve().parent / "migrations" / "versions"
+VERSIONS_DIR = Path(__file__).resolve().parent.parent / "migrations" / "versions"
 _FIELD = re.compile(r'^(revision|down_revision)\s*(?::[^=]*)?=\s*(?:"([^"]*)"|None)', re.M)
 
 

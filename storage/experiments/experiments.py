@@ -10,26 +10,18 @@ from sqlalchemy import and_, case, delete, func, insert, update
 from sqlalchemy import select as sa_select
 from sqlmodel import col, select
 
-from storage._tx import (
-    INSERT_EVENT,
-    UNSET,
-    _Unset,
-    add_row,
-    as_set,
-    check_limit,
-    check_name,
-    event_row,
-    get_row,
-    insert_event,
-    json_object,
-    require_in,
-)
+from storage.checks import UNSET, _Unset, as_set, check_limit, check_name, json_object, require_in
 from storage.database import Database
+from storage.database.statements import add_row, get_row
 from storage.errors import (
     ExperimentNotFound,
     RecordInUse,
     StorageValueError,
 )
+from storage.rooms.listing import room_ids
+from storage.rooms.log import check_event_fields
+from storage.rooms.room import live_leases, new_room_values
+from storage.rooms.rows import INSERT_EVENT, event_row, insert_event
 from storage.tables import Analysis, Event, Experiment, Room
 from vocabulary import EXPERIMENT_STATUSES
 
@@ -152,9 +144,6 @@ def _checked_rooms(
 def _checked_room(
     db: Database, room: ExperimentRoom, seen: set[tuple[tuple[str, int], ...]] | None = None
 ) -> tuple[ExperimentRoom, dict[str, Any]]:
-    from storage.events import check_event_fields
-    from storage.rooms import new_room_values
-
     config = room.config
     seed = config.get("seed") if isinstance(config, dict) else None
     shape = (
@@ -312,6 +301,25 @@ def update_experiment(
         return experiment
 
 
+def experiment_room_ids(
+    db: Database, experiment_id: int, *, statuses: Collection[str] | None = None
+) -> list[int]:
+    """Ids of the experiment's rooms (only those in ``statuses`` when given), in id order."""
+    return room_ids(db, experiment_id=experiment_id, status=statuses)
+
+
+def experiment_status_counts(db: Database, experiment_id: int) -> dict[str, int]:
+    """``{status: rooms}`` of the experiment's rooms (statuses no room has are left out): one
+    grouped count over the experiment's rooms (``ix_rooms_experiment``)."""
+    query = (
+        sa_select(ROOMS.c.status, func.count())
+        .where(ROOMS.c.experiment_id == experiment_id)
+        .group_by(ROOMS.c.status)
+    )
+    with db.read_connection() as conn:
+        return {str(status): int(n) for status, n in conn.execute(query)}
+
+
 def experiment_spend(
     db: Database, experiment_id: int, *, excluding_room: int | None = None
 ) -> tuple[int, float, int]:
@@ -361,8 +369,6 @@ def delete_experiment(db: Database, experiment_id: int, *, with_rooms: bool = Fa
     would create its missing rooms again) or a worker holds a live lease on one of its rooms.
     One transaction: all or nothing.
     """
-    from storage.rooms import live_leases
-
     now = db.now()
     with db.write() as session:
         conn = session.connection()
@@ -396,6 +402,8 @@ def delete_experiment(db: Database, experiment_id: int, *, with_rooms: bool = Fa
 
 
 __all__ = [
+    "experiment_room_ids",
+    "experiment_status_counts",
     "ExperimentRoom",
     "add_experiment_rooms",
     "create_experiment",

@@ -8,14 +8,9 @@ from sqlalchemy import delete
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import col, select
 
-from storage._tx import (
-    UNSET,
-    _Unset,
-    add_row,
-    check_name,
-    json_object,
-)
+from storage.checks import UNSET, _Unset, check_name, json_object
 from storage.database import Database
+from storage.database.statements import add_row
 from storage.errors import (
     AgentProfileNotFound,
     DuplicateName,

@@ -18,8 +18,9 @@ from typing import Any
 from sqlalchemy import bindparam, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from storage._tx import by_dialect, check_json, in_list
+from storage.checks import check_json
 from storage.database import Database
+from storage.database.statements import by_dialect, in_list
 from storage.errors import StorageValueError
 from storage.tables import CachedResponse
 

@@ -14,8 +14,8 @@ from datetime import datetime
 
 from sqlmodel import col, select
 
-from storage._tx import open_turn_clause
 from storage.database import Database
+from storage.rooms.rows import open_turn_clause
 from storage.tables import Event
 
 #: The error code the engine records on a turn waiting for its model server.

@@ -8,18 +8,9 @@ from typing import Any
 from sqlalchemy import delete, func
 from sqlmodel import col, select
 
-from storage._tx import (
-    UNSET,
-    _Unset,
-    add_row,
-    as_set,
-    check_json,
-    check_limit,
-    check_name,
-    get_row,
-    require_in,
-)
+from storage.checks import UNSET, _Unset, as_set, check_json, check_limit, check_name, require_in
 from storage.database import Database
+from storage.database.statements import add_row, get_row
 from storage.errors import AnalysisNotFound, RoomNotFound, StorageValueError
 from storage.secret_guard import check_no_secrets
 from storage.tables import Analysis, AnalysisAnswer, Room

@@ -15,8 +15,9 @@ from typing import Any
 from sqlalchemy import delete
 from sqlmodel import col, select
 
-from storage._tx import add_row, check_name
+from storage.checks import check_name
 from storage.database import Database
+from storage.database.statements import add_row
 from storage.errors import DuplicateName, EventNotFound, RecordNotFound, StorageValueError
 from storage.tables import CodeLabel, Event, MessageTag
 

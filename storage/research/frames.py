@@ -22,13 +22,13 @@ import pandas as pd
 from sqlalchemy import and_, case, func, or_, select
 from sqlalchemy.sql import ColumnElement
 
-from storage._tx import as_set, check_limit
-from storage.codes import tag_labels
+from storage.checks import as_set, check_limit
 from storage.database import Database
-from storage.experiments import unpriced_call
-from storage.provenance import PROVENANCE_COLUMNS, provenance_row
-from storage.rooms import room_conditions, room_order
-from storage.tables import AnalysisAnswer, Event, MessageTag, Room
+from storage.experiments.experiments import unpriced_call
+from storage.research.codes import tag_labels
+from storage.research.provenance import PROVENANCE_COLUMNS, provenance_row
+from storage.rooms.listing import room_conditions, room_order
+from storage.tables import Event, Room
 from vocabulary import ROOM_STATUSES
 
 ROOM_COLUMNS = [
@@ -80,7 +80,7 @@ EVENT_COLUMNS = [
     "request_id",
     "created_at",
 ]
-# The provenance columns every export shares (storage.provenance), then the message's tags.
+# The provenance columns every export shares (storage.research.provenance), then the message's tags.
 EVENT_COLUMNS += [c for c in PROVENANCE_COLUMNS if c not in EVENT_COLUMNS] + ["tags"]
 # What events_frame reads: never ``saw`` (a turn's list of every seq it saw: quadratic in a long
 # room's length) nor the retry bookkeeping.
@@ -121,7 +121,7 @@ def _sum(column: Any) -> Any:
     return func.coalesce(func.sum(column), 0)
 
 
-def _frame(rows: Sequence[Any], columns: list[str]) -> pd.DataFrame:
+def as_frame(rows: Sequence[Any], columns: list[str]) -> pd.DataFrame:
     return _frame_types(pd.DataFrame([tuple(row) for row in rows], columns=columns))
 
 
@@ -149,11 +149,11 @@ def rooms_summary(
     """One row per room (one page, newest first by default): the room's fields and statistics.
 
     Columns: ``ROOM_COLUMNS + STAT_COLUMNS``. Filters: status (one or several), experiment, an
-    explicit list of room ids, and every keyword of :func:`storage.rooms.room_conditions`
+    explicit list of room ids, and every keyword of :func:`storage.rooms.listing.room_conditions`
     (``search``, ``created_after``, ``created_before``, ``archived``, ``in_experiment``);
-    ``sort`` is a key of :data:`storage.rooms.ROOM_SORTS`. Filtering, ordering and paging are
+    ``sort`` is a key of :data:`storage.rooms.listing.ROOM_SORTS`. Filtering, ordering and paging are
     SQL, and statistics are aggregated only for the page's rooms. The page count:
-    :func:`storage.rooms.count_rooms` with the same filters.
+    :func:`storage.rooms.listing.count_rooms` with the same filters.
     """
     check_limit(limit, offset)
     rooms = Room.__table__  # type: ignore[attr-defined]
@@ -172,7 +172,7 @@ def rooms_summary(
         page = conn.execute(query).all()
         ids = [row[0] for row in page]
         stats = conn.execute(_stats_query(ids)).all() if ids else []
-    frame = _frame(page, ROOM_COLUMNS)
+    frame = as_frame(page, ROOM_COLUMNS)
     stat_frame = pd.DataFrame([tuple(r) for r in stats], columns=["room_id", *STAT_COLUMNS])
     frame = frame.merge(stat_frame, on="room_id", how="left")
     counts = [c for c in STAT_COLUMNS if c not in ("cost", "mean_latency")]
@@ -281,8 +281,8 @@ def events_frame(
 
     ``after_seq`` applies to every room (for one room: the live tail). Columns: ``EVENT_COLUMNS``
     (``error_type``/``error_message`` are unpacked from the error document; the provenance
-    columns are :func:`storage.provenance.provenance_row`'s; ``tags`` lists the message's tag
-    labels as a JSON array, see :mod:`storage.codes`).
+    columns are :func:`storage.research.provenance.provenance_row`'s; ``tags`` lists the message's tag
+    labels as a JSON array, see :mod:`storage.research.codes`).
     """
     check_limit(limit, offset)
     ids = [room_ids] if isinstance(room_ids, int) else list(room_ids)
@@ -307,7 +307,7 @@ def events_frame(
     records = []
     for row in rows:
         record = provenance_row(row, times_as_text=False)
-        error_type, error_message = _error_fields(row.error)
+        error_type, error_message = error_fields(row.error)
         record.update(
             activity=row.activity,
             round=row.round,
@@ -321,7 +321,7 @@ def events_frame(
             tags=labels.get(row.id),
         )
         records.append(tuple(record.get(name) for name in EVENT_COLUMNS))
-    return _frame(records, EVENT_COLUMNS)
+    return as_frame(records, EVENT_COLUMNS)
 
 
 #: What a lean frame fills (the rest of ``EVENT_COLUMNS`` is empty): column -> the row's field.
@@ -338,9 +338,9 @@ def _lean_frame(rows: Sequence[Any]) -> pd.DataFrame:
     row-by-row build without the provenance, several times faster (a page of 100 rooms of 100
     events each: 10,000 rows on every first render of Results)."""
     if not rows:
-        return _frame([], EVENT_COLUMNS)
+        return as_frame([], EVENT_COLUMNS)
     columns = dict(zip(rows[0]._fields, zip(*rows, strict=True), strict=True))
-    errors = [_error_fields(e) for e in columns["error"]]
+    errors = [error_fields(e) for e in columns["error"]]
     data: dict[str, Any] = {name: [None] * len(rows) for name in EVENT_COLUMNS}
     data.update({name: list(columns[field]) for name, field in _LEAN.items()})
     data["error_type"] = [e[0] for e in errors]
@@ -349,7 +349,7 @@ def _lean_frame(rows: Sequence[Any]) -> pd.DataFrame:
     return _frame_types(pd.DataFrame(data, columns=EVENT_COLUMNS).infer_objects())
 
 
-def _error_fields(error: dict[str, Any] | None) -> tuple[Any, Any]:
+def error_fields(error: dict[str, Any] | None) -> tuple[Any, Any]:
     if not error:
         return (None, None)
     return (error.get("type"), error.get("message"))
@@ -409,119 +409,13 @@ def speaker_stats(
     return frame
 
 
-def analysis_frame(db: Database, analysis_id: int) -> pd.DataFrame:
-    """An analysis's answers joined with each room's design fields (chart answers by condition).
-
-    Columns: room_id, name, experiment_id, condition, replicate, status (the room's), state (the
-    answer's: planned, asking, answered or failed), answer, comment, model, cost, error_type,
-    error_message. A planned answer's row is there before it is asked (answer empty).
-    """
-    answers = AnalysisAnswer.__table__  # type: ignore[attr-defined]
-    rooms = Room.__table__  # type: ignore[attr-defined]
-    query = (
-        select(
-            rooms.c.id,
-            rooms.c.name,
-            rooms.c.experiment_id,
-            rooms.c.condition,
-            rooms.c.replicate,
-            rooms.c.status,
-            answers.c.state,
-            answers.c.answer,
-            answers.c.comment,
-            answers.c.model,
-            answers.c.cost,
-            answers.c.error,
-        )
-        .join(rooms, rooms.c.id == answers.c.room_id)
-        .where(answers.c.analysis_id == analysis_id)
-        .order_by(rooms.c.id)
-    )
-    with db.read() as session:
-        rows = session.connection().execute(query).all()
-    columns = [
-        "room_id",
-        "name",
-        "experiment_id",
-        "condition",
-        "replicate",
-        "status",
-        "state",
-        "answer",
-        "comment",
-        "model",
-        "cost",
-        "error_type",
-        "error_message",
-    ]
-    return _frame([(*row[:11], *_error_fields(row[11])) for row in rows], columns)
-
-
-TAG_COLUMNS = [
-    "tag_id",
-    "room_id",
-    "experiment_id",
-    "condition",
-    "seq",
-    "event_id",
-    "kind",
-    "speaker",
-    "content",
-    "label",
-    "rating",
-    "note",
-    "by",
-    "created_at",
-    "updated_at",
-]
-
-
-def tags_frame(db: Database, room_ids: Sequence[int] | None = None) -> pd.DataFrame:
-    """Every message tag of some rooms (all rooms: ``None``) with its message and its room's
-    design fields: the coding table (its own CSV export, and tag counts by condition).
-
-    Columns: ``TAG_COLUMNS`` (``created_at``/``updated_at`` are the tag's)."""
-    tags = MessageTag.__table__  # type: ignore[attr-defined]
-    rooms = Room.__table__  # type: ignore[attr-defined]
-    query = (
-        select(
-            tags.c.id,
-            tags.c.room_id,
-            rooms.c.experiment_id,
-            rooms.c.condition,
-            _T.c.seq,
-            tags.c.event_id,
-            _T.c.kind,
-            _T.c.speaker,
-            _T.c.content,
-            tags.c.label,
-            tags.c.rating,
-            tags.c.note,
-            tags.c.by,
-            tags.c.created_at,
-            tags.c.updated_at,
-        )
-        .join(_T, _T.c.id == tags.c.event_id)
-        .join(rooms, rooms.c.id == tags.c.room_id)
-        .order_by(tags.c.room_id, _T.c.seq, tags.c.id)
-    )
-    if room_ids is not None:
-        query = query.where(tags.c.room_id.in_(list(room_ids)))
-    with db.read() as session:
-        rows = session.connection().execute(query).all()
-    frame = _frame(rows, TAG_COLUMNS)
-    frame["rating"] = frame["rating"].astype("Int64")
-    return frame
-
-
 __all__ = [
+    "as_frame",
+    "error_fields",
     "EVENT_COLUMNS",
-    "TAG_COLUMNS",
-    "tags_frame",
     "ROOM_COLUMNS",
     "SPEAKER_COLUMNS",
     "STAT_COLUMNS",
-    "analysis_frame",
     "data_version",
     "events_frame",
     "last_messages",

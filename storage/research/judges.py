@@ -22,8 +22,9 @@ from typing import Any
 
 from sqlmodel import col, select
 
-from storage._tx import UNSET, _Unset, add_row, check_json, check_name, get_row, require_in
+from storage.checks import UNSET, _Unset, check_json, check_name, require_in
 from storage.database import Database
+from storage.database.statements import add_row, get_row
 from storage.errors import RecordNotFound, StorageValueError
 from storage.secret_guard import check_no_secrets
 from storage.tables import JudgeRubric, JudgeRun, JudgeScore

@@ -1,6 +1,6 @@
 """The provenance columns of an event: one definition for every export.
 
-The room CSV and the Results events CSV (:func:`storage.frames.events_frame`), the JSON export
+The room CSV and the Results events CSV (:func:`storage.research.frames.events_frame`), the JSON export
 (each event's ``provenance`` object) and the EDSL ``Results`` export (each result's scenario) all
 carry exactly :data:`PROVENANCE_COLUMNS`, computed here by :func:`provenance_row` from the stored
 event alone, so the same event reads the same everywhere. No pandas: worker processes may import

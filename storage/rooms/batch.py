@@ -5,8 +5,8 @@ transaction (with its fsync) per room per turn. These functions do the same work
 batch in one transaction each, with every item checked on its own:
 
 - :func:`room_logs`: the rooms and their logs, in one read transaction;
-- :func:`apply_turns`: commits (:mod:`storage.turns`), settlements (:func:`settle_rooms`) and
-  claims (:mod:`storage.claims`) in ONE write transaction, each item fenced on its own;
+- :func:`apply_turns`: commits (:mod:`storage.rooms.turns`), settlements (:func:`settle_rooms`) and
+  claims (:mod:`storage.rooms.claims`) in ONE write transaction, each item fenced on its own;
 - :func:`release_leases`: a worker's leases, given back in one write.
 """
 
@@ -21,27 +21,25 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.engine import Connection
 
-from storage._tx import (
+from storage.checks import as_set, require_in
+from storage.database import Database
+from storage.database.statements import by_dialect, in_list
+from storage.rooms.claims import TurnClaim, claim_on
+from storage.rooms.log import check_event_fields
+from storage.rooms.rows import (
     EVENTS,
     INSERT_EVENT,
     LEASES,
     ROOMS,
     RoomProbe,
-    as_set,
-    by_dialect,
     event_from_row,
-    in_list,
     lock_room,
     lock_rooms,
     notice_row,
     probe_rooms,
-    require_in,
 )
-from storage.claims import TurnClaim, claim_on
-from storage.database import Database
-from storage.events import check_event_fields
+from storage.rooms.turns import TurnCommit, commit_on
 from storage.tables import Event, Room
-from storage.turns import TurnCommit, commit_on
 from vocabulary import ROOM_STATUSES
 
 log = logging.getLogger(__name__)
@@ -210,8 +208,8 @@ def apply_turns(
     finished) together. The one write path of the turn protocol: every function below is a call
     of it.
 
-    Each item is fenced and refused on its own (:func:`~storage.turns.commit_on`,
-    :func:`settle_on`, :func:`~storage.claims.claim_on`); a claim or settlement that follows a
+    Each item is fenced and refused on its own (:func:`~storage.rooms.turns.commit_on`,
+    :func:`settle_on`, :func:`~storage.rooms.claims.claim_on`); a claim or settlement that follows a
     refused commit is refused by the same fences (the turn is not done, the room is not running,
     or the lease is gone). Invalid items raise before anything is written.
     """
@@ -235,7 +233,7 @@ def apply_turns(
 
 def commit_turns(db: Database, batch: Sequence[TurnCommit]) -> list[bool]:
     """Apply many fenced turn results in one write transaction (a group commit): one bool per
-    item, in order (see :func:`~storage.turns.commit_on` for the fence). One fsync for the whole
+    item, in order (see :func:`~storage.rooms.turns.commit_on` for the fence). One fsync for the whole
     batch: this is what makes hundreds of concurrent rooms cheap."""
     return apply_turns(db, commits=batch)[0]
 
@@ -243,7 +241,7 @@ def commit_turns(db: Database, batch: Sequence[TurnCommit]) -> list[bool]:
 def commit_turn(db: Database, event_id: int, token: int, **fields: Any) -> bool:
     """Commit one turn's result, fenced by the lease ``token`` (see :func:`commit_turns`).
 
-    ``fields`` are those of :class:`~storage.turns.TurnCommit`: ``state`` (default ``"done"``),
+    ``fields`` are those of :class:`~storage.rooms.turns.TurnCommit`: ``state`` (default ``"done"``),
     ``content``, ``kind`` (``"pass"`` when the agent passed), ``model``, ``input_tokens``,
     ``output_tokens``, ``cost``, ``latency``, ``error`` ({type, code, message}), ``attempts``,
     ``next_attempt_at``, ``data`` (merged), ``expected_states``, ``room_status``. ``False`` when
@@ -259,7 +257,7 @@ def settle_rooms(db: Database, settlements: Sequence[RoomSettlement]) -> list[bo
     """Apply many settlements in one write transaction; one bool per item, in order.
 
     Each applies only while its room is ``running``, ``token`` is the room's current,
-    unexpired lease (the fence of :func:`~storage.rooms.update_room` with
+    unexpired lease (the fence of :func:`~storage.rooms.room.update_room` with
     ``expected_status="running"`` and ``token``) and the log still ends at the item's
     ``expected_last_seq`` (when given); its notice goes at the end of the log.
     """
@@ -274,13 +272,13 @@ def claim_turns(db: Database, claims: Sequence[TurnClaim]) -> list[Event | None]
     at ``expected_last_seq``, no turn of the room is open and its request id is unused; otherwise
     it is refused on its own (``None``; a missing room is ``None`` too) and the worker re-plans.
     To tell a lost lease from a moved log after ``None``, call
-    :func:`~storage.leases.lease_is_current`. Invalid claims raise before anything is written.
+    :func:`~storage.rooms.leases.lease_is_current`. Invalid claims raise before anything is written.
     """
     return apply_turns(db, claims=claims)[2]
 
 
 def claim_turn(db: Database, room_id: int, **fields: Any) -> Event | None:
-    """One room's :func:`claim_turns`: ``fields`` are those of :class:`~storage.claims.TurnClaim`
+    """One room's :func:`claim_turns`: ``fields`` are those of :class:`~storage.rooms.claims.TurnClaim`
     (``token``, ``expected_last_seq``, ``speaker``, ``request_id``, ``activity``, ``round``, and
     optionally ``kind``, ``saw``, ``model``, ``attempts``, ``next_attempt_at``, ``visible_to``,
     ``parent_event_id``, ``data``, ``statuses``).

@@ -5,8 +5,8 @@ write transaction, the worker's lease token is current, the room's status allows
 ends where the plan was made, no turn of the room is open and the request id is unused; otherwise
 it is refused (``None``) and the worker re-plans. Two workers can never claim the same turn.
 :func:`claim_on` is the one implementation, inside the caller's transaction; the public calls are
-:func:`~storage.batch.claim_turns`, :func:`~storage.batch.claim_turn` and
-:func:`~storage.batch.apply_turns`.
+:func:`~storage.rooms.batch.claim_turns`, :func:`~storage.rooms.batch.claim_turn` and
+:func:`~storage.rooms.batch.apply_turns`.
 """
 
 from __future__ import annotations
@@ -22,21 +22,20 @@ from sqlalchemy import select, text
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection
 
-from storage._tx import (
+from storage.checks import require_in
+from storage.database.statements import by_dialect, in_list
+from storage.errors import StorageValueError
+from storage.rooms.log import check_event_fields
+from storage.rooms.rows import (
     EVENT_COLUMNS,
     EVENTS,
     INSERT_EVENT,
     RoomProbe,
-    by_dialect,
     event_row,
     event_snapshot,
-    in_list,
     lock_rooms,
     probe_rooms,
-    require_in,
 )
-from storage.errors import StorageValueError
-from storage.events import check_event_fields
 from storage.tables import Event
 
 log = logging.getLogger(__name__)
@@ -201,7 +200,7 @@ _INSERT_RECORDSET = _build_recordset_insert()
 
 
 def _insert_turns(conn: Connection, rows: list[dict[str, Any]]) -> list[int]:
-    """Insert claimed turns (rows of :func:`~storage._tx.event_row`); their new ids, in order."""
+    """Insert claimed turns (rows of :func:`~storage.rooms.rows.event_row`); their new ids, in order."""
     if conn.dialect.name != "postgresql":
         return [row[0] for row in conn.execute(_INSERT_RETURNING, rows)]
     payload = json.dumps(rows, default=_iso, allow_nan=False)

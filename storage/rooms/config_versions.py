@@ -15,10 +15,11 @@ from typing import Any
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Connection
 
-from storage._tx import INSERT_EVENT, ROOMS, check_json, notice_row, probe_room, touch_room
+from storage.checks import check_json
 from storage.database import Database
 from storage.errors import StorageValueError
-from storage.events import append_on, check_event_fields, message_values
+from storage.rooms.log import append_on, check_event_fields, message_values
+from storage.rooms.rows import INSERT_EVENT, ROOMS, notice_row, probe_room, touch_room
 from storage.secret_guard import check_no_secrets
 from storage.tables import Event, RoomConfigVersion
 from vocabulary import NoticeKind
@@ -100,7 +101,7 @@ def post_after_config_change(
 ) -> tuple[int, Event]:
     """A settings change and a person's message after it, in one write transaction (continuing
     a room past its turn limit with a message): nobody sees the raised limit without the message
-    or the message without it. ``message``: :func:`~storage.events.append_message`'s fields
+    or the message without it. ``message``: :func:`~storage.rooms.log.append_message`'s fields
     (``kind``, ``speaker``, ``content``, optionally ``request_id``, ``visible_to``, ``data``).
     A request id already used returns that message and changes nothing (a double click does not
     raise the limit twice). Returns ``(version in force, message)``."""

@@ -3,7 +3,7 @@ stop it (table ``turn_drafts``, revision 0012; docs/streaming.md).
 
 A partial draft is never a message. The log (``events``) holds committed turns only, so what an
 agent's prompt and an export read never contains one; the draft lives beside the log, one row per
-running turn, and goes away when the turn commits (:func:`~storage.turns.commit_on` deletes it in
+running turn, and goes away when the turn commits (:func:`~storage.rooms.turns.commit_on` deletes it in
 the same transaction, a stop request with it).
 
 The writer is the room's lease holder, fenced by its lease ``token`` like every turn write:
@@ -36,9 +36,10 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection
 
-from storage._tx import EVENTS, LEASES, by_dialect, holds_lease, in_list, lease_ok, lock_room
 from storage.database import Database
+from storage.database.statements import by_dialect, in_list
 from storage.errors import EventNotFound, StorageValueError
+from storage.rooms.rows import EVENTS, LEASES, holds_lease, lease_ok, lock_room
 from storage.tables import TurnDraft
 
 DRAFTS = TurnDraft.__table__  # type: ignore[attr-defined]

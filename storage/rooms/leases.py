@@ -19,20 +19,19 @@ from typing import Any
 
 from sqlalchemy import bindparam, func, insert, select, text, update
 
-from storage._tx import (
+from storage.database import Database
+from storage.database.statements import by_dialect, in_list
+from storage.errors import LeaseLost, StorageValueError
+from storage.rooms.rows import (
     _LEASE,
     EVENTS,
     LEASES,
     ROOMS,
-    by_dialect,
     holds_lease,
-    in_list,
     lease_ok,
     lock_room,
     lock_rooms,
 )
-from storage.database import Database
-from storage.errors import LeaseLost, StorageValueError
 from storage.tables import OPEN_TURN_WHERE, Lease
 
 log = logging.getLogger(__name__)

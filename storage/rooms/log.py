@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable, Collection, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, update
@@ -14,26 +13,22 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, func, select
 
-from storage._tx import (
+from storage.checks import as_set, check_json, check_limit, require_in
+from storage.database import Database
+from storage.database.statements import get_row
+from storage.errors import EventNotFound, RequestIdConflict, StorageValueError
+from storage.rooms.rows import (
     EVENTS,
     ROOMS,
     RoomProbe,
-    as_set,
-    check_json,
-    check_limit,
     event_from_row,
     event_row,
     event_snapshot,
-    get_row,
     insert_event,
     open_turn_clause,
     probe_room,
-    require_in,
     touch_room,
 )
-from storage.database import Database
-from storage.errors import EventNotFound, RequestIdConflict, StorageValueError
-from storage.secret_guard import check_no_secrets
 from storage.tables import Event
 from vocabulary import EVENT_KINDS, TURN_STATES
 
@@ -121,7 +116,7 @@ def append_message(
     - ``activity``/``round`` default from the log: a ``human`` message opens a new activity at
       round 0; any other kind continues the last event's (0 and 0 in an empty room);
     - ``state``: none for ``human``/``system`` events, ``"done"`` by default for ``agent``/``pass``
-      (turns still to run are claimed: :func:`~storage.batch.claim_turn`);
+      (turns still to run are claimed: :func:`~storage.rooms.batch.claim_turn`);
     - with ``reopen`` (statuses), a new event moves a room in one of them to ``running`` (stop
       reason cleared) in the same transaction; an event sent again changes nothing;
     - ``charge`` (a rate count, ``studies.PostRate``) runs first in the same transaction.
@@ -151,7 +146,7 @@ def append_message(
         existing = find_event(db, room_id, request_id) if request_id is not None else None
         if existing is None:
             raise
-        return _same_or_conflict(existing, kind, speaker, content)
+        return same_or_conflict(existing, kind, speaker, content)
 
 
 def message_values(
@@ -208,9 +203,9 @@ def append_on(
     :func:`message_values`)."""
     probe = probe_room(conn, room_id, values["request_id"])
     if probe.request_seq is not None:
-        existing = _event_at(conn, room_id, probe.request_seq)
-        return _same_or_conflict(existing, values["kind"], values["speaker"], values["content"])
-    row = _next_row(room_id, probe, values, now)
+        existing = event_at(conn, room_id, probe.request_seq)
+        return same_or_conflict(existing, values["kind"], values["speaker"], values["content"])
+    row = next_row(room_id, probe, values, now)
     event_id = insert_event(conn, row)
     touch_room(conn, room_id, now)
     if reopen and probe.status in reopen:
@@ -225,7 +220,7 @@ _REOPEN = (
 )
 
 
-def _next_row(
+def next_row(
     room_id: int, probe: RoomProbe, values: dict[str, Any], now: datetime
 ) -> dict[str, Any]:
     """The row of ``values`` (kind, speaker, content, other columns) right after the log end
@@ -246,166 +241,8 @@ _EVENT_AT = sa_select(EVENTS).where(
 )
 
 
-def _event_at(conn: Connection, room_id: int, seq: int) -> Event:
+def event_at(conn: Connection, room_id: int, seq: int) -> Event:
     return event_from_row(conn.execute(_EVENT_AT, {"room_id": room_id, "seq": seq}).one())
-
-
-IMPORT_FIELDS = frozenset(
-    {
-        "activity",
-        "round",
-        "state",
-        "request_id",
-        "visible_to",
-        "data",
-        "model",
-        "input_tokens",
-        "output_tokens",
-        "cost",
-        "latency",
-        "error",
-        "attempts",
-        "saw",
-        "parent_event_id",
-        "created_at",
-        "updated_at",
-    }
-)
-"""Fields :func:`import_event` accepts besides kind, speaker and content (``created_at`` and
-``updated_at``: the recorded times, a datetime or ISO 8601 text with a UTC offset; default now)."""
-
-
-def import_event(
-    db: Database, room_id: int, kind: str, speaker: str, content: str, **fields: Any
-) -> Event:
-    """Append one event with every recorded field restored verbatim (for imports and exports).
-
-    Like :func:`append_message` (seq = last + 1, request-id idempotency, activity/round derived
-    when missing), but a turn keeps its recorded ``state``, usage, ``error``, ``attempts`` and
-    ``saw``. ``fields`` must be among :data:`IMPORT_FIELDS` (an unknown field is refused).
-    Use :func:`import_events` to restore a whole log atomically.
-    """
-    return import_events(
-        db, room_id, [{"kind": kind, "speaker": speaker, "content": content, **fields}]
-    )[0]
-
-
-def import_events(db: Database, room_id: int, records: Sequence[dict[str, Any]]) -> list[Event]:
-    """Append many recorded events in one write transaction: all of them, or none.
-
-    Each record has ``kind``, ``speaker``, ``content`` and any of :data:`IMPORT_FIELDS`. Every
-    record is checked before anything is written (:class:`StorageValueError` names the record's
-    index and field). Seqs continue the room's log in the order given.
-
-    Checked here, as for every write: the record's shape (known fields, kind, a state that fits
-    the kind), column types (counts >= 0, finite numbers, strict JSON, times with an offset), the
-    secret guard on its labels and JSON fields, request-id idempotency, seqs. Trusted from the
-    caller (the import's door, ``conversation.rooms.transfer``): who may speak (a turn's speaker
-    on the roster, a person's name on a human message), content limits (length, NUL), and that
-    ``parent_event_id`` names an event of this room.
-    """
-    prepared = [prepare_import(index, record) for index, record in enumerate(records)]
-    now = db.now()
-    with db.write_connection() as conn:
-        return _insert_imported(conn, room_id, prepared, now)
-
-
-def _insert_imported(
-    conn: Connection, room_id: int, prepared: Sequence[dict[str, Any]], now: Any
-) -> list[Event]:
-    """Insert prepared import records at the end of the room's log (inside a write transaction)."""
-    probe = probe_room(conn, room_id)
-    imported: list[Event] = []
-    for values in prepared:
-        request_id = values["request_id"]
-        seq = None
-        if request_id is not None:
-            seq = conn.execute(_SEQ_OF_REQUEST, {"room_id": room_id, "rid": request_id}).scalar()
-        if seq is not None:
-            existing = _event_at(conn, room_id, seq)
-            kind, speaker, content = values["kind"], values["speaker"], values["content"]
-            imported.append(_same_or_conflict(existing, kind, speaker, content))
-            continue
-        row = _next_row(room_id, probe, values, now)
-        imported.append(event_snapshot(id=insert_event(conn, row), **row))
-        probe = probe._replace(
-            last_seq=row["seq"], last_activity=row["activity"], last_round=row["round"]
-        )
-    if prepared:
-        touch_room(conn, room_id, now)
-    return imported
-
-
-_SEQ_OF_REQUEST = sa_select(EVENTS.c.seq).where(
-    EVENTS.c.room_id == bindparam("room_id"), EVENTS.c.request_id == bindparam("rid")
-)
-
-
-def prepare_import(index: int, record: Any) -> dict[str, Any]:
-    """One record of :func:`import_events`, checked: the columns to write (``activity`` and
-    ``round`` ``None`` when the log should decide them)."""
-    where = f"event {index}"
-    if not isinstance(record, dict):
-        raise StorageValueError(f"{where} must be a dict, not {type(record).__name__}")
-    unknown = set(record) - IMPORT_FIELDS - {"kind", "speaker", "content"}
-    if unknown:
-        raise StorageValueError(f"{where} has unknown field(s) {sorted(unknown)}")
-    kind: Any = record.get("kind")
-    require_in(kind, EVENT_KINDS, f"{where} kind")
-    values = {name: record.get(name) for name in IMPORT_FIELDS}
-    values.update(kind=kind, speaker=record.get("speaker"), content=record.get("content", ""))
-    values["state"] = record.get("state", "done" if kind in ("agent", "pass") else None)
-    values["attempts"] = values["attempts"] or 0
-    check_event_fields(**{name: values[name] for name in _CHECKED_FIELDS})
-    check_state(kind, values["state"], f"{where} state", required=True)
-    _check_numbers(values, where)
-    if values["error"] is not None:
-        check_error(values["error"], f"{where} error")
-    if values["model"] is not None and not isinstance(values["model"], str):
-        raise StorageValueError(f"{where}: model must be a string label")
-    # An imported record is untrusted configuration as much as data: its JSON fields and its
-    # labels pass the secret guard like a config does (free text, the content, does not).
-    labels = ("data", "error", "model", "request_id", "speaker")
-    check_no_secrets({name: values[name] for name in labels}, field=where)
-    for name in _TIMES:
-        values[name] = _timestamp(values[name], f"{where} {name}")
-    return values
-
-
-def _check_numbers(values: dict[str, Any], where: str) -> None:
-    """Counts are integers >= 0; measures finite numbers (``None``: not recorded)."""
-    for name in ("input_tokens", "output_tokens", "attempts", "activity", "round"):
-        value = values[name]
-        if value is not None and (
-            not isinstance(value, int) or isinstance(value, bool) or value < 0
-        ):
-            raise StorageValueError(f"{where}: {name}={value!r} must be an integer >= 0")
-    for name in ("cost", "latency"):
-        value = values[name]
-        if value is not None and (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not math.isfinite(value)
-        ):
-            raise StorageValueError(f"{where}: {name}={value!r} must be a finite number")
-
-
-_TIMES = ("created_at", "updated_at")
-_CHECKED_FIELDS = ("speaker", "content", "request_id", "visible_to", "data", "saw")
-
-
-def _timestamp(value: Any, where: str) -> datetime | None:
-    """A recorded time: a timezone-aware datetime or ISO 8601 text with an offset (UTC kept)."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        try:
-            value = datetime.fromisoformat(value)
-        except ValueError:
-            raise StorageValueError(f"{where}={value!r} is not an ISO 8601 time") from None
-    if not isinstance(value, datetime) or value.tzinfo is None:
-        raise StorageValueError(f"{where}={value!r} must be a time with a UTC offset")
-    return value.astimezone(UTC)
 
 
 def _by_request_id(session: Session, room_id: int, request_id: str) -> Event | None:
@@ -414,7 +251,7 @@ def _by_request_id(session: Session, room_id: int, request_id: str) -> Event | N
     ).first()
 
 
-def _same_or_conflict(existing: Event, kind: str, speaker: str, content: str) -> Event:
+def same_or_conflict(existing: Event, kind: str, speaker: str, content: str) -> Event:
     if (existing.kind, existing.speaker, existing.content) == (kind, speaker, content):
         return existing
     raise RequestIdConflict(
@@ -438,7 +275,7 @@ def events(
     """The room's events with ``seq > after_seq`` (all when ``None``), in seq order.
 
     Served by the ``(room_id, seq)`` index: a page costs the same with a million stored events.
-    An unknown room gives an empty list (use :func:`~storage.rooms.get_room` to tell apart).
+    An unknown room gives an empty list (use :func:`~storage.rooms.room.get_room` to tell apart).
     """
     check_limit(limit)
     query = select(Event).where(Event.room_id == room_id).order_by(col(Event.seq))
@@ -475,7 +312,7 @@ def find_event(db: Database, room_id: int, request_id: str) -> Event | None:
 def open_turn(db: Database, room_id: int) -> Event | None:
     """The room's open turn (``running``, ``waiting`` or ``interrupted``), or ``None``.
 
-    :func:`~storage.turns.claim_turn` guarantees there is at most one. A worker that takes
+    :func:`~storage.rooms.turns.claim_turn` guarantees there is at most one. A worker that takes
     over a room resumes this turn before planning a new one.
     """
     with db.read() as session:
@@ -488,7 +325,6 @@ def open_turn(db: Database, room_id: int) -> Event | None:
 
 
 __all__ = [
-    "IMPORT_FIELDS",
     "append_message",
     "append_on",
     "check_error",
@@ -497,10 +333,7 @@ __all__ = [
     "events",
     "find_event",
     "get_event",
-    "import_event",
-    "import_events",
     "latest_seq",
     "message_values",
     "open_turn",
-    "prepare_import",
 ]

@@ -1,48 +1,40 @@
-"""Rooms: create, read, list, update, delete, fork, and the runnable-room scan for workers."""
+"""A room's row: create, read, update, archive, delete and stop (one room or many).
+
+Listing rooms is :mod:`storage.rooms.listing`, forking them :mod:`storage.rooms.forks`, a room
+restored with its whole log :mod:`storage.rooms.imports`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
-from typing import Any, Final
+from typing import Any
 
-from sqlalchemy import and_, delete, func, insert, literal, literal_column, or_, update
+from sqlalchemy import bindparam, delete, update
 from sqlalchemy import select as sa_select
-from sqlalchemy.orm import aliased
-from sqlmodel import col, select
+from sqlmodel import col
 
-from storage._tx import (
+from storage.checks import UNSET, _Unset, as_set, check_name, require_in
+from storage.database import Database
+from storage.database.statements import add_row, by_dialect, get_row, in_list
+from storage.errors import ExperimentNotFound, RecordInUse, RoomNotFound, StorageValueError
+from storage.rooms.config_versions import check_room_config
+from storage.rooms.log import check_event_fields
+from storage.rooms.rows import (
     EVENTS,
     INSERT_EVENT,
     LEASES,
     ROOMS,
-    UNSET,
-    _Unset,
-    add_row,
-    as_set,
-    check_limit,
-    check_name,
-    get_row,
+    append_notice,
     holds_lease,
-    last_seq,
     lock_room,
-    note_edit,
+    lock_rooms,
     notice_row,
     open_turn_clause,
-    probe_room,
-    require_in,
-    word_count,
+    probe_rooms,
 )
-from storage.config_versions import check_room_config, insert_config_versions
-from storage.database import Database
-from storage.errors import ExperimentNotFound, RecordInUse, RoomNotFound, StorageValueError
-from storage.events import _insert_imported, check_event_fields, prepare_import
-from storage.tables import Event, Experiment, Lease, Room
-from vocabulary import ROOM_STATUSES
-
-
-def _check_config(config: Any) -> dict[str, Any]:
-    return check_room_config(config)
+from storage.tables import Experiment, Room
+from vocabulary import ROOM_STATUSES, RoomStatus, TurnState
 
 
 def create_room(
@@ -102,179 +94,17 @@ def new_room_values(
     now = db.now()
     return {
         "name": name,
-        "config": _check_config({} if config is None else config),
+        "config": check_room_config({} if config is None else config),
         "status": status,
         "created_at": now,
         "updated_at": now,
     }
 
 
-def stop_room(
-    db: Database,
-    room_id: int,
-    *,
-    reason: str,
-    allowed: Collection[str],
-    notice: str,
-    notice_data: dict[str, Any] | None = None,
-) -> bool:
-    """Stop a room in one write transaction: its status becomes ``stopped`` with ``reason``, its
-    open turn (if any) ``stopped``, and a system event ``notice`` goes at the end of its log.
-    ``False`` (nothing written) when the room's status is not one of ``allowed``.
-    A model reply still in flight is then refused by the fence on the turn's state."""
-    check_event_fields(speaker="room", content=notice, data=notice_data)
-    for word in allowed:
-        require_in(word, ROOM_STATUSES, "allowed status")
-    now = db.now()
-    with db.write_connection() as conn:
-        probe = probe_room(conn, room_id)
-        if probe.status not in allowed:
-            return False
-        conn.execute(
-            update(ROOMS)
-            .where(ROOMS.c.id == room_id)
-            .values(status="stopped", stop_reason=reason, updated_at=now)
-        )
-        conn.execute(
-            update(EVENTS)
-            .where(EVENTS.c.room_id == room_id, open_turn_clause())
-            .values(state="stopped", updated_at=now)
-        )
-        _insert_notice(conn, room_id, probe, notice, notice_data, now)
-        note_edit(conn, room_id, now)  # its open turn changed: a plan made before is refused
-    return True
-
-
-def create_room_with_log(
-    db: Database,
-    name: str,
-    config: dict[str, Any],
-    records: Sequence[dict[str, Any]],
-    *,
-    status: str = "idle",
-    stop_reason: str | None = None,
-    config_versions: Sequence[dict[str, Any]] = (),
-) -> tuple[int, list[Event]]:
-    """Store a new room and its whole recorded log in one write transaction: no other process
-    (a worker above all) can ever see the room without its log. All or nothing: every record is
-    validated first, and any failure leaves no room behind. Returns the room id and its events.
-    ``config_versions``: the room's earlier configuration versions (an exported room's), restored
-    in the same transaction.
-    """
-    prepared = [prepare_import(index, record) for index, record in enumerate(records)]
-    values = new_room_values(db, name, config, status=status)
-    values["stop_reason"] = stop_reason
-    with db.write_connection() as conn:
-        room_id = int(conn.execute(insert(ROOMS).returning(ROOMS.c.id), values).scalar_one())
-        imported = _insert_imported(conn, room_id, prepared, values["created_at"])
-        if config_versions:
-            insert_config_versions(conn, room_id, config_versions, values["created_at"])
-        return room_id, imported
-
-
 def get_room(db: Database, room_id: int) -> Room:
     """The room as committed now. Raises :class:`RoomNotFound`."""
     row: Room = get_row(db, Room, room_id, RoomNotFound, "room")
     return row
-
-
-#: How a room list may be ordered (a key of this table), each with a unique tie-breaker.
-ROOM_SORTS: Final[dict[str, tuple[Any, ...]]] = {
-    "newest": (ROOMS.c.id.desc(),),
-    "oldest": (ROOMS.c.id.asc(),),
-    "recent activity": (ROOMS.c.updated_at.desc(), ROOMS.c.id.desc()),
-    "name": (ROOMS.c.name.asc(), ROOMS.c.id.desc()),
-    "status": (ROOMS.c.status.asc(), ROOMS.c.id.desc()),
-}
-
-
-def room_conditions(
-    *,
-    status: str | Collection[str] | None = None,
-    experiment_id: int | None = None,
-    search: str | None = None,
-    created_after: datetime | None = None,
-    created_before: datetime | None = None,
-    archived: bool | None = None,
-    in_experiment: bool | None = None,
-) -> list[Any]:
-    """The WHERE clauses of a room list (every filter is optional; all must hold).
-
-    ``search``: a case-insensitive part of the name or condition, or a room id (``42``/``#42``).
-    ``created_after`` is inclusive, ``created_before`` exclusive. ``archived``: ``False`` only
-    rooms not archived, ``True`` only archived ones, ``None`` both. ``in_experiment``: ``False``
-    only rooms of no experiment, ``True`` only experiment rooms, ``None`` both.
-    """
-    clauses: list[Any] = []
-    statuses = as_set(status)
-    if statuses is not None:
-        clauses.append(ROOMS.c.status.in_(sorted(statuses)))
-    if experiment_id is not None:
-        clauses.append(ROOMS.c.experiment_id == experiment_id)
-    needle = (search or "").strip().lower()
-    if needle:
-        matches = [
-            func.lower(ROOMS.c.name).contains(needle, autoescape=True),
-            func.lower(func.coalesce(ROOMS.c.condition, "")).contains(needle, autoescape=True),
-        ]
-        digits = needle.removeprefix("#")
-        if digits.isdigit() and len(digits) < 19:
-            matches.append(ROOMS.c.id == int(digits))
-        clauses.append(or_(*matches))
-    if created_after is not None:
-        clauses.append(ROOMS.c.created_at >= created_after)
-    if created_before is not None:
-        clauses.append(ROOMS.c.created_at < created_before)
-    if archived is not None:
-        column = ROOMS.c.archived_at
-        clauses.append(column.is_not(None) if archived else column.is_(None))
-    if in_experiment is not None:
-        column = ROOMS.c.experiment_id
-        clauses.append(column.is_not(None) if in_experiment else column.is_(None))
-    return clauses
-
-
-def room_order(sort: str) -> tuple[Any, ...]:
-    """The ORDER BY of :data:`ROOM_SORTS` ``[sort]``; an unknown key is a StorageValueError."""
-    require_in(sort, ROOM_SORTS, "sort")
-    return ROOM_SORTS[sort]
-
-
-def list_rooms(
-    db: Database,
-    *,
-    limit: int | None = 100,
-    offset: int = 0,
-    sort: str = "newest",
-    **filters: Any,
-) -> list[Room]:
-    """Rooms, newest first by default (``sort``: a key of :data:`ROOM_SORTS`), filtered by the
-    keywords of :func:`room_conditions` (status, experiment_id, search, created_after,
-    created_before, archived, in_experiment)."""
-    check_limit(limit, offset)
-    query = (
-        select(Room).where(*room_conditions(**filters)).order_by(*room_order(sort)).offset(offset)
-    )
-    if limit is not None:
-        query = query.limit(limit)
-    with db.read() as session:
-        return list(session.exec(query))
-
-
-def room_ids(db: Database, *, sort: str = "oldest", **filters: Any) -> list[int]:
-    """The ids of every room matching the filters of :func:`room_conditions`, oldest first by
-    default: what an export of many rooms needs (100,000 ids are a few MB; their records with
-    configs, :func:`list_rooms`, hundreds)."""
-    query = select(Room.id).where(*room_conditions(**filters)).order_by(*room_order(sort))
-    with db.read() as session:
-        return [int(rid or 0) for rid in session.exec(query)]  # a stored id is never NULL
-
-
-def count_rooms(db: Database, **filters: Any) -> int:
-    """How many rooms match the filters of :func:`room_conditions` (for paging)."""
-    query = select(func.count()).select_from(Room).where(*room_conditions(**filters))
-    with db.read() as session:
-        return int(session.exec(query).one())
 
 
 def update_room(
@@ -311,7 +141,7 @@ def update_room(
     if not isinstance(stop_reason, _Unset):
         values["stop_reason"] = stop_reason
     if not isinstance(config, _Unset):
-        values["config"] = _check_config(config)
+        values["config"] = check_room_config(config)
     expected = as_set(expected_status)
     if expected is not None:
         for word in expected:
@@ -327,7 +157,7 @@ def update_room(
         values["updated_at"] = now
         session.exec(update(Room).where(col(Room.id) == room_id).values(**values))
         if notice is not None:
-            _append_notice(conn, room_id, notice, notice_data, now)
+            append_notice(conn, room_id, notice, notice_data, now)
         room = session.get(Room, room_id, populate_existing=True)
         assert room is not None
         return room
@@ -391,207 +221,115 @@ def delete_room(db: Database, room_id: int, *, even_if_leased: bool = False) -> 
         return bool(result.rowcount)
 
 
-def _append_notice(
-    conn: Any, room_id: int, notice: str, data: dict[str, Any] | None, now: datetime
-) -> None:
-    """A system event at the end of a room's log, inside the caller's write transaction."""
-    _insert_notice(conn, room_id, probe_room(conn, room_id), notice, data, now)
+#: Rooms per write transaction of :func:`stop_rooms`.
+BATCH_ROOMS = 500
 
 
-def _insert_notice(
-    conn: Any, room_id: int, probe: Any, notice: str, data: dict[str, Any] | None, now: datetime
-) -> None:
-    """The system event ``notice`` after the log end ``probe`` read (in this transaction)."""
-    conn.execute(INSERT_EVENT, notice_row(room_id, probe, notice, data, now))
+def stop_rooms(
+    db: Database,
+    room_ids: Sequence[int],
+    *,
+    reason: str,
+    allowed: Collection[str],
+    notice: str,
+    notice_data: dict[str, Any] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[int]:
+    """Stop rooms: each one's status becomes ``stopped`` with ``reason``, its open turn (if any)
+    ``stopped``, and a system event ``notice`` goes at the end of its log; a model reply still in
+    flight is then refused by the fence on the turn's state. Rooms whose status is not one of
+    ``allowed`` (or that are gone) are left alone.
+
+    ``BATCH_ROOMS`` rooms per write transaction, each with a fixed number of statements (lock,
+    probe, update rooms, update open turns, insert the notices): other writers wait for one
+    batch, never for a whole experiment. Returns the ids stopped; ``progress(done, total)``
+    after each batch.
+    """
+    check_event_fields(speaker="room", content=notice, data=notice_data)
+    for word in allowed:
+        require_in(word, ROOM_STATUSES, "allowed status")
+    ids = sorted(set(room_ids))
+    stopped: list[int] = []
+    for start in range(0, len(ids), BATCH_ROOMS):
+        chunk = ids[start : start + BATCH_ROOMS]
+        stopped += _stop_batch(db, chunk, reason, set(allowed), notice, notice_data)
+        if progress is not None:
+            progress(min(start + BATCH_ROOMS, len(ids)), len(ids))
+    return stopped
 
 
-def fork_room(
+def stop_room(
     db: Database,
     room_id: int,
-    at_seq: int,
-    name: str | None = None,
     *,
-    config: dict[str, Any] | None = None,
-    edit: dict[str, Any] | None = None,
-    status: str = "idle",
-    notice: str | None = None,
+    reason: str,
+    allowed: Collection[str],
+    notice: str,
     notice_data: dict[str, Any] | None = None,
-) -> int:
-    """Copy a room's log up to and including ``at_seq`` into a new room; return its id.
+) -> bool:
+    """:func:`stop_rooms` for one room (one write transaction): ``False`` (nothing written) when
+    its status is not one of ``allowed``. Raises :class:`RoomNotFound`."""
+    stopped = stop_rooms(
+        db, [room_id], reason=reason, allowed=allowed, notice=notice, notice_data=notice_data
+    )
+    if not stopped:
+        get_room(db, room_id)  # a room that is gone is an error here, not a refusal
+    return bool(stopped)
 
-    The fork gets ``config`` (by default the room's current config), records
-    ``parent_room_id``/``parent_seq``, keeps every copied event's seq, request id, state and
-    timestamps, and its ``parent_event_id`` links point at the fork's own copies. Experiment
-    membership is not copied. A turn still open at the fork point is copied as it is, so a runtime
-    driving the fork resumes it. ``0 <= at_seq <= latest seq`` or :class:`StorageValueError`;
-    raises :class:`RoomNotFound`. One transaction: all or nothing.
 
-    ``edit``: new values for the copy of event ``at_seq`` (``content``, ``speaker``, ``data``
-    merged key by key); ``status``: the fork's status (``idle`` by default). With ``notice``, a
-    system event (``notice_data``: who forked it) follows the copied log.
-    """
-    _check_fork(at_seq, edit, status, notice, notice_data)
+_STOP_ROOMS = by_dialect(
+    lambda server: (
+        update(ROOMS)
+        .where(in_list(ROOMS.c.id, "ids", server=server))
+        .values(
+            status=RoomStatus.STOPPED,
+            stop_reason=bindparam("reason"),
+            edits=ROOMS.c.edits + 1,  # its open turn changed: a plan made before is refused
+            updated_at=bindparam("now"),
+        )
+    )
+)
+_STOP_TURNS = by_dialect(
+    lambda server: (
+        update(EVENTS)
+        .where(in_list(EVENTS.c.room_id, "ids", server=server), open_turn_clause())
+        .values(state=TurnState.STOPPED, updated_at=bindparam("now"))
+    )
+)
+
+
+def _stop_batch(
+    db: Database,
+    ids: list[int],
+    reason: str,
+    allowed: set[str],
+    notice: str,
+    notice_data: dict[str, Any] | None,
+) -> list[int]:
     now = db.now()
-    with db.write() as session:
-        conn = session.connection()
-        lock_room(conn, room_id)
-        source = session.get(Room, room_id)
-        assert source is not None
-        latest = last_seq(conn, room_id)
-        if at_seq > latest:
-            raise StorageValueError(
-                f"at_seq={at_seq} is beyond room {room_id}'s last event (seq {latest})"
-            )
-        fork = Room(
-            name=check_name(name or f"{source.name} (fork at {at_seq})", "name"),
-            config=source.config if config is None else check_room_config(config),
-            status=status,
-            parent_room_id=room_id,
-            parent_seq=at_seq,
-            created_at=now,
-            updated_at=now,
-        )
-        fork_id = add_row(session, fork)
-        _copy_events(session, room_id, fork_id, at_seq)
-        if edit:
-            _edit_copy(conn, fork_id, at_seq, edit, now)
-        if notice is not None:
-            _append_notice(conn, fork_id, notice, notice_data, now)
-        return fork_id
-
-
-def _check_fork(
-    at_seq: Any, edit: dict[str, Any] | None, status: str, notice: Any, notice_data: Any
-) -> None:
-    """:func:`fork_room`'s arguments, checked before anything is read."""
-    if notice is not None:
-        check_event_fields(speaker="room", content=notice, data=notice_data)
-    if not isinstance(at_seq, int) or at_seq < 0:
-        raise StorageValueError(f"at_seq={at_seq!r} must be an integer >= 0")
-    require_in(status, ROOM_STATUSES, "status")
-    unknown = sorted(set(edit or {}) - {"content", "speaker", "data"})
-    if unknown:
-        raise StorageValueError(f"edit has unknown field(s) {unknown}; use content, speaker, data")
-
-
-def _edit_copy(conn: Any, fork_id: int, seq: int, edit: dict[str, Any], now: datetime) -> None:
-    """Apply ``edit`` to the fork's copy of event ``seq`` (inside the fork's transaction)."""
-    where = and_(EVENTS.c.room_id == fork_id, EVENTS.c.seq == seq)
-    row = conn.execute(sa_select(EVENTS.c.data).where(where)).first()
-    if row is None:
-        raise StorageValueError(f"there is no event at seq {seq} to edit")
-    values: dict[str, Any] = {"updated_at": now}
-    if "content" in edit:
-        if not isinstance(edit["content"], str):
-            raise StorageValueError("edit content must be a string")
-        values["content"] = edit["content"]
-        values["words"] = word_count(edit["content"])
-    if "speaker" in edit:
-        check_event_fields(speaker=edit["speaker"], content="")
-        values["speaker"] = edit["speaker"]
-    if edit.get("data") is not None:
-        check_event_fields(speaker="-", content="", data=edit["data"])
-        values["data"] = {**(row[0] or {}), **edit["data"]}
-    conn.execute(update(EVENTS).where(where).values(**values))
-
-
-def _copy_events(session: Any, source_id: int, fork_id: int, at_seq: int) -> None:
-    # INSERT ... SELECT keeps the copy inside the database (fast for long logs, portable SQL).
-    events = Event.__table__  # type: ignore[attr-defined]
-    columns = [c for c in events.columns if c.name not in ("id", "room_id")]
-    chosen = sa_select(literal(fork_id).label("room_id"), *columns).where(
-        events.c.room_id == source_id, events.c.seq <= at_seq
-    )
-    session.exec(insert(events).from_select(["room_id", *[c.name for c in columns]], chosen))
-    # Re-point parent links from the source's event ids to the fork's copies (matched by seq).
-    original = aliased(Event)
-    copy = aliased(Event)
-    parent_seq = (
-        select(original.seq)
-        .where(original.id == events.c.parent_event_id)
-        .correlate(events)  # two levels down: SQLAlchemy would not correlate it by itself
-        .scalar_subquery()
-    )
-    new_parent = (
-        select(copy.id).where(copy.room_id == fork_id, copy.seq == parent_seq).scalar_subquery()
-    )
-    session.exec(
-        update(events)
-        .where(events.c.room_id == fork_id, events.c.parent_event_id.is_not(None))
-        .values(parent_event_id=new_parent)
-    )
-
-
-def room_family(db: Database, room_id: int, limit: int = 500) -> list[Room]:
-    """The fork tree ``room_id`` belongs to: its root (followed up ``parent_room_id``) and every
-    room forked from it, directly or not, in id order (at most ``limit`` rooms). Raises
-    :class:`RoomNotFound`."""
-    with db.read() as session:
-        room = session.get(Room, room_id)
-        if room is None:
-            raise RoomNotFound(f"room {room_id} does not exist")
-        seen = {room_id}
-        while room.parent_room_id is not None and room.parent_room_id not in seen:
-            parent = session.get(Room, room.parent_room_id)
-            if parent is None:
-                break
-            seen.add(parent.id)  # type: ignore[arg-type]
-            room = parent
-        family = {room.id: room}
-        frontier = [room.id]
-        while frontier and len(family) < limit:
-            children = session.exec(
-                select(Room).where(col(Room.parent_room_id).in_(frontier)).limit(limit)
-            ).all()
-            frontier = [c.id for c in children if c.id not in family]
-            family.update({c.id: c for c in children})
-        return [family[key] for key in sorted(family)][:limit]  # type: ignore[type-var]
-
-
-def list_runnable_rooms(db: Database, now: datetime | None = None, limit: int = 100) -> list[int]:
-    """Ids of rooms a worker may pick up: status ``running`` and lease free, released or expired.
-
-    Least recently touched first (``updated_at``), so busy rooms do not starve quiet ones. A
-    snapshot: acquire the lease (:func:`~storage.leases.acquire_lease`) before driving a room.
-    """
-    check_limit(limit)
-    when = now or db.now()
-    query = (
-        select(Room.id)
-        .outerjoin(Lease, and_(col(Lease.room_id) == Room.id))
-        .where(
-            # A literal, not a parameter: the partial index ix_rooms_runnable is only used for a
-            # predicate the planner can see matches its own (SQLite and PostgreSQL alike).
-            col(Room.status) == literal_column("'running'"),
-            or_(
-                col(Lease.room_id).is_(None),
-                col(Lease.owner).is_(None),
-                col(Lease.expires_at) <= when,
-            ),
-        )
-        .order_by(col(Room.updated_at), col(Room.id))
-        .limit(limit)
-    )
-    with db.read() as session:
-        return [room_id for room_id in session.exec(query) if room_id is not None]
+    with db.write_connection() as conn:
+        if conn.dialect.name == "postgresql":
+            lock_rooms(conn, ids)
+        probes = probe_rooms(conn, ids)
+        chosen = sorted(room_id for room_id, p in probes.items() if p.status in allowed)
+        if not chosen:
+            return []
+        conn.execute(_STOP_ROOMS(conn), {"ids": chosen, "reason": reason, "now": now})
+        conn.execute(_STOP_TURNS(conn), {"ids": chosen, "now": now})
+        rows = [notice_row(i, probes[i], notice, notice_data, now) for i in chosen]
+        conn.execute(INSERT_EVENT, rows)
+    return chosen
 
 
 __all__ = [
-    "ROOM_SORTS",
-    "count_rooms",
+    "BATCH_ROOMS",
     "create_room",
     "delete_room",
-    "fork_room",
     "get_room",
-    "list_rooms",
-    "list_runnable_rooms",
-    "create_room_with_log",
-    "room_family",
     "live_leases",
     "new_room_values",
-    "room_conditions",
-    "room_order",
     "set_room_archived",
     "stop_room",
+    "stop_rooms",
     "update_room",
 ]

@@ -1,4 +1,5 @@
-"""Helpers shared by the repository modules (private: not part of the public API).
+"""A room's rows as every write path sees them (private to storage): the room probe and locks,
+the one builder of an events row, and detached snapshots.
 
 The write-path helpers take a Core ``Connection`` inside a write transaction (ORM sessions pass
 ``session.connection()``), and use statements built once at import time: a durable turn append
@@ -7,88 +8,20 @@ must stay well under 2 ms, and statement construction would otherwise be a large
 
 from __future__ import annotations
 
-import enum
-import json
-import operator
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Final, NamedTuple
 
-from sqlalchemy import (
-    ARRAY,
-    String,
-    TypeDecorator,
-    any_,
-    bindparam,
-    func,
-    insert,
-    select,
-    text,
-    update,
-)
+from sqlalchemy import bindparam, func, insert, select, text, update
 from sqlalchemy.engine import Connection
 
-from storage.errors import RoomNotFound, StorageValueError
+from storage.database.statements import by_dialect, in_list
+from storage.errors import RoomNotFound
 from storage.tables import OPEN_TURN_WHERE, Event, Lease, Room
 
 ROOMS = Room.__table__  # type: ignore[attr-defined]
 EVENTS = Event.__table__  # type: ignore[attr-defined]
 LEASES = Lease.__table__  # type: ignore[attr-defined]
-
-
-class _Unset(enum.Enum):
-    UNSET = "UNSET"
-
-    def __repr__(self) -> str:
-        return "UNSET"
-
-
-UNSET: Final = _Unset.UNSET
-"""Marks a keyword argument that was not given (``None`` is a real value: "set to NULL")."""
-
-
-class ByDialect(NamedTuple):
-    """One statement built twice: for SQLite and for server databases (see :func:`in_list`)."""
-
-    sqlite: Any
-    server: Any
-
-    def __call__(self, conn: Connection) -> Any:
-        return self.sqlite if conn.dialect.name == "sqlite" else self.server
-
-
-def in_list(column: Any, name: str, *, server: bool) -> Any:
-    """``column IN (:name...)`` for a list parameter ``name``.
-
-    Either way the list is ONE parameter and the statement's text never changes with its length.
-    Server databases: ``column = ANY(:name)`` with an array; with an ``IN`` list of 200 ids
-    psycopg parses a new text each time and the server plans it again (measured: about half of a
-    worker's statement time on PostgreSQL). SQLite: ``column IN (SELECT value FROM
-    json_each(:name))`` with the list as JSON (SQLite still searches the column's index per
-    value); an expanding ``IN`` made SQLAlchemy re-render the statement on every execution
-    (0.05 ms each: a sixth of a single-room turn's write in ``benchmarks/room_run.py``).
-    Values are ints or strings.
-    """
-    if server:
-        return column == any_(bindparam(name, type_=ARRAY(column.type)))
-    values = func.json_each(bindparam(name, type_=_JsonList())).table_valued("value")
-    return column.in_(select(values.c.value))
-
-
-class _JsonList(TypeDecorator[Any]):
-    """A list of ints or strings bound as one JSON array text (for SQLite's ``json_each``);
-    integer-like values (a numpy id from a frame) become plain ints."""
-
-    impl = String
-    cache_ok = True
-
-    def process_bind_param(self, value: Any, dialect: Any) -> str:
-        return json.dumps([v if isinstance(v, str) else operator.index(v) for v in value])
-
-
-def by_dialect(build: Any) -> ByDialect:
-    """``build(server)`` for both kinds of database (``server`` is passed to :func:`in_list`)."""
-    return ByDialect(build(False), build(True))
 
 
 def open_turn_clause(alias: str | None = None) -> Any:
@@ -379,6 +312,13 @@ def notice_row(
     )
 
 
+def append_notice(
+    conn: Connection, room_id: int, notice: str, data: dict[str, Any] | None, now: datetime
+) -> None:
+    """A system event at the end of a room's log, inside the caller's write transaction."""
+    conn.execute(INSERT_EVENT, notice_row(room_id, probe_room(conn, room_id), notice, data, now))
+
+
 def _snapshot_template() -> tuple[dict[str, Any], tuple[str, ...], dict[str, Any]]:
     """Every events column in field order with its plain default (the required ones and those
     with a default factory hold ``_MISSING``), the required names, and the factories."""
@@ -433,129 +373,6 @@ def event_from_row(row: Any) -> Event:
     return event_snapshot(**row._mapping)
 
 
-def add_row(session: Any, row: Any) -> int:
-    """Insert a new table row in ``session`` and return its id (assigned by the database)."""
-    session.add(row)
-    session.flush()
-    assert row.id is not None
-    return int(row.id)
-
-
-def get_row(db: Any, model: Any, key: int, missing: type[Exception], what: str) -> Any:
-    """The committed row of ``model`` with primary key ``key``; ``missing(f"{what} ... does not
-    exist")`` when there is none."""
-    with db.read() as session:
-        row = session.get(model, key)
-    if row is None:
-        raise missing(f"{what} {key} does not exist")
-    return row
-
-
 def word_count(content: str) -> int:
     """Words as the summaries count them: whitespace-separated tokens."""
     return len(content.split())
-
-
-def require_in(value: Any, allowed: Collection[str], field: str) -> None:
-    """Raise :class:`StorageValueError` unless ``value`` is one of ``allowed``."""
-    if value not in allowed:
-        raise StorageValueError(
-            f"{field}={value!r} is not valid; use one of: {', '.join(sorted(allowed))}"
-        )
-
-
-def as_set(value: str | Collection[str] | None) -> set[str] | None:
-    """A single word or a collection of words as a set (None stays None)."""
-    if value is None:
-        return None
-    return {value} if isinstance(value, str) else set(value)
-
-
-def check_limit(limit: int | None, offset: int = 0) -> None:
-    """Refuse negative paging values (a negative LIMIT means 'no limit' in SQLite)."""
-    if limit is not None and limit < 0:
-        raise StorageValueError(f"limit={limit} must be >= 0 (or None for no limit)")
-    if offset < 0:
-        raise StorageValueError(f"offset={offset} must be >= 0")
-
-
-#: What any JSON column accepts at most, whoever writes it: a backstop below the stricter
-#: limits of ``conversation.text.limits`` (storage knows nothing above it).
-JSON_MAX_DEPTH = 64
-
-
-def bounded_json(
-    value: Any, field: str, *, max_chars: int, max_depth: int = JSON_MAX_DEPTH
-) -> None:
-    """Refuse ``value`` when it nests deeper than ``max_depth`` or holds more than about
-    ``max_chars`` characters of text, measured in one walk before anything serialises it."""
-    total = 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > max_depth:
-            raise StorageValueError(f"{field} is nested more than {max_depth} levels deep")
-        if isinstance(item, str):
-            total += len(item) + 2
-        elif isinstance(item, dict):
-            total += 2 + sum(len(str(k)) + 4 for k in item)
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list | tuple):
-            total += 2 + len(item)
-            stack.extend((v, depth + 1) for v in item)
-        else:
-            total += 8
-        if total > max_chars:
-            raise StorageValueError(
-                f"{field} is more than {max_chars:,} characters as JSON; the limit is {max_chars:,}"
-            )
-
-
-def check_json(value: Any, field: str) -> None:
-    """Refuse values that are not strict JSON (NaN, infinities, sets, objects) before storing."""
-    try:
-        json.dumps(value, allow_nan=False)
-    except RecursionError:
-        raise StorageValueError(f"{field} is nested too deeply to store; flatten it") from None
-    except (TypeError, ValueError) as exc:
-        raise StorageValueError(
-            f"{field} must be plain JSON (dicts, lists, strings, finite numbers, booleans, null): "
-            f"{exc}"
-        ) from None
-
-
-def json_object(
-    value: Any, field: str, *, optional: bool = False, max_chars: int | None = None
-) -> Any:
-    """A strict, secret-free JSON object (a dict) for a JSON column, or StorageValueError;
-    with ``max_chars``, of bounded size and depth (measured before it is serialised)."""
-    from storage.secret_guard import check_no_secrets
-
-    if value is None and optional:
-        return None
-    if not isinstance(value, dict):
-        raise StorageValueError(
-            f"{field} must be a dict (a JSON object), not {type(value).__name__}"
-        )
-    if max_chars is not None:
-        bounded_json(value, field, max_chars=max_chars)
-    check_json(value, field)
-    check_no_secrets(value, field=field)
-    return value
-
-
-def check_name(name: Any, field: str, *, max_length: int = 200) -> str:
-    """A display name: a non-empty string without control characters, at most ``max_length``."""
-    if not isinstance(name, str) or not name.strip():
-        raise StorageValueError(f"{field}={name!r} must be a non-empty string")
-    if name != name.strip():
-        raise StorageValueError(f"{field}={name!r} has leading or trailing spaces; strip them")
-    if len(name) > max_length:
-        raise StorageValueError(
-            f"{field} is {len(name)} characters long; the limit is {max_length}"
-        )
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
-        raise StorageValueError(
-            f"{field}={name!r} contains a control character (newline, tab...); remove it"
-        )
-    return name

@@ -1,15 +1,15 @@
 """Turn results: fenced commits (one or a batch), moderation state changes, retry bookkeeping.
 
 The protocol (decision "a turn is claimed, then committed with a fence"), for a worker holding the
-room's lease ``token``: claim (:mod:`storage.claims`), call the model *outside* any transaction
+room's lease ``token``: claim (:mod:`storage.rooms.claims`), call the model *outside* any transaction
 (:func:`record_attempt` after a failed try persists the retry count and the next attempt time, so
 the budget survives a restart), then commit: applied only while the lease token is still current
 and unexpired, so a paused zombie's late result is rejected. :func:`commit_on` is the one
 implementation; :func:`commit_turns` runs it in its own transaction and
-:func:`~storage.batch.apply_turns` with settlements and claims in one.
+:func:`~storage.rooms.batch.apply_turns` with settlements and claims in one.
 
 A worker that takes over a room finds the open turn with
-:func:`~storage.events.open_turn`, rebuilds its prompt from the events before it, and commits
+:func:`~storage.rooms.log.open_turn`, rebuilds its prompt from the events before it, and commits
 it with its own (newer) token: the fence is on the room's lease, not on who claimed the turn.
 """
 
@@ -24,31 +24,27 @@ from sqlalchemy import bindparam, update
 from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Connection
 
-from storage._tx import (
+from storage.checks import UNSET, _Unset, as_set, require_in
+from storage.database import Database
+from storage.database.statements import by_dialect, in_list
+from storage.errors import EventNotFound, InvalidTransition, StorageValueError
+from storage.rooms.drafts import drop_drafts
+from storage.rooms.log import check_error, check_event_fields
+from storage.rooms.rows import (
     EVENTS,
     LEASES,
     ROOMS,
-    UNSET,
     UPDATE_EVENT,
-    _Unset,
-    as_set,
-    by_dialect,
     event_from_row,
     event_snapshot,
     holds_lease,
-    in_list,
     lease_ok,
     lock_room,
     lock_rooms,
     note_edit,
-    require_in,
     touch_room,
     word_count,
 )
-from storage.database import Database
-from storage.drafts import drop_drafts
-from storage.errors import EventNotFound, InvalidTransition, StorageValueError
-from storage.events import check_error, check_event_fields
 from storage.tables import Event
 from vocabulary import ROOM_STATUSES, TURN_STATES, TURN_TRANSITIONS
 
