@@ -8,6 +8,8 @@ batch in one transaction each, with every item checked on its own:
 - :func:`apply_turns`: commits (:mod:`storage.rooms.turns`), settlements (:func:`settle_rooms`) and
   claims (:mod:`storage.rooms.claims`) in ONE write transaction, each item fenced on its own;
 - :func:`release_leases`: a worker's leases, given back in one write.
+
+One room's calls (:func:`commit_turn`, :func:`claim_turn`) are the batch of one: one write path.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from storage.database import Database
 from storage.database.statements import by_dialect, in_list
 from storage.rooms.claims import TurnClaim, claim_on
 from storage.rooms.log import check_event_fields
+from storage.rooms.room import get_room
 from storage.rooms.rows import (
     EVENTS,
     INSERT_EVENT,
@@ -33,7 +36,6 @@ from storage.rooms.rows import (
     ROOMS,
     RoomProbe,
     event_from_row,
-    lock_room,
     lock_rooms,
     notice_row,
     probe_rooms,
@@ -278,20 +280,19 @@ def claim_turns(db: Database, claims: Sequence[TurnClaim]) -> list[Event | None]
 
 
 def claim_turn(db: Database, room_id: int, **fields: Any) -> Event | None:
-    """One room's :func:`claim_turns`: ``fields`` are those of :class:`~storage.rooms.claims.TurnClaim`
-    (``token``, ``expected_last_seq``, ``speaker``, ``request_id``, ``activity``, ``round``, and
-    optionally ``kind``, ``saw``, ``model``, ``attempts``, ``next_attempt_at``, ``visible_to``,
-    ``parent_event_id``, ``data``, ``statuses``).
+    """:func:`claim_turns` for one room: ``fields`` are those of
+    :class:`~storage.rooms.claims.TurnClaim` (``token``, ``expected_last_seq``, ``speaker``,
+    ``request_id``, ``activity``, ``round``, and optionally ``kind``, ``saw``, ``model``,
+    ``attempts``, ``next_attempt_at``, ``visible_to``, ``parent_event_id``, ``data``,
+    ``statuses``).
 
-    The same checks in one write transaction; ``None`` when refused. Raises :class:`RoomNotFound`
-    (where the batch says ``None``) and :class:`StorageValueError`.
+    The same checks in the same one write transaction; ``None`` when refused. Raises
+    :class:`RoomNotFound` (where the batch says ``None``) and :class:`StorageValueError`.
     """
-    claim = TurnClaim(room_id=room_id, **fields)
-    claim.validate()
-    now = db.now()
-    with db.write_connection() as conn:
-        lock_room(conn, room_id)  # raises RoomNotFound; on a server database, the room's lock
-        return claim_on(conn, [claim], now, lock=False)[0]
+    [turn] = claim_turns(db, [TurnClaim(room_id=room_id, **fields)])
+    if turn is None:
+        get_room(db, room_id)  # a room that is gone is an error here, not a refusal
+    return turn
 
 
 __all__ = [
