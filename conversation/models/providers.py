@@ -55,10 +55,11 @@ from conversation.models.spec_schema import (
     spec_place,
 )
 from conversation.text.schema import Problem, validated
+from settings import env_name
 
 EXPECTED_PARROT = "expected_parrot"
 OFFLINE = OFFLINE_MODEL_NAME
-MODEL_ENV = "ROOMS_MODEL"
+MODEL_ENV = env_name("model")
 
 # provider -> environment variables that EDSL reads for its key (first is the canonical name)
 PROVIDER_KEYS: dict[str, tuple[str, ...]] = {

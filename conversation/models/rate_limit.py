@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import os
 import random
 import re
 import time
@@ -41,10 +40,11 @@ import storage
 from conversation.exceptions import ConversationValueError
 from conversation.models.limits import provider_key
 from conversation.models.retries import http_status, outage_seconds, retry_after_seconds
+from settings import SETTINGS, env_name
 
 log = logging.getLogger(__name__)
 
-RATE_LIMITS_ENV = "ROOMS_RATE_LIMITS"
+RATE_LIMITS_ENV = env_name("rate_limits")
 #: Seconds a 429 without ``Retry-After`` pauses the bucket (doubling on each 429 of one call).
 FIRST_PAUSE_SECONDS = 1.0
 MAX_PAUSE_SECONDS = 60.0
@@ -102,8 +102,8 @@ def _parsed(raw: str) -> dict[str, storage.RateLimit]:
 
 def bucket_for(model: Any) -> tuple[str, storage.RateLimit] | None:
     """The bucket key and limit ``model``'s calls count against, or None (no limit set)."""
-    raw = os.environ.get(RATE_LIMITS_ENV, "").strip()
     provider = provider_key(model)
+    raw = SETTINGS.rate_limits if provider is not None else None
     if not raw or provider is None:
         return None
     limits = _parsed(raw)

@@ -23,13 +23,13 @@ retry budget, and only an outage longer than that fails the turn.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
 from conversation.exceptions import ConversationValueError
+from settings import SETTINGS, env_name
 
 T = TypeVar("T")
 
@@ -38,8 +38,7 @@ GATEWAY_STATUSES = frozenset({502, 503, 504})
 TRANSIENT_HTTP_STATUSES = frozenset({429, 502, 503, 504})
 MAX_RETRY_AFTER_SECONDS = 60.0
 MAX_TIMEOUT_BACKOFF_SECONDS = 900.0
-OUTAGE_ENV = "ROOMS_MODEL_OUTAGE_SECONDS"
-DEFAULT_OUTAGE_SECONDS = 600.0
+OUTAGE_ENV = env_name("model_outage_seconds")
 FIRST_OUTAGE_DELAY_SECONDS = 2.0
 MAX_OUTAGE_DELAY_SECONDS = 30.0
 SERVER_UNAVAILABLE = "server_unavailable"  # the error code of a turn waiting for its server
@@ -118,20 +117,7 @@ def unavailable_cause(exc: BaseException) -> BaseException | None:
 def outage_seconds() -> float:
     """How long a room waits for an unavailable model server before its turn fails
     (``ROOMS_MODEL_OUTAGE_SECONDS``, read at each call; default 600)."""
-    raw = os.environ.get(OUTAGE_ENV, "").strip()
-    if not raw:
-        return DEFAULT_OUTAGE_SECONDS
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConversationValueError(
-            f"{OUTAGE_ENV}={raw!r} is not a number of seconds; use e.g. {OUTAGE_ENV}=600"
-        ) from None
-    if value != value or value < 0:
-        raise ConversationValueError(
-            f"{OUTAGE_ENV}={raw!r} must be zero or more seconds; use e.g. {OUTAGE_ENV}=600"
-        )
-    return value
+    return SETTINGS.model_outage_seconds
 
 
 @dataclass

@@ -16,13 +16,13 @@ or set the window); for an unknown hosted model the setting, else no bound.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from conversation.exceptions import ConversationValueError
 from conversation.models.server_window import reported_context_window
+from settings import SETTINGS, env_name
 
 #: A conversational default: a chat message, not an essay (a person's reply is rarely over 150
 #: words); SmolLM2 at 512 generated for up to 40 s and was cut mid-sentence anyway (issue 24).
@@ -35,7 +35,7 @@ SERVER_CONTEXT_WINDOW = 4096
 OFFLINE_CONTEXT_WINDOW = 32_768
 SELF_HOSTED_SERVICES = frozenset({"openai_compatible", "ollama"})
 #: The environment setting for the context window of servers and unknown models (tokens).
-CONTEXT_WINDOW_ENV = "ROOMS_CONTEXT_WINDOW"
+CONTEXT_WINDOW_ENV = env_name("context_window")
 
 # Context windows (tokens) of known model families, by name prefix; the longest prefix wins.
 KNOWN_WINDOWS: dict[str, int] = {
@@ -162,20 +162,9 @@ def window_is_fixed(spec: Mapping[str, Any] | None, configured: int | None = Non
 
 
 def configured_window() -> int | None:
-    """``ROOMS_CONTEXT_WINDOW`` (tokens), or None when it is not set."""
-    value = os.environ.get(CONTEXT_WINDOW_ENV, "").strip()
-    if not value:
-        return None
-    try:
-        window = int(value.replace("_", ""))
-    except ValueError:
-        window = 0
-    if window <= 0:
-        raise ConversationValueError(
-            f"{CONTEXT_WINDOW_ENV} must be a positive number of tokens, got {value!r}; "
-            "e.g. 8192 (the --n_ctx your server was started with), or unset it"
-        )
-    return window
+    """``ROOMS_CONTEXT_WINDOW`` (tokens: the ``--n_ctx`` a server was started with), or None
+    when it is not set."""
+    return SETTINGS.context_window
 
 
 __all__ = [

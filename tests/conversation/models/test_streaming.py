@@ -33,6 +33,7 @@ from conversation.models.streaming import (
     supports_streaming,
 )
 from conversation.text.tokens import estimate_tokens, prompt_tokens
+from settings import SettingError
 from storage import Database
 from tests.support import keep_prices_offline, known_prices
 from tests.support.openai_server import OpenAICompatibleServer, Reply
@@ -126,7 +127,7 @@ def test_offline_rate_paces_the_words(monkeypatch: pytest.MonkeyPatch) -> None:
     assert OfflineModel().stream_rate() == 25.0
     assert OfflineModel(words_per_second=7).stream_rate() == 7.0
     monkeypatch.setenv(WORDS_PER_SECOND_ENV, "fast")
-    with pytest.raises(ConversationValueError, match=WORDS_PER_SECOND_ENV):
+    with pytest.raises(SettingError, match=WORDS_PER_SECOND_ENV):
         OfflineModel().stream_rate()
     with pytest.raises(ConversationValueError, match="words_per_second"):
         OfflineModel(words_per_second=0)
