@@ -63,8 +63,8 @@ from conversation.models.call_rules import (
     timeout_error,
 )
 from conversation.models.chat_shape import EchoOnlyReply, shaped
-from conversation.models.labels import model_label, needs_remote_jobs
 from conversation.models.limits import call_slot
+from conversation.models.providers.labels import model_label, needs_remote_jobs
 from conversation.models.settings import SELF_HOSTED_SERVICES, CallSettings
 from conversation.models.stored_cache import StoredCache, cache_key
 from conversation.text.transcript import strip_echo
@@ -208,7 +208,7 @@ async def _ask_through_a_job(
     """
     from edsl import Agent, QuestionFreeText
 
-    from conversation.models.offline import OFFLINE_SERVICE
+    from conversation.models.offline.model import OFFLINE_SERVICE
     from conversation.text.safety import neutralize
 
     question = QuestionFreeText(question_text=neutralize(user_prompt), question_name="turn")
@@ -262,7 +262,7 @@ def known_cost(model: Any, total_cost: Any) -> float | None:
     the module docstring); 0.0 for the offline and EDSL test models."""
     from edsl.language_models.price_manager import PriceManager
 
-    from conversation.models.offline import OFFLINE_SERVICE
+    from conversation.models.offline.model import OFFLINE_SERVICE
 
     service = getattr(model, "_inference_service_", None)
     if service == OFFLINE_SERVICE:

@@ -1,7 +1,7 @@
 """Per-call settings of a model request, and what is known about a model's context window.
 
 ``CallSettings`` travel with one ``ask()``: the output limit (``max_output_tokens``, sent the way
-the service understands it: see ``clients``), the request timeout in seconds, the context window
+the service understands it: see ``providers.clients``), the request timeout in seconds, the context window
 the prompt must fit in (with the output limit), the speaker names whose copied labels are
 stripped from a reply, and the room's other names (a reply is cut where it makes up their turn). A room builds them from its config (``RoomConfig.call_settings``).
 

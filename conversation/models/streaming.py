@@ -6,7 +6,7 @@ EDSL, not through it, and keeps ``ask``'s contract (``models.calls``):
 - the same request: EDSL's own message and parameter builders (``MessageBuilder``,
   ``OpenAIParameterBuilder``, the model's ``_filter_parameters_for_service``, so a self-hosted
   server gets ``max_tokens``), on the model's own ``openai`` client (``model.async_client()``: the
-  no-retry client of ``models.clients``), with ``stream=True`` and
+  no-retry client of ``providers.clients``), with ``stream=True`` and
   ``stream_options={"include_usage": True}``;
 - the same checks and limits: the prompt-size check, ``max_output_tokens``, the timeout (for the
   whole reply, as ``ask``'s: ``ModelTimeoutError``, with ``min_backoff`` for a self-hosted server),
@@ -65,9 +65,9 @@ from conversation.models.call_rules import (
 )
 from conversation.models.calls import ModelReply, ask, known_cost
 from conversation.models.chat_shape import EchoOnlyReply, chat_request, chat_turns_of, shaped
-from conversation.models.labels import model_label, needs_remote_jobs
 from conversation.models.limits import call_slot
-from conversation.models.offline import OfflineModel
+from conversation.models.offline.model import OfflineModel
+from conversation.models.providers.labels import model_label, needs_remote_jobs
 from conversation.models.settings import CallSettings
 from conversation.models.stored_cache import StoredCache, cache_key
 from conversation.text.tokens import estimate_tokens, prompt_tokens

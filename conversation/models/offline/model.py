@@ -11,8 +11,8 @@ How it decides a reply, in this order:
    empty answer). When the queue is empty, the next rule applies.
 3. ``func(user_prompt, system_prompt) -> str``: a reply computed from the prompts.
 4. Otherwise its own words: an EDSL structured question (yes/no, multiple choice, linear scale,
-   numerical) is answered in the format EDSL parses (see ``edsl_forms``); anything else gets a short
-   persona-flavoured turn (see ``offline_voice``). Deterministic for a seed and the two prompts.
+   numerical) is answered in the format EDSL parses (see ``forms``); anything else gets a short
+   persona-flavoured turn (see ``voice``). Deterministic for a seed and the two prompts.
 
 Settings (all in ``parameters``, so they are part of EDSL's cache key and are serialized):
 ``seed``, ``deal_phrase``, ``deal_after``, ``deal_probability``, ``mention_probability``,
@@ -53,8 +53,8 @@ from edsl.language_models import LanguageModel
 from edsl.language_models.price_manager import ResponseCost
 
 from conversation.exceptions import ConversationValueError
-from conversation.models.edsl_forms import answer_form, read_form
-from conversation.models.offline_voice import VoiceSettings, compose_reply
+from conversation.models.offline.forms import answer_form, read_form
+from conversation.models.offline.voice import VoiceSettings, compose_reply
 from settings import SETTINGS, env_name
 
 OFFLINE_MODEL_NAME = "offline"
@@ -463,6 +463,7 @@ _register_with_edsl()
 __all__ = [
     "DEFAULT_WORDS_PER_SECOND",
     "OFFLINE_MODEL_NAME",
+    "OFFLINE_SERVICE",
     "OfflineModel",
     "WORDS_PER_SECOND_ENV",
     "is_offline",

@@ -42,13 +42,13 @@ from edsl.inference_services.services.open_ai_service import OpenAIService
 from edsl.language_models import LanguageModel
 
 from conversation.exceptions import ConversationValueError
-from conversation.models.clients import no_retry_service
-from conversation.models.labels import REMOTE_ATTRIBUTE, needs_remote_jobs
-from conversation.models.offline import OFFLINE_MODEL_NAME, OfflineModel
-from conversation.models.spec_schema import MODEL_NAME as _MODEL_NAME
-from conversation.models.spec_schema import SERVICES as _SERVICES
-from conversation.models.spec_schema import URL_SERVICES as _URL_SERVICES
-from conversation.models.spec_schema import (
+from conversation.models.offline.model import OFFLINE_MODEL_NAME, OfflineModel
+from conversation.models.providers.clients import no_retry_service
+from conversation.models.providers.labels import REMOTE_ATTRIBUTE, needs_remote_jobs
+from conversation.models.providers.spec_schema import MODEL_NAME as _MODEL_NAME
+from conversation.models.providers.spec_schema import SERVICES as _SERVICES
+from conversation.models.providers.spec_schema import URL_SERVICES as _URL_SERVICES
+from conversation.models.providers.spec_schema import (
     ModelSpecIn,
     check_base_url,
     service_for,

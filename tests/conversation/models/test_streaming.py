@@ -18,8 +18,8 @@ from edsl import Cache, Model
 from conversation.exceptions import ConversationValueError, ModelCallError
 from conversation.models import OfflineModel, StoredCache, ask, cache_key, resolve_model
 from conversation.models.calls import ModelTimeoutError
-from conversation.models.labels import REMOTE_ATTRIBUTE
 from conversation.models.offline import WORDS_PER_SECOND_ENV
+from conversation.models.providers.labels import REMOTE_ATTRIBUTE
 from conversation.models.retries import (
     TRANSIENT_HTTP_STATUSES,
     async_call_with_retries,
