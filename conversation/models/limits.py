@@ -26,13 +26,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
+from conversation.models.providers.families import family_of
 from settings import SETTINGS, default, env_name
 
 PROVIDER_ENV = env_name("max_calls_per_provider")
 LOCAL_SERVER_ENV = env_name("max_calls_per_local_server")
 DEFAULT_PROVIDER_LIMIT: int = default("max_calls_per_provider")
 DEFAULT_LOCAL_SERVER_LIMIT: int = default("max_calls_per_local_server")
-_UNLIMITED_SERVICES = frozenset({"test"})  # the offline and EDSL test models
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 
 
@@ -102,7 +102,7 @@ _registry_lock = threading.Lock()
 def provider_key(model: Any) -> str | None:
     """The provider a model's calls count against, or None for a model that is not limited."""
     service = getattr(model, "_inference_service_", None)
-    if not isinstance(service, str) or service in _UNLIMITED_SERVICES:
+    if not isinstance(service, str) or family_of(service).in_process:
         return None
     base_url = getattr(model, "base_url", None)
     if isinstance(base_url, str) and base_url:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conversation.exceptions import ConversationValueError
+from conversation.models.providers.families import family_of
 from conversation.models.server_window import reported_context_window
 from settings import SETTINGS, env_name
 
@@ -33,7 +34,6 @@ STORED_DEFAULT_MAX_OUTPUT_TOKENS = 512
 DEFAULT_TIMEOUT_SECONDS = 120.0
 SERVER_CONTEXT_WINDOW = 4096
 OFFLINE_CONTEXT_WINDOW = 32_768
-SELF_HOSTED_SERVICES = frozenset({"openai_compatible", "ollama"})
 #: The environment setting for the context window of servers and unknown models (tokens).
 CONTEXT_WINDOW_ENV = env_name("context_window")
 
@@ -124,11 +124,11 @@ def _fixed_window(spec: Mapping[str, Any], configured: int | None) -> tuple[bool
     ``(False, None)`` when it depends on what a server reports or on a setting."""
     if configured is not None:
         return True, configured
-    service = str(spec.get("service") or "")
-    if service in ("offline", "test"):
+    family = family_of(str(spec.get("service") or ""))
+    if family.in_process:
         return True, OFFLINE_CONTEXT_WINDOW
     matches = _known_prefixes(str(spec.get("model") or ""))
-    if matches and service not in SELF_HOSTED_SERVICES:
+    if matches and not family.window_reported:
         return True, KNOWN_WINDOWS[max(matches, key=len)]
     return False, None
 
@@ -142,7 +142,7 @@ def context_window(spec: Mapping[str, Any] | None, configured: int | None = None
     fixed, window = _fixed_window(spec, configured)
     if fixed:
         return window
-    if str(spec.get("service") or "") in SELF_HOSTED_SERVICES:
+    if family_of(str(spec.get("service") or "")).window_reported:
         model = str(spec.get("model") or "")
         reported = reported_context_window(spec.get("base_url"), model)
         if reported is not None:
@@ -173,7 +173,6 @@ __all__ = [
     "DEFAULT_TIMEOUT_SECONDS",
     "KNOWN_WINDOWS",
     "OFFLINE_CONTEXT_WINDOW",
-    "SELF_HOSTED_SERVICES",
     "SERVER_CONTEXT_WINDOW",
     "CONTEXT_WINDOW_ENV",
     "CallSettings",

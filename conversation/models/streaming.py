@@ -33,7 +33,7 @@ or mid-stream. The request is closed (no more chunks are read; the server sees t
 and nothing is written to the cache. A reply complete before the stop is returned as usual.
 
 Which models stream (``supports_streaming``): EDSL's OpenAI chat models of the services in
-``STREAMING_SERVICES`` (OpenAI, OpenAI-compatible servers such as llama.cpp's and vLLM, Ollama),
+the families with ``chat_completions`` (``providers.families``: OpenAI, OpenAI-compatible servers such as llama.cpp's and vLLM, Ollama),
 and the ``OfflineModel``, which hands out the reply ``ask`` would give word by word at its
 ``stream_rate()``. Every other model is asked with ``ask`` (and a model reachable only through
 Expected Parrot's remote jobs too): one ``on_text`` with the whole reply, so callers need no
@@ -67,6 +67,7 @@ from conversation.models.calls import ModelReply, ask, known_cost
 from conversation.models.chat_shape import EchoOnlyReply, chat_request, chat_turns_of, shaped
 from conversation.models.limits import call_slot
 from conversation.models.offline.model import OfflineModel
+from conversation.models.providers.families import family_of
 from conversation.models.providers.labels import model_label, needs_remote_jobs
 from conversation.models.settings import CallSettings
 from conversation.models.stored_cache import StoredCache, cache_key
@@ -77,8 +78,6 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-#: EDSL services whose chat models are streamed with the ``openai`` client.
-STREAMING_SERVICES = frozenset({"openai", "openai_compatible", "ollama"})
 #: How often a ``cancel`` without an awaitable ``wait()`` (a ``threading.Event``) is checked.
 CANCEL_POLL_SECONDS = 0.05
 
@@ -110,7 +109,7 @@ def supports_streaming(model: Any) -> bool:
 def _is_openai_chat(model: Any) -> bool:
     """An EDSL model of a streaming service whose call is EDSL's OpenAI chat completion (models
     of services that build their own request, Perplexity's or Meta's, are not)."""
-    if getattr(model, "_inference_service_", None) not in STREAMING_SERVICES:
+    if not family_of(model).chat_completions:
         return False
     call = getattr(type(model), "async_execute_model_call", None)
     return getattr(call, "__module__", None) == OpenAIService.__module__ and callable(
@@ -568,7 +567,6 @@ def _cancelled(label: str) -> ModelCallCancelled:
 
 __all__ = [
     "CANCEL_POLL_SECONDS",
-    "STREAMING_SERVICES",
     "CancelSignal",
     "ModelCallCancelled",
     "OnText",

@@ -22,11 +22,12 @@ from pydantic import AfterValidator, model_validator
 
 from conversation.exceptions import ConversationValueError
 from conversation.models.offline.model import OFFLINE_MODEL_NAME as OFFLINE
+from conversation.models.providers.families import services_where
 from conversation.text.schema import DoorModel, Loc, Problem
 
 SERVICES = tuple(s.value for s in InferenceServiceType)
 #: Services reached at a URL of the user's choosing.
-URL_SERVICES = frozenset({"openai_compatible", "ollama"})
+URL_SERVICES = services_where("at_a_url")
 MODEL_NAME = re.compile(r"^[\w.:/@+\-]{1,200}$")
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,100}$")
 _PREFIXES = (
