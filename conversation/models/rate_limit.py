@@ -147,7 +147,7 @@ async def within_rate(
         before_sleep=pause,
         reraise=True,
     )
-    result = await retrying(admitted)
+    result: T = await retrying(admitted)
     actual = used(result) if used is not None else None
     if actual is not None and (actual.requests != requests or actual.tokens != tokens):
         storage.give_back_rate(
