@@ -18,6 +18,7 @@ from edsl import Cache, Model
 from conversation.exceptions import ConversationValueError, ModelCallError
 from conversation.models import OfflineModel, StoredCache, ask, cache_key, resolve_model
 from conversation.models.calls import ModelTimeoutError
+from conversation.models.chat_stream import request_parameters
 from conversation.models.offline import WORDS_PER_SECOND_ENV
 from conversation.models.providers.labels import REMOTE_ATTRIBUTE
 from conversation.models.retries import (
@@ -26,12 +27,7 @@ from conversation.models.retries import (
     is_transient,
 )
 from conversation.models.settings import CallSettings
-from conversation.models.streaming import (
-    ModelCallCancelled,
-    ask_streaming,
-    request_parameters,
-    supports_streaming,
-)
+from conversation.models.streaming import ModelCallCancelled, ask_streaming, supports_streaming
 from conversation.text.tokens import estimate_tokens, prompt_tokens
 from settings import SettingError
 from storage import Database
@@ -495,8 +491,8 @@ def test_a_stream_cut_before_any_text_is_a_dropped_connection_not_an_empty_answe
     """Seen in CI: a request that reached llama.cpp's server as it came up got a 200 and a
     stream closed with nothing in it. That is the server dropping the connection (the engine
     waits for the server and asks again), not the model's empty reply (which fails a turn)."""
+    from conversation.models.chat_stream import StreamCut
     from conversation.models.retries import is_server_unavailable
-    from conversation.models.streaming import StreamCut
 
     server.script(Reply(cut=True))
     with pytest.raises(StreamCut) as cut:
