@@ -10,6 +10,7 @@ door aside), and no module a worker can load imports pandas, plotly or streamlit
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -69,7 +70,7 @@ PUBLIC_FACE = {"__init__", "next_speaker_utilities"}
 PURE = ("exceptions", "vocabulary", "text", "planning", "termination", "context", "access")
 HEAVY = {"edsl", "sqlmodel", "sqlalchemy", "storage", "streamlit", "pandas", "ui", "plotly"}
 MODEL_MACHINERY = ("edsl.language_models", "edsl.inference_services", "edsl.caching")
-PROJECT = ("vocabulary", "conversation", "storage", "ui", "pages")
+PROJECT = ("vocabulary", "settings", "conversation", "storage", "ui", "pages")
 
 
 def module_name(path: Path) -> str:
@@ -291,6 +292,44 @@ def test_the_vocabulary_imports_nothing_of_the_project_or_beyond_the_standard_li
     }
 
 
+#: What the settings package may import besides the standard library: pydantic and its parts.
+SETTINGS_LIBRARIES = {"pydantic", "pydantic_core", "pydantic_settings"}
+
+
+def test_the_settings_import_nothing_of_the_project_but_pydantic_and_the_standard_library() -> None:
+    """``settings/`` is a bottom layer beside the vocabulary: everything may read it, it reads
+    nothing of the project (only pydantic, pydantic-settings and the standard library)."""
+    allowed = set(sys.stdlib_module_names) | {"__future__", "settings"} | SETTINGS_LIBRARIES
+    offenders = {
+        module_name(path): sorted(n for n in imported(path) if top(n) not in allowed)
+        for path in python_files("settings")
+    }
+    assert offenders and {k: v for k, v in offenders.items() if v} == {}
+
+
+#: Reading a setting from the environment (what ``shape-figures`` counts as SETTINGS_READERS):
+#: ``os.environ.get(``, ``os.getenv(``, ``os.environ[...]`` not assigned to.
+ENV_READ = re.compile(r"(os\.environ\.get\(|os\.getenv\(|os\.environ\[[^\]]+\](?!\s*=[^=]))")
+
+
+def test_only_the_settings_package_reads_the_environment() -> None:
+    """Every ``ROOMS_*`` setting is declared in ``settings.Settings`` and read through it: no
+    other module of the app reads ``os.environ`` for a setting (provider keys are read by EDSL,
+    and by ``conversation.models`` through a mapping it is handed)."""
+    files = [*(p for f in PROJECT for p in python_files(f)), ROOT / "app.py"]
+    files.append(ROOT / "streamlit_app.py")
+    offenders = [
+        str(path.relative_to(ROOT))
+        for path in files
+        if path.is_file()
+        and "settings" not in path.relative_to(ROOT).parts[:1]
+        and ENV_READ.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+    assert ENV_READ.search('x = os.environ.get("ROOMS_X")')  # the pattern can fail
+    assert not ENV_READ.search('os.environ["ROOMS_X"] = "1"')  # setting is not reading
+
+
 def test_storage_imports_nothing_above_it() -> None:
     offenders = [
         module_name(path)
@@ -363,9 +402,9 @@ def test_every_package_face_is_curated(path: Path) -> None:
 
 
 #: The one UI module that reaches storage: it opens the process's ``Database`` from the configured
-#: URL (``storage.database.config``). Every other page and helper reads and writes through ``conversation``.
+#: URL (``storage.database``). Every other page and helper reads and writes through ``conversation``.
 UI_STORAGE_DOOR = "ui.bootstrap"
-UI_STORAGE_DOOR_USES = {"storage", "storage.database.config", "storage.database"}
+UI_STORAGE_DOOR_USES = {"storage", "storage.database"}
 
 
 def _ui_files() -> list[Path]:
@@ -408,11 +447,11 @@ def _reachable(starts: tuple[str, ...]) -> set[str]:
 
 def test_no_module_the_worker_can_load_imports_a_dataframe_library() -> None:
     """Whatever a worker does (rooms, experiments caught up and marked done, budgets), no
-    module it can reach imports pandas, plotly or streamlit, even lazily; ``storage.research.frames``
-    (pandas) stays out of its reach too."""
+    module it can reach imports pandas, plotly or streamlit, even lazily; the frames of
+    ``storage.research`` (pandas) stay out of its reach too."""
     reachable = _reachable(WORKER_ENTRY)
     assert {"conversation.experiments.runs", "conversation.rooms.engine"} <= reachable
-    assert "storage.research.frames" not in reachable
+    assert not {"storage.research.frames", "storage.research.analysis_frames"} & reachable
     offenders = {
         name: sorted(n for n in imported(_module_path(name)) if top(n) in DATAFRAME_LIBRARIES)  # type: ignore[arg-type]
         for name in reachable
