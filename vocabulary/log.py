@@ -150,6 +150,11 @@ class _Entry:
         return False
 
     @property
+    def choice(self) -> str | None:
+        """The speaker a coordinator's pick named (None: no one, or not a pick)."""
+        return None
+
+    @property
     def decisions(self) -> tuple[Mapping[str, Any], ...]:
         """Every ``{"verb", "by", "at"}`` a person recorded on it (approve, edit, deny, pick,
         stop, resume, abandon), in order."""
