@@ -342,6 +342,8 @@ class Notice(_Entry):
 
 LogEntry: TypeAlias = HumanMessage | AgentTurn | Pass | Notice
 """One entry of a room's log, parsed (see the module doc)."""
+TurnEntry: TypeAlias = AgentTurn | Pass
+"""An agent's turn, whatever it became (``isinstance(entry, TurnEntry)``)."""
 
 
 def _speaks(turn: _Turn) -> Reading:
@@ -455,6 +457,7 @@ __all__ = [
     "Notice",
     "Pass",
     "Reading",
+    "TurnEntry",
     "entries_of",
     "entry_of",
     "may_see",

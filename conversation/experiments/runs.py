@@ -23,6 +23,7 @@ from conversation.experiments.design import (
 from conversation.experiments.tally import mark_done_if_finished, progress
 from conversation.rooms.boundary import translated
 from conversation.rooms.config import RoomConfig, check_placement, request_settings
+from conversation.vocabulary import HumanMessage, entries_of
 
 
 def template_from_room(db: Any, room_id: int) -> dict[str, Any]:
@@ -31,7 +32,7 @@ def template_from_room(db: Any, room_id: int) -> dict[str, Any]:
 
     room = Room.open(db, room_id)
     config = room.config.to_dict()
-    first = next((e for e in room.events() if e.kind == "human"), None)
+    first = next((e for e in entries_of(room.events()) if isinstance(e, HumanMessage)), None)
     return {
         "agents": config["roster"],
         "planner": config["planner"],
@@ -186,9 +187,8 @@ def rerun_experiment(
 
 def _opening_speaker(db: Any, rooms: Any) -> str | None:
     for room in rooms[:1]:
-        first = next(
-            (e for e in storage.events(db, int(room.id or 0), limit=5) if e.kind == "human"), None
-        )
+        rows = storage.events(db, int(room.id or 0), limit=5)
+        first = next((e for e in entries_of(rows) if isinstance(e, HumanMessage)), None)
         if first is not None:
             return str(first.speaker)
     return None
