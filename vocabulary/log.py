@@ -161,6 +161,16 @@ class _Entry:
         return _mappings(self.data.get("decisions"))
 
     @property
+    def denials(self) -> tuple[Mapping[str, Any], ...]:
+        """Every denied draft of a turn (``draft``, ``reason``, ``by``), in order."""
+        return _mappings(self.data.get("denials"))
+
+    @property
+    def candidates(self) -> tuple[Mapping[str, Any], ...]:
+        """A drafted turn's candidates (``speaker``, ``text``, ``passed``, ``chosen``)."""
+        return _mappings(self.data.get("candidates"))
+
+    @property
     def by(self) -> str | None:
         """Who did the human act this entry records: the last decision's person, else the
         ``data["by"]`` of the act (a notice's), else None (no person acted)."""
@@ -272,16 +282,6 @@ class _Turn(_Entry):
     @property
     def is_message(self) -> bool:
         return self.reading is Reading.MESSAGE
-
-    @property
-    def denials(self) -> tuple[Mapping[str, Any], ...]:
-        """Every denied draft of this turn (``draft``, ``reason``, ``by``), in order."""
-        return _mappings(self.data.get("denials"))
-
-    @property
-    def candidates(self) -> tuple[Mapping[str, Any], ...]:
-        """A drafted turn's candidates (``speaker``, ``text``, ``passed``, ``chosen``)."""
-        return _mappings(self.data.get("candidates"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
