@@ -124,6 +124,10 @@ class _Entry:
         return False
 
     @property
+    def is_interrupted(self) -> bool:
+        return False
+
+    @property
     def is_done(self) -> bool:
         return False
 
@@ -234,6 +238,11 @@ class _Turn(_Entry):
     @property
     def is_running(self) -> bool:
         return self.state is TurnState.RUNNING
+
+    @property
+    def is_interrupted(self) -> bool:
+        """Its retries spent or its process gone: a person resumes or abandons it."""
+        return self.state is TurnState.INTERRUPTED
 
     @property
     def is_done(self) -> bool:

@@ -9,7 +9,14 @@ the turn's stored kind. Adding a kind is one module (a ``TurnHandler``) and one 
 from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler
 from conversation.rooms.engine.kinds.candidates import CandidatesTurn
 from conversation.rooms.engine.kinds.pick import PickTurn
-from conversation.rooms.engine.kinds.registry import HANDLERS, claim_new, handler_of
+from conversation.rooms.engine.kinds.registry import (
+    HANDLERS,
+    claim_new,
+    handler_of,
+    may_stream,
+    shown,
+)
+from conversation.rooms.engine.kinds.showing import Form, Shown
 from conversation.rooms.engine.kinds.speak import SpeakTurn
 from conversation.rooms.engine.kinds.summary import SummaryTurn
 
@@ -17,10 +24,14 @@ __all__ = [
     "HANDLERS",
     "CandidatesTurn",
     "ClaimContext",
+    "Form",
     "PickTurn",
+    "Shown",
     "SpeakTurn",
     "SummaryTurn",
     "TurnHandler",
     "claim_new",
     "handler_of",
+    "may_stream",
+    "shown",
 ]

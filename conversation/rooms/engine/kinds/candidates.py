@@ -62,6 +62,10 @@ class CandidatesTurn(TurnHandler):
             drafting=drafted,
         )
 
+    def prompt(self, config: RoomConfig, before: RoomState, turn: Any) -> TurnPrompt:
+        """The first drafter's prompt (each drafter is asked its own)."""
+        return drafting(config, before, None, (turn.data or {}).get("eligible", [])).prompts[0][1]
+
     def resume(
         self, config: RoomConfig, before: RoomState, turn: storage.Event, planner: Any
     ) -> Plan:
