@@ -163,6 +163,8 @@ REOPENED_BY_A_MESSAGE: Final = frozenset(
     }
 )
 """A human message (re)starts a room in these; paused, waiting and failed rooms keep theirs."""
+RESUMABLE_ROOM_STATUSES: Final = frozenset({RoomStatus.PAUSED, RoomStatus.FAILED})
+"""A person's resume goes on from these (a pause, or a failed turn retried)."""
 
 EVENT_KINDS: Final = frozenset(EventKind)
 TURN_KINDS: Final = frozenset({EventKind.AGENT, EventKind.PASS})
@@ -246,6 +248,7 @@ __all__ = [
     "OPEN_TURN_STATES",
     "OPERATOR_NOTICES",
     "REOPENED_BY_A_MESSAGE",
+    "RESUMABLE_ROOM_STATUSES",
     "ROOM_STATUSES",
     "RUNNABLE_ROOM_STATUSES",
     "RoomStatus",

@@ -54,6 +54,7 @@ from conversation.text.limits import (
 from conversation.vocabulary import (
     FINAL_ROOM_STATUSES,
     OPEN_ROOM_STATUSES,
+    RESUMABLE_ROOM_STATUSES,
     NoticeKind,
     RoomStatus,
     TurnEntry,
@@ -296,7 +297,7 @@ class Room:
         self._move(
             "resume",
             RoomStatus.RUNNING,
-            (RoomStatus.PAUSED, RoomStatus.FAILED),
+            RESUMABLE_ROOM_STATUSES,
             by=who(actor, by),
         )
 
