@@ -4,7 +4,9 @@ turns there are.
 ``HANDLERS`` is in claim order: a new turn is of the first kind whose handler claims it (a context
 summary before anything else, then a coordinator's drafts, a coordinator's pick, and an agent
 speaking, which is always due). An open turn is resumed and a reply committed by the handler of
-the turn's stored kind. Adding a kind is one module (a ``TurnHandler``) and one line here."""
+the turn's stored kind, and a stored turn is shown to people by it (``show``, ``shown``). Adding a
+kind is one module (a ``TurnHandler``), one line here, and its member in the vocabulary with
+what a finished turn of it reads as (``vocabulary.log``)."""
 
 from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler
 from conversation.rooms.engine.kinds.candidates import CandidatesTurn

@@ -24,7 +24,7 @@ from conversation.rooms.prompt import (
     room_template,
 )
 from conversation.termination.state import RoomState
-from conversation.vocabulary import RoomStatus, TurnKind, TurnState
+from conversation.vocabulary import EventKind, RoomStatus, TurnKind, TurnState
 
 
 def drafting(
@@ -132,7 +132,7 @@ class CandidatesTurn(TurnHandler):
         return storage.TurnCommit(
             **base,
             state=TurnState.DONE,
-            kind="agent",
+            kind=EventKind.AGENT,
             speaker=outcome.picked,
             content=outcome.reply.text,
             data={

@@ -14,7 +14,15 @@ from conversation.rooms.engine.kinds.showing import Form, Shown
 from conversation.rooms.engine.records import Call, Plan, Reply, error_record, failure_reason
 from conversation.rooms.prompt import TurnPrompt, build_pick_prompt
 from conversation.termination.state import RoomState
-from conversation.vocabulary import LogEntry, Notice, RoomStatus, TurnEntry, TurnKind, TurnState
+from conversation.vocabulary import (
+    EventKind,
+    LogEntry,
+    Notice,
+    RoomStatus,
+    TurnEntry,
+    TurnKind,
+    TurnState,
+)
 
 
 class PickTurn(TurnHandler):
@@ -62,7 +70,7 @@ class PickTurn(TurnHandler):
         return storage.TurnCommit(
             **base,
             state=TurnState.DONE,
-            kind="agent",
+            kind=EventKind.AGENT,
             content=f"picked {pick}" if pick else "picked no one",
             data={"pick": pick},
         )

@@ -21,7 +21,7 @@ from conversation.rooms.prompt import (
     room_template,
 )
 from conversation.termination.state import RoomState
-from conversation.vocabulary import RoomStatus, TurnKind, TurnState
+from conversation.vocabulary import EventKind, RoomStatus, TurnKind, TurnState
 
 
 class SpeakTurn(TurnHandler):
@@ -73,7 +73,7 @@ class SpeakTurn(TurnHandler):
         return storage.TurnCommit(
             **base,
             state=TurnState.WAITING if draft else TurnState.DONE,
-            kind="pass" if passed else "agent",
+            kind=EventKind.PASS if passed else EventKind.AGENT,
             content="" if passed else text,
             room_status=RoomStatus.WAITING if draft else None,
         )

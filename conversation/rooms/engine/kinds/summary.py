@@ -14,7 +14,7 @@ from conversation.rooms.engine.records import Call, Plan, Reply
 from conversation.rooms.log import covers_seqs
 from conversation.rooms.prompt import TurnPrompt, build_summary_prompt
 from conversation.termination.state import RoomState
-from conversation.vocabulary import TurnEntry, TurnKind, TurnState
+from conversation.vocabulary import EventKind, TurnEntry, TurnKind, TurnState
 
 
 class SummaryTurn(TurnHandler):
@@ -52,6 +52,6 @@ class SummaryTurn(TurnHandler):
         text = outcome.reply.text
         if not text.strip():  # nothing to summarise: an empty pass, not a summary
             return storage.TurnCommit(
-                **base, state=TurnState.DONE, kind="pass", content="", data={"empty": True}
+                **base, state=TurnState.DONE, kind=EventKind.PASS, content="", data={"empty": True}
             )
-        return storage.TurnCommit(**base, state=TurnState.DONE, kind="agent", content=text)
+        return storage.TurnCommit(**base, state=TurnState.DONE, kind=EventKind.AGENT, content=text)
