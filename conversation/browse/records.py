@@ -30,11 +30,14 @@ from storage import (
     room_spend,
     waiting_for_server,
 )
+from vocabulary import EventKind
 
 
 def sample_log(opening: str, speaker: str = "user") -> list[Event]:
     """A one-message log (never stored) for previewing the prompt of a room not created yet."""
-    return [Event(room_id=0, seq=1, kind="human", speaker=speaker, content=opening or "Hello.")]
+    return [
+        Event(room_id=0, seq=1, kind=EventKind.HUMAN, speaker=speaker, content=opening or "Hello.")
+    ]
 
 
 __all__ = [

@@ -23,7 +23,7 @@ from storage.rooms.log import check_event_fields
 from storage.rooms.room import live_leases, new_room_values
 from storage.rooms.rows import INSERT_EVENT, event_row, insert_event
 from storage.tables import Analysis, Event, Experiment, Room
-from vocabulary import EXPERIMENT_STATUSES
+from vocabulary import EXPERIMENT_STATUSES, ExperimentStatus, RoomStatus
 
 EXPERIMENTS = Experiment.__table__  # type: ignore[attr-defined]
 ROOMS = Room.__table__  # type: ignore[attr-defined]
@@ -121,7 +121,7 @@ def _add_checked(
         missing = [r for r in checked if (r[0].condition, r[0].replicate) not in existing]
         for room, _ in checked:
             found = existing.get((room.condition, room.replicate))
-            if found is not None and found[1] == "idle":
+            if found is not None and found[1] == RoomStatus.IDLE:
                 _post_opening(conn, found[0], room, now)
         _insert_rooms(conn, experiment_id, missing, now)
         conn.execute(
@@ -380,7 +380,7 @@ def delete_experiment(db: Database, experiment_id: int, *, with_rooms: bool = Fa
         if status is None:
             return False
         if with_rooms:
-            if status == "running":
+            if status == ExperimentStatus.RUNNING:
                 raise RecordInUse(
                     f"experiment {experiment_id} is running: stop it first, then delete it"
                 )

@@ -29,7 +29,7 @@ from storage.rooms.room import new_room_values
 from storage.rooms.rows import EVENTS, ROOMS, event_snapshot, insert_event, probe_room, touch_room
 from storage.secret_guard import check_no_secrets
 from storage.tables import Event
-from vocabulary import EVENT_KINDS
+from vocabulary import EVENT_KINDS, TURN_KINDS, TurnState
 
 IMPORT_FIELDS = frozenset(
     {
@@ -135,7 +135,7 @@ def prepare_import(index: int, record: Any) -> dict[str, Any]:
     require_in(kind, EVENT_KINDS, f"{where} kind")
     values = {name: record.get(name) for name in IMPORT_FIELDS}
     values.update(kind=kind, speaker=record.get("speaker"), content=record.get("content", ""))
-    values["state"] = record.get("state", "done" if kind in ("agent", "pass") else None)
+    values["state"] = record.get("state", TurnState.DONE if kind in TURN_KINDS else None)
     values["attempts"] = values["attempts"] or 0
     check_event_fields(**{name: values[name] for name in _CHECKED_FIELDS})
     check_state(kind, values["state"], f"{where} state", required=True)
