@@ -19,7 +19,15 @@ error tree. This face names what the layers above use; the pandas frames of the 
 
 from __future__ import annotations
 
-from storage.database import Database, WorkListener, database_url, display_url, normalize_url
+from storage.database import (
+    PAGES_CHANNEL,
+    Database,
+    WorkListener,
+    after_local_writes,
+    database_url,
+    display_url,
+    normalize_url,
+)
 from storage.errors import (
     AnalysisNotFound,
     CannotOpenDatabase,
@@ -186,13 +194,16 @@ from storage.studies import (
     update_participant,
     update_study,
 )
+from storage.study_watch import mark_present, participant_markers
 from storage.tables import AgentProfile, Event, Experiment, Room
 from vocabulary import EVENT_KINDS, ROOM_STATUSES, TURN_STATES
 
 __all__ = [
     # connection and configuration
     "Database",
+    "PAGES_CHANNEL",
     "WorkListener",
+    "after_local_writes",
     "database_url",
     "display_url",
     "normalize_url",
@@ -371,4 +382,7 @@ __all__ = [
     "update_group",
     "update_participant",
     "update_study",
+    # what a process serving participants' pages reads and writes for all of them at once
+    "mark_present",
+    "participant_markers",
 ]

@@ -6,7 +6,8 @@ condition and a seat by a recorded randomisation, chat, and leave with a complet
 researcher's switches; ``participants``: the participant's acts; ``view``: their page;
 ``identity``: whose token it is; ``lobby``: the recorded randomisation; ``clock``: everything
 time-driven (``tick``); ``seats``: a seat its person left; ``turns``: human seats' turns;
-``monitor``: the researcher's view and acts; ``listing``: every study and its counts; ``exports``: the tables; ``cli``: ``python -m
+``monitor``: the researcher's view and acts; ``watch``: what a process serving many
+participants' pages reads and writes for all of them at once; ``listing``: every study and its counts; ``exports``: the tables; ``cli``: ``python -m
 conversation.study validate|launch``.
 """
 
@@ -68,12 +69,14 @@ from conversation.study.view import (
     participant_view,
     view_is_current,
 )
+from conversation.study.watch import ChangeListener, note_present, on_local_commit, view_markers
 
 __all__ = [
     "DEFINITION_VERSION",
     "EXIT_STATUSES",
     "RECRUITMENT_KEYS",
     "AttritionRow",
+    "ChangeListener",
     "Draw",
     "ExitInfo",
     "GroupRow",
@@ -107,6 +110,8 @@ __all__ = [
     "lock_study",
     "message_participant",
     "message_researcher",
+    "note_present",
+    "on_local_commit",
     "participant_view",
     "participants_table",
     "post_as_participant",
@@ -123,4 +128,5 @@ __all__ = [
     "unlock_study",
     "update_definition",
     "view_is_current",
+    "view_markers",
 ]

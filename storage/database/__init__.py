@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from storage.database.config import data_dir, database_url, display_url, normalize_url
 from storage.database.connection import DEFAULT_BUSY_TIMEOUT_MS, Database
-from storage.database.notify import WorkListener
+from storage.database.notify import PAGES_CHANNEL, WorkListener, after_local_writes
 
 __all__ = [
     "DEFAULT_BUSY_TIMEOUT_MS",
     "Database",
+    "PAGES_CHANNEL",
     "WorkListener",
+    "after_local_writes",
     "data_dir",
     "database_url",
     "display_url",

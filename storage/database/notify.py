@@ -12,6 +12,10 @@ daemon thread and calls ``on_notice`` for each notice; the worker then looks for
 once instead of at its next poll. Polling stays the fallback: a lost connection is reopened with a
 growing delay, and notices sent while it was down are simply found by the next poll. SQLite has no
 such channel: there :meth:`WorkListener.start` does nothing.
+
+The participants' pages (issue 32) listen the same way on :data:`PAGES_CHANNEL`, which a trigger
+of migration 0018 notifies with a room's or a participant's change; within one process,
+:func:`after_local_writes` tells them of this process's own writes at once (any database).
 """
 
 from __future__ import annotations
@@ -19,12 +23,16 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from typing import Any
 
 from sqlalchemy.engine import make_url
 
 log = logging.getLogger(__name__)
 
 CHANNEL = "rooms_work"
+#: What participants' pages listen to: a change of a room's log, a draft, a participant, a group
+#: or a study note (payload ``r<room id>``, ``p<participant id>``, ``s<study id>``).
+PAGES_CHANNEL = "participant_pages"
 #: Seconds the listening thread waits for a notice before checking whether it should stop.
 WAIT_SECONDS = 1.0
 MAX_RECONNECT_SECONDS = 30.0
@@ -37,9 +45,12 @@ class WorkListener:
     ``on_notice`` runs on the listener's thread: it must be thread-safe and quick (a worker's
     ``wake``)."""
 
-    def __init__(self, url: str, on_notice: Callable[[int | None], None]) -> None:
+    def __init__(
+        self, url: str, on_notice: Callable[[int | None], None], *, channel: str = CHANNEL
+    ) -> None:
         self.url = url
         self.on_notice = on_notice
+        self.channel = channel
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.listening = threading.Event()  # set while LISTEN is active (tests wait for it)
@@ -75,7 +86,7 @@ class WorkListener:
         while not self._stop.is_set():
             try:
                 with psycopg.connect(self._conninfo(), autocommit=True, connect_timeout=10) as conn:
-                    conn.execute(f"LISTEN {CHANNEL}")
+                    conn.execute(f"LISTEN {self.channel}")
                     self.listening.set()
                     delay = 0.5
                     self.on_notice(None)  # notices missed while not listening: look now
@@ -84,10 +95,24 @@ class WorkListener:
                             self.on_notice(_room_id(notice.payload))
             except Exception as exc:  # a dropped connection, a restarting server: poll meanwhile
                 self.listening.clear()
-                log.info("LISTEN %s lost (%s); reconnecting in %.1f s", CHANNEL, exc, delay)
+                log.info("LISTEN %s lost (%s); reconnecting in %.1f s", self.channel, exc, delay)
                 self._stop.wait(delay)
                 delay = min(delay * 2, MAX_RECONNECT_SECONDS)
         self.listening.clear()
+
+
+def after_local_writes(db: Any, callback: Callable[[], None]) -> Callable[[], None]:
+    """Call ``callback()`` each time a write transaction of this process on ``db`` has ended
+    (its connection went back to the write engine's pool: committed, or rolled back, which only
+    wakes the caller for nothing); returns the function that stops it. ``callback`` runs on the
+    writer's thread: it must be quick and thread-safe."""
+    from sqlalchemy import event
+
+    def ended(*_: Any) -> None:
+        callback()
+
+    event.listen(db.write_engine, "checkin", ended)
+    return lambda: event.remove(db.write_engine, "checkin", ended)
 
 
 def _room_id(payload: str) -> int | None:
@@ -97,4 +122,4 @@ def _room_id(payload: str) -> int | None:
         return None
 
 
-__all__ = ["CHANNEL", "WorkListener"]
+__all__ = ["CHANNEL", "PAGES_CHANNEL", "WorkListener", "after_local_writes"]

@@ -1,0 +1,484 @@
+// The participant's page (docs/participant-page.md). Every text a person, a researcher or a
+// model wrote is set with textContent: nothing here is ever parsed as HTML.
+"use strict";
+
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const params = new URLSearchParams(window.location.search);
+  const NOT_VALID = "This link is not valid. Open the study link you were given again, or contact the researcher.";
+  const STAGES = ["consent", "pre_survey", "post_survey", "lobby", "room", "exit"];
+  const SECTIONS = { consent: "consent", pre_survey: "survey", post_survey: "survey", lobby: "lobby", room: "room", exit: "exit" };
+  const INTROS = {
+    pre_survey: "Before the conversation, a few questions. Answer each one, then press Continue.",
+    post_survey: "The conversation has ended. A few last questions: answer each one, then press Continue.",
+  };
+  const state = {
+    token: params.get("p"),
+    view: null,
+    rendered: {},        // what each section was last drawn from (a form is never redrawn under the person)
+    messages: new Map(), // seq -> <li>
+    drafts: new Map(),   // seq -> <li> of a streaming reply
+    clockAt: 0,          // when the view's clock fields were received (performance.now)
+    source: null,
+    retry: 1000,
+    sending: false,
+    requestId: null,
+    requestText: null,
+  };
+
+  // -- talking to the server ----------------------------------------------------------------
+
+  async function call(path, body) {
+    const headers = { "Content-Type": "application/json" };
+    if (state.token) headers["X-Participant-Token"] = state.token;
+    let response;
+    try {
+      response = await fetch(path, { method: "POST", headers, body: JSON.stringify(body || {}), cache: "no-store", credentials: "omit" });
+    } catch (error) {
+      outage(true);
+      return { ok: false, status: 0, body: { error: $("outage").textContent } };
+    }
+    let data = {};
+    try { data = await response.json(); } catch (error) { data = {}; }
+    if (response.status === 503) outage(true);
+    return { ok: response.ok, status: response.status, body: data };
+  }
+
+  function outage(down) {
+    $("outage").hidden = !down;
+  }
+
+  function refuse(text) {
+    show("refused");
+    $("refused-text").textContent = text;
+    if (state.source) { state.source.close(); state.source = null; }
+  }
+
+  async function join() {
+    const code = params.get("study");
+    if (!code) {
+      refuse("This link is incomplete: it has no study code. Open the link you were given.");
+      return;
+    }
+    const labels = {};
+    for (const [key, value] of params.entries()) {
+      if (key !== "study" && key !== "p" && !(key in labels)) labels[key] = value;
+    }
+    const answer = await call("/study/api/join", { study: code, params: labels });
+    if (!answer.ok) {
+      if (answer.status === 0 || answer.status === 503) { setTimeout(join, 2000); return; }
+      refuse(answer.body.error || NOT_VALID);
+      return;
+    }
+    state.token = answer.body.token;
+    params.set("p", state.token);
+    // The token goes into the address: a reload or a copied address returns to the same place.
+    window.history.replaceState(null, "", window.location.pathname + "?" + params.toString());
+    listen();
+  }
+
+  function listen() {
+    if (state.source) state.source.close();
+    const source = new EventSource("/study/api/events?p=" + encodeURIComponent(state.token));
+    state.source = source;
+    let lostSince = null;
+    source.onopen = () => { state.retry = 1000; lostSince = null; outage(false); };
+    source.addEventListener("view", (e) => render(JSON.parse(e.data)));
+    source.addEventListener("message", (e) => addMessage(JSON.parse(e.data)));
+    source.addEventListener("typing", (e) => setTyping(JSON.parse(e.data)));
+    source.addEventListener("draft", (e) => setDraft(JSON.parse(e.data)));
+    source.addEventListener("outage", (e) => outage(JSON.parse(e.data).down));
+    source.addEventListener("gone", () => refuse(NOT_VALID));
+    source.onerror = () => {
+      // Lost: the browser reconnects by itself while the stream can be resumed; when it gave
+      // up (the server answered with an error, a proxy had no server), we try again ourselves.
+      lostSince = lostSince || Date.now();
+      setTimeout(() => { if (lostSince && Date.now() - lostSince >= 700) outage(true); }, 750);
+      if (source.readyState === EventSource.CLOSED) {
+        setTimeout(reconnect, state.retry);
+        state.retry = Math.min(state.retry * 2, 10000);
+      }
+    };
+  }
+
+  async function reconnect() {
+    let response;
+    try {
+      response = await fetch("/study/api/view?p=" + encodeURIComponent(state.token), { cache: "no-store", credentials: "omit" });
+    } catch (error) {
+      setTimeout(reconnect, state.retry);
+      state.retry = Math.min(state.retry * 2, 10000);
+      return;
+    }
+    if (response.status === 403) { refuse(NOT_VALID); return; }
+    if (!response.ok) {
+      setTimeout(reconnect, state.retry);
+      state.retry = Math.min(state.retry * 2, 10000);
+      return;
+    }
+    listen();
+  }
+
+  // -- drawing the stages ------------------------------------------------------------------
+
+  function show(section) {
+    $("loading").hidden = true;
+    for (const el of document.querySelectorAll("section.stage")) el.hidden = el.id !== section;
+  }
+
+  function render(view) {
+    const before = state.view;
+    state.view = view;
+    state.clockAt = performance.now();
+    $("study-name").textContent = view.study_name || "Study";
+    document.title = view.study_name || "Study";
+    const stage = STAGES.includes(view.stage) ? view.stage : "lobby";
+    const section = SECTIONS[stage];
+    const moved = !before || before.stage !== view.stage;
+    show(section);
+    if (stage === "consent") drawConsent(view);
+    else if (stage === "pre_survey" || stage === "post_survey") drawSurvey(view);
+    else if (stage === "lobby") drawLobby(view);
+    else if (stage === "room") drawRoom(view, moved);
+    else if (stage === "exit") drawExit(view);
+    if (moved && before) {
+      // A new stage: its heading is where the keyboard and a screen reader go next.
+      const heading = document.querySelector("#" + section + " h2");
+      if (heading) { heading.tabIndex = -1; heading.focus({ preventScroll: stage === "room" }); }
+    }
+    if (stage === "exit" && state.source) { state.source.close(); state.source = null; }
+    tick();
+  }
+
+  function drawConsent(view) {
+    if (state.rendered.consent === view.consent) return;
+    state.rendered.consent = view.consent;
+    $("consent-text").textContent = view.consent || "";
+  }
+
+  function drawSurvey(view) {
+    const key = view.stage + JSON.stringify(view.questions);
+    if (state.rendered.survey === key) return;
+    state.rendered.survey = key;
+    $("survey-title").textContent = view.stage === "pre_survey" ? "Before the conversation" : "A few last questions";
+    $("survey-intro").textContent = INTROS[view.stage];
+    $("survey-error").textContent = "";
+    const box = $("questions");
+    box.replaceChildren();
+    view.questions.forEach((q, i) => box.appendChild(question(q, i)));
+  }
+
+  function question(q, index) {
+    const id = "q" + index;
+    const kind = q.question_type || "free_text";
+    if (kind === "multiple_choice" || kind === "linear_scale") {
+      const set = document.createElement("fieldset");
+      set.className = "question" + (kind === "linear_scale" ? " scale" : "");
+      set.dataset.name = q.question_name;
+      const legend = document.createElement("legend");
+      legend.textContent = q.question_text || "";
+      set.appendChild(legend);
+      const labels = q.option_labels || {};
+      (q.question_options || []).forEach((option, j) => {
+        const label = document.createElement("label");
+        const input = document.createElement("input");
+        input.type = "radio";
+        input.name = id;
+        input.id = id + "-" + j;
+        input.dataset.index = String(j);
+        label.appendChild(input);
+        const extra = kind === "linear_scale" ? labels[String(option)] : null;
+        label.appendChild(document.createTextNode(" " + String(option) + (extra ? " (" + extra + ")" : "")));
+        set.appendChild(label);
+      });
+      return set;
+    }
+    const wrap = document.createElement("div");
+    wrap.className = "question";
+    wrap.dataset.name = q.question_name;
+    const label = document.createElement("label");
+    label.htmlFor = id;
+    label.textContent = q.question_text || "";
+    const area = document.createElement("textarea");
+    area.id = id;
+    area.rows = 3;
+    area.maxLength = 5000;
+    wrap.append(label, area);
+    return wrap;
+  }
+
+  function answers() {
+    const found = {};
+    const missing = [];
+    state.view.questions.forEach((q, i) => {
+      const id = "q" + i;
+      const kind = q.question_type || "free_text";
+      let value = null;
+      if (kind === "multiple_choice" || kind === "linear_scale") {
+        const picked = document.querySelector('input[name="' + id + '"]:checked');
+        if (picked) value = q.question_options[Number(picked.dataset.index)];
+      } else {
+        const text = $(id).value.trim();
+        if (text) value = text;
+      }
+      if (value === null) missing.push({ q, id });
+      else found[q.question_name] = value;
+    });
+    return { found, missing };
+  }
+
+  function drawLobby(view) {
+    const more = view.waiting_for;
+    const line = more ? "Waiting for " + more + " more " + (more === 1 ? "person" : "people") + "…" : "Forming your group…";
+    if ($("lobby-status").textContent !== line) $("lobby-status").textContent = line;
+  }
+
+  function drawRoom(view, moved) {
+    $("seat").textContent = "You are " + (view.seat || "a participant");
+    const instructions = view.instructions || "";
+    $("instructions").hidden = !instructions;
+    $("instructions-text").textContent = instructions;
+    if ($("notice").textContent !== (view.notice || "")) $("notice").textContent = view.notice || "";
+    const researcher = (view.help || []).filter((h) => h.from_researcher);
+    const box = $("researcher");
+    if (box.childElementCount !== researcher.length) {
+      box.replaceChildren();
+      for (const item of researcher) {
+        const p = document.createElement("p");
+        p.className = "from-researcher";
+        p.textContent = "Message from the researcher: " + item.text;
+        box.appendChild(p);
+      }
+    }
+    $("message-label").textContent = "Your message" + (view.your_turn ? " (it is your turn)" : "");
+    $("message").maxLength = view.max_message_chars || 10000;
+    if (moved) {
+      state.messages.clear();
+      state.drafts.clear();
+      $("messages").replaceChildren();
+      $("empty").hidden = false;
+      requestAnimationFrame(() => toBottom());
+    }
+  }
+
+  function drawExit(view) {
+    const info = view.exit || {};
+    $("exit-text").textContent = info.text || "Thank you.";
+    $("code-box").hidden = !info.code;
+    $("code").value = info.code || "";
+    const link = $("continue");
+    const target = info.redirect || "";
+    const safe = /^https?:\/\//i.test(target);
+    link.hidden = !safe;
+    if (safe) link.href = target; else link.removeAttribute("href");
+    $("exit-help").textContent = safe ? "Copy this code into Prolific, or press Continue." : "Copy this code into Prolific.";
+  }
+
+  // -- the chat ----------------------------------------------------------------------------
+
+  function atBottom() {
+    const chat = $("chat");
+    return chat.scrollHeight - chat.scrollTop - chat.clientHeight < 48;
+  }
+
+  function toBottom() {
+    const chat = $("chat");
+    chat.scrollTop = chat.scrollHeight;
+    $("newer").hidden = true;
+    // On a phone the page itself scrolls too: the newest message and the box stay in view.
+    const composer = $("composer");
+    if (composer.getBoundingClientRect().bottom > window.innerHeight) composer.scrollIntoView({ block: "end" });
+  }
+
+  function bubble(message, li) {
+    li = li || document.createElement("li");
+    li.replaceChildren();
+    li.dataset.seq = String(message.seq);
+    li.className = "message " + (message.kind === "system" ? "system" : message.own ? "own" : "other");
+    if (message.kind === "system") {
+      li.textContent = message.content;
+      return li;
+    }
+    const who = document.createElement("span");
+    who.className = "who";
+    who.textContent = message.speaker + (message.own ? " (you)" : "") + (message.private ? " · private" : "");
+    const colon = document.createElement("span");
+    colon.className = "visually-hidden";
+    colon.textContent = ": ";
+    const body = document.createElement("p");
+    body.className = "body";
+    body.textContent = message.content;
+    li.append(who, colon, body);
+    return li;
+  }
+
+  function place(li, seq) {
+    const list = $("messages");
+    let after = null;
+    for (const [other, el] of state.messages) if (other > seq && (!after || Number(after.dataset.seq) > other)) after = el;
+    list.insertBefore(li, after);
+  }
+
+  function addMessage(message) {
+    if (state.messages.has(message.seq)) return;
+    const follow = atBottom();
+    const draft = state.drafts.get(message.seq);
+    let li;
+    if (draft) {
+      // The streamed reply is complete: its text is final now, announced once.
+      li = bubble(message, draft);
+      li.removeAttribute("aria-busy");
+      state.drafts.delete(message.seq);
+    } else {
+      li = bubble(message);
+      place(li, message.seq);
+    }
+    state.messages.set(message.seq, li);
+    $("empty").hidden = true;
+    if (follow || message.own) toBottom();
+    else $("newer").hidden = false;
+  }
+
+  function setDraft(draft) {
+    if (state.messages.has(draft.seq)) return;
+    let li = state.drafts.get(draft.seq);
+    const follow = atBottom();
+    if (!li) {
+      li = document.createElement("li");
+      li.setAttribute("aria-busy", "true");  // read once, when it is complete
+      state.drafts.set(draft.seq, li);
+      li.dataset.seq = String(draft.seq);
+      $("messages").appendChild(li);
+      $("empty").hidden = true;
+    }
+    if (draft.text === null) {  // the draft was dropped (stopped, failed): it goes away
+      li.remove();
+      state.drafts.delete(draft.seq);
+      return;
+    }
+    bubble({ seq: draft.seq, speaker: draft.speaker, content: draft.text, kind: "agent", own: false, private: false }, li);
+    li.classList.add("draft");
+    if (follow) toBottom(); else $("newer").hidden = false;
+  }
+
+  function setTyping(names) {
+    let line = "";
+    if (names.length === 1) line = names[0] + " is typing…";
+    else if (names.length > 1) line = names.slice(0, -1).join(", ") + " and " + names[names.length - 1] + " are typing…";
+    if ($("typing").textContent !== line) $("typing").textContent = line;
+  }
+
+  function newRequestId() {
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+    const bytes = new Uint8Array(16);
+    crypto.getRandomValues(bytes);
+    return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  async function send() {
+    const box = $("message");
+    const text = box.value;
+    if (state.sending) return;
+    if (!text.trim()) { $("composer-error").textContent = "Write a message first."; return; }
+    // The same text sent again (a retry, a double press) keeps its request id: one message.
+    if (state.requestText !== text) { state.requestId = newRequestId(); state.requestText = text; }
+    state.sending = true;
+    const answer = await call("/study/api/post", { text, request_id: state.requestId });
+    state.sending = false;
+    if (answer.ok) {
+      $("composer-error").textContent = "";
+      if (box.value === text) box.value = "";
+      state.requestId = state.requestText = null;
+      addMessage({ seq: answer.body.seq, speaker: state.view.seat || "", content: text, kind: "human", own: true, private: false });
+      return;
+    }
+    // Refused: the text stays in the box, with the reason.
+    const reason = answer.body.error || "Not sent.";
+    $("composer-error").textContent = answer.status === 0 || answer.status === 503 ? "Not sent yet. " + reason + " Send it again in a moment." : "Not sent: " + reason;
+  }
+
+  // -- the clock on the page ---------------------------------------------------------------
+
+  function tick() {
+    const view = state.view;
+    if (!view) return;
+    const gone = (performance.now() - state.clockAt) / 1000;
+    if (view.stage === "room" && view.time_left !== null && view.time_left !== undefined) {
+      const left = Math.max(0, Math.floor(view.time_left - gone));
+      const line = "Time left: " + Math.floor(left / 60) + ":" + String(left % 60).padStart(2, "0");
+      if ($("time-left").textContent !== line) $("time-left").textContent = line;
+    }
+    if (view.stage === "lobby" && view.lobby_seconds_left !== null && view.lobby_seconds_left !== undefined) {
+      const left = Math.max(0, Math.floor(view.lobby_seconds_left - gone));
+      $("lobby-time").textContent = "At most " + left + " more seconds.";
+    }
+  }
+
+  // -- what the person does ----------------------------------------------------------------
+
+  function wire() {
+    $("agree").addEventListener("click", () => consent(true));
+    $("decline").addEventListener("click", () => consent(false));
+    $("survey-form").addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const { found, missing } = answers();
+      if (missing.length) {
+        $("survey-error").textContent = "Please answer every question: " + missing.map((m) => m.q.question_text).join("; ");
+        const first = document.querySelector('[name="' + missing[0].id + '"], #' + missing[0].id);
+        if (first) first.focus();
+        return;
+      }
+      const answer = await call("/study/api/survey", { answers: found });
+      if (!answer.ok && answer.status !== 409) $("survey-error").textContent = answer.body.error || "Not sent.";
+    });
+    $("composer").addEventListener("submit", (event) => { event.preventDefault(); send(); });
+    $("message").addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) { event.preventDefault(); send(); }
+    });
+    $("chat").addEventListener("scroll", () => { if (atBottom()) $("newer").hidden = true; });
+    $("newer").addEventListener("click", () => { toBottom(); $("message").focus(); });
+    $("help-form").addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const area = $("help-text");
+      const text = area.value.trim();
+      if (!text) { $("help-status").textContent = "Write your message to the researcher first."; return; }
+      const answer = await call("/study/api/help", { text });
+      if (answer.ok) { area.value = ""; $("help-status").textContent = "Sent. The researcher's answers appear above the chat."; }
+      else $("help-status").textContent = "Not sent: " + (answer.body.error || "try again.");
+    });
+    $("copy").addEventListener("click", copyCode);
+    if (window.visualViewport) {
+      // A phone's keyboard opening shrinks the view: keep the newest message in sight.
+      let follow = true;
+      window.visualViewport.addEventListener("resize", () => { if (follow && state.view && state.view.stage === "room") toBottom(); });
+      $("chat").addEventListener("scroll", () => { follow = atBottom(); });
+    }
+    setInterval(tick, 1000);
+  }
+
+  async function consent(agree) {
+    const answer = await call("/study/api/consent", { agree });
+    if (!answer.ok && answer.status !== 409) $("consent-error").textContent = answer.body.error || "Not sent.";
+  }
+
+  async function copyCode() {
+    const field = $("code");
+    let done = false;
+    try {
+      if (navigator.clipboard && window.isSecureContext) {
+        await navigator.clipboard.writeText(field.value);
+        done = true;
+      }
+    } catch (error) { done = false; }
+    if (!done) {
+      // A page served without HTTPS has no clipboard API: select the code and copy it.
+      field.focus();
+      field.setSelectionRange(0, field.value.length);
+      try { done = document.execCommand("copy"); } catch (error) { done = false; }
+    }
+    $("copy-status").textContent = done ? "Copied." : "Select the code and copy it.";
+  }
+
+  wire();
+  if (state.token) listen(); else join();
+})();
