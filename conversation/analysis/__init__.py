@@ -31,7 +31,7 @@ from conversation.analysis.questions import (
     lenient_answer,
     question_from_spec,
 )
-from conversation.analysis.rubrics import Dimension, Rubric
+from conversation.analysis.judges import Dimension, Rubric
 from conversation.analysis.runs import (
     ANALYSIS_CHUNK,
     AnalysisProgress,
