@@ -10,6 +10,8 @@ import pytest
 
 import storage
 from conversation.analysis import coding, judges
+from conversation.analysis.judges.raters import human_ratings, ratings
+from conversation.analysis.judges.rubrics import Rubric
 from conversation.analysis.judges.tables import (
     agreement,
     by_condition,
@@ -19,8 +21,6 @@ from conversation.analysis.judges.tables import (
     export_scores_csv,
     scores_frame,
 )
-from conversation.analysis.judges.raters import human_ratings, ratings
-from conversation.analysis.judges.rubrics import Rubric
 from conversation.exceptions import ConversationValueError
 from conversation.models import OfflineModel
 from storage import Database
