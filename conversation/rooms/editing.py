@@ -9,60 +9,23 @@ claimed keeps the version it was planned with).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 import storage
 from conversation.exceptions import ConversationValueError
 from conversation.rooms.config import RoomConfig, check_name
+from conversation.rooms.config.settings import EDITABLE, FIELDS, KEYWORDS
 from conversation.text.limits import check_message
-
-#: What ``Room.update_config`` may change: the names ``Room.create`` takes (``roster`` is an
-#: alias of ``agents``).
-EDITABLE = (
-    "agents",
-    "planner",
-    "model",
-    "termination",
-    "moderated",
-    "prompt_template",
-    "context",
-    "seed",
-    "max_denials",
-    "retry",
-    "max_output_tokens",
-    "request_timeout",
-    "context_window",
-    "use_cache",
-    "breakpoints",
-    "streaming",
-    "partial_writes_per_second",
-)
 
 
 def build_arguments(config: RoomConfig) -> dict[str, Any]:
-    """The ``RoomConfig.build`` arguments that rebuild ``config`` as it is."""
+    """The ``RoomConfig.build`` arguments that rebuild ``config`` as it is: every setting by its
+    keyword (the stored form of each), the roster as its specs."""
     data = config.to_dict()
-    return {
-        "agents": list(config.roster),
-        "planner": data["planner"],
-        "model": data["model"],
-        "termination": data["termination"],
-        "prompt_template": data["prompt_template"],
-        "context": data["context"],
-        "seed": data["seed"],
-        "moderated": data["moderated"],
-        "max_denials": data["max_denials"],
-        "retry": data["retry"],
-        "max_output_tokens": data["max_output_tokens"],
-        "request_timeout": data["request_timeout"],
-        "context_window": data["context_window"],
-        "use_cache": config.use_cache,
-        "breakpoints": data.get("breakpoints"),
-        "streaming": config.streaming,
-        "partial_writes_per_second": config.partial_writes_per_second,
-        "in_process_only": config.in_process_only,
-    }
+    arguments = {KEYWORDS[name]: data.get(name, getattr(config, name)) for name in FIELDS}
+    arguments["agents"] = list(config.roster)
+    arguments["in_process_only"] = config.in_process_only
+    return arguments
 
 
 def changed_config(
@@ -99,7 +62,7 @@ def changed_config(
         )
     new = RoomConfig.build(**arguments)
     if model is not None:
-        new = replace(new, model=model)
+        new = new.model_copy(update={"model": model})
     before, after = current.to_dict(), new.to_dict()
     fields = [k for k in after.keys() | before.keys() if before.get(k) != after.get(k)]
     order = list(after)

@@ -25,15 +25,16 @@ import asyncio
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from typing_extensions import Unpack
+
 import storage
 from conversation.access.roles import Action, Actor, require, who
 from conversation.exceptions import (
     ConversationStateError,
     ConversationValueError,
 )
-from conversation.models.settings import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
 from conversation.rooms.boundary import storage_errors
-from conversation.rooms.config import RoomConfig, check_placement
+from conversation.rooms.config import RoomConfig, RoomSettings, check_placement
 from conversation.rooms.continuing import (
     check_continue_turns,
     continued_termination,
@@ -77,59 +78,26 @@ class Room:
         *,
         name: str,
         agents: Any,
-        planner: Any = None,
-        model: Any = None,
-        termination: Any = None,
-        moderated: bool = False,
-        prompt_template: str | None = None,
-        context: Any = None,
-        seed: int | None = None,
-        max_denials: int = 3,
-        retry: Any = None,
         experiment_id: int | None = None,
         condition: str | None = None,
         replicate: int | None = None,
-        max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
-        request_timeout: float = DEFAULT_TIMEOUT_SECONDS,
-        context_window: int | None = None,
-        use_cache: bool = True,
-        budget: Any = None,
         in_process_only: bool = False,
-        breakpoints: Any = None,
-        streaming: bool = True,
-        partial_writes_per_second: float = 4.0,
         actor: Actor | None = None,
+        **settings: Unpack[RoomSettings],
     ) -> Room:
-        """Store a new room (status ``idle``) and return it. Bad configuration raises
-        ``ConversationValueError`` naming the field, and nothing is stored. A model object that
-        cannot be rebuilt in another process is refused unless ``in_process_only`` (the room then
-        runs in this process only); see ``RoomConfig`` for the request settings. ``budget``: a
-        ``Budget`` or ``{"max_tokens": ..., "max_dollars": ...}``; once the room's recorded spend
-        reaches it no new turn starts (``termination.budget``). ``actor`` needs the researcher role
+        """Store a new room (status ``idle``) and return it. ``settings`` are the room's settings
+        (``RoomSettings``: planner, model, termination, moderated, prompt_template, context,
+        seed, retry, the request settings, budget, breakpoints, streaming, ...; each declared
+        once, with its default and doc, in ``rooms.config.settings``). Bad
+        configuration raises ``ConversationValueError`` naming the field, and nothing is stored.
+        A model object that cannot be rebuilt in another process is refused unless
+        ``in_process_only`` (the room then runs in this process only). ``budget``: a ``Budget``
+        or ``{"max_tokens": ..., "max_dollars": ...}``; once the room's recorded spend reaches it
+        no new turn starts (``termination.budget``). ``actor`` needs the researcher role
         (``PermissionDenied``)."""
         require(actor, Action.CREATE_ROOM)
         check_placement(name, experiment_id, condition, replicate)
-        config = RoomConfig.build(
-            agents=agents,
-            planner=planner,
-            model=model,
-            termination=termination,
-            prompt_template=prompt_template,
-            context=context,
-            seed=seed,
-            moderated=moderated,
-            max_denials=max_denials,
-            retry=retry,
-            max_output_tokens=max_output_tokens,
-            request_timeout=request_timeout,
-            context_window=context_window,
-            use_cache=use_cache,
-            budget=budget,
-            in_process_only=in_process_only,
-            breakpoints=breakpoints,
-            streaming=streaming,
-            partial_writes_per_second=partial_writes_per_second,
-        )
+        config = RoomConfig.build(agents=agents, in_process_only=in_process_only, **settings)
         return cls(db, store_room(db, name, config, experiment_id, condition, replicate))
 
     @classmethod

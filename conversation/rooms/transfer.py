@@ -27,7 +27,6 @@ columns every export shares), recomputed on import.
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
 import re
@@ -41,6 +40,7 @@ from conversation.exceptions import ConversationValueError, ImportRejected
 from conversation.rooms.config import (
     RESERVED_SPEAKERS,
     RoomConfig,
+    RoomSettings,
     check_name,
     check_placement,
     reserved_speaker,
@@ -258,7 +258,7 @@ def _remove_termination(messages: list[dict[str, Any]], remove: Any) -> None:
 
 
 #: What ``Room.import_messages`` passes on to ``RoomConfig.build`` for a message list.
-_ROOM_OPTIONS = frozenset(inspect.signature(RoomConfig.build).parameters) - {"agents"}
+_ROOM_OPTIONS = frozenset(RoomSettings.__annotations__) | {"in_process_only"}
 
 
 def import_room(
