@@ -13,6 +13,7 @@ from typing import Any
 
 import storage
 from conversation.exceptions import ConversationValueError
+from conversation.rooms.boundary import storage_errors
 from conversation.rooms.config import RoomConfig, check_name
 from conversation.rooms.config.settings import EDITABLE, FIELDS, KEYWORDS
 from conversation.text.limits import check_message
@@ -67,6 +68,35 @@ def changed_config(
     fields = [k for k in after.keys() | before.keys() if before.get(k) != after.get(k)]
     order = list(after)
     return new, sorted(fields, key=lambda k: order.index(k) if k in order else len(order))
+
+
+def config_versions(db: storage.Database, room_id: int) -> list[dict[str, Any]]:
+    """Every configuration version of room ``room_id``, oldest first: ``{version, config, by,
+    changes, from_seq, created_at}`` (version 1 is the one the room was created with)."""
+    rows = storage_errors(storage.room_config_versions, db, room_id)
+    if not rows:
+        record = storage_errors(storage.get_room, db, room_id)
+        return [
+            {
+                "version": 1,
+                "config": dict(record.config),
+                "by": None,
+                "changes": [],
+                "from_seq": 0,
+                "created_at": record.created_at,
+            }
+        ]
+    return [
+        {
+            "version": row.version,
+            "config": row.config,
+            "by": row.by,
+            "changes": list(row.changes or []),
+            "from_seq": row.from_seq,
+            "created_at": row.created_at,
+        }
+        for row in rows
+    ]
 
 
 def version_notice(by: str, changes: list[str]) -> str:
@@ -127,6 +157,7 @@ __all__ = [
     "EDITABLE",
     "build_arguments",
     "changed_config",
+    "config_versions",
     "check_by",
     "fork_edit",
     "version_notice",

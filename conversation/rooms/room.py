@@ -41,8 +41,9 @@ from conversation.rooms.continuing import (
     no_answer_reason,
     turns_taken,
 )
-from conversation.rooms.editing import changed_config, fork_edit, version_notice
-from conversation.rooms.engine import Engine, HeldRoom, StepKind, owner_id
+from conversation.rooms.driving import drive
+from conversation.rooms.editing import changed_config, config_versions, fork_edit, version_notice
+from conversation.rooms.engine import Engine, owner_id
 from conversation.rooms.manage import store_room
 from conversation.rooms.posting import post_message
 from conversation.rooms.turn import Turn
@@ -328,43 +329,9 @@ class Room:
         return await self._drive(max_turns)
 
     async def _drive(self, max_turns: int) -> list[Turn]:
-        """Take up to ``max_turns`` turns under one lease (released at the end), one engine step
-        at a time; the room's log is kept between steps, so a step costs the same at turn 800 as
-        at turn 50."""
-        engine = self._turn_engine()
-        token = storage.acquire_lease(self.db, self.id, self._owner, engine.lease_ttl)
-        if token is None:
-            return []  # another worker drives this room right now
-        loop = asyncio.get_running_loop()
-        renewed = loop.time()
-        held = HeldRoom(self.id, token)
-        taken: list[Turn] = []
-        try:
-            while len(taken) < max_turns:
-                if loop.time() - renewed > engine.lease_ttl / 3:
-                    if not storage.renew_lease(
-                        self.db, self.id, self._owner, token, engine.lease_ttl
-                    ):
-                        break
-                    renewed = loop.time()
-                step = await engine.step(held, claim_next=len(taken) + 1 < max_turns)
-                if step.turn is None:
-                    if step.again:
-                        continue  # bounded: the engine's refusal and failure counters
-                    break
-                taken.append(Turn(self.db, step.turn))
-                if step.kind != StepKind.CLAIM and step.kind != StepKind.RESUME:
-                    break
-                if step.turn.state != "done":
-                    break
-            else:
-                if taken and held.pending is None:
-                    # Stopped by the count, not by the room: settle its status now (the UI shows
-                    # "settled" at once), as the next step would.
-                    engine.begin([held], claim=False)
-        finally:
-            storage.release_lease(self.db, self.id, self._owner, token)
-        return taken
+        """Up to ``max_turns`` turns under one lease (``driving.drive``)."""
+        events = await drive(self.db, self.id, self._owner, self._turn_engine(), max_turns)
+        return [Turn(self.db, event) for event in events]
 
     def run(self, max_turns: int = 1_000) -> list[Turn]:
         """Take turns until the room settles, stops, pauses, waits for approval, fails or is
@@ -461,34 +428,11 @@ class Room:
     def config_versions(self) -> list[dict[str, Any]]:
         """Every configuration version, oldest first: ``{version, config, by, changes, from_seq,
         created_at}`` (version 1 is the one the room was created with)."""
-        rows = storage_errors(storage.room_config_versions, self.db, self.id)
-        if not rows:
-            record = self.record
-            return [
-                {
-                    "version": 1,
-                    "config": dict(record.config),
-                    "by": None,
-                    "changes": [],
-                    "from_seq": 0,
-                    "created_at": record.created_at,
-                }
-            ]
-        return [
-            {
-                "version": row.version,
-                "config": row.config,
-                "by": row.by,
-                "changes": list(row.changes or []),
-                "from_seq": row.from_seq,
-                "created_at": row.created_at,
-            }
-            for row in rows
-        ]
+        return config_versions(self.db, self.id)
 
     def export(self) -> dict[str, Any]:
         """The room as versioned JSON data (config and log; no secrets: keys are never stored)."""
-        from conversation.rooms.transfer import export_room
+        from conversation.rooms.transfer.exporting import export_room
 
         return export_room(self)
 
@@ -514,7 +458,7 @@ class Room:
         message has ``role: "user"``). The room and its whole log are written in one transaction.
         ``actor`` needs the researcher role.
         """
-        from conversation.rooms.transfer import import_room
+        from conversation.rooms.transfer.importing import import_room
 
         require(actor, Action.CREATE_ROOM)
         return import_room(
