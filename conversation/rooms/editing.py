@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import storage
+from conversation.boundary import storage_errors
 from conversation.exceptions import ConversationValueError
-from conversation.rooms.boundary import storage_errors
 from conversation.rooms.config import RoomConfig, check_name
 from conversation.rooms.config.settings import EDITABLE, FIELDS, KEYWORDS
 from conversation.text.limits import check_message

@@ -29,11 +29,11 @@ from typing_extensions import Unpack
 
 import storage
 from conversation.access.roles import Action, Actor, require, who
+from conversation.boundary import storage_errors, translating
 from conversation.exceptions import (
     ConversationStateError,
     ConversationValueError,
 )
-from conversation.rooms.boundary import storage_errors
 from conversation.rooms.config import RoomConfig, RoomSettings, check_placement
 from conversation.rooms.continuing import (
     check_continue_turns,
@@ -61,6 +61,7 @@ from conversation.vocabulary import (
 )
 
 
+@translating
 class Room:
     """A durable conversation room (see the module docstring)."""
 

@@ -32,7 +32,13 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import storage
-from conversation.exceptions import ConversationValueError, ImportRejected
+from conversation.boundary import storage_errors
+from conversation.exceptions import (
+    ConversationStateError,
+    ConversationValueError,
+    ImportRejected,
+    StorageFailure,
+)
 from conversation.rooms.config import (
     RESERVED_SPEAKERS,
     RoomConfig,
@@ -276,7 +282,8 @@ def _store(
     room half-imported); a refusal (a secret in the config, a bad record) is an ``ImportRejected``
     naming the problem, with nothing written."""
     try:
-        room_id, _ = storage.create_room_with_log(
+        room_id, _ = storage_errors(
+            storage.create_room_with_log,
             db,
             name,
             config.to_dict(),
@@ -285,7 +292,7 @@ def _store(
             stop_reason=stop_reason,
             config_versions=config_versions or (),
         )
-    except storage.StorageError as exc:
+    except (ConversationValueError, ConversationStateError, StorageFailure) as exc:
         raise ImportRejected(f"the import could not be stored: {exc}") from None
     return room_id
 
