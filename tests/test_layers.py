@@ -36,7 +36,7 @@ ALLOWED: dict[str, set[str]] = {
     "models": {"exceptions", "boundary", "text"},
     "dialogue": {"exceptions", "text", "planning", "termination", "models", "sync"},
     "analysis": {"exceptions", "boundary", "vocabulary", "text", "models", "access", "rooms"},
-    "library": {"exceptions", "access"},
+    "library": {"exceptions", "boundary", "access", "text", "models"},
     "rooms": {
         "exceptions",
         "boundary",

@@ -5,8 +5,6 @@ written.
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +24,7 @@ from conversation.rooms.transfer.schema import (
     message_place,
 )
 from conversation.text import limits
+from conversation.text.json_input import read_json
 from conversation.text.limits import MAX_IMPORT_BYTES as MAX_IMPORT_BYTES
 from conversation.text.limits import MAX_IMPORT_MESSAGES as MAX_MESSAGES
 from conversation.text.schema import validated
@@ -45,57 +44,23 @@ class ResumeWarning(UserWarning):
 # -- parsing -------------------------------------------------------------------------------------
 
 
-def _reject_constant(token: str) -> Any:
-    raise ImportRejected(f"{token} is not valid JSON; use null or a number")
-
-
-def _finite_float(token: str) -> float:
-    value = float(token)
-    if not math.isfinite(value):
-        raise ImportRejected(f"{token[:40]} is not a finite number; use a smaller number or null")
-    return value
-
-
 def parse_import(data: Any) -> Any:
     """A JSON string or already-parsed data, checked for size, depth and non-finite numbers.
     Sizes are measured first (bytes and text by their length, data in one bounded walk), so an
     oversized import is refused before it is decoded, parsed or serialised."""
-    if isinstance(data, bytes | bytearray | memoryview):
-        if len(data) > MAX_IMPORT_BYTES:
-            raise ImportRejected(
-                f"the import is {len(data):,} bytes; the limit is {MAX_IMPORT_BYTES:,}"
-            )
-        try:
-            data = bytes(data).decode("utf-8", errors="strict")
-        except UnicodeDecodeError as exc:
-            raise ImportRejected(
-                f"the import is not UTF-8 text (byte {exc.start}); save the file as UTF-8 JSON"
-            ) from None
-    if isinstance(data, str):
-        if len(data) > MAX_IMPORT_BYTES or len(data.encode("utf-8")) > MAX_IMPORT_BYTES:
-            raise ImportRejected(f"the import is larger than {MAX_IMPORT_BYTES:,} bytes")
-        try:
-            data = json.loads(data, parse_constant=_reject_constant, parse_float=_finite_float)
-        except json.JSONDecodeError as exc:
-            raise ImportRejected(f"the import is not valid JSON: {exc}") from None
-        except RecursionError:
-            raise ImportRejected(
-                f"the import is nested more than {MAX_DEPTH} levels deep"
-            ) from None
-        # NaN, Infinity and 1e999 were refused while parsing; the depth is walked once, without recursion
-        limits.check_depth(data, "the import", max_depth=MAX_DEPTH, error=ImportRejected)
-    else:
-        if isinstance(data, list | tuple) and len(data) > MAX_MESSAGES * 2:
-            raise ImportRejected(
-                f"at most {MAX_MESSAGES} messages can be imported, got {len(data)}"
-            )
-        limits.check_json_value(
+    if isinstance(data, bytes | bytearray | memoryview | str):
+        return read_json(
             data,
-            "the import",
-            max_chars=MAX_IMPORT_BYTES,
+            what="the import",
+            max_bytes=MAX_IMPORT_BYTES,
             max_depth=MAX_DEPTH,
             error=ImportRejected,
         )
+    if isinstance(data, list | tuple) and len(data) > MAX_MESSAGES * 2:
+        raise ImportRejected(f"at most {MAX_MESSAGES} messages can be imported, got {len(data)}")
+    limits.check_json_value(
+        data, "the import", max_chars=MAX_IMPORT_BYTES, max_depth=MAX_DEPTH, error=ImportRejected
+    )
     return data
 
 
