@@ -11,6 +11,7 @@ import asyncio
 
 import storage
 from conversation.rooms.engine import Engine, HeldRoom, StepKind
+from conversation.vocabulary import TurnState
 
 
 async def drive(
@@ -41,7 +42,7 @@ async def drive(
             taken.append(step.turn)
             if step.kind != StepKind.CLAIM and step.kind != StepKind.RESUME:
                 break
-            if step.turn.state != "done":
+            if step.turn.state != TurnState.DONE:
                 break
         else:
             if taken and held.pending is None:
