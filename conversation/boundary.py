@@ -13,7 +13,8 @@ unavailable -> wait) catches a project error:
   ``ConversationValueError``;
 - ``storage.RecordInUse`` (a worker holds it) -> ``InUseError`` (a ``ConversationStateError``);
 - ``storage.DatabaseUnavailable`` -> ``StorageUnavailableError``;
-- any other ``storage.StorageError`` -> ``StorageFailure``.
+- any other ``storage.StorageError`` -> ``StorageFailure`` (but ``storage.RateLimited``, a
+  participant's post over their rate, which ``conversation.study`` decides on itself).
 
 The original error is the new one's ``__cause__``.
 """
@@ -55,6 +56,10 @@ def translated() -> Iterator[None]:
         raise InUseError(str(exc)) from exc
     except storage.DatabaseUnavailable as exc:
         raise StorageUnavailableError(str(exc)) from exc
+    except storage.RateLimited:
+        # A participant's post over their rate: conversation/study decides on it (its wait)
+        # where it calls the posting path; it is that package's to translate.
+        raise
     except storage.StorageError as exc:
         raise StorageFailure(str(exc)) from exc
 
