@@ -23,6 +23,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from conversation.termination.budget import format_cost
+from conversation.vocabulary import OPEN_ANSWER_STATES, AnswerState, EventKind, TurnState
 
 NO_CONDITION = "(none)"
 YES = {"yes", "true", "1", "y"}
@@ -59,8 +60,10 @@ def _messages(events: pd.DataFrame) -> pd.DataFrame:
     """Human messages and finished agent messages (the counting rule of :mod:`storage.frames`)."""
     if events.empty or "kind" not in events:
         return events.iloc[0:0]
-    done = events["state"].eq("done") if "state" in events else True
-    return events[(events["kind"] == "human") | ((events["kind"] == "agent") & done)]
+    done = events["state"].eq(TurnState.DONE) if "state" in events else True
+    return events[
+        (events["kind"] == EventKind.HUMAN) | ((events["kind"] == EventKind.AGENT) & done)
+    ]
 
 
 def speaker_activity(events: pd.DataFrame) -> go.Figure:
@@ -137,7 +140,7 @@ def latency(events: pd.DataFrame) -> go.Figure:
     """Model latency per agent turn, by speaker (box plot with every point)."""
     title = "Latency per turn (s)"
     turns = (
-        events[(events["kind"] == "agent") & events["latency"].notna()]
+        events[(events["kind"] == EventKind.AGENT) & events["latency"].notna()]
         if not events.empty
         else events
     )
@@ -161,7 +164,7 @@ def tokens_and_cost(events: pd.DataFrame) -> go.Figure:
     title = "Tokens and cost per speaker"
     if events.empty:
         return _empty(title)
-    turns = events[events["kind"] == "agent"]
+    turns = events[events["kind"] == EventKind.AGENT]
     if turns.empty:
         return _empty(title, "No agent turns yet.")
     per = (
@@ -288,9 +291,10 @@ def _error_bars(low: pd.Series, high: pd.Series, centre: pd.Series) -> dict[str,
 def _no_answers_yet(answers: pd.DataFrame) -> str:
     """Why an analysis chart is empty: its answers failed, are still being asked, or none was
     planned (a frame without ``state``: every row is a failed answer)."""
-    states = answers["state"] if "state" in answers else pd.Series(["failed"] * len(answers))
-    failed = int((states == "failed").sum())
-    to_come = int(states.isin(["planned", "asking"]).sum())
+    failed_state = AnswerState.FAILED
+    states = answers["state"] if "state" in answers else pd.Series([failed_state] * len(answers))
+    failed = int((states == failed_state).sum())
+    to_come = int(states.isin(sorted(OPEN_ANSWER_STATES)).sum())
     if not failed and not to_come:
         return "No answers yet: run an analysis first."
     parts = [f"{failed} failed (retry them in the Analysis tab)"] if failed else []

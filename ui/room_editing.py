@@ -16,6 +16,7 @@ import streamlit as st
 
 from conversation import browse
 from conversation.rooms.config import EDITABLE
+from conversation.vocabulary import RoomStatus
 
 from . import rooms
 from .access import note
@@ -230,7 +231,7 @@ def settings_panel(db: Any, room_id: int, config: Any, actor: Any = None) -> Non
 def breakpoint_notice(record: Any) -> None:
     """Say so when a breakpoint holds the room (plain text: it names an agent)."""
     reason = record.stop_reason or ""
-    if record.status == "paused" and reason.endswith("(breakpoint)"):
+    if record.status == RoomStatus.PAUSED and reason.endswith("(breakpoint)"):
         st.text(f"⏸ {reason}. Press Resume to let this turn go on.")
 
 

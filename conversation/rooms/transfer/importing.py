@@ -67,6 +67,7 @@ from conversation.rooms.transfer.schema import (
 from conversation.text import limits
 from conversation.text.limits import MAX_IMPORT_MESSAGES as MAX_MESSAGES
 from conversation.text.schema import validated
+from conversation.vocabulary import TURN_KINDS, EventKind, TurnState
 
 
 class Row:
@@ -80,7 +81,7 @@ class Row:
         self.speaker = message["speaker"]
         self.content = message["content"]
         self.round = message["round"]
-        self.state = "done" if self.kind in ("agent", "pass") else None
+        self.state = TurnState.DONE if self.kind in TURN_KINDS else None
         self.visible_to = message["visible_to"]
         self.data = data
         self.input_tokens = self.output_tokens = None
@@ -231,14 +232,14 @@ def _check_event(index: int, event: ExportedEvent, roster: tuple[str, ...]) -> N
             f"event {index} has seq {event.seq!r}; seqs must run 1, 2, 3... without gaps"
         )
     speaker = event.speaker
-    if event.kind in ("human", "system"):
+    if event.kind not in TURN_KINDS:
         as_import_error(check_name)(speaker, f"event {index} speaker")
         taken = reserved_speaker(speaker, roster)
-        if event.kind == "human" and taken is not None:
+        if event.kind == EventKind.HUMAN and taken is not None:
             raise ImportRejected(
                 f"event {index} is a human message by {taken}; human messages need a person's name"
             )
-        if event.kind == "system" and taken and speaker.casefold() not in RESERVED_SPEAKERS:
+        if event.kind == EventKind.SYSTEM and taken and speaker.casefold() not in RESERVED_SPEAKERS:
             raise ImportRejected(
                 f"event {index} is a system event by {taken}; a system event speaks for "
                 "the room ('room' or 'system'), never for an agent"
