@@ -282,7 +282,7 @@ WARM_UP_MODULES = HOME_WARM_UP_MODULES + (
     "ui.results",
     "ui.charts",
     "ui.live",
-    "ui.library",
+    "conversation.library.agents_file",
     "ui.room_forms",
     "scipy.special",  # the Statistics tab's t intervals (conversation.analysis.statistics)
     "scipy.stats",  # its bootstrap intervals

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import storage
-from conversation.analysis.judge_units import Unit
-from conversation.analysis.rubrics import REASON_SUFFIX, Dimension, Rubric
+from conversation.analysis.judges.rubrics import REASON_SUFFIX, Dimension, Rubric
+from conversation.analysis.judges.units import Unit
 from conversation.exceptions import ConversationValueError
 
 

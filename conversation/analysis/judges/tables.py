@@ -1,7 +1,7 @@
 """Judge scores as tables (pandas): the scores export, scores by condition with intervals and n,
 agreement between coders, judges and the panel, a judge's confusion matrix against the coders,
 and the units they disagree on. Not re-exported by ``conversation.analysis`` (pandas: the
-worker never loads it); import ``conversation.analysis.judge_tables``.
+worker never loads it); import ``conversation.analysis.judges.tables``.
 
     frame = scores_frame(db, rubric_id)                   # unit, rater, dimension, value, ...
     table = agreement(db, rubric_id, "code", n_boot=500)  # an agreement.AgreementTable
@@ -17,8 +17,8 @@ import pandas as pd
 
 import storage
 from conversation.analysis.agreement import AgreementTable, agreement_table
-from conversation.analysis.judges import PANEL, Score, load_rubric, scores
-from conversation.analysis.raters import human_ratings, ratings
+from conversation.analysis.judges.panel import PANEL, Score, load_rubric, scores
+from conversation.analysis.judges.raters import human_ratings, ratings
 
 #: The scores export: one row per rater, unit and dimension.
 SCORE_COLUMNS = [

@@ -23,7 +23,7 @@ Guarantees:
   ``combine="median"``).
 
 No pandas here (the worker can reach this package): tables and agreement over these scores are
-in ``conversation.analysis.judge_tables``.
+in ``conversation.analysis.judges.tables``.
 """
 
 from __future__ import annotations
@@ -36,9 +36,10 @@ from typing import Any
 
 import storage
 from conversation.access.roles import Action, require
-from conversation.analysis.judge_calls import Context, ask_chunk, preloaded_cache, save_cache
-from conversation.analysis.judge_units import Unit, room_units, unit_key
-from conversation.analysis.rubrics import Dimension, Rubric
+from conversation.analysis.judges.calls import Context, ask_chunk, preloaded_cache, save_cache
+from conversation.analysis.judges.rubrics import Dimension, Rubric
+from conversation.analysis.judges.units import Unit, room_units, unit_key
+from conversation.boundary import storage_errors
 from conversation.exceptions import ConversationValueError
 from conversation.vocabulary import AnalysisStatus
 
@@ -122,10 +123,7 @@ def _stored(row: Any) -> StoredRubric:
 
 def load_rubric(db: Any, rubric_id: int) -> StoredRubric:
     """A stored rubric version by id (``ConversationValueError`` when there is none)."""
-    try:
-        return _stored(storage.get_rubric(db, rubric_id))
-    except storage.RecordNotFound as exc:
-        raise ConversationValueError(str(exc)) from None
+    return _stored(storage_errors(storage.get_rubric, db, rubric_id))
 
 
 def stored_rubrics(db: Any, *, experiment_id: int | None = None) -> list[StoredRubric]:

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conversation.analysis import coding
-from conversation.analysis.judge_units import room_units
-from conversation.analysis.judges import PANEL, Score, load_rubric, scores
-from conversation.analysis.rubrics import Dimension, IntervalScale, OrdinalScale, Rubric
+from conversation.analysis.judges.panel import PANEL, Score, load_rubric, scores
+from conversation.analysis.judges.rubrics import Dimension, IntervalScale, OrdinalScale, Rubric
+from conversation.analysis.judges.units import room_units
 
 HUMAN = "human:"
 
