@@ -208,3 +208,208 @@ def test_two_people_through_the_whole_path_with_a_pushed_chat(
     finally:
         ana.close()
         bo.close()
+
+
+def serious(page: Any) -> list[str]:
+    """axe-core's serious and critical violations on the page as it is now."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    found = Axe().run(page).response["violations"]
+    return [
+        f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']]}"
+        for v in found
+        if v.get("impact") in ("serious", "critical")
+    ]
+
+
+def check_axe(person: Person, stage: str, report: dict[str, list[str]]) -> None:
+    for size in SIZES:
+        person.page.set_viewport_size(size)
+        person.page.wait_for_timeout(100)
+        report[f"{stage} at {size['width']}x{size['height']}"] = serious(person.page)
+    person.page.set_viewport_size(SIZES[0])
+
+
+def test_axe_finds_nothing_serious_at_any_stage_on_a_desktop_or_a_phone(
+    browser: Any, site_server: AppServer, db: Any, clock: None
+) -> None:
+    from conversation import study
+
+    code = launch(db, participants={"cap": 2})
+    ana = Person(browser, site_server, code, "pid-axe")
+    report: dict[str, list[str]] = {}
+    try:
+        ana.page.get_by_role("button", name="I agree").wait_for()
+        check_axe(ana, "consent", report)
+        ana.page.get_by_role("button", name="I agree").click()
+        ana.page.get_by_text("yes", exact=True).wait_for()
+        check_axe(ana, "pre-survey", report)
+        ana.page.get_by_role("button", name="Continue").click()  # nothing chosen: the error
+        ana.wait_text("Please answer every question")
+        check_axe(ana, "pre-survey with its error", report)
+        ana.page.get_by_text("yes", exact=True).click()
+        ana.page.get_by_role("button", name="Continue").click()
+        ana.wait_text("Waiting for 1 more person")
+        check_axe(ana, "lobby", report)
+        partner = study.join(db, code, {"PROLIFIC_PID": "pid-partner"}).token
+        study.give_consent(db, partner)
+        study.answer_survey(db, partner, {"bargained_before": "no"})
+        ana.seat()
+        study.post_as_participant(db, partner, "Hello, shall we start?", request_id="h")
+        ana.wait_text("Hello, shall we start?")
+        ana.message_box().fill("a message not sent yet")
+        check_axe(ana, "room", report)
+        end_rooms(db, code)
+        ana.wait_text("A few last questions")
+        check_axe(ana, "post-survey", report)
+        ana.page.get_by_role("radio", name="5").check()
+        ana.page.get_by_label("What did you think of the mediator?").fill("Fine.")
+        ana.page.get_by_role("button", name="Continue").click()
+        ana.wait_text("the study is complete")
+        check_axe(ana, "exit", report)
+        ana.only_own_host()
+        # A negative control: a button without a name is a critical violation axe reports.
+        ana.page.evaluate(
+            "document.querySelector('main').appendChild(document.createElement('button'))"
+        )
+        assert any(v.startswith("button-name") for v in serious(ana.page))
+    finally:
+        ana.close()
+    assert {k: v for k, v in report.items() if v} == {}
+    assert len(report) == 14  # 7 states x 2 sizes, each checked
+
+
+def test_the_keyboard_alone_goes_from_the_link_to_the_redirect(
+    browser: Any, site_server: AppServer, db: Any, clock: None
+) -> None:
+    from conversation import study
+
+    code = launch(db, participants={"cap": 2})
+    ana = Person(browser, site_server, code, "pid-keys")
+    page, keys = ana.page, ana.page.keyboard
+
+    def focused() -> str:
+        return str(
+            page.evaluate(
+                "() => { const e = document.activeElement;"
+                " return (e.getAttribute('aria-label') || e.labels?.[0]?.innerText"
+                " || e.innerText || e.value || e.id || '').trim(); }"
+            )
+        )
+
+    try:
+        page.get_by_role("button", name="I agree").wait_for()
+        keys.press("Tab")  # no stray tab stop before the consent button
+        assert focused() == "I agree"
+        keys.press("Enter")
+        ana.wait_text("Before the conversation")
+        keys.press("Tab")
+        assert focused() == "yes"
+        keys.press("Space")
+        keys.press("Tab")
+        assert focused() == "Continue"
+        keys.press("Enter")
+        ana.wait_text("Waiting for 1 more person")
+        partner = study.join(db, code, {"PROLIFIC_PID": "pid-partner"}).token
+        study.give_consent(db, partner)
+        study.answer_survey(db, partner, {"bargained_before": "no"})
+        ana.seat()
+        for _ in range(8):
+            keys.press("Tab")
+            if focused() == "Your message":
+                break
+        assert focused() == "Your message"
+        keys.type("Typed with the keyboard alone")
+        keys.press("Enter")
+        ana.wait_text("Typed with the keyboard alone")
+        said = [r["content"] for r in study.transcripts_table(db, code)]
+        assert "Typed with the keyboard alone" in said
+        end_rooms(db, code)
+        ana.wait_text("A few last questions")
+        keys.press("Tab")
+        assert focused().startswith("1")  # the scale's first choice
+        for _ in range(3):
+            keys.press("ArrowRight")
+        keys.press("Tab")
+        assert focused() == "What did you think of the mediator?"
+        keys.type("Fine.")
+        keys.press("Tab")
+        assert focused() == "Continue"
+        keys.press("Enter")
+        ana.wait_text("the study is complete")
+        row = next(r for r in study.participants_table(db, code) if r["exit_status"])
+        assert row["post_satisfaction"] == 4 and row["post_mediator_opinion"] == "Fine."
+        for _ in range(6):
+            keys.press("Tab")
+            if focused() == "Continue":
+                break
+        assert focused() == "Continue"
+        keys.press("Enter")
+        page.wait_for_url("https://app.prolific.com/**")
+        assert page.url.endswith("cc=CMUG0001")
+    finally:
+        ana.close()
+
+
+def chat_state(page: Any) -> dict[str, Any]:
+    return dict(
+        page.evaluate(
+            """() => { const c = document.getElementById('chat');
+            const last = [...document.querySelectorAll('#messages li')].pop();
+            const box = last ? last.getBoundingClientRect() : null;
+            const area = c.getBoundingClientRect();
+            return { atBottom: c.scrollHeight - c.scrollTop - c.clientHeight < 48,
+                     pill: !document.getElementById('newer').hidden,
+                     lastInView: !!box && box.bottom <= Math.min(area.bottom, innerHeight) + 1
+                                 && box.top >= area.top - 1 }; }"""
+        )
+    )
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["desktop", "phone"])
+def test_the_chat_follows_the_newest_message_or_offers_a_pill(
+    browser: Any, site_server: AppServer, db: Any, clock: None, size: dict[str, int]
+) -> None:
+    from conversation import study
+
+    code = launch(db, participants={"cap": 2, "rate": {"messages": 100, "seconds": 60}})
+    phone = size["width"] < 500
+    ana = Person(
+        browser, site_server, code, "pid-follow", viewport=size, is_mobile=phone, has_touch=phone
+    )
+    try:
+        ana.page.get_by_role("button", name="I agree").click()
+        ana.page.get_by_text("yes", exact=True).click()
+        ana.page.get_by_role("button", name="Continue").click()
+        ana.wait_text("Waiting for 1 more person")
+        partner = study.join(db, code, {"PROLIFIC_PID": "pid-partner"}).token
+        study.give_consent(db, partner)
+        study.answer_survey(db, partner, {"bargained_before": "no"})
+        ana.seat()
+        for n in range(12):
+            study.post_as_participant(db, partner, f"line {n} " + "words " * 25, request_id=f"{n}")
+        ana.wait_text("line 11")
+        ana.page.wait_for_timeout(300)
+        state = chat_state(ana.page)
+        assert state["atBottom"] and state["lastInView"] and not state["pill"], state
+        # Scrolled up to read: a new message does not move the chat; the pill says it came.
+        ana.page.evaluate("document.getElementById('chat').scrollTop = 0")
+        ana.page.wait_for_timeout(200)
+        study.post_as_participant(db, partner, "a newer message", request_id="new")
+        ana.wait_text("a newer message")
+        state = chat_state(ana.page)
+        assert not state["atBottom"] and state["pill"], state
+        pill = ana.page.get_by_role("button", name="New messages")
+        pill.tap() if phone else pill.click()
+        ana.page.wait_for_timeout(200)
+        state = chat_state(ana.page)
+        assert state["atBottom"] and state["lastInView"] and not state["pill"], state
+        # At the bottom, the next message is followed.
+        study.post_as_participant(db, partner, "and the newest", request_id="newest")
+        ana.wait_text("and the newest")
+        ana.page.wait_for_timeout(200)
+        state = chat_state(ana.page)
+        assert state["atBottom"] and state["lastInView"] and not state["pill"], state
+        ana.only_own_host()
+    finally:
+        ana.close()
