@@ -1,33 +1,39 @@
 """Participants under load: a person's message, from send to the other person's screen.
 
-    python benchmarks/participants_load.py [--participants 24] [--messages 3] [--poll 1.0]
-        [--clients websocket|chromium] [--spread 1.0] [--wait 20]
+    python benchmarks/participants_load.py [--participants 24] [--messages 3] [--spread 1.0]
+        [--wait 20] [--db URL] [--processes 1] [--proxy] [--table [24,50,100,200,400]]
 
 What it does (offline model, temporary database and HOME, no network):
-1. starts ``streamlit run app.py`` (with its in-process runner, which drives the agents) and
-   launches the shipped example study (2 people + 1 agent mediator per room) with no pre-survey,
-   enough groups for everyone and a long time limit;
-2. opens ``--participants`` participant sessions through the join link; each consents and waits
-   in the lobby until it is in a room (N/2 rooms). ``--clients websocket`` (the default): each
-   session is a ``stream_client.StreamClient``, Streamlit's browser protocol spoken without a
-   browser, all in this process, so the measure is the server's; ``--clients chromium``: each is
-   a Chromium browser context of its own (on a small machine the browsers take the server's CPU);
-3. each session records the wall-clock time at which each text first reaches it: the websocket
-   client when the delta arrives, the Chromium page on every animation frame (``Date.now()``);
-4. ``--messages`` rounds: every person sends one message (random order; websocket sends spread
-   over ``--spread`` seconds a round), stamped just before it is sent; the agents answer as they
-   would;
-5. waits until every message is on its partner's screen (or ``--wait`` seconds), then prints the
-   median and p95 of send-to-screen, the messages never seen (lost), and the server's CPU (share
-   of one core, over the sending phase). The same machine's clock stamps both ends.
+1. starts ``--processes`` app processes (``streamlit run app.py``, each with its in-process
+   runner, which drives the agents) on one database (a temporary SQLite file, or ``--db``: a
+   PostgreSQL server, where a fresh database is made and dropped), and with ``--proxy`` Debian's
+   nginx in front of them, configured by docs/deploy.md's recipe (``proxy.py``); it launches the
+   shipped example study (2 people + 1 agent mediator per room) with no pre-survey, enough
+   groups for everyone, no pacing and a long time limit;
+2. opens ``--participants`` participants, all in this process (asyncio, HTTP): each joins by the
+   link, consents and opens its page's event stream (``/study/api/events``), as the page's
+   script does, and waits to be seated; without a proxy the participants are spread over the
+   processes in turn;
+3. the *floor*: one pair exchanges 5 messages, one at a time, while everyone else is connected
+   and quiet: what the path itself costs (a post, the write, the watcher, the push) here, now;
+4. ``--messages`` rounds: every person sends one message (random order, a round's sends spread
+   over ``--spread`` seconds), stamped just before the request; the agents answer as they would;
+5. waits until every message is on its partner's stream (or ``--wait`` seconds); prints the
+   median and p95 of send-to-screen, the messages never seen (lost), the floor, and the app
+   processes' CPU: a share of one core and seconds per participant per minute, over the
+   sending phase. The same machine's clock stamps both ends.
 
-Target on the project's 2-core machine: 24 participants, p95 <= 2 s, 0 lost. The last line:
+``--table`` runs the sizes given (24, 50, 100, 200 and 400 by default), each on a fresh server and
+database, and prints one row per size. Targets on the project's 2-core machine: 200 participants
+on one process, p95 <= 1.0 s, 0 lost (SQLite and PostgreSQL); two processes behind the proxy
+hold 1.5x one process's participants at the same p95. The last line:
 ``PARTICIPANTS=<n> P50_SEND_TO_SCREEN_S=<x> P95_SEND_TO_SCREEN_S=<x> LOST=<n>``.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import random
@@ -35,7 +41,10 @@ import signal
 import statistics
 import sys
 import tempfile
+import threading
 import time
+import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,22 +52,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from live_view import CHROMIUM, LAUNCH_ARGS, cpu_seconds, start_server  # noqa: E402
+from live_view import cpu_seconds, start_server  # noqa: E402
 
-RECORDER = """
-() => {
-  window.__seen = window.__seen || {};
-  const tick = () => {
-    const now = Date.now();
-    for (const el of document.querySelectorAll('[data-testid="stChatMessage"] [data-testid="stText"]')) {
-      const text = el.innerText;
-      if (!(text in window.__seen)) window.__seen[text] = now;
-    }
-    requestAnimationFrame(tick);
-  };
-  requestAnimationFrame(tick);
-}
-"""
+TABLE = (24, 50, 100, 200, 400)
+
+
+def say(text: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
 
 
 def launch(db_url: str, people: int) -> str:
@@ -71,7 +71,9 @@ def launch(db_url: str, people: int) -> str:
     data["pre_survey"] = []
     data["experiment"]["groups"] = max(1, -(-people // 4))  # 2 conditions x 2 people per room
     data["room"].update(time_limit_seconds=3600, words_per_minute=0)
-    data["participants"].update(cap=people, dropout_seconds=600)
+    data["lobby"].update(timeout_seconds=3600)
+    data["participants"].update(cap=people, dropout_seconds=600, heartbeat_seconds=5)
+    data["participants"]["rate"] = {"messages": 100, "seconds": 60}
     db = Database(db_url)
     try:
         definition = study.load_definition(json.dumps(data), fmt="json")
@@ -80,36 +82,157 @@ def launch(db_url: str, people: int) -> str:
         db.dispose()
 
 
-def join_all(browser: Any, url: str, code: str, people: int) -> list[Any]:
-    """Everyone opens the link, then everyone consents (as people arriving together would)."""
-    pages = []
-    for number in range(people):
-        context = browser.new_context(viewport={"width": 800, "height": 700})
-        context.set_default_timeout(300_000)
-        page = context.new_page()
-        page.goto(f"{url}/participate?study={code}&PROLIFIC_PID=load-{number}")
-        pages.append(page)
-        say(f"person {number} opened the link")
-    for page in pages:
-        page.get_by_role("button", name="I agree").click()
-    say("everyone consented")
-    return pages
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-def say(text: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+@dataclass
+class Client:
+    """One participant: their token, the URL they reach and when each text reached them."""
+
+    number: int
+    url: str
+    token: str = ""
+    seat: str = ""
+    stage: str = ""
+    seen: dict[str, float] = field(default_factory=dict)
+    connected: asyncio.Event = field(default_factory=asyncio.Event)
+    task: asyncio.Task[None] | None = None
+    closed: bool = False
+
+    async def join(self, http: Any, code: str) -> None:
+        answer = await http.post(
+            f"{self.url}/study/api/join",
+            json={"study": code, "params": {"PROLIFIC_PID": f"load-{self.number}"}},
+        )
+        answer.raise_for_status()
+        self.token = answer.json()["token"]
+        consented = await self.act(http, "consent", agree=True)
+        consented.raise_for_status()
+
+    async def act(self, http: Any, path: str, **body: Any) -> Any:
+        return await http.post(
+            f"{self.url}/study/api/{path}", json=body, headers={"X-Participant-Token": self.token}
+        )
+
+    async def listen(self, http: Any) -> None:
+        """The page's event stream, read until it ends: every text's first arrival."""
+        name = None
+        try:
+            async with http.stream(
+                "GET", f"{self.url}/study/api/events", params={"p": self.token}
+            ) as response:
+                self.connected.set()
+                async for line in response.aiter_lines():
+                    if line.startswith("event:"):
+                        name = line[6:].strip()
+                    elif line.startswith("data:") and name is not None:
+                        self._event(name, json.loads(line[5:]))
+                        name = None
+        except Exception as exc:  # noqa: BLE001 - said at the end
+            say(f"person {self.number}'s stream ended: {type(exc).__name__}: {exc}")
+        finally:
+            self.closed = True
+
+    def _event(self, name: str, data: Any) -> None:
+        if name == "message":
+            self.seen.setdefault(data["content"], time.time())
+        elif name == "view":
+            self.stage, self.seat = data["stage"], data.get("seat") or ""
 
 
-def seat(page: Any) -> str:
-    page.wait_for_function(
-        "() => document.body.innerText.includes('in this conversation')", timeout=300_000
-    )
-    body = page.inner_text("body")
-    return body.split("You are ", 1)[1].split(" in this conversation", 1)[0].strip()
+async def run_load(urls: list[str], code: str, db_url: str, args: Any, pids: list[int]) -> dict:
+    import httpx
+
+    people = args.participants
+    limits = httpx.Limits(max_connections=people * 3 + 20, max_keepalive_connections=people * 2)
+    timeout = httpx.Timeout(60.0, read=None)
+    async with httpx.AsyncClient(limits=limits, timeout=timeout) as http:
+        clients = [Client(n, urls[n % len(urls)]) for n in range(people)]
+        for start in range(0, people, 25):  # people arrive in waves, not all in one instant
+            await asyncio.gather(*(c.join(http, code) for c in clients[start : start + 25]))
+        say(f"{people} people joined and consented")
+        for client in clients:
+            client.task = asyncio.create_task(client.listen(http))
+        await asyncio.gather(*(c.connected.wait() for c in clients))
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and not all(c.stage == "room" for c in clients):
+            await asyncio.sleep(0.2)
+        waiting = [c.number for c in clients if c.stage != "room"]
+        if waiting:
+            raise SystemExit(f"not seated after 300 s: {waiting[:10]}")
+        partner = partners(db_url, code, people)
+        say("everyone is in a room")
+        await asyncio.sleep(2.0)  # the mediators' openings
+        floor = await measure_floor(http, clients, partner)
+        say(f"floor: p50 {statistics.median(floor):.3f} s, max {max(floor):.3f} s")
+        cpu_before = sum(cpu_seconds(pid) for pid in pids)
+        wall_before, mine_before = time.monotonic(), time.process_time()
+        sent: dict[str, tuple[int, float]] = {}
+        order = list(range(people))
+        for k in range(args.messages):
+            random.shuffle(order)
+            for n in order:
+                text = f"message {k} from person {n} ({uuid.uuid4().hex[:8]})"
+                sent[text] = (partner[n], time.time())
+                asyncio.create_task(post(http, clients[n], text))
+                await asyncio.sleep(args.spread / people)
+            await asyncio.sleep(1.0)
+        deadline = time.monotonic() + args.wait
+        while time.monotonic() < deadline:
+            if all(t in clients[to].seen for t, (to, _) in sent.items()):
+                break
+            await asyncio.sleep(0.1)
+        wall = time.monotonic() - wall_before
+        cpu = sum(cpu_seconds(pid) for pid in pids) - cpu_before
+        mine = (time.process_time() - mine_before) / wall
+        for client in clients:
+            if client.task is not None:
+                client.task.cancel()
+    missing = [t for t, (to, _) in sent.items() if t not in clients[to].seen]
+    if missing:
+        say(f"never seen by their partner: {missing[:5]}{' ...' if len(missing) > 5 else ''}")
+    delays = [clients[to].seen[t] - at for t, (to, at) in sent.items() if t in clients[to].seen]
+    say(f"the clients' own CPU: {mine:.0%} of a core")
+    return {
+        "delays": delays,
+        "lost": len(missing),
+        "floor": floor,
+        "cpu_share": cpu / wall,
+        "cpu_per_participant_minute": cpu / people / (wall / 60),
+        "sent": len(sent),
+    }
+
+
+async def post(http: Any, client: Client, text: str) -> None:
+    answer = await client.act(http, "post", text=text, request_id=uuid.uuid4().hex)
+    if answer.status_code != 200:
+        say(f"person {client.number}'s post refused: {answer.status_code} {answer.text[:200]}")
+
+
+async def measure_floor(http: Any, clients: list[Client], partner: dict[int, int]) -> list[float]:
+    """One pair, one message at a time, everyone else connected and quiet."""
+    delays = []
+    sender = clients[0]
+    receiver = clients[partner[0]]
+    for k in range(5):
+        text = f"floor {k} ({uuid.uuid4().hex[:8]})"
+        at = time.time()
+        await post(http, sender, text)
+        deadline = time.monotonic() + 20
+        while text not in receiver.seen and time.monotonic() < deadline:
+            await asyncio.sleep(0.002)
+        if text in receiver.seen:
+            delays.append(receiver.seen[text] - at)
+        await asyncio.sleep(0.3)
+    return delays or [float("nan")]
 
 
 def partners(db_url: str, code: str, people: int) -> dict[int, int]:
-    """Each person's partner (the other person in their room), by the join order's number."""
+    """Each person's partner (the other person in their room), by their number."""
     from conversation import study
     from storage import Database
 
@@ -118,8 +241,7 @@ def partners(db_url: str, code: str, people: int) -> dict[int, int]:
         pid = {r["participant"]: r["PROLIFIC_PID"] for r in study.recruitment_table(db, code)}
         rooms: dict[Any, list[int]] = {}
         for row in study.participants_table(db, code):
-            number = int(pid[row["participant"]].split("-")[1])
-            rooms.setdefault(row["room_id"], []).append(number)
+            rooms.setdefault(row["room_id"], []).append(int(pid[row["participant"]].split("-")[1]))
     finally:
         db.dispose()
     found = {}
@@ -129,6 +251,108 @@ def partners(db_url: str, code: str, people: int) -> dict[int, int]:
             found[a], found[b] = b, a
     assert len(found) == people, f"not everyone has a partner: {rooms}"
     return found
+
+
+class StudyClock:
+    """The study's clock beside the app (forming groups) until the app's runner ticks studies:
+    one tick a second, in a thread of this process."""
+
+    def __init__(self, db_url: str, code: str) -> None:
+        self.db_url, self.code = db_url, code
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        from conversation import study
+        from storage import Database
+
+        db = Database(self.db_url)
+        try:
+            while not self._stop.wait(1.0):
+                try:
+                    study.tick(db, self.code)
+                except Exception as exc:  # noqa: BLE001 - the next tick tries again
+                    say(f"tick: {exc}")
+        finally:
+            db.dispose()
+
+    def __enter__(self) -> StudyClock:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: Any) -> None:
+        self._stop.set()
+        self._thread.join(5)
+
+
+def fresh_database(base: str | None, folder: Path) -> tuple[str, Any]:
+    """A database for one run: a SQLite file in ``folder``, or a new database on the PostgreSQL
+    server of ``base`` (returned with the function that drops it)."""
+    if not base:
+        return f"sqlite:///{folder / 'rooms.db'}", lambda: None
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    url = make_url(base.replace("postgresql+psycopg://", "postgresql://"))
+    name = f"participants_load_{uuid.uuid4().hex[:8]}"
+    admin = url.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+    def drop() -> None:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    return url.set(database=name).render_as_string(hide_password=False), drop
+
+
+def one_run(args: Any) -> dict:
+    """One size: servers, proxy, study, load; returns the figures."""
+    from proxy import start_nginx
+
+    with tempfile.TemporaryDirectory(prefix="rooms-participants-") as tmp:
+        folder = Path(tmp)
+        db_url, drop = fresh_database(args.db, folder)
+        processes: list[Any] = []
+        nginx = None
+        try:
+            from storage import Database
+
+            Database(db_url).dispose()  # migrated once, before the processes start
+            urls = []
+            for n in range(args.processes):
+                (folder / f"app{n}").mkdir()
+                process, url = start_server(folder / f"app{n}", db_url, runner=True)
+                processes.append(process)
+                urls.append(url)
+            if args.proxy:
+                ports = [int(u.rsplit(":", 1)[1]) for u in urls]
+                nginx, proxied = start_nginx(ports, folder / "nginx")
+                urls = [proxied]
+            code = launch(db_url, args.participants)
+            with StudyClock(db_url, code):
+                figures = asyncio.run(
+                    run_load(urls, code, db_url, args, [p.pid for p in processes])
+                )
+            figures["stored"] = stored(db_url, code)
+            return figures
+        finally:
+            if nginx is not None:
+                nginx.terminate()
+                nginx.wait(timeout=10)
+            for process in processes:
+                process.terminate()
+            for process in processes:
+                try:
+                    process.wait(timeout=30)
+                except Exception:  # noqa: BLE001
+                    process.kill()
+            for n in range(len(processes)):
+                log = folder / f"app{n}" / "server.log"
+                kept = Path(tempfile.gettempdir()) / f"participants_load_server{n}.log"
+                if log.exists():
+                    kept.write_bytes(log.read_bytes())
+            drop()
 
 
 def stored(db_url: str, code: str) -> int:
@@ -144,147 +368,66 @@ def stored(db_url: str, code: str) -> int:
     return sum(1 for r in rows if str(r.get("content", "")).startswith("message "))
 
 
-def send(page: Any, text: str) -> int:
-    box = page.get_by_test_id("stChatInputTextArea")
-    box.fill(text)
-    sent = int(page.evaluate("Date.now()"))
-    box.press("Enter")
-    return sent
+def describe(args: Any) -> str:
+    backend = "PostgreSQL" if args.db else "SQLite"
+    proxy = " behind nginx" if args.proxy else ""
+    return f"{args.processes} app process(es){proxy}, {backend}"
 
 
-def measure(pages: list[Any], partner: dict[int, int], rounds: int, wait: float) -> tuple:
-    sent: dict[str, tuple[int, int]] = {}  # text -> (receiver, send time)
-    order = list(range(len(pages)))
-    for k in range(rounds):
-        random.shuffle(order)
-        for n in order:
-            text = f"message {k} from person {n} ({random.randrange(10**6):06d})"
-            sent[text] = (partner[n], send(pages[n], text))
-        time.sleep(1.0)
-    deadline = time.monotonic() + wait
-    seen: dict[int, dict[str, int]] = {}
-    while True:
-        seen = {n: page.evaluate("() => window.__seen") for n, page in enumerate(pages)}
-        missing = [t for t, (to, _) in sent.items() if t not in seen[to]]
-        if not missing or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
-    delays = [(seen[to][t] - at) / 1000 for t, (to, at) in sent.items() if t in seen[to]]
-    return delays, len(missing)
-
-
-def run_chromium(url: str, code: str, db_url: str, args: Any, process: Any) -> tuple:
-    """The Chromium mode: one browser context per person (the browsers share the server's CPU)."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
-        pages = join_all(browser, url, code, args.participants)
-        for page in pages:
-            seat(page)
-            page.evaluate(RECORDER)
-        say("everyone is in a room; sending")
-        partner = partners(db_url, code, args.participants)
-        cpu_before, wall_before = cpu_seconds(process.pid), time.monotonic()
-        delays, lost = measure(pages, partner, args.messages, args.wait)
-        cpu = (cpu_seconds(process.pid) - cpu_before) / (time.monotonic() - wall_before)
-        browser.close()
-    return delays, lost, cpu
-
-
-async def _ws_join(url: str, code: str, people: int) -> list[Any]:
-    """Everyone opens the link, then everyone consents and waits to be seated."""
-    import asyncio
-
-    from stream_client import StreamClient
-
-    clients = [
-        StreamClient(url, "participate", f"study={code}&PROLIFIC_PID=load-{n}")
-        for n in range(people)
-    ]
-    for client in clients:
-        await client.open()
-    say(f"{people} sessions opened the link")
-    await asyncio.gather(*(client.click("I agree") for client in clients))
-    say("everyone consented")
-    await asyncio.gather(*(client.wait_for("in this conversation") for client in clients))
-    await asyncio.gather(
-        *(client.wait_until(lambda c=client: c.chat_id, 300, "chat box") for client in clients)
-    )
-    return clients
-
-
-async def _ws_measure(
-    clients: list[Any], partner: dict[int, int], args: Any, process: Any
-) -> tuple:
-    """``--messages`` rounds, each person's send spread over ``--spread`` seconds, then wait."""
-    import asyncio
-
-    sent: dict[str, tuple[int, float]] = {}
-    order = list(range(len(clients)))
-    cpu_before, wall_before = cpu_seconds(process.pid), time.monotonic()
-    mine_before = time.process_time()
-    for k in range(args.messages):
-        random.shuffle(order)
-        for n in order:
-            text = f"message {k} from person {n} ({random.randrange(10**6):06d})"
-            sent[text] = (partner[n], time.time())
-            await clients[n].chat(text)
-            await asyncio.sleep(args.spread / len(clients))
-        await asyncio.sleep(1.0)
-    deadline = time.monotonic() + args.wait
-    while time.monotonic() < deadline:
-        if all(t in clients[to].seen for t, (to, _) in sent.items()):
-            break
-        await asyncio.sleep(0.2)
-    wall = time.monotonic() - wall_before
-    cpu = (cpu_seconds(process.pid) - cpu_before) / wall
-    say(
-        f"the websocket clients' own CPU: {(time.process_time() - mine_before) / wall:.0%} of a core"
-    )
-    missing = [t for t, (to, _) in sent.items() if t not in clients[to].seen]
-    closed = [n for n, client in enumerate(clients) if client.closed]
-    if closed:
-        say(f"sessions whose connection ended before the end: {closed}")
-    if missing:
-        say(f"never seen by their partner: {missing[:5]}{' ...' if len(missing) > 5 else ''}")
-        idle = sorted({sent[t][0] for t in missing if not clients[sent[t][0]].polling})
-        if idle:
-            say(f"of their partners, these had no fragment polling (no auto_rerun): {idle}")
-    delays = [clients[to].seen[t] - at for t, (to, at) in sent.items() if t in clients[to].seen]
-    return delays, len(missing), cpu
-
-
-def run_websocket(url: str, code: str, db_url: str, args: Any, process: Any) -> tuple:
-    """The websocket mode: each person a Streamlit session spoken to without a browser."""
-    import asyncio
-
-    async def run() -> tuple:
-        clients = await _ws_join(url, code, args.participants)
-        say("everyone is in a room; sending")
-        try:
-            partner = partners(db_url, code, args.participants)
-            return await _ws_measure(clients, partner, args, process)
-        finally:
-            await asyncio.gather(*(client.close() for client in clients))
-
-    return asyncio.run(run())
-
-
-def report(args: Any, delays: list[float], lost: int, cpu: float, in_database: int) -> None:
-    delays.sort()
-    p50 = statistics.median(delays) if delays else float("nan")
-    p95 = delays[min(len(delays) - 1, int(0.95 * len(delays)))] if delays else float("nan")
-    print(f"clients: {args.clients}; the page's poll: {args.poll} s")
+def report(args: Any, figures: dict) -> None:
+    delays, lost = figures["delays"], figures["lost"]
+    floor = figures["floor"]
+    print(f"setting: {describe(args)}; clients: HTTP + server-sent events (asyncio)")
     print(
-        f"messages sent: {len(delays) + lost}, seen: {len(delays)}, max {max(delays, default=0):.2f} s"
+        f"messages sent: {figures['sent']}, seen: {len(delays)}, max {max(delays, default=0):.2f} s"
     )
-    print(f"stored in the database: {in_database}")
-    print(f"server CPU while sending: {cpu * 100:.0f}% of one core")
+    print(f"stored in the database: {figures['stored']}")
+    print(f"floor (one pair, one message at a time): p50 {statistics.median(floor):.3f} s")
+    print(f"app CPU while sending: {figures['cpu_share'] * 100:.0f}% of one core")
+    print(
+        "app CPU per participant per minute: "
+        f"{figures['cpu_per_participant_minute']:.3f} s (while everyone sends)"
+    )
     print(f"load average (1 min) at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(
-        f"PARTICIPANTS={args.participants} P50_SEND_TO_SCREEN_S={p50:.2f} "
-        f"P95_SEND_TO_SCREEN_S={p95:.2f} LOST={lost}"
+        f"PARTICIPANTS={args.participants} P50_SEND_TO_SCREEN_S={statistics.median(delays) if delays else float('nan'):.2f} "
+        f"P95_SEND_TO_SCREEN_S={percentile(delays, 0.95):.2f} LOST={lost}"
+    )
+
+
+def table(args: Any, sizes: list[int]) -> None:
+    rows = []
+    for size in sizes:
+        args.participants = size
+        say(f"--- {size} participants ---")
+        figures = one_run(args)
+        delays = figures["delays"]
+        rows.append(
+            (
+                size,
+                statistics.median(delays) if delays else float("nan"),
+                percentile(delays, 0.95),
+                figures["lost"],
+                statistics.median(figures["floor"]),
+                max(figures["floor"]),
+                figures["cpu_share"],
+                figures["cpu_per_participant_minute"],
+            )
+        )
+    print(f"setting: {describe(args)}")
+    print(
+        "| people | p50 s | p95 s | lost | floor p50 s | floor max s | app CPU | CPU s/person/min |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(
+            f"| {r[0]} | {r[1]:.2f} | {r[2]:.2f} | {r[3]} | {r[4]:.3f} | {r[5]:.3f} | "
+            f"{r[6] * 100:.0f}% | {r[7]:.3f} |"
+        )
+    last = rows[-1]
+    print(
+        f"PARTICIPANTS={last[0]} P50_SEND_TO_SCREEN_S={last[1]:.2f} "
+        f"P95_SEND_TO_SCREEN_S={last[2]:.2f} LOST={last[3]}"
     )
 
 
@@ -292,41 +435,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--participants", type=int, default=24)
     parser.add_argument("--messages", type=int, default=3, help="rounds of one message each")
-    parser.add_argument("--poll", type=float, default=1.0, help="the page's poll interval (s)")
     parser.add_argument("--wait", type=float, default=20.0, help="seconds to wait for the last")
     parser.add_argument(
-        "--clients",
-        choices=("websocket", "chromium"),
-        default="websocket",
-        help="websocket: sessions without a browser (measures the server); chromium: a browser "
-        "context per person (the browsers take CPU from the server on a small machine)",
+        "--spread", type=float, default=1.0, help="a round's sends over this many s"
     )
+    parser.add_argument("--db", help="a PostgreSQL server's URL (a fresh database is made there)")
+    parser.add_argument("--processes", type=int, default=1, help="app processes on one database")
+    parser.add_argument("--proxy", action="store_true", help="nginx in front (docs/deploy.md)")
     parser.add_argument(
-        "--spread", type=float, default=1.0, help="websocket: a round's sends over this many s"
+        "--table", nargs="?", const=",".join(map(str, TABLE)), help="sizes, e.g. 24,50,100"
     )
     args = parser.parse_args()
     if args.participants < 2 or args.participants % 2:
         raise SystemExit("--participants must be an even number >= 2")
-    os.environ["ROOMS_PARTICIPANT_POLL_SECONDS"] = str(args.poll)
-    # SIGTERM (timeout, Ctrl-C from a supervisor) ends through the finally below: the server
-    # and the clients are stopped, never left behind.
+    if args.processes > 1 and not (args.db and args.db.startswith("postgresql")):
+        raise SystemExit(
+            "several processes share a PostgreSQL database: give --db postgresql://..."
+        )
+    # SIGTERM (timeout, Ctrl-C from a supervisor) ends through the finally blocks: servers,
+    # proxy and clients are stopped, never left behind.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    run = run_websocket if args.clients == "websocket" else run_chromium
-    with tempfile.TemporaryDirectory(prefix="rooms-participants-") as tmp:
-        folder = Path(tmp)
-        db_url = f"sqlite:///{folder / 'rooms.db'}"
-        process, url = start_server(folder, db_url, runner=True)
-        try:
-            code = launch(db_url, args.participants)
-            delays, lost, cpu = run(url, code, db_url, args, process)
-            in_database = stored(db_url, code)
-        finally:
-            process.terminate()
-            process.wait(timeout=30)
-            kept = Path(tempfile.gettempdir()) / "participants_load_server.log"
-            kept.write_bytes((folder / "server.log").read_bytes())
-            say(f"the server's log: {kept}")
-    report(args, delays, lost, cpu, in_database)
+    os.environ.setdefault("HOME", tempfile.mkdtemp(prefix="participants-home-"))
+    if args.table:
+        table(args, [int(s) for s in args.table.split(",")])
+        return
+    report(args, one_run(args))
 
 
 if __name__ == "__main__":
