@@ -1,7 +1,7 @@
 """Participants under load: a person's message, from send to the other person's screen.
 
-    python benchmarks/participants_load.py [--participants 24] [--messages 3] [--spread 1.0]
-        [--wait 20] [--db URL] [--processes 1] [--proxy] [--table [24,50,100,200,400]]
+    python benchmarks/participants_load.py [--participants 24] [--messages 3]
+        [--rate 12] [--wait 20] [--db URL] [--processes 1] [--proxy] [--table [24,...]]
 
 What it does (offline model, temporary database and HOME, no network):
 1. starts ``--processes`` app processes (``streamlit run app.py``, each with its in-process
@@ -16,8 +16,10 @@ What it does (offline model, temporary database and HOME, no network):
    processes in turn;
 3. the *floor*: one pair exchanges 5 messages, one at a time, while everyone else is connected
    and quiet: what the path itself costs (a post, the write, the watcher, the push) here, now;
-4. ``--messages`` rounds: every person sends one message (random order, a round's sends spread
-   over ``--spread`` seconds), stamped just before the request; the agents answer as they would;
+4. ``--messages`` rounds: every person sends one message per round, in a random order spread
+   evenly over the round (``60 / --rate`` seconds: with the default 12 messages per person per
+   minute, 200 people send 40 messages a second, and the mediator answers each), stamped just
+   before the request;
 5. waits until every message is on its partner's stream (or ``--wait`` seconds); prints the
    median and p95 of send-to-screen, the messages never seen (lost), the floor, and the app
    processes' CPU: a share of one core and seconds per participant per minute, over the
@@ -173,14 +175,14 @@ async def run_load(urls: list[str], code: str, db_url: str, args: Any, pids: lis
         wall_before, mine_before = time.monotonic(), time.process_time()
         sent: dict[str, tuple[int, float]] = {}
         order = list(range(people))
+        round_seconds = 60.0 / args.rate  # each person sends once per round
         for k in range(args.messages):
             random.shuffle(order)
             for n in order:
                 text = f"message {k} from person {n} ({uuid.uuid4().hex[:8]})"
                 sent[text] = (partner[n], time.time())
                 asyncio.create_task(post(http, clients[n], text))
-                await asyncio.sleep(args.spread / people)
-            await asyncio.sleep(1.0)
+                await asyncio.sleep(round_seconds / people)
         deadline = time.monotonic() + args.wait
         while time.monotonic() < deadline:
             if all(t in clients[to].seen for t, (to, _) in sent.items()):
@@ -379,6 +381,10 @@ def report(args: Any, figures: dict) -> None:
     floor = figures["floor"]
     print(f"setting: {describe(args)}; clients: HTTP + server-sent events (asyncio)")
     print(
+        f"load: {args.rate:g} messages per person per minute "
+        f"({args.participants * args.rate / 60:.1f} a second, each answered by the mediator)"
+    )
+    print(
         f"messages sent: {figures['sent']}, seen: {len(delays)}, max {max(delays, default=0):.2f} s"
     )
     print(f"stored in the database: {figures['stored']}")
@@ -437,7 +443,10 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=3, help="rounds of one message each")
     parser.add_argument("--wait", type=float, default=20.0, help="seconds to wait for the last")
     parser.add_argument(
-        "--spread", type=float, default=1.0, help="a round's sends over this many s"
+        "--rate",
+        type=float,
+        default=12.0,
+        help="messages each person sends per minute (12: one every 5 s; the agents answer each)",
     )
     parser.add_argument("--db", help="a PostgreSQL server's URL (a fresh database is made there)")
     parser.add_argument("--processes", type=int, default=1, help="app processes on one database")

@@ -88,3 +88,26 @@ def test_the_streaming_benchmark_runs_offline_and_prints_its_figures() -> None:
     assert match, last
     to_screen, writes, _ = (float(x) for x in match.groups())
     assert 0 <= to_screen < 30 and 0 < writes <= 5.5  # the throttle holds whatever the load
+
+
+PARTICIPANTS = re.compile(
+    r"^PARTICIPANTS=(\d+) P50_SEND_TO_SCREEN_S=([\d.]+) P95_SEND_TO_SCREEN_S=([\d.]+) LOST=(\d+)$"
+)
+
+
+@pytest.mark.slow
+def test_the_participants_benchmark_runs_small_and_prints_its_figures() -> None:
+    """The participants' load (issue 32) at 8 people: the app, the study, the HTTP and
+    event-stream clients, the floor and the CPU per participant; the last line as documented."""
+    command = [sys.executable, str(ROOT / "benchmarks" / "participants_load.py")]
+    command += ["--participants", "8", "--messages", "2", "--rate", "30"]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.strip().splitlines()
+    match = PARTICIPANTS.match(lines[-1])
+    assert match, lines[-1]
+    people, p50, p95, lost = match.groups()
+    assert int(people) == 8 and int(lost) == 0
+    assert 0 < float(p50) <= float(p95) < 30
+    assert any(line.startswith("app CPU per participant per minute: ") for line in lines)
+    assert any(line.startswith("floor (one pair") for line in lines)
