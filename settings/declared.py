@@ -126,8 +126,9 @@ class Settings(BaseSettings):
     )
     participant_poll_seconds: float = _env(
         "ROOMS_PARTICIPANT_POLL_SECONDS",
-        1.0,
-        "how often a participant's lobby and chat ask for news",
+        0.25,
+        "how often an app process looks at its participants' pages for changes no signal "
+        "announced (another process's writes on SQLite, a lost notice)",
         gt=0,
     )
     participant_tick_seconds: float = _env(
@@ -139,7 +140,8 @@ class Settings(BaseSettings):
     participant_heartbeat_seconds: float | None = _env(
         "ROOMS_PARTICIPANT_HEARTBEAT_SECONDS",
         None,
-        "overrides the study definition's participants.heartbeat_seconds",
+        "how often an app process notes everyone with an open page as present (default: the "
+        "shortest participants.heartbeat_seconds of the studies it serves)",
         gt=0,
     )
 
