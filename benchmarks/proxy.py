@@ -3,7 +3,7 @@
 The recipe is read from docs/deploy.md (its ``nginx`` block) and run as written, but for the
 three things a test machine changes: the listening port, the app processes' ports (one ``server``
 line per process in each upstream) and the log folder. So the documented recipe is the one that
-is tested (``tests/browser/test_participant_proxy.py``) and measured
+is tested (``tests/browser/participant/test_proxy.py``) and measured
 (``benchmarks/participants_load.py --processes N --proxy``).
 """
 

@@ -9,155 +9,28 @@ The study's clock runs in the app's runner; the tests move it on where they need
 
 from __future__ import annotations
 
-import json
-import threading
 import time
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 
-from tests.app.study_support import definition_data
 from tests.browser.conftest import AppServer
+from tests.browser.participant.conftest import (
+    SIZES,
+    Person,
+    end_rooms,
+    launch,
+)
 
 pytestmark = pytest.mark.browser
 
-TIMEOUT_MS = 30_000
-REDIRECT = "https://app.prolific.com/submissions/complete?cc={code}"
-SIZES = ({"width": 1400, "height": 1000}, {"width": 390, "height": 844})
-
-
-@pytest.fixture
-def site_server(
-    chromium_path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[AppServer]:
-    monkeypatch.setenv("ROOMS_RUNNER_POLL_SECONDS", "0.2")
-    server = AppServer(tmp_path / "site")
-    server.folder.mkdir()
-    server.start(timeout=90)
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def db(site_server: AppServer) -> Iterator[Any]:
-    database = site_server.database()
-    yield database
-    database.dispose()
-
-
-@pytest.fixture
-def clock(db: Any) -> Iterator[None]:
-    """The study's clock, every 0.3 s (forming groups), for as long as the test runs."""
-    from conversation import study
-
-    stop = threading.Event()
-
-    def run() -> None:
-        while not stop.is_set():
-            for code in [s.code for s in study.list_studies(db)]:
-                try:
-                    study.tick(db, code)
-                except Exception:  # noqa: BLE001, S112 - a tick racing the test's own is retried
-                    continue
-            stop.wait(0.3)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    yield
-    stop.set()
-    thread.join(5)
-
-
-def launch(db: Any, **sections: Any) -> str:
-    from conversation import study
-
-    data = definition_data(
-        **{
-            "room": {"time_limit_seconds": 600, "words_per_minute": 0},
-            "participants": {"cap": 4, "heartbeat_seconds": 1, "dropout_seconds": 600},
-            "experiment": {"groups": 1},
-            **sections,
-        }
-    )
-    data["exit"]["redirect"] = REDIRECT
-    definition = study.load_definition(json.dumps(data), fmt="json")
-    return str(study.launch_study(db, definition).code)
-
-
-class Person:
-    """One participant's own browser context on the join link, recording every host it asks."""
-
-    def __init__(self, browser: Any, server: AppServer, code: str, pid: str, **options: Any):
-        self.hosts: set[str] = set()
-        self.requests: list[str] = []
-        options.setdefault("viewport", SIZES[0])
-        self.context = browser.new_context(**options)
-        self.context.set_default_timeout(TIMEOUT_MS)
-        self.context.route(
-            "https://app.prolific.com/**",
-            lambda route: route.fulfill(status=200, body="Prolific stand-in"),
-        )
-        self.page = self.context.new_page()
-        self.page.on("request", self._record)
-        self.errors: list[str] = []
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.goto(f"{server.url}/participate?study={code}&PROLIFIC_PID={pid}")
-        self.server = server
-
-    def _record(self, request: Any) -> None:
-        self.requests.append(request.url)
-        host = urlsplit(request.url).netloc
-        if host != "app.prolific.com":  # the redirect at the very end, answered above
-            self.hosts.add(host)
-
-    def only_own_host(self) -> None:
-        assert self.hosts == {urlsplit(self.server.url).netloc}, self.hosts
-        assert not self.errors, self.errors
-
-    def wait_text(self, text: str, timeout: int = TIMEOUT_MS) -> None:
-        self.page.wait_for_function(
-            "t => document.body.innerText.includes(t)", arg=text, timeout=timeout, polling=50
-        )
-
-    def message_box(self) -> Any:
-        return self.page.get_by_label("Your message", exact=True)
-
-    def to_room(self) -> None:
-        self.page.get_by_role("button", name="I agree").click()
-        self.page.get_by_text("yes", exact=True).click()
-        self.page.get_by_role("button", name="Continue").click()
-
-    def seat(self) -> str:
-        heading = self.page.get_by_role("heading", name="You are")
-        heading.wait_for(timeout=TIMEOUT_MS)
-        return str(heading.inner_text()).removeprefix("You are ").strip()
-
-    def close(self) -> None:
-        self.context.close()
-
-
-def token_of(person: Person) -> str:
-    from urllib.parse import parse_qs
-
-    return parse_qs(urlsplit(person.page.url).query)["p"][0]
-
-
-def end_rooms(db: Any, code: str) -> None:
-    from conversation import study
-
-    study.tick(db, code, now=datetime.now(UTC) + timedelta(seconds=601))
-
 
 def test_two_people_through_the_whole_path_with_a_pushed_chat(
-    browser: Any, site_server: AppServer, db: Any, clock: None
+    browser: Any, site_server: AppServer, site_db: Any, clock: None
 ) -> None:
     from conversation import study
 
-    code = launch(db, participants={"cap": 2, "rate": {"messages": 3, "seconds": 60}})
+    code = launch(site_db, participants={"cap": 2, "rate": {"messages": 3, "seconds": 60}})
     ana = Person(browser, site_server, code, "pid-a")
     bo = Person(browser, site_server, code, "pid-b")
     try:
@@ -186,7 +59,7 @@ def test_two_people_through_the_whole_path_with_a_pushed_chat(
         ana.wait_text("sending messages quickly")
         assert ana.message_box().input_value() == "quick 2"
         # The room ends: the post-survey, then the code, the copy button and the redirect.
-        end_rooms(db, code)
+        end_rooms(site_db, code)
         ana.wait_text("A few last questions")
         ana.page.get_by_role("radio", name="4").check()
         ana.page.get_by_label("What did you think of the mediator?").fill("Helpful.")
@@ -202,7 +75,7 @@ def test_two_people_through_the_whole_path_with_a_pushed_chat(
         ana.page.get_by_role("link", name="Continue").click()
         ana.page.wait_for_url("https://app.prolific.com/**")
         assert ana.page.url.endswith("cc=CMUG0001")
-        rows = {r["exit_status"] for r in study.participants_table(db, code)}
+        rows = {r["exit_status"] for r in study.participants_table(site_db, code)}
         assert "completed" in rows
         bo.only_own_host()
     finally:
@@ -231,11 +104,11 @@ def check_axe(person: Person, stage: str, report: dict[str, list[str]]) -> None:
 
 
 def test_axe_finds_nothing_serious_at_any_stage_on_a_desktop_or_a_phone(
-    browser: Any, site_server: AppServer, db: Any, clock: None
+    browser: Any, site_server: AppServer, site_db: Any, clock: None
 ) -> None:
     from conversation import study
 
-    code = launch(db, participants={"cap": 2})
+    code = launch(site_db, participants={"cap": 2})
     ana = Person(browser, site_server, code, "pid-axe")
     report: dict[str, list[str]] = {}
     try:
@@ -251,15 +124,15 @@ def test_axe_finds_nothing_serious_at_any_stage_on_a_desktop_or_a_phone(
         ana.page.get_by_role("button", name="Continue").click()
         ana.wait_text("Waiting for 1 more person")
         check_axe(ana, "lobby", report)
-        partner = study.join(db, code, {"PROLIFIC_PID": "pid-partner"}).token
-        study.give_consent(db, partner)
-        study.answer_survey(db, partner, {"bargained_before": "no"})
+        partner = study.join(site_db, code, {"PROLIFIC_PID": "pid-partner"}).token
+        study.give_consent(site_db, partner)
+        study.answer_survey(site_db, partner, {"bargained_before": "no"})
         ana.seat()
-        study.post_as_participant(db, partner, "Hello, shall we start?", request_id="h")
+        study.post_as_participant(site_db, partner, "Hello, shall we start?", request_id="h")
         ana.wait_text("Hello, shall we start?")
         ana.message_box().fill("a message not sent yet")
         check_axe(ana, "room", report)
-        end_rooms(db, code)
+        end_rooms(site_db, code)
         ana.wait_text("A few last questions")
         check_axe(ana, "post-survey", report)
         ana.page.get_by_role("radio", name="5").check()
@@ -280,11 +153,11 @@ def test_axe_finds_nothing_serious_at_any_stage_on_a_desktop_or_a_phone(
 
 
 def test_the_keyboard_alone_goes_from_the_link_to_the_redirect(
-    browser: Any, site_server: AppServer, db: Any, clock: None
+    browser: Any, site_server: AppServer, site_db: Any, clock: None
 ) -> None:
     from conversation import study
 
-    code = launch(db, participants={"cap": 2})
+    code = launch(site_db, participants={"cap": 2})
     ana = Person(browser, site_server, code, "pid-keys")
     page, keys = ana.page, ana.page.keyboard
 
@@ -310,9 +183,9 @@ def test_the_keyboard_alone_goes_from_the_link_to_the_redirect(
         assert focused() == "Continue"
         keys.press("Enter")
         ana.wait_text("Waiting for 1 more person")
-        partner = study.join(db, code, {"PROLIFIC_PID": "pid-partner"}).token
-        study.give_consent(db, partner)
-        study.answer_survey(db, partner, {"bargained_before": "no"})
+        partner = study.join(site_db, code, {"PROLIFIC_PID": "pid-partner"}).token
+        study.give_consent(site_db, partner)
+        study.answer_survey(site_db, partner, {"bargained_before": "no"})
         ana.seat()
         for _ in range(8):
             keys.press("Tab")
@@ -322,9 +195,9 @@ def test_the_keyboard_alone_goes_from_the_link_to_the_redirect(
         keys.type("Typed with the keyboard alone")
         keys.press("Enter")
         ana.wait_text("Typed with the keyboard alone")
-        said = [r["content"] for r in study.transcripts_table(db, code)]
+        said = [r["content"] for r in study.transcripts_table(site_db, code)]
         assert "Typed with the keyboard alone" in said
-        end_rooms(db, code)
+        end_rooms(site_db, code)
         ana.wait_text("A few last questions")
         keys.press("Tab")
         assert focused().startswith("1")  # the scale's first choice
@@ -337,7 +210,7 @@ def test_the_keyboard_alone_goes_from_the_link_to_the_redirect(
         assert focused() == "Continue"
         keys.press("Enter")
         ana.wait_text("the study is complete")
-        row = next(r for r in study.participants_table(db, code) if r["exit_status"])
+        row = next(r for r in study.participants_table(site_db, code) if r["exit_status"])
         assert row["post_satisfaction"] == 4 and row["post_mediator_opinion"] == "Fine."
         for _ in range(6):
             keys.press("Tab")
@@ -368,11 +241,11 @@ def chat_state(page: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("size", SIZES, ids=["desktop", "phone"])
 def test_the_chat_follows_the_newest_message_or_offers_a_pill(
-    browser: Any, site_server: AppServer, db: Any, clock: None, size: dict[str, int]
+    browser: Any, site_server: AppServer, site_db: Any, clock: None, size: dict[str, int]
 ) -> None:
     from conversation import study
 
-    code = launch(db, participants={"cap": 2, "rate": {"messages": 100, "seconds": 60}})
+    code = launch(site_db, participants={"cap": 2, "rate": {"messages": 100, "seconds": 60}})
     phone = size["width"] < 500
     ana = Person(
         browser, site_server, code, "pid-follow", viewport=size, is_mobile=phone, has_touch=phone
@@ -382,12 +255,14 @@ def test_the_chat_follows_the_newest_message_or_offers_a_pill(
         ana.page.get_by_text("yes", exact=True).click()
         ana.page.get_by_role("button", name="Continue").click()
         ana.wait_text("Waiting for 1 more person")
-        partner = study.join(db, code, {"PROLIFIC_PID": "pid-partner"}).token
-        study.give_consent(db, partner)
-        study.answer_survey(db, partner, {"bargained_before": "no"})
+        partner = study.join(site_db, code, {"PROLIFIC_PID": "pid-partner"}).token
+        study.give_consent(site_db, partner)
+        study.answer_survey(site_db, partner, {"bargained_before": "no"})
         ana.seat()
         for n in range(12):
-            study.post_as_participant(db, partner, f"line {n} " + "words " * 25, request_id=f"{n}")
+            study.post_as_participant(
+                site_db, partner, f"line {n} " + "words " * 25, request_id=f"{n}"
+            )
         ana.wait_text("line 11")
         ana.page.wait_for_timeout(300)
         state = chat_state(ana.page)
@@ -395,7 +270,7 @@ def test_the_chat_follows_the_newest_message_or_offers_a_pill(
         # Scrolled up to read: a new message does not move the chat; the pill says it came.
         ana.page.evaluate("document.getElementById('chat').scrollTop = 0")
         ana.page.wait_for_timeout(200)
-        study.post_as_participant(db, partner, "a newer message", request_id="new")
+        study.post_as_participant(site_db, partner, "a newer message", request_id="new")
         ana.wait_text("a newer message")
         state = chat_state(ana.page)
         assert not state["atBottom"] and state["pill"], state
@@ -405,7 +280,7 @@ def test_the_chat_follows_the_newest_message_or_offers_a_pill(
         state = chat_state(ana.page)
         assert state["atBottom"] and state["lastInView"] and not state["pill"], state
         # At the bottom, the next message is followed.
-        study.post_as_participant(db, partner, "and the newest", request_id="newest")
+        study.post_as_participant(site_db, partner, "and the newest", request_id="newest")
         ana.wait_text("and the newest")
         ana.page.wait_for_timeout(200)
         state = chat_state(ana.page)

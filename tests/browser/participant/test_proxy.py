@@ -22,12 +22,12 @@ import httpx
 import pytest
 
 from tests.browser.conftest import AppServer
-from tests.browser.test_participant_page import Person, launch
+from tests.browser.participant.conftest import Person, launch, token_of
 from tests.support import databases
 
 pytestmark = [pytest.mark.browser, pytest.mark.postgres]
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @dataclass
@@ -84,7 +84,6 @@ def behind_proxy(
 def test_two_processes_behind_nginx_serve_one_study(browser: Any, behind_proxy: Any) -> None:
     from conversation import study
     from storage import Database
-    from tests.browser.test_participant_page import token_of
 
     apps, proxied = behind_proxy
     db = Database(apps[0].db_url)

@@ -1,0 +1,142 @@
+"""What the participant page's browser tests share (fixtures and helpers): a server of their own, the study's clock,
+a study, and a person in a browser context of their own who records every host their page asks.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from tests.app.study_support import definition_data
+from tests.browser.conftest import AppServer
+
+TIMEOUT_MS = 30_000
+REDIRECT = "https://app.prolific.com/submissions/complete?cc={code}"
+SIZES = ({"width": 1400, "height": 1000}, {"width": 390, "height": 844})
+
+
+@pytest.fixture
+def site_server(
+    chromium_path: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[AppServer]:
+    monkeypatch.setenv("ROOMS_RUNNER_POLL_SECONDS", "0.2")
+    server = AppServer(tmp_path / "site")
+    server.folder.mkdir()
+    server.start(timeout=90)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def site_db(site_server: AppServer) -> Iterator[Any]:
+    database = site_server.database()
+    yield database
+    database.dispose()
+
+
+@pytest.fixture
+def clock(site_db: Any) -> Iterator[None]:
+    """The study's clock, every 0.3 s (forming groups), for as long as the test runs."""
+    from conversation import study
+
+    stop = threading.Event()
+
+    def run() -> None:
+        while not stop.is_set():
+            for code in [s.code for s in study.list_studies(site_db)]:
+                try:
+                    study.tick(site_db, code)
+                except Exception:  # noqa: BLE001, S112 - a tick racing the test's own is retried
+                    continue
+            stop.wait(0.3)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    yield
+    stop.set()
+    thread.join(5)
+
+
+def launch(db: Any, **sections: Any) -> str:
+    from conversation import study
+
+    data = definition_data(
+        **{
+            "room": {"time_limit_seconds": 600, "words_per_minute": 0},
+            "participants": {"cap": 4, "heartbeat_seconds": 1, "dropout_seconds": 600},
+            "experiment": {"groups": 1},
+            **sections,
+        }
+    )
+    data["exit"]["redirect"] = REDIRECT
+    definition = study.load_definition(json.dumps(data), fmt="json")
+    return str(study.launch_study(db, definition).code)
+
+
+class Person:
+    """One participant's own browser context on the join link, recording every host it asks."""
+
+    def __init__(self, browser: Any, server: AppServer, code: str, pid: str, **options: Any):
+        self.hosts: set[str] = set()
+        self.requests: list[str] = []
+        options.setdefault("viewport", SIZES[0])
+        self.context = browser.new_context(**options)
+        self.context.set_default_timeout(TIMEOUT_MS)
+        self.context.route(
+            "https://app.prolific.com/**",
+            lambda route: route.fulfill(status=200, body="Prolific stand-in"),
+        )
+        self.page = self.context.new_page()
+        self.page.on("request", self._record)
+        self.errors: list[str] = []
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.goto(f"{server.url}/participate?study={code}&PROLIFIC_PID={pid}")
+        self.server = server
+
+    def _record(self, request: Any) -> None:
+        self.requests.append(request.url)
+        host = urlsplit(request.url).netloc
+        if host != "app.prolific.com":  # the redirect at the very end, answered above
+            self.hosts.add(host)
+
+    def only_own_host(self) -> None:
+        assert self.hosts == {urlsplit(self.server.url).netloc}, self.hosts
+        assert not self.errors, self.errors
+
+    def wait_text(self, text: str, timeout: int = TIMEOUT_MS) -> None:
+        self.page.wait_for_function(
+            "t => document.body.innerText.includes(t)", arg=text, timeout=timeout, polling=50
+        )
+
+    def message_box(self) -> Any:
+        return self.page.get_by_label("Your message", exact=True)
+
+    def to_room(self) -> None:
+        self.page.get_by_role("button", name="I agree").click()
+        self.page.get_by_text("yes", exact=True).click()
+        self.page.get_by_role("button", name="Continue").click()
+
+    def seat(self) -> str:
+        heading = self.page.get_by_role("heading", name="You are")
+        heading.wait_for(timeout=TIMEOUT_MS)
+        return str(heading.inner_text()).removeprefix("You are ").strip()
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def token_of(person: Person) -> str:
+    return parse_qs(urlsplit(person.page.url).query)["p"][0]
+
+
+def end_rooms(db: Any, code: str) -> None:
+    from conversation import study
+
+    study.tick(db, code, now=datetime.now(UTC) + timedelta(seconds=601))
