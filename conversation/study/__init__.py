@@ -69,7 +69,16 @@ from conversation.study.view import (
     participant_view,
     view_is_current,
 )
-from conversation.study.watch import ChangeListener, note_present, on_local_commit, view_markers
+from conversation.study.watch import (
+    ChangeListener,
+    DraftRule,
+    SeatDraft,
+    draft_rule,
+    note_present,
+    on_local_commit,
+    seat_drafts,
+    view_markers,
+)
 
 __all__ = [
     "DEFINITION_VERSION",
@@ -78,6 +87,7 @@ __all__ = [
     "AttritionRow",
     "ChangeListener",
     "Draw",
+    "DraftRule",
     "ExitInfo",
     "GroupRow",
     "HelpMessage",
@@ -86,6 +96,7 @@ __all__ = [
     "NotAParticipant",
     "ParticipantToken",
     "ParticipantView",
+    "SeatDraft",
     "SeenMessage",
     "Study",
     "StudyDefinition",
@@ -99,6 +110,7 @@ __all__ = [
     "close_study",
     "decline",
     "definition_from_dict",
+    "draft_rule",
     "draw_group",
     "get_study",
     "give_consent",
@@ -118,6 +130,7 @@ __all__ = [
     "read_definition",
     "recruitment_table",
     "remove_participant",
+    "seat_drafts",
     "set_cap",
     "study_events_table",
     "study_links",

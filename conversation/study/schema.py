@@ -152,6 +152,9 @@ class RoomRulesIn(DoorModel):
         Annotated[int, Field(ge=0, le=2_000)] | dict[str, Annotated[int, Field(ge=0, le=2_000)]]
     ) = 0
     """0: off; a number: every agent's pace; ``{agent: wpm}``: per agent (others unpaced)."""
+    show_drafts: bool = False
+    """True: an unpaced agent's reply that streams is shown as it is written; False: "<name> is
+    typing" until it is complete (what the participants read is then only committed text)."""
     host: Annotated[str, text_rule(MAX_NAME_CHARS, one_line=True)] = "Host"
 
 

@@ -16,14 +16,15 @@ markers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import storage
 from conversation.rooms.boundary import translated
 from conversation.study.errors import NotAParticipant
-from conversation.study.identity import token_hash
+from conversation.study.identity import seat_of, token_hash
 
 
 def _hashes(tokens: Collection[str]) -> dict[str, str]:
@@ -58,6 +59,66 @@ def note_present(
         return storage.mark_present(db, hashes, now or db.now())
 
 
+@dataclass(frozen=True, slots=True)
+class DraftRule:
+    """Whose streaming replies a seat is shown as they are written: its room, and the agents'
+    pace (``room.words_per_minute``: a paced agent's reply appears at a typing pace, never
+    before)."""
+
+    room_id: int
+    pace: int | Mapping[str, int]
+
+    def shows(self, speaker: str) -> bool:
+        pace = self.pace.get(speaker, 0) if isinstance(self.pace, Mapping) else self.pace
+        return not pace
+
+
+@dataclass(frozen=True, slots=True)
+class SeatDraft:
+    """A streaming reply as a seat is shown it: where its message will be (``seq``), who writes
+    it, the text so far and how many writes made it."""
+
+    seq: int
+    speaker: str
+    text: str
+    writes: int
+
+
+def draft_rule(db: storage.Database, token: str) -> DraftRule | None:
+    """The seat's :class:`DraftRule` when they sit in a room of a study that shows drafts
+    (``room.show_drafts``), else None. ``NotAParticipant`` for a token nobody holds."""
+    person, _, definition, seat = seat_of(db, token)
+    rules = definition.model.room
+    if not getattr(rules, "show_drafts", False) or seat.room_id is None or person.seat is None:
+        return None
+    return DraftRule(int(seat.room_id), rules.words_per_minute)
+
+
+def seat_drafts(
+    db: storage.Database,
+    rules: Mapping[str, DraftRule],
+    typing: Mapping[str, Sequence[str]],
+) -> dict[str, SeatDraft]:
+    """``{token: draft}``: for each seat with a rule, the streaming reply of its room that it may
+    be shown now: its writer is among the agents ``typing`` for that seat (so the seat may see
+    the turn) and unpaced. One read for every room."""
+    rooms = sorted({rule.room_id for token, rule in rules.items() if typing.get(token)})
+    if not rooms:
+        return {}
+    with translated():
+        drafts = storage.room_drafts(db, rooms)
+    shown: dict[str, SeatDraft] = {}
+    for token, rule in rules.items():
+        draft = drafts.get(rule.room_id)
+        if (
+            draft is not None
+            and draft.speaker in typing.get(token, ())
+            and rule.shows(draft.speaker)
+        ):
+            shown[token] = SeatDraft(draft.seq, draft.speaker, draft.text, draft.writes)
+    return shown
+
+
 def on_local_commit(db: storage.Database, callback: Callable[[], None]) -> Callable[[], None]:
     """Call ``callback()`` after each write transaction of this process on ``db`` (on the
     writer's thread: quick and thread-safe); returns the function that stops it."""
@@ -72,4 +133,13 @@ class ChangeListener(storage.WorkListener):
         super().__init__(db.url, on_notice, channel=storage.PAGES_CHANNEL)
 
 
-__all__ = ["ChangeListener", "note_present", "on_local_commit", "view_markers"]
+__all__ = [
+    "ChangeListener",
+    "DraftRule",
+    "SeatDraft",
+    "draft_rule",
+    "note_present",
+    "on_local_commit",
+    "seat_drafts",
+    "view_markers",
+]

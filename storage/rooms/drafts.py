@@ -28,7 +28,7 @@ writer sees it at its next write (a few times a second) and ends the call.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -75,6 +75,7 @@ class PartialDraft:
     started_at: datetime
     updated_at: datetime
     stop_by: str | None
+    seq: int = 0  # the running turn's place in the log (where its message will be)
 
 
 def _checked(text: Any) -> str:
@@ -244,6 +245,7 @@ _READ = (
         LEASES.c.owner,
         LEASES.c.token,
         LEASES.c.expires_at,
+        EVENTS.c.seq,
     )
     .select_from(
         DRAFTS.join(EVENTS, EVENTS.c.id == DRAFTS.c.event_id).outerjoin(
@@ -276,6 +278,26 @@ def room_draft(db: Database, room_id: int) -> PartialDraft | None:
     return _live(rows, db.now())
 
 
+_ROOMS_READ = by_dialect(
+    lambda server: _READ.where(in_list(DRAFTS.c.room_id, "rooms", server=server))
+)
+
+
+def room_drafts(db: Database, room_ids: Sequence[int]) -> dict[int, PartialDraft]:
+    """The partial drafts of these rooms' running turns, by room, in one read (a room with no
+    live draft is left out; see :func:`partial_draft`)."""
+    if not room_ids:
+        return {}
+    with db.read_connection() as conn:
+        rows = conn.execute(_ROOMS_READ(conn), {"rooms": sorted(set(room_ids))}).all()
+    now = db.now()
+    found: dict[int, PartialDraft] = {}
+    for row in rows:
+        if row[3] and lease_ok(row[9], row[10], row[11], row[8], now):
+            found[int(row[1])] = replace(PartialDraft(*row[:8]), seq=int(row[12]))
+    return found
+
+
 def stop_requested(db: Database, event_id: int) -> str | None:
     """Who asked to stop the draft of turn ``event_id`` (``None``: nobody, or no such row)."""
     with db.read_connection() as conn:
@@ -300,6 +322,7 @@ __all__ = [
     "PartialDraft",
     "drop_drafts",
     "partial_draft",
+    "room_drafts",
     "request_stop",
     "room_draft",
     "start_draft",

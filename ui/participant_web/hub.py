@@ -94,6 +94,11 @@ class _Seat:
     shown: Shown | None = None
     changes_at: datetime | None = None
     heartbeat_seconds: float = 10.0
+    #: In a room: whose streaming replies the seat is shown (``study.draft_rule``; None: none),
+    #: the room it was read for, and the draft last sent (seq, writes).
+    draft_rule: Any = None
+    rule_room: int | None = None
+    draft: tuple[int, int] | None = None
 
 
 class Hub:
@@ -128,12 +133,17 @@ class Hub:
         study = _study()
         db = self._database()
 
-        def read() -> tuple[Any, Any]:
+        def read() -> tuple[Any, Any, Any]:
             markers = study.view_markers(db, [token])
-            return markers.get(token), study.participant_view(db, token)
+            view = study.participant_view(db, token)
+            rule = study.draft_rule(db, token) if view.room_id else None
+            return markers.get(token), view, rule
 
-        marker, view = await asyncio.to_thread(read)
+        marker, view, rule = await asyncio.to_thread(read)
         seat = self._seats.setdefault(token, _Seat(token))
+        seat.draft_rule, seat.rule_room = rule, view.room_id
+        seat.draft = None  # the new stream is sent the current draft by the next cycle
+        self.wake()
         stream = Stream(token)
         initial, _ = pushes(None, view)
         stream.send(initial)
@@ -227,7 +237,11 @@ class Hub:
             if seat.changes_at is not None and seat.changes_at <= datetime.now(UTC)
         }
 
-        def read() -> dict[str, tuple[Any, Any]]:
+        rooms = {token: seat.rule_room for token, seat in self._seats.items()}
+        rules = {t: s.draft_rule for t, s in self._seats.items() if s.draft_rule is not None}
+        typing_now = {t: s.shown.typing if s.shown else () for t, s in self._seats.items()}
+
+        def read() -> tuple[dict[str, tuple[Any, Any]], dict[str, Any], dict[str, Any]]:
             markers = study.view_markers(db, list(known))
             out: dict[str, tuple[Any, Any]] = {}
             for token, before in known.items():
@@ -239,10 +253,22 @@ class Hub:
                         out[token] = (marker, study.participant_view(db, token))
                     except study.NotAParticipant:
                         out[token] = (None, None)
-            return out
+            new_rules = {  # a seat that entered or left a room
+                token: study.draft_rule(db, token) if view.room_id else None
+                for token, (_, view) in out.items()
+                if view is not None and view.room_id != rooms.get(token)
+            }
+            current = {**rules, **{t: r for t, r in new_rules.items() if r is not None}}
+            typing = {
+                token: out[token][1].typing
+                if token in out and out[token][1] is not None
+                else typing_now.get(token, ())
+                for token in current
+            }
+            return out, new_rules, study.seat_drafts(db, current, typing)
 
         try:
-            fresh = await asyncio.to_thread(read)
+            fresh, new_rules, drafts = await asyncio.to_thread(read)
         except _unavailable():
             self._say_down(True)
             return 0
@@ -256,8 +282,33 @@ class Hub:
                     stream.send([Push("gone", None)])
                     stream.end()
                 continue
+            if token in new_rules:
+                seat.draft_rule, seat.rule_room = new_rules[token], view.room_id
             self._publish(seat, marker, view)
+        for token, seat in self._seats.items():
+            if seat.draft_rule is not None:
+                self._publish_draft(seat, drafts.get(token))
         return len(fresh)
+
+    def _publish_draft(self, seat: _Seat, draft: Any) -> None:
+        """A streaming reply's text so far (once per write), or its end when it went away
+        without becoming a message (stopped, failed): the page removes it."""
+        shown = seat.shown
+        if draft is not None:
+            if seat.draft == (draft.seq, draft.writes):
+                return
+            seat.draft = (draft.seq, draft.writes)
+            item = {"seq": draft.seq, "speaker": draft.speaker, "text": draft.text}
+        elif seat.draft is not None:
+            seq = seat.draft[0]
+            seat.draft = None
+            if shown is not None and seq in shown.seqs:
+                return  # it became the message the page already has
+            item = {"seq": seq, "speaker": "", "text": None}
+        else:
+            return
+        for stream in list(seat.streams):
+            stream.send([Push("draft", item)])
 
     def _publish(self, seat: _Seat, marker: Any, view: Any) -> None:
         items, seat.shown = pushes(seat.shown, view)
