@@ -8,8 +8,8 @@ import streamlit as st
 
 from conversation import browse, worker
 from conversation.access import Action
-from ui import charts, manage, results, rooms, widgets
 from ui import experiments as ex
+from ui import manage, widgets
 from ui.access import note
 from ui.bootstrap import (
     actor,
@@ -22,8 +22,10 @@ from ui.bootstrap import (
     wake_runner,
 )
 from ui.params import parse_id
+from ui.results import charts, tables
+from ui.room import rooms
+from ui.room.templates import TEMPLATES
 from ui.study_editor import study_editor
-from ui.templates import TEMPLATES
 from ui.widgets import escape_markdown, model_choices, offline_spec, spec_for_choice, spec_label
 
 page_setup()
@@ -330,7 +332,7 @@ c2.page_link(
 )
 
 
-short_names = results.condition_names(db, experiment_id)  # {condition: short name}, in order
+short_names = tables.condition_names(db, experiment_id)  # {condition: short name}, in order
 
 
 def progress_panel() -> None:

@@ -327,7 +327,7 @@ FACE_SHADOWS_ALLOWED = {"conversation.experiments": {"design"}}
 
 
 def _faces() -> list[Path]:
-    return [*sorted(CONVERSATION.rglob("__init__.py")), ROOT / "ui" / "__init__.py"]
+    return [*sorted(CONVERSATION.rglob("__init__.py")), *sorted((ROOT / "ui").rglob("__init__.py"))]
 
 
 @pytest.mark.parametrize("path", _faces(), ids=lambda p: module_name(p))

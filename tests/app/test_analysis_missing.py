@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ui import charts, results
+from ui.results import charts, tables
 
 
 def test_the_chart_says_answered_of_planned_and_drops_no_condition() -> None:
@@ -16,7 +16,7 @@ def test_the_chart_says_answered_of_planned_and_drops_no_condition() -> None:
     )  # fmt: skip
     rooms = pd.DataFrame({"room_id": [1, 2, 3, 4, 5], "condition": ["a", "a", "b", "b", "c"]})
     names = {"a": "value $10", "b": "value $6", "c": "value $2"}
-    planned = results.planned_by_label(rooms, names)
+    planned = tables.planned_by_label(rooms, names)
     assert planned == {"value $10": 2, "value $6": 2, "value $2": 1}
     fig = charts.outcomes_by_condition(answers, question="deal", names=names, planned=planned)
     rates = {x: y for x, y in zip(fig.data[0].x, fig.data[0].y, strict=True) if y == y}
@@ -39,12 +39,12 @@ def test_an_analysis_with_a_failed_answer_is_still_charted(db) -> None:  # type:
 
     experiment = storage.create_experiment(db, "exp", {"conditions": []})
     question = {"text": "Was a deal reached?", "type": "yes_no"}
-    assert results.latest_analysis(db, experiment) is None
+    assert tables.latest_analysis(db, experiment) is None
     done = storage.create_analysis(db, "first", question, experiment_id=experiment, status="done")
-    assert results.latest_analysis(db, experiment).id == done
+    assert tables.latest_analysis(db, experiment).id == done
     partly = storage.create_analysis(
         db, "second", question, experiment_id=experiment, status="failed"
     )
-    assert results.latest_analysis(db, experiment).id == partly  # its answers are shown
+    assert tables.latest_analysis(db, experiment).id == partly  # its answers are shown
     storage.create_analysis(db, "third", question, experiment_id=experiment, status="running")
-    assert results.latest_analysis(db, experiment).id == partly  # not one still asking
+    assert tables.latest_analysis(db, experiment).id == partly  # not one still asking

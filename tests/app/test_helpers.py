@@ -11,8 +11,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from ui import charts, experiments, library
-from ui.templates import TEMPLATES
+from ui import experiments, library
+from ui.results import charts
+from ui.room.templates import TEMPLATES
 
 
 def _events() -> pd.DataFrame:
@@ -281,7 +282,7 @@ def test_experiment_variations_cross_and_label() -> None:
 
 
 def test_results_filter_rooms_by_text_reason_and_condition() -> None:
-    from ui.results import filter_rooms
+    from ui.results.tables import filter_rooms
 
     rooms = pd.DataFrame(
         {"room_id": [1, 2, 3], "name": ["Mug A", "Mug B", "Car"],
@@ -295,11 +296,19 @@ def test_results_filter_rooms_by_text_reason_and_condition() -> None:
 
 
 @pytest.mark.parametrize(
-    "module", ["charts", "library", "templates", "experiments", "results", "rooms"]
+    "module",
+    [
+        "results/charts",
+        "library",
+        "room/templates",
+        "experiments",
+        "results/tables",
+        "room/rooms",
+    ],
 )
 def test_ui_helpers_are_plain_python(module: str) -> None:
     """The helpers hold the logic and stay testable without a Streamlit session: only
-    bootstrap, widgets, live and room_forms draw anything."""
+    bootstrap, widgets, room.live and room.forms draw anything."""
     import ast
     from pathlib import Path
 
@@ -311,9 +320,7 @@ def test_ui_helpers_are_plain_python(module: str) -> None:
         elif isinstance(node, ast.ImportFrom) and node.module:
             names.add(("." * node.level) + node.module)
     assert not {n for n in names if n.split(".")[0] == "streamlit"}
-    assert not {
-        n for n in names if n.split(".")[-1] in {"bootstrap", "widgets", "live", "room_forms"}
-    }
+    assert not {n for n in names if n.split(".")[-1] in {"bootstrap", "widgets", "live", "forms"}}
 
 
 def test_escape_markdown_leaves_nothing_markdown_could_act_on() -> None:
@@ -345,7 +352,7 @@ def test_escape_markdown_adds_no_invisible_character_where_markdown_links_nothin
 def test_the_message_length_chart_draws_a_bounded_sample_of_a_long_room() -> None:
     import pandas as pd
 
-    from ui import charts
+    from ui.results import charts
 
     n = 10_000
     events = pd.DataFrame(

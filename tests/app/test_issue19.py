@@ -7,7 +7,7 @@ import storage
 from storage import Database
 from tests.app.test_page_fixes import _experiment
 from tests.app.test_pages import app, mug_room, shown
-from ui.templates import CAR_BUYING, MUG_NEGOTIATION
+from ui.room.templates import CAR_BUYING, MUG_NEGOTIATION
 
 
 def test_the_room_picker_reads_new_room_not_choose_an_option(db: Database) -> None:

@@ -30,7 +30,7 @@ FILES = sorted(
         ROOT / "app.py",
         ROOT / "streamlit_app.py",
         *(ROOT / "pages").glob("*.py"),
-        *(ROOT / "ui").glob("*.py"),
+        *(ROOT / "ui").rglob("*.py"),
     ],
     key=str,
 )
@@ -52,12 +52,12 @@ MARKDOWN_KEYWORDS = ("label", "body", "help")
 NOT_STREAMLIT = {"log", "logging", "ex", "warnings", "repo", "rooms", "results", "frames"}
 SAFE_CALLS = {"escape_markdown", "plain", "len", "int", "float", "round"}
 # Functions of the app that return fixed words.
-PROGRAM_CALLS = {"_state_note": "ui.live: ' · answering…', ' · failed', ..."}
+PROGRAM_CALLS = {"_state_note": "ui.room.live: ' · answering…', ' · failed', ..."}
 # Names that only ever hold program text (numbers, ids, statuses, fixed sentences).
 PROGRAM_TEXT = {
     "linked.problem": "ui.params.parse_id's fixed sentences (the raw value is never quoted)",
     "refused": "ui.widgets.keep_if_too_long's sentence (numbers only)",
-    "label": "ui.live: the escaped speaker; elsewhere a label a helper passes through",
+    "label": "ui.room.live: the escaped speaker; elsewhere a label a helper passes through",
     "notice": "Results: 'Analysis #<id> stored.' (pages/results.py)",
     "current": "an experiment id (int)",
     "room_id": "a room id (int)",

@@ -16,8 +16,8 @@ from conversation.rooms.room import MAX_MESSAGE_CHARS, Room
 from storage import Database
 from tests.app.test_pages import app, mug_room, open_section, shown
 from ui import experiments as ex
-from ui import rooms
-from ui.templates import CAR_BUYING, MUG_NEGOTIATION
+from ui.room import rooms
+from ui.room.templates import CAR_BUYING, MUG_NEGOTIATION
 from ui.widgets import escape_markdown
 
 

@@ -21,10 +21,10 @@ import storage
 from conversation.rooms.room import Room
 from conversation.worker import AnalysisRunner
 from storage import Database
-from ui import rooms
-from ui.live import EARLIER_PAGE, FIRST_PAGE
-from ui.room_details import SAW_SHOWN
-from ui.templates import MUG_NEGOTIATION, PLANNER_CODER_REVIEWER
+from ui.room import rooms
+from ui.room.details import SAW_SHOWN
+from ui.room.live import EARLIER_PAGE, FIRST_PAGE
+from ui.room.templates import MUG_NEGOTIATION, PLANNER_CODER_REVIEWER
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "streamlit_app.py")  # the script app.py serves

@@ -17,7 +17,7 @@ from conversation import CoordinatorPolicy, OfflineModel, Room
 from storage import Database, frames
 from storage.provenance import PROVENANCE_COLUMNS, provenance_row
 from tests.support.room_common import speaker_of
-from ui import results
+from ui.results import tables
 
 TIMES = ("created_at", "updated_at")
 
@@ -84,9 +84,9 @@ def test_all_four_exports_carry_the_same_provenance_columns_and_values(db: Datab
 
     room_csv = _csv_rows(frames.events_frame(db, room.id).to_csv(index=False))
     results_csv = _csv_rows(frames.events_frame(db, [room.id]).to_csv(index=False))
-    exported = json.loads(results.export_json(db, [room.id]))["rooms"][0]
+    exported = json.loads(tables.export_json(db, [room.id]))["rooms"][0]
     json_rows = [e["provenance"] for e in exported["events"]]
-    edsl = json.loads(results.export_edsl_results(db, [room.id]))
+    edsl = json.loads(tables.export_edsl_results(db, [room.id]))
     edsl_rows = [r["scenario"] for r in edsl["data"]]
 
     for rows in (room_csv, results_csv, json_rows, edsl_rows):

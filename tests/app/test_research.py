@@ -13,8 +13,8 @@ from streamlit.testing.v1 import AppTest
 import storage
 from storage import Database
 from tests.app.test_pages import APP, app, mug_room, open_section
-from ui import charts
-from ui.templates import MUG_NEGOTIATION
+from ui.results import charts
+from ui.room.templates import MUG_NEGOTIATION
 
 
 def _home_table(at: AppTest) -> pd.DataFrame:

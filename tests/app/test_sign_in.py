@@ -13,8 +13,8 @@ from streamlit.testing.v1 import AppTest
 from conversation.rooms.room import Room
 from storage import Database
 from tests.app.test_pages import open_section
-from ui import rooms
-from ui.templates import MUG_NEGOTIATION
+from ui.room import rooms
+from ui.room.templates import MUG_NEGOTIATION
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 AUTH = {

@@ -26,8 +26,8 @@ def db(db_url: str) -> Iterator[Database]:
 
 
 def _config() -> dict[str, Any]:
-    from ui import rooms
-    from ui.templates import MUG_NEGOTIATION
+    from ui.room import rooms
+    from ui.room.templates import MUG_NEGOTIATION
 
     return rooms.draft_from_template(MUG_NEGOTIATION).config().to_dict()
 

@@ -15,11 +15,11 @@ import streamlit as st
 from conversation import browse
 from conversation.access import Action
 from conversation.analysis import coding
+from ui.access import current_actor
+from ui.access import note as role_note
+from ui.widgets import escape_markdown
 
-from .access import current_actor
-from .access import note as role_note
 from .charts import NO_CONDITION, plain
-from .widgets import escape_markdown
 
 PREVIEW_CHARS = 60
 TAGGABLE_KINDS = ("human", "agent")

@@ -1,6 +1,6 @@
 """The Results page's "Statistics" tab: per-condition means and rates with their intervals, n on
 every chart, and the difference between two chosen conditions. The maths is in
-``conversation.analysis.statistics``; the figures in ``ui.charts``. Text is drawn with ``st.text``
+``conversation.analysis.statistics``; the figures in ``ui.results.charts``. Text is drawn with ``st.text``
 or in dataframes (condition names are a researcher's text)."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import pandas as pd
 import streamlit as st
 
 from conversation import browse
-from ui import charts
+
+from . import charts
 
 
 @st.fragment

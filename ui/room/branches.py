@@ -13,10 +13,9 @@ from typing import Any
 import streamlit as st
 
 from conversation import browse
-
-from .access import note
-from .bootstrap import human_name, wake_runner
-from .widgets import escape_markdown
+from ui.access import note
+from ui.bootstrap import human_name, wake_runner
+from ui.widgets import escape_markdown
 
 #: Messages shown per side when comparing two branches.
 COMPARE_LIMIT = 200

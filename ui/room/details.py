@@ -13,9 +13,9 @@ from typing import Any
 import streamlit as st
 
 from conversation import browse
+from ui.widgets import escape_markdown, follow_latest_selectbox
 
 from . import rooms
-from .widgets import escape_markdown, follow_latest_selectbox
 
 #: How many of the messages a turn saw its details list (the newest; all are in its prompt).
 SAW_SHOWN = 20

@@ -37,9 +37,10 @@ import streamlit as st
 from conversation import browse, worker
 from conversation.termination.budget import Budget, Spend
 from conversation.vocabulary import TurnKind, kind_of
+from ui.results import coding
+from ui.widgets import avatar, escape_markdown
 
-from . import coding, provenance
-from .widgets import avatar, escape_markdown
+from . import provenance
 
 FAST_SECONDS = float(os.environ.get("ROOMS_UI_POLL_SECONDS", "0.75"))
 SLOW_SECONDS = float(os.environ.get("ROOMS_UI_IDLE_POLL_SECONDS", "2"))
@@ -195,7 +196,7 @@ def _word(status: str) -> str:
 
 def render_event(event: Any, roster: Sequence[str], tags: Sequence[str] | None = None) -> None:
     """One log entry as a chat message (bodies as plain text) or a one-line notice, with its
-    provenance (``ui.provenance``): private recipients, who acted and when, why the speaker was
+    provenance (``ui.room.provenance``): private recipients, who acted and when, why the speaker was
     chosen, cache hits, and an edit's original draft, denied drafts and candidates not chosen
     one click away. ``tags``: the message's qualitative-coding labels, in a line under it."""
     data = event.data or {}

@@ -106,7 +106,7 @@ def test_the_room_page_says_it_waits_for_the_model_server() -> None:
     from datetime import UTC, datetime, timedelta
     from types import SimpleNamespace
 
-    from ui.live import waiting_for_server
+    from ui.room.live import waiting_for_server
 
     turn = SimpleNamespace(
         error={"type": "ConnectError", "code": SERVER_UNAVAILABLE, "message": "down"},
