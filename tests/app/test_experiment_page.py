@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import storage
 from storage import Database
-from tests.app.test_pages import app, mug_room
+from tests.app.page_support import app, mug_room
 from ui import experiments as ex
 from ui.room.templates import MUG_NEGOTIATION
 

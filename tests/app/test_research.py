@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 import storage
 from storage import Database
-from tests.app.test_pages import APP, app, mug_room, open_section
+from tests.app.page_support import APP, app, mug_room, open_section
 from ui.results import charts
 from ui.room.templates import MUG_NEGOTIATION
 

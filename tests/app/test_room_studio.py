@@ -13,8 +13,8 @@ from streamlit.testing.v1 import AppTest
 import storage
 from conversation.rooms.room import Room
 from storage import Database
-from tests.app.test_pages import app, mug_room, open_section
-from tests.app.test_pages import shown as shown_text
+from tests.app.page_support import app, mug_room, open_section
+from tests.app.page_support import shown as shown_text
 from ui.room import branches, details, editing
 
 ROOT = Path(__file__).resolve().parents[2]
