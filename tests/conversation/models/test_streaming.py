@@ -11,12 +11,13 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from edsl import Cache, Model
 
 from conversation.exceptions import ConversationValueError, ModelCallError
-from conversation.models import OfflineModel, StoredCache, ask, cache_key, resolve_model
+from conversation.models import OfflineModel, StoredCache, ask, cache_key, resolve_model, streaming
 from conversation.models.calls import ModelTimeoutError
 from conversation.models.labels import REMOTE_ATTRIBUTE
 from conversation.models.offline import WORDS_PER_SECOND_ENV
@@ -35,6 +36,7 @@ from conversation.models.streaming import (
 from conversation.text.tokens import estimate_tokens, prompt_tokens
 from storage import Database
 from tests.support import keep_prices_offline, known_prices
+from tests.support.clocks import SleepClock
 from tests.support.openai_server import OpenAICompatibleServer, Reply
 
 LONG = " ".join(f"word{i}" for i in range(60))
@@ -118,10 +120,24 @@ def test_offline_scripted_reply_streams_literally() -> None:
 
 
 def test_offline_rate_paces_the_words(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Word k is shown k / rate seconds after the first (read on a clock that moves only by the
+    stream's own waits, so the pace is exact on a loaded machine too)."""
+    clock = SleepClock()
+    shown_at: list[float] = []
     ten = " ".join(["w"] * 10)
-    started = time.perf_counter()
-    stream(OfflineModel(replies=[ten], words_per_second=50))
-    assert time.perf_counter() - started >= 9 / 50
+    with monkeypatch.context() as patch:
+        patch.setattr(streaming, "time", SimpleNamespace(perf_counter=clock))
+        patch.setattr(asyncio, "sleep", clock.sleep)
+        reply = asyncio.run(
+            ask_streaming(
+                OfflineModel(replies=[ten], words_per_second=50),
+                user_prompt="Your move.",
+                system_prompt="You are Bob.",
+                on_text=lambda text: shown_at.append(clock()),
+            )
+        )
+    assert reply.text == ten
+    assert [t - shown_at[0] for t in shown_at] == pytest.approx([k / 50 for k in range(10)])
     monkeypatch.setenv(WORDS_PER_SECOND_ENV, "25")
     assert OfflineModel().stream_rate() == 25.0
     assert OfflineModel(words_per_second=7).stream_rate() == 7.0
