@@ -55,14 +55,16 @@ class SleepClock:
         return result
 
 
-class _AsyncioWithSleep:
-    """``asyncio`` as one module sees it, with its own ``sleep``."""
+class Seen:
+    """A module (``asyncio``, ``time``) as one module sees it: the given names replaced, every
+    other name the real module's. Installed with ``monkeypatch.setattr(module, "time", ...)``."""
 
-    def __init__(self, sleep: Any) -> None:
-        self.sleep = sleep
+    def __init__(self, real: ModuleType, **replaced: Any) -> None:
+        self._real = real
+        self.__dict__.update(replaced)
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(asyncio, name)
+        return getattr(self._real, name)
 
 
 def recorded_sleeps(monkeypatch: pytest.MonkeyPatch, module: ModuleType) -> list[float]:
@@ -76,5 +78,5 @@ def recorded_sleeps(monkeypatch: pytest.MonkeyPatch, module: ModuleType) -> list
         await _real_sleep(0)
         return result
 
-    monkeypatch.setattr(module, "asyncio", _AsyncioWithSleep(sleep))
+    monkeypatch.setattr(module, "asyncio", Seen(asyncio, sleep=sleep))
     return waits
