@@ -196,14 +196,14 @@ def test_the_readme_settings_pick_the_server(monkeypatch, llm_server) -> None:
     model = default_model()
     spec = model_spec(model)
     assert spec["service"] == "openai_compatible" and spec["base_url"] == llm_server.base_url
-    started = time.perf_counter()
     reply = ask_sync(
         resolve_model({**spec, "parameters": {**spec["parameters"], "max_tokens": 8}}),
         user_prompt="Say hello.",
         system_prompt="You are brief.",
     )
+    # The server held the reply to 8 tokens (unbounded, it would run for minutes, until its
+    # context is full: the suite's timeout would end it).
     assert reply.text and reply.output_tokens is not None and reply.output_tokens <= 8
-    assert time.perf_counter() - started < 120
 
 
 def test_report_measurements() -> None:
