@@ -26,7 +26,14 @@ from ui.results import charts, tables
 from ui.room import rooms
 from ui.room.templates import TEMPLATES
 from ui.study_editor import study_editor
-from ui.widgets import escape_markdown, model_choices, offline_spec, spec_for_choice, spec_label
+from ui.widgets import (
+    escape_markdown,
+    model_choices,
+    offline_spec,
+    progress_bar,
+    spec_for_choice,
+    spec_label,
+)
 
 page_setup()
 db = database()
@@ -266,7 +273,7 @@ if current is None:
         key="exp-run",
         disabled=calls is None or not me.can(Action.CREATE_EXPERIMENT),
     ):
-        bar = st.progress(0.0, text="Creating the rooms...")
+        progress = progress_bar("Creating the rooms...", "Created {n:,} of {total:,} rooms")
         try:
             made = once(
                 slot,
@@ -276,9 +283,7 @@ if current is None:
                     ex.design(template, conditions, int(replicates), budget=budget),
                     speaker=human_name(),
                     actor=me,
-                    progress=lambda n, total: bar.progress(
-                        n / max(total, 1), text=f"Created {n:,} of {total:,} rooms"
-                    ),
+                    progress=progress,
                 ),
             )
         except ValueError as exc:
@@ -301,14 +306,11 @@ if c1.button(
     key="exp-stop",
     disabled=experiment.status != "running" or not me.can(Action.CONTROL),
 ):
-    bar = st.progress(0.0, text="Stopping the rooms...")
     ex.stop(
         db,
         experiment_id,
         actor=me,
-        progress=lambda n, total: bar.progress(
-            n / max(total, 1), text=f"Stopped {n:,} of {total:,} rooms"
-        ),
+        progress=progress_bar("Stopping the rooms...", "Stopped {n:,} of {total:,} rooms"),
     )
     st.rerun()
 rerun_slot = f"experiment-rerun-{experiment_id}"

@@ -1,4 +1,5 @@
-"""The engine and storage type-check (mypy, configured in pyproject.toml)."""
+"""Everything type-checks (mypy, configured in pyproject.toml): the vocabulary, the engine,
+storage, and the app: its ui helpers, pages and entry points."""
 
 from __future__ import annotations
 
@@ -21,6 +22,10 @@ def test_mypy_is_clean(tmp_path: Path) -> None:
             "vocabulary",
             "conversation",
             "storage",
+            "ui",
+            "pages",
+            "app.py",
+            "streamlit_app.py",
             "--cache-dir",
             str(tmp_path),
         ],

@@ -35,7 +35,10 @@ def render(
     frame, order = charts.condition_labels(rooms, names)
     m1, m2 = st.columns([2, 1])
     metric = m1.selectbox(
-        "Per-room measure", list(charts.METRICS), format_func=charts.METRICS.get, key="stat-metric"
+        "Per-room measure",
+        list(charts.METRICS),
+        format_func=charts.METRICS.__getitem__,
+        key="stat-metric",
     )
     method = m2.radio("Interval", ["t", "bootstrap"], horizontal=True, key="stat-method")
     st.plotly_chart(

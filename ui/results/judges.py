@@ -20,7 +20,7 @@ from conversation.analysis.rubrics import Rubric
 from conversation.models import default_model
 from ui.access import current_actor
 from ui.access import note as role_note
-from ui.widgets import escape_markdown, model_picker, spec_label
+from ui.widgets import escape_markdown, model_picker, progress_bar, spec_label
 
 from .charts import n_ticks, plain
 
@@ -150,11 +150,7 @@ def panel_picker() -> tuple[list[judges.Judge], str | None]:
 
 def _run(db: Any, stored: judges.StoredRubric, panel: list[judges.Judge], room_ids: Sequence[int],
          experiment_id: int, rescore: bool) -> None:  # fmt: skip
-    bar = st.progress(0.0, text="Scoring…")
-
-    def show(done: int, total: int) -> None:
-        bar.progress(done / max(total, 1), text=f"{done} of {total} units scored")
-
+    show = progress_bar("Scoring…", "{n} of {total} units scored")
     try:
         run = judges.run_judges(db, stored.rubric, panel, room_ids, experiment_id=experiment_id,
                                 rescore=rescore, progress=show, actor=current_actor())  # fmt: skip
