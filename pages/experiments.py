@@ -22,7 +22,7 @@ from ui.bootstrap import (
     wake_runner,
 )
 from ui.params import parse_id
-from ui.results import charts, tables
+from ui.results import condition_charts, tables
 from ui.room import rooms
 from ui.room.templates import TEMPLATES
 from ui.study_editor import study_editor
@@ -360,7 +360,7 @@ def progress_panel() -> None:
     st.caption(escape_markdown(rooms.status_counts(table, now.by_status)))
     if not table.empty:
         # Each room's condition by its short name (as in Results), in the design's order.
-        labelled, order = charts.condition_labels(table, short_names)
+        labelled, order = condition_charts.condition_labels(table, short_names)
         rank = {label: i for i, label in enumerate(order)}
         shown = (
             labelled.assign(

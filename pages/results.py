@@ -11,7 +11,7 @@ from conversation.rooms.status_words import status_word
 from ui import experiments as ex
 from ui.bootstrap import actor, database, page_setup
 from ui.params import parse_id
-from ui.results import analysis_panel, cached, charts, condition_stats, tables
+from ui.results import analysis_panel, cached, charts, condition_charts, condition_stats, tables
 from ui.results import judges as judges_panel
 from ui.results.coding import results_coding
 from ui.results.streamed_export import experiment_exports
@@ -145,7 +145,7 @@ def charts_section(rooms: Any, selected: list[int]) -> None:
         answers = answers[answers["room_id"].isin(selected)]
         planned = tables.planned_by_label(rooms[rooms["room_id"].isin(selected)], short_names)
         c6.plotly_chart(
-            charts.outcomes_by_condition(
+            condition_charts.outcomes_by_condition(
                 answers, question=latest.name, names=short_names, planned=planned
             ),
             key="chart-outcomes",

@@ -281,6 +281,7 @@ WARM_UP_MODULES = HOME_WARM_UP_MODULES + (
     "plotly.graph_objects",
     "ui.results.tables",
     "ui.results.charts",
+    "ui.results.condition_charts",
     "ui.room.live",
     "ui.library",
     "ui.room.forms",

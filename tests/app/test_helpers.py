@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 import pytest
 
 from ui import experiments, library
-from ui.results import charts
+from ui.results import charts, condition_charts
 from ui.room.templates import TEMPLATES
 
 
@@ -72,16 +72,16 @@ def test_outcomes_by_condition_yes_rate_numeric_and_categorical() -> None:
         {"room_id": [1, 2, 3, 4], "condition": ["a", "a", "b", "b"],
          "answer": ["Yes", "No", "Yes", "Yes"]}
     )  # fmt: skip
-    fig = charts.outcomes_by_condition(yes_no, question="deal")
+    fig = condition_charts.outcomes_by_condition(yes_no, question="deal")
     assert dict(zip(fig.data[0].x, fig.data[0].y, strict=True)) == {"a": 0.5, "b": 1.0}
     numbers = yes_no.assign(answer=[3, 5, 7, 9])
-    assert charts.answer_kind(numbers["answer"]) == "numeric"
-    assert len(charts.outcomes_by_condition(numbers).data) == 3  # two boxes and the means
+    assert condition_charts.answer_kind(numbers["answer"]) == "numeric"
+    assert len(condition_charts.outcomes_by_condition(numbers).data) == 3  # two boxes and the means
     words = yes_no.assign(answer=["deal", "walk", "deal", "deal"])
-    assert charts.answer_kind(words["answer"]) == "categorical"
-    fig = charts.outcomes_by_condition(words)
+    assert condition_charts.answer_kind(words["answer"]) == "categorical"
+    fig = condition_charts.outcomes_by_condition(words)
     assert {t.name for t in fig.data} == {"deal", "walk"}
-    assert charts.outcomes_by_condition(yes_no.iloc[0:0]).layout.annotations
+    assert condition_charts.outcomes_by_condition(yes_no.iloc[0:0]).layout.annotations
 
 
 def test_charts_leave_room_for_the_top_point_its_interval_and_the_bar_labels() -> None:
@@ -90,21 +90,24 @@ def test_charts_leave_room_for_the_top_point_its_interval_and_the_bar_labels() -
     yes_no = pd.DataFrame(
         {"room_id": [1, 2, 3], "condition": ["a", "a", "a"], "answer": ["Yes", "Yes", "Yes"]}
     )
-    fig = charts.outcomes_by_condition(yes_no, question="deal")
+    fig = condition_charts.outcomes_by_condition(yes_no, question="deal")
     assert fig.data[0].text == ("100% of 3",)
     top = fig.layout.yaxis.range[1]
     assert top >= 1.25 and max(fig.layout.yaxis.tickvals) == 1  # label room, no 125% tick
     rooms = pd.DataFrame(
         {"room_id": [1, 2, 3, 4], "condition": ["a", "a", "b", "b"], "messages": [2, 4, 10, 30]}
     )
-    fig = charts.metric_by_condition(rooms, "messages")
+    fig = condition_charts.metric_by_condition(rooms, "messages")
     means = fig.data[-1]
     highest = max(m + p for m, p in zip(means.y, means.error_y.array, strict=True))
     lowest = min(m - p for m, p in zip(means.y, means.error_y.arrayminus, strict=True))
     low, high = fig.layout.yaxis.range
     assert high > max(30, highest) and low < min(2, lowest)
-    assert charts.padded_range([5, 5]) == [4.0, 6.0]  # one value: a visible span around it
-    assert charts.padded_range([None]) is None
+    assert condition_charts.padded_range([5, 5]) == [
+        4.0,
+        6.0,
+    ]  # one value: a visible span around it
+    assert condition_charts.padded_range([None]) is None
 
 
 def test_clicked_values_reads_customdata() -> None:
@@ -299,6 +302,7 @@ def test_results_filter_rooms_by_text_reason_and_condition() -> None:
     "module",
     [
         "results/charts",
+        "results/condition_charts",
         "library",
         "room/templates",
         "experiments",

@@ -23,7 +23,7 @@ from ui.access import note
 from ui.bootstrap import wake_runner
 from ui.widgets import escape_markdown, model_picker
 
-from . import charts, tables
+from . import condition_charts, tables
 
 #: Seconds between looks at a running analysis's answers.
 ANALYSIS_POLL_SECONDS = float(os.environ.get("ROOMS_ANALYSIS_POLL_SECONDS", "1.5"))
@@ -103,7 +103,7 @@ def stored_analyses(db: Any, me: Any, experiment_id: int | None, names: dict[str
         retry_failed(db, me, aid, shown.failed)
     answers = browse.analysis_frame(db, aid)
     st.plotly_chart(
-        charts.outcomes_by_condition(
+        condition_charts.outcomes_by_condition(
             answers,
             question=browse.get_analysis(db, aid).name,
             names=names,

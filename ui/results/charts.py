@@ -1,4 +1,5 @@
-"""Plotly figure builders for the Results page: pure functions from pandas DataFrames to figures.
+"""Plotly figure builders for the Results page: pure functions from pandas DataFrames to figures
+(the charts by condition are :mod:`ui.results.condition_charts`).
 
 No Streamlit here, so every chart is unit-testable. Each builder accepts an empty frame and then
 returns a figure that says there is nothing to show yet. Points carry ``customdata`` with the value a
@@ -9,13 +10,11 @@ Expected columns (as produced by :mod:`storage.frames`):
 - events: ``room_id``, ``seq``, ``kind`` (human / agent / pass / system), ``state``, ``speaker``,
   ``words``,
   ``latency``, ``input_tokens``, ``output_tokens``, ``cost``; optional ``room`` (a label).
-- rooms: ``room_id``, ``status``, ``stop_reason``; optional ``condition``.
-- answers: ``room_id``, ``answer``; optional ``condition``.
+- rooms: ``room_id``, ``status``, ``stop_reason``.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -23,10 +22,6 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from conversation.termination.budget import format_cost
-
-NO_CONDITION = "(none)"
-YES = {"yes", "true", "1", "y"}
-NO = {"no", "false", "0", "n"}
 
 
 def plain(text: Any) -> str:
@@ -37,14 +32,16 @@ def plain(text: Any) -> str:
     return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _empty(title: str, message: str = "Nothing to show yet.") -> go.Figure:
+def empty_figure(title: str, message: str = "Nothing to show yet.") -> go.Figure:
+    """A figure with no data that says why (``message``) under its ``title``."""
     fig = go.Figure()
     fig.update_layout(title=title, xaxis={"visible": False}, yaxis={"visible": False}, height=320)
     fig.add_annotation(text=message, showarrow=False, font={"size": 14})
     return fig
 
 
-def _layout(fig: go.Figure, title: str, **kw: Any) -> go.Figure:
+def laid_out(fig: go.Figure, title: str, **kw: Any) -> go.Figure:
+    """``fig`` with its title and the Results page's chart size (``kw``: more layout)."""
     fig.update_layout(title=title, height=360, margin={"t": 60, "b": 40}, **kw)
     return fig
 
@@ -68,7 +65,7 @@ def speaker_activity(events: pd.DataFrame) -> go.Figure:
     title = "Messages and words per speaker"
     msgs = _messages(events)
     if msgs.empty:
-        return _empty(title)
+        return empty_figure(title)
     per = (
         msgs.groupby("speaker", sort=True)
         .agg(messages=("seq", "size"), words=("words", "sum"))
@@ -91,7 +88,7 @@ def speaker_activity(events: pd.DataFrame) -> go.Figure:
         offsetgroup="words",
         opacity=0.6,
     )
-    return _layout(
+    return laid_out(
         fig,
         f"{title} ({_n(msgs, 'messages')})",
         barmode="group",
@@ -111,7 +108,7 @@ def message_length(events: pd.DataFrame) -> go.Figure:
     title = "Message length over turns"
     msgs = _messages(events)
     if msgs.empty:
-        return _empty(title)
+        return empty_figure(title)
     msgs = msgs.sort_values(["room_id", "seq"])
     counted = _n(msgs, "messages")
     # A point per message: a 10,000-message room made a figure of megabytes that the browser
@@ -130,7 +127,7 @@ def message_length(events: pd.DataFrame) -> go.Figure:
             customdata=part[["speaker", "room_id"]].values,
             hovertemplate="room %{customdata[1]} seq %{x}: %{y} words<extra>%{customdata[0]}</extra>",
         )
-    return _layout(fig, f"{title} ({counted})", xaxis={"title": "seq"}, yaxis={"title": "words"})
+    return laid_out(fig, f"{title} ({counted})", xaxis={"title": "seq"}, yaxis={"title": "words"})
 
 
 def latency(events: pd.DataFrame) -> go.Figure:
@@ -142,7 +139,7 @@ def latency(events: pd.DataFrame) -> go.Figure:
         else events
     )
     if turns.empty:
-        return _empty(title, "No timed agent turns yet.")
+        return empty_figure(title, "No timed agent turns yet.")
     fig = go.Figure()
     for speaker, part in turns.groupby("speaker", sort=True):
         fig.add_box(
@@ -151,7 +148,7 @@ def latency(events: pd.DataFrame) -> go.Figure:
             boxpoints="all",
             customdata=part[["speaker", "room_id"]].values,
         )
-    return _layout(
+    return laid_out(
         fig, f"{title} ({_n(turns, 'turns')})", yaxis={"title": "seconds"}, showlegend=False
     )
 
@@ -160,10 +157,10 @@ def tokens_and_cost(events: pd.DataFrame) -> go.Figure:
     """Input and output tokens per speaker (stacked), with the cost in the hover text."""
     title = "Tokens and cost per speaker"
     if events.empty:
-        return _empty(title)
+        return empty_figure(title)
     turns = events[events["kind"] == "agent"]
     if turns.empty:
-        return _empty(title, "No agent turns yet.")
+        return empty_figure(title, "No agent turns yet.")
     per = (
         turns.groupby("speaker", sort=True)
         .agg(
@@ -187,7 +184,7 @@ def tokens_and_cost(events: pd.DataFrame) -> go.Figure:
             hovertemplate="%{x}: %{y} " + label + " (cost %{customdata[1]})<extra></extra>",
         )
     total = format_cost(float(per["cost"].fillna(0).sum()), int(per["unpriced"].sum()))
-    return _layout(
+    return laid_out(
         fig,
         f"{title} (total {total}; {_n(turns, 'turns')})",
         barmode="stack",
@@ -199,7 +196,7 @@ def stop_reasons(rooms: pd.DataFrame) -> go.Figure:
     """How rooms ended: count per stop reason (rooms still going are counted by status)."""
     title = "Termination reasons"
     if rooms.empty:
-        return _empty(title)
+        return empty_figure(title)
     reason = rooms["stop_reason"].where(rooms["stop_reason"].notna(), "(" + rooms["status"] + ")")
     counts = reason.value_counts().sort_index()
     fig = go.Figure()
@@ -210,262 +207,7 @@ def stop_reasons(rooms: pd.DataFrame) -> go.Figure:
         customdata=[[r] for r in counts.index],
         hovertemplate="%{y}: %{x} rooms<extra></extra>",
     )
-    return _layout(fig, f"{title} (n = {len(rooms):,} rooms)", xaxis={"title": "rooms"})
-
-
-def answer_kind(answers: Iterable[Any]) -> str:
-    """``yes_no``, ``numeric`` or ``categorical``: how a column of answers is best charted."""
-    values = [a for a in answers if a is not None and not (isinstance(a, float) and math.isnan(a))]
-    if not values:
-        return "categorical"
-    if all(isinstance(a, bool) or str(a).strip().lower() in YES | NO for a in values):
-        return "yes_no"
-    if all(isinstance(a, int | float) and not isinstance(a, bool) for a in values):
-        return "numeric"
-    return "categorical"
-
-
-def condition_labels(
-    frame: pd.DataFrame, names: Mapping[str, str] | None
-) -> tuple[pd.DataFrame, list[str]]:
-    """``frame`` with a ``label`` column (the condition's short name) and the labels in design
-    order (``names``: ``{condition: short name}`` in that order; conditions not in it after)."""
-    out = frame.copy()
-    if "condition" not in out:
-        out["condition"] = NO_CONDITION
-    out["condition"] = out["condition"].fillna(NO_CONDITION).astype(str)
-    names = dict(names or {})
-    out["label"] = out["condition"].map(lambda c: names.get(c, c))
-    present = set(out["label"])
-    order = [n for n in names.values() if n in present]
-    order += sorted(present - set(order))
-    return out, order
-
-
-def n_ticks(
-    labels: list[str], counts: Mapping[str, int], planned: Mapping[str, int] | None = None
-) -> dict[str, Any]:
-    """An x axis whose tick under each condition says how many rooms it stands for:
-    ``t0.7·gpt4o (n=10)``, or ``value $10 (n=1 of 2)`` when ``planned`` says more rooms were
-    planned than answered (the missing ones are missing, never silently dropped); plain text,
-    escaped for Plotly."""
-    planned = planned or {}
-
-    def tick(label: str) -> str:
-        n, of = int(counts.get(label, 0)), int(planned.get(label, 0))
-        return f"{plain(label)} (n={n} of {of})" if of > n else f"{plain(label)} (n={n})"
-
-    return {
-        "categoryorder": "array",
-        "categoryarray": [plain(label) for label in labels],
-        "tickvals": [plain(label) for label in labels],
-        "ticktext": [tick(label) for label in labels],
-    }
-
-
-def padded_range(*series: Any, pad: float = 0.1) -> list[float] | None:
-    """A y range holding every value of ``series`` (points, interval ends) with ``pad`` of the
-    span free above and below, so the top point and its interval are never cut by the plot's
-    edge; None when there is no number (then plotly chooses)."""
-    values = pd.concat([pd.to_numeric(pd.Series(list(v)), errors="coerce") for v in series])
-    values = values.dropna()
-    if values.empty:
-        return None
-    low, high = float(values.min()), float(values.max())
-    room = (high - low) * pad or max(abs(high) * pad, 1.0)
-    return [low - room, high + room]
-
-
-def _error_bars(low: pd.Series, high: pd.Series, centre: pd.Series) -> dict[str, Any]:
-    return {
-        "type": "data",
-        "symmetric": False,
-        "array": (high - centre).fillna(0).clip(lower=0).tolist(),
-        "arrayminus": (centre - low).fillna(0).clip(lower=0).tolist(),
-    }
-
-
-def _no_answers_yet(answers: pd.DataFrame) -> str:
-    """Why an analysis chart is empty: its answers failed, are still being asked, or none was
-    planned (a frame without ``state``: every row is a failed answer)."""
-    states = answers["state"] if "state" in answers else pd.Series(["failed"] * len(answers))
-    failed = int((states == "failed").sum())
-    to_come = int(states.isin(["planned", "asking"]).sum())
-    if not failed and not to_come:
-        return "No answers yet: run an analysis first."
-    parts = [f"{failed} failed (retry them in the Analysis tab)"] if failed else []
-    parts += [f"{to_come} still being asked"] if to_come else []
-    return "No answers yet: " + ", ".join(parts) + "."
-
-
-def outcomes_by_condition(
-    answers: pd.DataFrame,
-    *,
-    question: str = "answer",
-    names: Mapping[str, str] | None = None,
-    planned: Mapping[str, int] | None = None,
-) -> go.Figure:
-    """An analysis question's answers by experiment condition, in design order, each condition
-    labelled with its short name (``names``) and its n: the rooms answered, ``of`` the rooms
-    ``planned`` (by short name) when some have no answer (failed, or not asked yet).
-
-    Yes/no answers: the share of "yes" per condition (e.g. the deal rate) with its 95% Wilson
-    interval. Numbers: each room as a point and the mean with its 95% t interval. Anything
-    else: stacked counts of each answer.
-    """
-    from conversation.analysis import statistics
-
-    title = f"{plain(question)} by condition"
-    answered = answers[answers["answer"].notna()] if "answer" in answers else answers
-    if answered.empty:
-        return _empty(title, _no_answers_yet(answers))
-    frame, order = condition_labels(answered, names)
-    planned = dict(planned or {})
-    order += [label for label in planned if label not in order]
-    kind = answer_kind(frame["answer"])
-    fig = go.Figure()
-    if kind == "yes_no":
-        per = statistics.rates_by_condition(frame, "answer", by="label", order=order)
-        per = per[per["condition"].isin(order)]
-        fig.add_bar(
-            x=[plain(c) for c in per["condition"]],
-            y=per["rate"],
-            error_y=_error_bars(per["low"], per["high"], per["rate"]),
-            text=[f"{r:.0%} of {n}" for r, n in zip(per["rate"], per["n"], strict=True)],
-            customdata=[[_condition_of(frame, c)] for c in per["condition"]],
-            hovertemplate="%{x}: %{y:.0%} yes<extra></extra>",
-            textposition="outside",
-            cliponaxis=False,
-        )
-        counts = dict(zip(per["condition"], per["n"], strict=True))
-        return _layout(
-            fig,
-            f"{title}: share answering yes (95% Wilson CI)",
-            # Room above 100% for the "100% of 5" label over a full bar and its interval.
-            yaxis={"range": [0, 1.3], "tickformat": ".0%", "tickvals": [0, 0.25, 0.5, 0.75, 1]},
-            xaxis=n_ticks(order, counts, planned),
-        )
-    if kind == "numeric":
-        frame["value"] = pd.to_numeric(frame["answer"], errors="coerce")
-        for label in order:
-            part = frame[frame["label"] == label]
-            fig.add_box(
-                x=[plain(label)] * len(part),
-                y=part["value"],
-                name=plain(label),
-                boxpoints="all",
-                customdata=part[["condition", "room_id"]].values,
-            )
-        means = _means_trace(frame, "value", order)
-        fig.add_trace(means)
-        counts = frame.dropna(subset=["value"]).groupby("label").size().to_dict()
-        return _layout(
-            fig,
-            f"{title} (rooms, and the mean with its 95% t CI)",
-            showlegend=False,
-            xaxis=n_ticks(order, counts, planned),
-            yaxis={"range": padded_range(frame["value"], *_interval_ends(means))},
-        )
-    frame["answer"] = frame["answer"].astype(str)
-    counts_by = frame.groupby(["label", "answer"], sort=True).size().reset_index(name="rooms")
-    for answer, part in counts_by.groupby("answer", sort=True):
-        fig.add_bar(
-            x=[plain(c) for c in part["label"]],
-            y=part["rooms"],
-            name=plain(str(answer)[:40]),
-            customdata=[[_condition_of(frame, c)] for c in part["label"]],
-        )
-    counts = frame.groupby("label").size().to_dict()
-    return _layout(
-        fig, title, barmode="stack", yaxis={"title": "rooms"}, xaxis=n_ticks(order, counts, planned)
-    )
-
-
-def _condition_of(frame: pd.DataFrame, label: str) -> str:
-    """The stored condition behind a short name (what a click filters on)."""
-    match = frame.loc[frame["label"] == label, "condition"]
-    return str(match.iloc[0]) if len(match) else label
-
-
-def _means_trace(
-    frame: pd.DataFrame, column: str, order: list[str], method: str = "t"
-) -> go.Scatter:
-    from conversation.analysis import statistics
-
-    means = statistics.means_by_condition(frame, column, by="label", order=order, method=method)
-    return go.Scatter(
-        x=[plain(c) for c in means["condition"]],
-        y=means["mean"],
-        mode="markers",
-        marker={"symbol": "diamond", "size": 12, "color": "black"},
-        error_y=_error_bars(means["low"], means["high"], means["mean"]),
-        name="mean",
-        hovertemplate="%{x}: mean %{y:.2f}<extra></extra>",
-    )
-
-
-def _interval_ends(means: go.Scatter) -> tuple[list[float], list[float]]:
-    """The low and high ends of a means trace's error bars (mean - minus, mean + plus)."""
-    centre = [float(y) for y in means.y]
-    bars = means.error_y
-    plus = list(bars.array or [0.0] * len(centre))
-    minus = list(bars.arrayminus or [0.0] * len(centre))
-    return (
-        [c - m for c, m in zip(centre, minus, strict=False)],
-        [c + p for c, p in zip(centre, plus, strict=False)],
-    )
-
-
-METRICS = {
-    "messages": "messages per room",
-    "agent_messages": "agent messages per room",
-    "human_messages": "human messages per room",
-    "words": "words per room",
-    "passes": "passes per room",
-    "failed_turns": "failed turns per room",
-    "cost": "cost per room ($)",
-    "output_tokens": "output tokens per room",
-}
-
-
-def metric_by_condition(
-    rooms: pd.DataFrame,
-    metric: str,
-    *,
-    names: Mapping[str, str] | None = None,
-    method: str = "t",
-) -> go.Figure:
-    """A per-room statistic (``rooms_summary`` columns, see :data:`METRICS`) by condition: every
-    room as a point, and the mean with its 95% interval (``method``: ``t`` or ``bootstrap``);
-    each tick says its n (rooms)."""
-    label = METRICS.get(metric, metric)
-    title = f"{plain(label)} by condition"
-    if rooms.empty:
-        return _empty(title)
-    frame, order = condition_labels(rooms, names)
-    fig = go.Figure()
-    for name in order:
-        part = frame[frame["label"] == name]
-        fig.add_scatter(
-            x=[plain(name)] * len(part),
-            y=part[metric],
-            mode="markers",
-            opacity=0.45,
-            name=plain(name),
-            customdata=part[["condition", "room_id"]].values,
-            hovertemplate="room %{customdata[1]}: %{y}<extra></extra>",
-        )
-    means = _means_trace(frame, metric, order, method)
-    fig.add_trace(means)
-    counts = frame.groupby("label").size().to_dict()
-    ci = "t" if method == "t" else "bootstrap"
-    return _layout(
-        fig,
-        f"{title} (mean and 95% {ci} CI)",
-        showlegend=False,
-        xaxis=n_ticks(order, counts),
-        yaxis={"title": plain(label), "range": padded_range(frame[metric], *_interval_ends(means))},
-    )
+    return laid_out(fig, f"{title} (n = {len(rooms):,} rooms)", xaxis={"title": "rooms"})
 
 
 def clicked_values(selection: Mapping[str, Any] | None, index: int = 0) -> list[Any]:
@@ -506,17 +248,13 @@ def kept_clicks(state: Any, charts: Iterable[str], store: str) -> dict[str, list
 
 
 __all__ = [
-    "answer_kind",
-    "plain",
     "clicked_values",
+    "empty_figure",
     "kept_clicks",
-    "condition_labels",
+    "laid_out",
     "latency",
-    "METRICS",
     "message_length",
-    "metric_by_condition",
-    "n_ticks",
-    "outcomes_by_condition",
+    "plain",
     "speaker_activity",
     "stop_reasons",
     "tokens_and_cost",

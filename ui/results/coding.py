@@ -19,7 +19,8 @@ from ui.access import current_actor
 from ui.access import note as role_note
 from ui.widgets import escape_markdown
 
-from .charts import NO_CONDITION, plain
+from .charts import plain
+from .condition_charts import NO_CONDITION
 
 PREVIEW_CHARS = 60
 TAGGABLE_KINDS = ("human", "agent")

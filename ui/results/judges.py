@@ -22,7 +22,8 @@ from ui.access import current_actor
 from ui.access import note as role_note
 from ui.widgets import escape_markdown, model_picker, progress_bar, spec_label
 
-from .charts import n_ticks, plain
+from .charts import plain
+from .condition_charts import n_ticks
 
 MAX_PANEL = 4
 LEVEL_KINDS = ["nominal", "ordinal", "interval", "ratio"]
