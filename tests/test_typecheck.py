@@ -1,4 +1,5 @@
-"""Everything type-checks (mypy, configured in pyproject.toml): the vocabulary, the engine,
+"""Everything type-checks (mypy, configured in pyproject.toml): the vocabulary, the settings,
+the engine,
 storage, and the app: its ui helpers, pages and entry points."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ def test_mypy_is_clean(tmp_path: Path) -> None:
             "-m",
             "mypy",
             "vocabulary",
+            "settings",
             "conversation",
             "storage",
             "ui",

@@ -20,7 +20,6 @@ and sends the heartbeat at most every ``heartbeat_seconds`` of the study's defin
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -28,6 +27,7 @@ from typing import Any
 
 import streamlit as st
 
+from settings import SETTINGS
 from ui.participant_forms import consent_form, survey_form
 from ui.participant_room import POLL_SECONDS, live_chat
 from ui.widgets import escape_markdown
@@ -37,9 +37,9 @@ SESSION_KEY = "_participant_token"
 CODE_KEY = "_participant_study"
 #: The heartbeat's period: the study's ``participants.heartbeat_seconds`` (``ParticipantView``),
 #: unless this setting overrides it.
-HEARTBEAT_OVERRIDE = os.environ.get("ROOMS_PARTICIPANT_HEARTBEAT_SECONDS")
+HEARTBEAT_OVERRIDE = SETTINGS.participant_heartbeat_seconds
 HEARTBEAT_KEY = "_participant_heartbeat_s"
-TICK_SECONDS = float(os.environ.get("ROOMS_PARTICIPANT_TICK_SECONDS", "1"))
+TICK_SECONDS = SETTINGS.participant_tick_seconds
 NOT_VALID = (
     "This link is not valid. Open the study link you were given again, or contact the researcher."
 )

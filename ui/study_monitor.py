@@ -12,15 +12,15 @@ page is open); the controls are drawn with the page.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
+from settings import SETTINGS
 from ui.widgets import escape_markdown
 
-MONITOR_SECONDS = float(os.environ.get("ROOMS_MONITOR_POLL_SECONDS", "2"))
+MONITOR_SECONDS = SETTINGS.monitor_poll_seconds
 WHERE_ORDER = ("consent", "lobby", "room", "idle", "done")
 
 
