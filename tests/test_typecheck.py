@@ -1,6 +1,5 @@
 """Everything type-checks (mypy, configured in pyproject.toml): the vocabulary, the settings,
-the engine,
-storage, and the app: its ui helpers, pages and entry points."""
+the engine, storage, and the app: its ui helpers, pages and entry points."""
 
 from __future__ import annotations
 
