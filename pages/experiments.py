@@ -8,6 +8,7 @@ import streamlit as st
 
 from conversation import browse, worker
 from conversation.access import Action
+from conversation.vocabulary import ExperimentStatus
 from ui import experiments as ex
 from ui import manage, widgets
 from ui.access import note
@@ -304,7 +305,7 @@ c1, c3, c2 = st.columns([1, 2, 2])
 if c1.button(
     "Stop",
     key="exp-stop",
-    disabled=experiment.status != "running" or not me.can(Action.CONTROL),
+    disabled=experiment.status != ExperimentStatus.RUNNING or not me.can(Action.CONTROL),
 ):
     ex.stop(
         db,
@@ -340,13 +341,17 @@ short_names = tables.condition_names(db, experiment_id)  # {condition: short nam
 def progress_panel() -> None:
     now = ex.progress(db, experiment_id)
     status = browse.get_experiment(db, experiment_id).status
-    if status == "running" and ex.mark_done_if_finished(db, experiment_id, now):
+    if status == ExperimentStatus.RUNNING and ex.mark_done_if_finished(db, experiment_id, now):
         st.rerun()
     if status != experiment.status:  # finished (or stopped) elsewhere: redraw the whole page
         st.rerun()
     table = browse.rooms_summary(db, experiment_id=experiment_id, limit=None)
     st.progress(now.fraction, text=f"{now.finished} of {now.planned} rooms finished ({status})")
-    recovery = worker.recovering(db, experiment_id=experiment_id) if status == "running" else None
+    recovery = (
+        worker.recovering(db, experiment_id=experiment_id)
+        if status == ExperimentStatus.RUNNING
+        else None
+    )
     if recovery is not None:  # a crashed server's turns, taken over in seconds
         said = recovery.sentence()
         st.warning(escape_markdown(said[0].upper() + said[1:] + "."), icon=":material/restart_alt:")
@@ -390,7 +395,7 @@ def progress_panel() -> None:
         st.caption("Select a row to open the room (watch it live, post a message).")
 
 
-if experiment.status == "running":
+if experiment.status == ExperimentStatus.RUNNING:
     st.fragment(progress_panel, run_every=PROGRESS_SECONDS)()
 else:
     progress_panel()

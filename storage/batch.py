@@ -42,7 +42,7 @@ from storage.database import Database
 from storage.events import check_event_fields
 from storage.tables import Event, Room
 from storage.turns import TurnCommit, commit_on
-from vocabulary import ROOM_STATUSES
+from vocabulary import ROOM_STATUSES, RoomStatus
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +156,7 @@ def _settles(item: RoomSettlement, probe: RoomProbe, now: datetime) -> bool:
     """Whether ``item`` applies to the room as ``probe`` read it: running, the lease current and
     the log ending where the decision was made, none of its events changed since."""
     return (
-        probe.status == "running"
+        probe.status == RoomStatus.RUNNING
         and probe.holds(item.token, now)
         and (item.expected_last_seq is None or probe.last_seq == item.expected_last_seq)
         and (item.expected_edits is None or probe.edits == item.expected_edits)

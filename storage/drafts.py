@@ -40,6 +40,7 @@ from storage._tx import EVENTS, LEASES, by_dialect, holds_lease, in_list, lease_
 from storage.database import Database
 from storage.errors import EventNotFound, StorageValueError
 from storage.tables import TurnDraft
+from vocabulary import TurnState
 
 DRAFTS = TurnDraft.__table__  # type: ignore[attr-defined]
 
@@ -104,7 +105,7 @@ def start_draft(db: Database, event_id: int, token: int, text: str = "") -> Draf
         room_id = _turn_of(conn, event_id)[0]
         lock_room(conn, room_id)
         _, state, data = _turn_of(conn, event_id)
-        if state != "running" or not holds_lease(conn, room_id, token, now):
+        if state != TurnState.RUNNING or not holds_lease(conn, room_id, token, now):
             return DraftWrite(False)
         old = conn.execute(
             select(DRAFTS.c.token, DRAFTS.c.text, DRAFTS.c.writes, DRAFTS.c.stop_by).where(
@@ -148,7 +149,11 @@ _FENCE = select(
 
 def _ours(row: Any, token: int, now: datetime) -> bool:
     """The turn is running and ``token`` is its room's current lease."""
-    return row is not None and row[1] == "running" and lease_ok(row[2], row[3], row[4], token, now)
+    return (
+        row is not None
+        and row[1] == TurnState.RUNNING
+        and lease_ok(row[2], row[3], row[4], token, now)
+    )
 
 
 def write_draft(db: Database, event_id: int, token: int, text: str | None) -> DraftWrite:
@@ -201,7 +206,7 @@ def request_stop(db: Database, event_id: int, by: str) -> bool:
     with db.write_connection() as conn:
         room_id = _turn_of(conn, event_id)[0]
         lock_room(conn, room_id)
-        if _turn_of(conn, event_id)[1] != "running":
+        if _turn_of(conn, event_id)[1] != TurnState.RUNNING:
             return False
         insert = _insert(conn).values(
             event_id=event_id,
@@ -244,7 +249,7 @@ _READ = (
             LEASES, LEASES.c.room_id == DRAFTS.c.room_id
         )
     )
-    .where(EVENTS.c.state == "running")
+    .where(EVENTS.c.state == TurnState.RUNNING)
 )
 
 

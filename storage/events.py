@@ -35,7 +35,7 @@ from storage.database import Database
 from storage.errors import EventNotFound, RequestIdConflict, StorageValueError
 from storage.secret_guard import check_no_secrets
 from storage.tables import Event
-from vocabulary import EVENT_KINDS, TURN_STATES
+from vocabulary import EVENT_KINDS, TURN_KINDS, TURN_STATES, EventKind, TurnState
 
 log = logging.getLogger(__name__)
 _KEEP = object()
@@ -86,9 +86,9 @@ def check_error(error: Any, field: str = "error") -> None:
 def check_state(kind: str, state: Any, field: str, *, required: bool) -> None:
     """``human``/``system`` events have no turn state; an ``agent``/``pass`` event's state is a
     turn state (with ``required=False``, ``None`` is allowed too)."""
-    if kind in ("human", "system") and state is not None:
+    if kind not in TURN_KINDS and state is not None:
         raise StorageValueError(f"{field}={state!r}: {kind} events have no turn state; pass None")
-    if kind in ("agent", "pass") and (required or state is not None):
+    if kind in TURN_KINDS and (required or state is not None):
         require_in(state, TURN_STATES, field)
 
 
@@ -192,7 +192,7 @@ def _message_state(kind: str, state: Any) -> str | None:
     """:func:`append_message`'s ``state``, checked against its ``kind`` (and the kind checked)."""
     require_in(kind, EVENT_KINDS, "kind")
     if state is _KEEP:
-        state = "done" if kind in ("agent", "pass") else None
+        state = TurnState.DONE if kind in TURN_KINDS else None
     check_state(kind, state, "state", required=False)
     return state  # type: ignore[no-any-return]
 
@@ -231,7 +231,7 @@ def _next_row(
     """The row of ``values`` (kind, speaker, content, other columns) right after the log end
     ``probe`` read. ``activity``/``round`` given as ``None`` come from the log: a ``human``
     message opens a new activity at round 0; any other kind continues the last event's."""
-    human = values["kind"] == "human"
+    human = values["kind"] == EventKind.HUMAN
     activity, round_ = values["activity"], values["round"]
     if activity is None:
         activity = probe.last_activity + 1 if human else probe.last_activity
@@ -354,7 +354,7 @@ def prepare_import(index: int, record: Any) -> dict[str, Any]:
     require_in(kind, EVENT_KINDS, f"{where} kind")
     values = {name: record.get(name) for name in IMPORT_FIELDS}
     values.update(kind=kind, speaker=record.get("speaker"), content=record.get("content", ""))
-    values["state"] = record.get("state", "done" if kind in ("agent", "pass") else None)
+    values["state"] = record.get("state", TurnState.DONE if kind in TURN_KINDS else None)
     values["attempts"] = values["attempts"] or 0
     check_event_fields(**{name: values[name] for name in _CHECKED_FIELDS})
     check_state(kind, values["state"], f"{where} state", required=True)

@@ -31,7 +31,7 @@ from storage.errors import (
     StorageValueError,
 )
 from storage.tables import Analysis, Event, Experiment, Room
-from vocabulary import EXPERIMENT_STATUSES
+from vocabulary import EXPERIMENT_STATUSES, ExperimentStatus, RoomStatus
 
 EXPERIMENTS = Experiment.__table__  # type: ignore[attr-defined]
 ROOMS = Room.__table__  # type: ignore[attr-defined]
@@ -129,7 +129,7 @@ def _add_checked(
         missing = [r for r in checked if (r[0].condition, r[0].replicate) not in existing]
         for room, _ in checked:
             found = existing.get((room.condition, room.replicate))
-            if found is not None and found[1] == "idle":
+            if found is not None and found[1] == RoomStatus.IDLE:
                 _post_opening(conn, found[0], room, now)
         _insert_rooms(conn, experiment_id, missing, now)
         conn.execute(
@@ -374,7 +374,7 @@ def delete_experiment(db: Database, experiment_id: int, *, with_rooms: bool = Fa
         if status is None:
             return False
         if with_rooms:
-            if status == "running":
+            if status == ExperimentStatus.RUNNING:
                 raise RecordInUse(
                     f"experiment {experiment_id} is running: stop it first, then delete it"
                 )

@@ -29,7 +29,7 @@ from storage.experiments import unpriced_call
 from storage.provenance import PROVENANCE_COLUMNS, provenance_row
 from storage.rooms import room_conditions, room_order
 from storage.tables import AnalysisAnswer, Event, MessageTag, Room
-from vocabulary import ROOM_STATUSES
+from vocabulary import ROOM_STATUSES, EventKind, TurnState
 
 ROOM_COLUMNS = [
     "room_id",
@@ -110,7 +110,10 @@ _T = Event.__table__  # type: ignore[attr-defined]
 
 
 def _is_message() -> ColumnElement[bool]:
-    return or_(_T.c.kind == "human", and_(_T.c.kind == "agent", _T.c.state == "done"))
+    return or_(
+        _T.c.kind == EventKind.HUMAN,
+        and_(_T.c.kind == EventKind.AGENT, _T.c.state == TurnState.DONE),
+    )
 
 
 def _count_if(condition: ColumnElement[bool]) -> Any:
@@ -247,10 +250,10 @@ def _stats_query(room_ids: list[int]) -> Any:
             _T.c.room_id,
             func.count(),
             _count_if(message),
-            _count_if(_T.c.kind == "human"),
-            _count_if(and_(_T.c.kind == "agent", _T.c.state == "done")),
-            _count_if(_T.c.kind == "pass"),
-            _count_if(_T.c.state == "failed"),
+            _count_if(_T.c.kind == EventKind.HUMAN),
+            _count_if(and_(_T.c.kind == EventKind.AGENT, _T.c.state == TurnState.DONE)),
+            _count_if(_T.c.kind == EventKind.PASS),
+            _count_if(_T.c.state == TurnState.FAILED),
             _sum(case((message, _T.c.words), else_=0)),
             _sum(_T.c.input_tokens),
             _sum(_T.c.output_tokens),
@@ -367,7 +370,7 @@ def speaker_stats(
     failures count on its ``agent`` row). Columns: ``SPEAKER_COLUMNS``. System events are left out.
     """
     rooms = Room.__table__  # type: ignore[attr-defined]
-    role = case((_T.c.kind == "human", "human"), else_="agent")
+    role = case((_T.c.kind == EventKind.HUMAN, EventKind.HUMAN.value), else_=EventKind.AGENT.value)
     message = _is_message()
     query = (
         select(
@@ -375,15 +378,15 @@ def speaker_stats(
             role,
             func.count(func.distinct(_T.c.room_id)),
             _count_if(message),
-            _count_if(_T.c.kind == "pass"),
-            _count_if(_T.c.state == "failed"),
+            _count_if(_T.c.kind == EventKind.PASS),
+            _count_if(_T.c.state == TurnState.FAILED),
             _sum(case((message, _T.c.words), else_=0)),
             _sum(_T.c.input_tokens),
             _sum(_T.c.output_tokens),
             _sum(_T.c.cost),
             func.avg(_T.c.latency),
         )
-        .where(_T.c.kind != "system")
+        .where(_T.c.kind != EventKind.SYSTEM)
         .group_by(_T.c.speaker, role)
         .order_by(_T.c.speaker, role)
     )

@@ -27,8 +27,10 @@ from storage.database import Database
 from storage.errors import RecordNotFound, StorageValueError
 from storage.secret_guard import check_no_secrets
 from storage.tables import JudgeRubric, JudgeRun, JudgeScore
+from vocabulary import JUDGE_RUN_STATUSES
 
-JUDGE_RUN_STATUSES = frozenset({"running", "done", "failed"})
+#: Counters replaced, not added to (how many scores are missing now).
+_REPLACED_COUNTERS = frozenset({"failed"})
 UNIT_KINDS = frozenset({"message", "room"})
 #: The fields of a score a caller gives (``record_judge_scores``); the rest are storage's.
 SCORE_FIELDS = (
@@ -167,7 +169,7 @@ def update_judge_run(
         if run is None:
             raise RecordNotFound(f"judge run {run_id} does not exist")
         for name, amount in (add or {}).items():
-            current = 0 if name == "failed" else getattr(run, name)
+            current = 0 if name in _REPLACED_COUNTERS else getattr(run, name)
             setattr(run, name, current + int(amount))
         if add_cost is not None:
             run.cost = (run.cost or 0.0) + float(add_cost)

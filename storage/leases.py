@@ -34,6 +34,7 @@ from storage._tx import (
 from storage.database import Database
 from storage.errors import LeaseLost, StorageValueError
 from storage.tables import OPEN_TURN_WHERE, Lease
+from vocabulary import TurnState
 
 log = logging.getLogger(__name__)
 
@@ -299,7 +300,7 @@ def in_flight_leases(
     query = (
         select(EVENTS.c.room_id, LEASES.c.owner, LEASES.c.expires_at, LEASES.c.acquired_at)
         .select_from(EVENTS.outerjoin(LEASES, LEASES.c.room_id == EVENTS.c.room_id))
-        .where(text(OPEN_TURN_WHERE), EVENTS.c.state == "running")
+        .where(text(OPEN_TURN_WHERE), EVENTS.c.state == TurnState.RUNNING)
         .distinct()
     )
     if room_id is not None:

@@ -17,6 +17,7 @@ from sqlmodel import col, select
 from storage._tx import open_turn_clause
 from storage.database import Database
 from storage.tables import Event
+from vocabulary import TurnState
 
 #: The error code the engine records on a turn waiting for its model server.
 SERVER_UNAVAILABLE_CODE = "server_unavailable"
@@ -33,7 +34,7 @@ def waiting_for_server(db: Database, room_ids: Iterable[int]) -> dict[int, datet
             select(Event.room_id, Event.error, Event.next_attempt_at).where(
                 col(Event.room_id).in_(ids),
                 open_turn_clause(),
-                Event.state == "running",
+                Event.state == TurnState.RUNNING,
                 col(Event.error).is_not(None),
             )
         ).all()

@@ -26,11 +26,10 @@ Values are flat (text, numbers, booleans, ``None``): lists are JSON arrays as te
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from vocabulary import TurnKind, kind_of
+from vocabulary import entry_of
 
 PROVENANCE_COLUMNS = [
     "room_id",
@@ -60,8 +59,6 @@ PROVENANCE_COLUMNS = [
 ]
 """The columns every export carries, in this order."""
 
-_CONSUMED = frozenset({"stopped", "abandoned", "failed"})
-
 
 def json_list(values: Any) -> str | None:
     """A list as JSON text (``None`` when empty or missing): one cell, unambiguous."""
@@ -79,67 +76,35 @@ def iso(value: Any) -> str | None:
     return str(value)
 
 
-def actor(kind: str, speaker: str, data: Mapping[str, Any]) -> str | None:
-    """Who did the human act recorded by an event (see the module doc), or ``None``."""
-    if kind == "human":
-        return str(data.get("by") or speaker)
-    decisions = data.get("decisions") or []
-    if decisions and isinstance(decisions[-1], Mapping) and decisions[-1].get("by"):
-        return str(decisions[-1]["by"])
-    if data.get("by"):
-        return str(data["by"])
-    return None
-
-
-def _picked_by(speaker: str, data: Mapping[str, Any]) -> str | None:
-    """Who chose the speaker: a coordinator-after turn's picker, or the coordinator agent whose
-    own turn was a pick (coordinator-before)."""
-    if data.get("picked_by"):
-        return str(data["picked_by"])
-    if kind_of(data) == TurnKind.PICK:
-        return speaker
-    return None
-
-
 def provenance_row(event: Any, *, times_as_text: bool = True) -> dict[str, Any]:
-    """The :data:`PROVENANCE_COLUMNS` of one stored event (a row of the events table, or any
-    object with its attributes). ``times_as_text=False`` keeps the timestamps as datetimes (for
-    a DataFrame, which would parse the text again)."""
-    raw = getattr(event, "data", None)
-    data: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
-    kind, state = event.kind, event.state
-    denials = [d for d in data.get("denials") or [] if isinstance(d, Mapping)]
-    candidates = [c for c in data.get("candidates") or [] if isinstance(c, Mapping)]
+    """The :data:`PROVENANCE_COLUMNS` of one stored event (a row of the events table, any
+    object with its attributes, or its ``vocabulary.LogEntry``). ``times_as_text=False`` keeps
+    the timestamps as datetimes (for a DataFrame, which would parse the text again). What the
+    event means (who acted, whether it passed, who picked) is its typed entry's."""
+    entry = entry_of(event)
+    row, data = entry.row, entry.data
+    denials, candidates = entry.denials, entry.candidates
     decisions = [
-        {"verb": d.get("verb"), "by": d.get("by"), "at": d.get("at")}
-        for d in data.get("decisions") or []
-        if isinstance(d, Mapping)
+        {"verb": d.get("verb"), "by": d.get("by"), "at": d.get("at")} for d in entry.decisions
     ]
     edited = data.get("draft") is not None and bool(data.get("edited"))
-    passed = None
-    if kind in ("agent", "pass"):
-        turn_kind = kind_of(data)
-        no_pick = (
-            turn_kind == TurnKind.CANDIDATES and "picked" in data and not data["picked"]
-        ) or (turn_kind == TurnKind.PICK and state == "done" and not data.get("pick"))
-        passed = kind == "pass" or state in _CONSUMED or no_pick
     cache_hit = data.get("cache_hit")
     return {
-        "room_id": event.room_id,
-        "seq": event.seq,
-        "event_id": event.id,
-        "kind": kind,
-        "speaker": event.speaker,
-        "state": state,
-        "private_to": json_list(event.visible_to),
-        "actor": actor(kind, event.speaker, data),
+        "room_id": row.room_id,
+        "seq": entry.seq,
+        "event_id": row.id,
+        "kind": row.kind,
+        "speaker": entry.speaker,
+        "state": row.state,
+        "private_to": json_list(entry.private_to),
+        "actor": entry.by,
         "decisions": json_list(decisions),
         "edited_from": str(data["draft"]) if edited else None,
         "edited_by": str(data.get("edited_by")) if edited and data.get("edited_by") else None,
         "denied_drafts": json_list([str(d.get("draft", "")) for d in denials]),
         "denial_reasons": json_list([str(d.get("reason", "")) for d in denials]),
-        "passed": passed,
-        "picked_by": _picked_by(event.speaker, data),
+        "passed": entry.passed if entry.is_turn else None,
+        "picked_by": entry.picked_by,
         "rejected_candidates": json_list(
             [
                 {"speaker": c.get("speaker"), "text": c.get("text")}
@@ -149,13 +114,13 @@ def provenance_row(event: Any, *, times_as_text: bool = True) -> dict[str, Any]:
         ),
         "chosen_because": str(data["chosen_because"]) if data.get("chosen_because") else None,
         "cache_hit": bool(cache_hit) if cache_hit is not None else None,
-        "model": event.model,
-        "input_tokens": event.input_tokens,
-        "output_tokens": event.output_tokens,
-        "cost": event.cost,
-        "created_at": iso(event.created_at) if times_as_text else event.created_at,
-        "updated_at": iso(event.updated_at) if times_as_text else event.updated_at,
+        "model": row.model,
+        "input_tokens": row.input_tokens,
+        "output_tokens": row.output_tokens,
+        "cost": row.cost,
+        "created_at": iso(row.created_at) if times_as_text else row.created_at,
+        "updated_at": iso(row.updated_at) if times_as_text else row.updated_at,
     }
 
 
-__all__ = ["PROVENANCE_COLUMNS", "actor", "iso", "json_list", "provenance_row"]
+__all__ = ["PROVENANCE_COLUMNS", "iso", "json_list", "provenance_row"]

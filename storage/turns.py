@@ -50,7 +50,7 @@ from storage.drafts import drop_drafts
 from storage.errors import EventNotFound, InvalidTransition, StorageValueError
 from storage.events import check_error, check_event_fields
 from storage.tables import Event
-from vocabulary import ROOM_STATUSES, TURN_STATES, TURN_TRANSITIONS
+from vocabulary import ROOM_STATUSES, TURN_STATES, TURN_TRANSITIONS, RoomStatus, TurnState
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -218,7 +218,7 @@ def _room_move(room_id: int, item: TurnCommit, now: datetime) -> dict[str, Any]:
 
 #: SET columns come from the execute parameters (status, stop_reason, updated_at).
 _MOVE_RUNNING_ROOM = update(ROOMS).where(
-    ROOMS.c.id == bindparam("b_room_id"), ROOMS.c.status == "running"
+    ROOMS.c.id == bindparam("b_room_id"), ROOMS.c.status == RoomStatus.RUNNING
 )
 _TOUCH_ROOMS = by_dialect(
     lambda server: (
@@ -343,7 +343,7 @@ def record_attempt(
     now = db.now()
     with db.write_connection() as conn:
         current = _locked_turn(conn, event_id)
-        if current.state != "running" or not holds_lease(conn, current.room_id, token, now):
+        if current.state != TurnState.RUNNING or not holds_lease(conn, current.room_id, token, now):
             return None
         attempts = current.attempts + (1 if counted else 0)
         conn.execute(

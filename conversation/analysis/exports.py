@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from conversation.vocabulary import AgentTurn, entries_of
 from storage.provenance import provenance_row
 
 
@@ -92,9 +93,10 @@ def _room_results(db: Any, room_id: int, survey: Any, models: dict[str, Any]) ->
 
     room = Room.open(db, room_id)
     record, config = room.record, room.config
-    for event in room.events():
-        if event.kind != "agent" or event.state != "done":
-            continue
+    for entry in entries_of(room.events()):
+        if not (isinstance(entry, AgentTurn) and entry.is_message):
+            continue  # one result per agent message
+        event = entry.row
         spec = config.spec(event.speaker)
         model_spec = dict(spec.model or config.model)
         key = json.dumps(model_spec, sort_keys=True)
@@ -111,7 +113,7 @@ def _room_results(db: Any, room_id: int, survey: Any, models: dict[str, Any]) ->
                     # The provenance columns every export shares (room_id and seq too).
                     **{
                         k: neutralize(v) if isinstance(v, str) else v
-                        for k, v in provenance_row(event).items()
+                        for k, v in provenance_row(entry).items()
                     },
                 }
             ),

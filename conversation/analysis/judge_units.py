@@ -15,8 +15,8 @@ from typing import Any
 
 import storage
 from conversation.text.transcript import render_record, render_transcript, transcript_record
+from conversation.vocabulary import MESSAGE_EVENT_KINDS, LogEntry, entries_of
 
-MESSAGE_KINDS = ("human", "agent")
 #: Messages shown before a judged message (older ones are left out: prompts stay small).
 CONTEXT_MESSAGES = 20
 
@@ -44,12 +44,10 @@ def _roster(room: Any) -> list[str]:
     return roster(room)
 
 
-def _messages(db: Any, room_id: int) -> list[Any]:
-    return [
-        e
-        for e in storage.events(db, room_id, kinds=MESSAGE_KINDS)
-        if e.kind == "human" or e.state in (None, "done")
-    ]
+def _messages(db: Any, room_id: int) -> list[LogEntry]:
+    """The room's messages (people's, and agents' published turns), in seq order."""
+    rows = storage.events(db, room_id, kinds=MESSAGE_EVENT_KINDS)
+    return [e for e in entries_of(rows) if e.is_message]
 
 
 def room_units(db: Any, room_ids: Sequence[int], unit: str) -> list[tuple[Unit, dict[str, Any]]]:
@@ -73,7 +71,7 @@ def room_units(db: Any, room_ids: Sequence[int], unit: str) -> list[tuple[Unit, 
                 unit_key(room_id, event.seq),
                 room_id,
                 seq=int(event.seq),
-                event_id=int(event.id),
+                event_id=int(event.row.id),
                 speaker=event.speaker,
                 condition=room.condition,
             )

@@ -40,6 +40,7 @@ from conversation.analysis.judge_calls import Context, ask_chunk, preloaded_cach
 from conversation.analysis.judge_units import Unit, room_units, unit_key
 from conversation.analysis.rubrics import Dimension, Rubric
 from conversation.exceptions import ConversationValueError
+from conversation.vocabulary import AnalysisStatus
 
 PANEL = "panel"
 #: Units asked per EDSL job (progress and spend are reported between jobs).
@@ -235,7 +236,7 @@ def retry_failed_scores(
         if score.unit in units and score.judge in {j.name for j in panel}:
             plan.ask.setdefault((score.judge, score.dimension), []).append(units[score.unit])
     plan.cache_keys = _known_keys(db, [run.rubric_id])
-    storage.update_judge_run(db, run_id, status="running")
+    storage.update_judge_run(db, run_id, status=AnalysisStatus.RUNNING)
     return _ask(db, run_id, stored.rubric, run.rubric_id, panel, plan, progress, actor)
 
 
@@ -317,7 +318,10 @@ def _ask(
                 progress(done, total)
     failed = len(storage.judge_scores(db, rubric_id=rubric_id, failed=True))
     storage.update_judge_run(
-        db, run_id, status="failed" if failed else "done", add={"failed": failed}
+        db,
+        run_id,
+        status=AnalysisStatus.FAILED if failed else AnalysisStatus.DONE,
+        add={"failed": failed},
     )
     return summary(db, run_id)
 

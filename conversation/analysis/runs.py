@@ -29,7 +29,7 @@ from typing import Any
 import storage
 from conversation.access.roles import Action, require
 from conversation.exceptions import ConversationValueError
-from conversation.vocabulary import AnswerState
+from conversation.vocabulary import ANSWER_STATES, MESSAGE_EVENT_KINDS, AnswerState, entries_of
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +38,6 @@ ANALYSIS_CHUNK = 5
 #: Seconds a runner's claim on the rooms it asks lasts; renewed every third of it while the job
 #: runs, so the rooms of a runner that died are asked again within this time.
 ANSWER_CLAIM_SECONDS = 60.0
-_STATES = frozenset({"answered", "failed", "planned", "asking"})
-MESSAGE_EVENT_KINDS = ("human", "agent")
 
 Progress = Callable[[int, int], None]
 
@@ -62,8 +60,8 @@ def transcript_scenario(db: Any, room_id: int) -> dict[str, Any]:
     room = storage.get_room(db, room_id)
     names = roster(room)
     records = []
-    for event in storage.events(db, room_id, kinds=MESSAGE_EVENT_KINDS):
-        if event.kind == "agent" and event.state != "done":
+    for event in entries_of(storage.events(db, room_id, kinds=MESSAGE_EVENT_KINDS)):
+        if not event.is_message:
             continue
         index = names.index(event.speaker) if event.speaker in names else None
         records.append(transcript_record(event.seq, event.speaker, index, event.content))
@@ -247,7 +245,7 @@ def progress_of(db: Any, analysis_id: int) -> AnalysisProgress:
 def progress_of_many(db: Any, analysis_ids: Sequence[int]) -> dict[int, AnalysisProgress]:
     """:func:`progress_of` for several analyses in one read."""
     return {
-        aid: AnalysisProgress(**{state: n for state, n in counts.items() if state in _STATES})
+        aid: AnalysisProgress(**{state: n for state, n in counts.items() if state in ANSWER_STATES})
         for aid, counts in storage.answer_counts(db, analysis_ids).items()
     }
 

@@ -16,11 +16,14 @@ from storage.outages import waiting_for_server
 from storage.profiles import list_agent_profiles
 from storage.rooms import ROOM_SORTS, count_rooms, get_room, list_rooms, room_family, room_ids
 from storage.tables import Event
+from vocabulary import EventKind
 
 
 def sample_log(opening: str, speaker: str = "user") -> list[Event]:
     """A one-message log (never stored) for previewing the prompt of a room not created yet."""
-    return [Event(room_id=0, seq=1, kind="human", speaker=speaker, content=opening or "Hello.")]
+    return [
+        Event(room_id=0, seq=1, kind=EventKind.HUMAN, speaker=speaker, content=opening or "Hello.")
+    ]
 
 
 __all__ = [

@@ -15,6 +15,7 @@ from conversation.access import Action, require
 from conversation.exceptions import ConversationStateError, ConversationValueError
 from conversation.rooms.boundary import translated
 from conversation.rooms.manage import MAX_NAME_CHARS
+from conversation.vocabulary import ExperimentStatus
 
 
 def rename_experiment(
@@ -66,7 +67,9 @@ def experiment_deletion(db: Any, experiment_id: int) -> ExperimentDeletion:
         rooms = storage.count_rooms(db, experiment_id=experiment_id)
         answers = storage.count_answers(db, experiment_id=experiment_id)
     blocked = (
-        "it is running: stop it first, then delete it" if experiment.status == "running" else None
+        "it is running: stop it first, then delete it"
+        if experiment.status == ExperimentStatus.RUNNING
+        else None
     )
     return ExperimentDeletion(
         experiment_id=experiment_id,

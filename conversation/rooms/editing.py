@@ -16,6 +16,7 @@ import storage
 from conversation.exceptions import ConversationValueError
 from conversation.rooms.config import RoomConfig, check_name
 from conversation.text.limits import check_message
+from conversation.vocabulary import AgentTurn, HumanMessage, entry_of
 
 #: What ``Room.update_config`` may change: the names ``Room.create`` takes (``roster`` is an
 #: alias of ``agents``).
@@ -134,8 +135,8 @@ def fork_edit(
         return None
     if event is None:
         raise ConversationValueError("there is no message at that seq to edit; pick a message")
-    finished = event.kind == "human" or (event.kind == "agent" and event.state == "done")
-    if not finished:
+    entry = entry_of(event)
+    if not entry.is_message:
         raise ConversationValueError(
             f"seq {event.seq} is a {event.kind} event ({event.state or 'no state'}); only a "
             "person's message or a finished agent message can be edited in a fork"
@@ -146,12 +147,12 @@ def fork_edit(
         change["content"] = edit
     if speaker is not None:
         check_name(speaker, "speaker")
-        if event.kind == "agent" and speaker not in config.names:
+        if isinstance(entry, AgentTurn) and speaker not in config.names:
             raise ConversationValueError(
                 f"speaker {speaker!r} is not on the roster {list(config.names)}; an agent's "
                 "message goes to another agent of the room"
             )
-        if event.kind == "human" and speaker in config.names:
+        if isinstance(entry, HumanMessage) and speaker in config.names:
             raise ConversationValueError(
                 f"speaker {speaker!r} is an agent; a person's message goes to another person's name"
             )

@@ -17,6 +17,7 @@ from conversation.access import Action, require
 from conversation.exceptions import ConversationStateError, ConversationValueError
 from conversation.rooms.boundary import storage_errors, translated
 from conversation.rooms.config import RoomConfig
+from conversation.vocabulary import ExperimentStatus
 
 MAX_NAME_CHARS = 200
 
@@ -107,7 +108,7 @@ def deletion_impact(db: Any, room_id: int) -> DeletionImpact:
 
 
 def _blocked(db: Any, room: storage.Room, lease: Any, experiment: Any) -> str | None:
-    if experiment is not None and experiment.status == "running":
+    if experiment is not None and experiment.status == ExperimentStatus.RUNNING:
         return (
             f"it belongs to experiment #{experiment.id}, which is running (a worker would create "
             "it again): stop the experiment first"

@@ -22,7 +22,7 @@ from conversation.text.limits import (
     check_message,
     check_text,
 )
-from conversation.vocabulary import REOPENED_BY_A_MESSAGE
+from conversation.vocabulary import REOPENED_BY_A_MESSAGE, EventKind
 
 
 def audience(to: Any, config: RoomConfig) -> list[str] | None:
@@ -98,7 +98,7 @@ def post_message(
     # browser retry) is the same message and changes nothing: above all it does not re-open a
     # room that was stopped or ended since.
     message = {
-        "kind": "human",
+        "kind": EventKind.HUMAN,
         "speaker": speaker,
         "content": content,
         "request_id": request_id,

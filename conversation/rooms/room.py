@@ -54,8 +54,12 @@ from conversation.text.limits import (
 from conversation.vocabulary import (
     FINAL_ROOM_STATUSES,
     OPEN_ROOM_STATUSES,
+    RESUMABLE_ROOM_STATUSES,
     NoticeKind,
     RoomStatus,
+    TurnEntry,
+    TurnState,
+    entries_of,
 )
 
 
@@ -168,7 +172,7 @@ class Room:
 
     def turns(self) -> list[Turn]:
         """Every agent turn (messages and passes, in every state), in seq order."""
-        return [Turn(self.db, e) for e in self.events() if e.kind in ("agent", "pass")]
+        return [Turn(self.db, e) for e in entries_of(self.events()) if isinstance(e, TurnEntry)]
 
     def turn(self, event_id: int) -> Turn:
         event = storage_errors(storage.get_event, self.db, event_id)
@@ -182,11 +186,12 @@ class Room:
         return Turn(self.db, event) if event is not None else None
 
     def transcript(self) -> list[dict[str, Any]]:
-        """The finished messages, for reading: ``{seq, speaker, kind, text}``."""
+        """The finished messages, for reading: ``{seq, speaker, kind, text}`` (people's
+        messages, notices and finished turns)."""
         return [
             {"seq": e.seq, "speaker": e.speaker, "kind": e.kind, "text": e.content}
-            for e in self.events()
-            if e.kind in ("human", "system") or e.state == "done"
+            for e in entries_of(self.events())
+            if not e.is_turn or e.is_done
         ]
 
     def __repr__(self) -> str:
@@ -284,15 +289,15 @@ class Room:
         in the turn's decisions)."""
         require(actor, Action.CONTROL)
         status = self.status
-        if status == "failed":
+        if status == RoomStatus.FAILED:
             pending = self.pending()
-            if pending is not None and pending.state == "interrupted":
+            if pending is not None and pending.state == TurnState.INTERRUPTED:
                 pending.resume(actor=actor, by=by)
                 return
         self._move(
             "resume",
             RoomStatus.RUNNING,
-            (RoomStatus.PAUSED, RoomStatus.FAILED),
+            RESUMABLE_ROOM_STATUSES,
             by=who(actor, by),
         )
 
@@ -387,7 +392,7 @@ class Room:
                 taken.append(Turn(self.db, step.turn))
                 if step.kind != StepKind.CLAIM and step.kind != StepKind.RESUME:
                     break
-                if step.turn.state != "done":
+                if step.turn.state != TurnState.DONE:
                     break
             else:
                 if taken and held.pending is None:

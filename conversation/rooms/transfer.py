@@ -65,6 +65,7 @@ from conversation.text import limits
 from conversation.text.limits import MAX_IMPORT_BYTES as MAX_IMPORT_BYTES
 from conversation.text.limits import MAX_IMPORT_MESSAGES as MAX_MESSAGES
 from conversation.text.schema import validated
+from conversation.vocabulary import TURN_KINDS, EventKind, TurnState
 from storage.provenance import iso, provenance_row
 
 #: An import may nest one level more than a config (the export around it).
@@ -336,7 +337,7 @@ class _Row:
         self.speaker = message["speaker"]
         self.content = message["content"]
         self.round = message["round"]
-        self.state = "done" if self.kind in ("agent", "pass") else None
+        self.state = TurnState.DONE if self.kind in TURN_KINDS else None
         self.visible_to = message["visible_to"]
         self.data = data
         self.input_tokens = self.output_tokens = None
@@ -477,14 +478,14 @@ def _check_event(index: int, event: ExportedEvent, roster: tuple[str, ...]) -> N
             f"event {index} has seq {event.seq!r}; seqs must run 1, 2, 3... without gaps"
         )
     speaker = event.speaker
-    if event.kind in ("human", "system"):
+    if event.kind not in TURN_KINDS:
         _importing(check_name)(speaker, f"event {index} speaker")
         taken = reserved_speaker(speaker, roster)
-        if event.kind == "human" and taken is not None:
+        if event.kind == EventKind.HUMAN and taken is not None:
             raise ImportRejected(
                 f"event {index} is a human message by {taken}; human messages need a person's name"
             )
-        if event.kind == "system" and taken and speaker.casefold() not in RESERVED_SPEAKERS:
+        if event.kind == EventKind.SYSTEM and taken and speaker.casefold() not in RESERVED_SPEAKERS:
             raise ImportRejected(
                 f"event {index} is a system event by {taken}; a system event speaks for "
                 "the room ('room' or 'system'), never for an agent"

@@ -24,6 +24,7 @@ import storage
 from conversation.rooms.config import NAME_PATTERN
 from conversation.text.limits import MAX_REQUEST_ID_CHARS, message_problem
 from conversation.text.schema import DoorModel, Loc, Problem, text_rule
+from conversation.vocabulary import TURN_KINDS
 
 EXPORT_FORMAT = "conversation-room"
 EXPORT_VERSION = 1
@@ -168,9 +169,9 @@ class ExportedEvent(DoorModel):
 
     @model_validator(mode="after")
     def _state_fits_kind(self) -> ExportedEvent:
-        if self.kind in ("human", "system") and self.state is not None:
+        if self.kind not in TURN_KINDS and self.state is not None:
             raise Problem(f"is a {self.kind} event, which has no turn state (got {self.state!r})")
-        if self.kind in ("agent", "pass") and "state" in self.model_fields_set and not self.state:
+        if self.kind in TURN_KINDS and "state" in self.model_fields_set and not self.state:
             raise Problem(
                 f"is a {self.kind!r} turn, which needs a turn state (e.g. 'done'); leave the "
                 "field out for 'done'"

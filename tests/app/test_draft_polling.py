@@ -20,7 +20,15 @@ from ui.room.live import (
 def turn(age_s: float, state: str = "running") -> SimpleNamespace:
     claimed = datetime.now(UTC) - timedelta(seconds=age_s)
     return SimpleNamespace(
-        seq=2, state=state, kind="agent", data=None, speaker="Alice", updated_at=claimed
+        seq=2,
+        state=state,
+        kind="agent",
+        data=None,
+        speaker="Alice",
+        content="",
+        round=0,
+        visible_to=None,
+        updated_at=claimed,
     )
 
 

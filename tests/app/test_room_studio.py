@@ -185,9 +185,12 @@ def test_branches_are_compared_aligned_by_message_number() -> None:
     """Issue 19: the comparison was two narrow columns whose messages did not line up. Rows are
     aligned by message number; a message only one branch has faces "" (shown as "(no
     message)"); each row says whether the two differ."""
-    from types import SimpleNamespace as E
+    from types import SimpleNamespace
 
     from ui.room.branches import comparison_rows
+
+    def E(**row: object) -> SimpleNamespace:  # noqa: N802 - an event row, as stored
+        return SimpleNamespace(**({"round": 0, "visible_to": None, "data": None} | row))
 
     left = [
         E(seq=1, kind="human", speaker="ann", content="hi", state=None),

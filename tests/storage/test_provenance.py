@@ -11,7 +11,8 @@ from storage.provenance import PROVENANCE_COLUMNS, provenance_row
 
 def event(**changes: Any) -> SimpleNamespace:
     base: dict[str, Any] = dict(
-        room_id=1, seq=3, id=30, kind="agent", speaker="Cara", state="done", visible_to=None,
+        room_id=1, seq=3, id=30, kind="agent", speaker="Cara", content="hi", round=0,
+        state="done", visible_to=None,
         model="offline", input_tokens=3, output_tokens=4, cost=0.5, data=None,
         created_at="2026-01-01T00:00:00+00:00", updated_at="2026-01-01T00:00:02+00:00",
     )  # fmt: skip

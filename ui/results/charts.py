@@ -22,6 +22,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from conversation.termination.budget import format_cost
+from conversation.vocabulary import EventKind, TurnState
 
 
 def plain(text: Any) -> str:
@@ -56,8 +57,10 @@ def _messages(events: pd.DataFrame) -> pd.DataFrame:
     """Human messages and finished agent messages (the counting rule of :mod:`storage.frames`)."""
     if events.empty or "kind" not in events:
         return events.iloc[0:0]
-    done = events["state"].eq("done") if "state" in events else True
-    return events[(events["kind"] == "human") | ((events["kind"] == "agent") & done)]
+    done = events["state"].eq(TurnState.DONE) if "state" in events else True
+    return events[
+        (events["kind"] == EventKind.HUMAN) | ((events["kind"] == EventKind.AGENT) & done)
+    ]
 
 
 def speaker_activity(events: pd.DataFrame) -> go.Figure:
@@ -134,7 +137,7 @@ def latency(events: pd.DataFrame) -> go.Figure:
     """Model latency per agent turn, by speaker (box plot with every point)."""
     title = "Latency per turn (s)"
     turns = (
-        events[(events["kind"] == "agent") & events["latency"].notna()]
+        events[(events["kind"] == EventKind.AGENT) & events["latency"].notna()]
         if not events.empty
         else events
     )
@@ -158,7 +161,7 @@ def tokens_and_cost(events: pd.DataFrame) -> go.Figure:
     title = "Tokens and cost per speaker"
     if events.empty:
         return empty_figure(title)
-    turns = events[events["kind"] == "agent"]
+    turns = events[events["kind"] == EventKind.AGENT]
     if turns.empty:
         return empty_figure(title, "No agent turns yet.")
     per = (

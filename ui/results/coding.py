@@ -15,6 +15,7 @@ import streamlit as st
 from conversation import browse
 from conversation.access import Action
 from conversation.analysis import coding
+from conversation.vocabulary import MESSAGE_EVENT_KINDS, entry_of
 from ui.access import current_actor
 from ui.access import note as role_note
 from ui.widgets import escape_markdown
@@ -23,7 +24,8 @@ from .charts import plain
 from .condition_charts import NO_CONDITION
 
 PREVIEW_CHARS = 60
-TAGGABLE_KINDS = ("human", "agent")
+#: The rows a tag may be on: a message's (the vocabulary's set).
+TAGGABLE_KINDS = MESSAGE_EVENT_KINDS
 
 
 def _preview(event: Any) -> str:
@@ -40,7 +42,7 @@ def tag_panel(db: Any, room_id: int, events: Sequence[Any], *, by: str) -> None:
     if not me.can(Action.RUN_ANALYSIS):
         role_note(Action.RUN_ANALYSIS)
         return
-    messages = [e for e in events if e.kind in TAGGABLE_KINDS and e.state in (None, "done")]
+    messages = [e for e in map(entry_of, events) if e.is_message]
     labels = coding.codebook(db, room_id=room_id)
     with st.form(f"code-add-{room_id}", clear_on_submit=True, border=False):
         c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
@@ -61,7 +63,7 @@ def tag_panel(db: Any, room_id: int, events: Sequence[Any], *, by: str) -> None:
     if not labels:
         st.caption("The codebook is empty: add a label above, then tag messages with it.")
         return
-    by_id = {int(e.id): e for e in messages}
+    by_id = {int(e.row.id): e for e in messages}
     event_id = st.selectbox(
         "Message",
         list(reversed(list(by_id))),
@@ -121,7 +123,8 @@ def tag_panel(db: Any, room_id: int, events: Sequence[Any], *, by: str) -> None:
 def labels_by_event(db: Any, events: Sequence[Any]) -> dict[int, list[str]]:
     """The distinct tag labels of each of ``events`` that has any (``{event id: labels}``, in
     the order they were given): one query for all of them, whatever their number."""
-    ids = [int(e.id) for e in events if e.id is not None and e.kind in TAGGABLE_KINDS]
+    rows = [entry_of(e).row for e in events]
+    ids = [int(r.id) for r in rows if r.id is not None and r.kind in TAGGABLE_KINDS]
     if not ids:
         return {}
     labels: dict[int, list[str]] = {}

@@ -16,6 +16,8 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from conversation.vocabulary import OPEN_ANSWER_STATES, AnswerState
+
 from .charts import empty_figure, laid_out, plain
 
 NO_CONDITION = "(none)"
@@ -98,9 +100,10 @@ def _error_bars(low: pd.Series, high: pd.Series, centre: pd.Series) -> dict[str,
 def _no_answers_yet(answers: pd.DataFrame) -> str:
     """Why an analysis chart is empty: its answers failed, are still being asked, or none was
     planned (a frame without ``state``: every row is a failed answer)."""
-    states = answers["state"] if "state" in answers else pd.Series(["failed"] * len(answers))
-    failed = int((states == "failed").sum())
-    to_come = int(states.isin(["planned", "asking"]).sum())
+    failed_state = AnswerState.FAILED
+    states = answers["state"] if "state" in answers else pd.Series([failed_state] * len(answers))
+    failed = int((states == failed_state).sum())
+    to_come = int(states.isin(sorted(OPEN_ANSWER_STATES)).sum())
     if not failed and not to_come:
         return "No answers yet: run an analysis first."
     parts = [f"{failed} failed (retry them in the Analysis tab)"] if failed else []

@@ -18,7 +18,7 @@ from conversation.analysis.runs import (
     run_analysis,
     transcript_scenario,
 )
-from conversation.vocabulary import ROOM_STATUSES
+from conversation.vocabulary import ROOM_STATUSES, AnalysisStatus
 
 STATUSES = ROOM_STATUSES
 QUESTION_TYPES = {
@@ -139,7 +139,7 @@ def latest_analysis(db: Any, experiment_id: int | None) -> Any | None:
     """The experiment's newest analysis that has finished asking (``done``, or ``failed`` with
     some answers missing: the chart shows the answers there are), else None."""
     for found in browse.list_analyses(db, experiment_id=experiment_id, limit=20):
-        if found.status in ("done", "failed"):
+        if found.status in (AnalysisStatus.DONE, AnalysisStatus.FAILED):
             return found
     return None
 

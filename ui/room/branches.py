@@ -13,6 +13,15 @@ from typing import Any
 import streamlit as st
 
 from conversation import browse
+from conversation.vocabulary import (
+    AgentTurn,
+    HumanMessage,
+    LogEntry,
+    Notice,
+    Pass,
+    entries_of,
+    entry_of,
+)
 from ui.access import note
 from ui.bootstrap import human_name, wake_runner
 from ui.widgets import escape_markdown
@@ -21,9 +30,9 @@ from ui.widgets import escape_markdown
 COMPARE_LIMIT = 200
 
 
-def _messages(events: Sequence[Any]) -> list[Any]:
-    """What a fork can start from: a person's message or a finished agent message."""
-    return [e for e in events if e.kind == "human" or (e.kind == "agent" and e.state == "done")]
+def _messages(events: Sequence[Any]) -> list[LogEntry]:
+    """What a fork can start from: a message (a person's, or an agent's published turn)."""
+    return [e for e in entries_of(events) if e.is_message]
 
 
 @st.fragment
@@ -59,7 +68,7 @@ def fork_panel(db: Any, room_id: int, actor: Any = None, since: int = 0) -> None
     )
     roster = list(room.config.names)
     speaker = chosen.speaker
-    if chosen.kind == "agent":
+    if isinstance(chosen, AgentTurn):
         speaker = st.selectbox(
             "Said by",
             roster,
@@ -155,10 +164,11 @@ def divergence(left: Sequence[Any], right: Sequence[Any]) -> int:
 def message_text(event: Any) -> str | None:
     """A log entry as one compared line (``speaker: text``; a notice in brackets), or None for
     what is not a message yet (a turn in flight, a draft)."""
-    if event.kind == "system":
-        return f"[{event.content}]"
-    if event.kind == "human" or event.state == "done":
-        return f"{event.speaker}: " + ("(passes)" if event.kind == "pass" else event.content)
+    entry = entry_of(event)
+    if isinstance(entry, Notice):
+        return f"[{entry.content}]"
+    if isinstance(entry, HumanMessage) or entry.is_done:
+        return f"{entry.speaker}: " + ("(passes)" if isinstance(entry, Pass) else entry.content)
     return None
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import streamlit as st
 
 from conversation import browse
+from conversation.vocabulary import TURN_KINDS, RoomStatus, entry_of
 from ui.widgets import escape_markdown, follow_latest_selectbox
 
 from . import rooms
@@ -30,7 +31,7 @@ def turn_details_panel(db: Any, room_id: int, since: int = 0) -> None:
     from conversation.rooms.room import Room
 
     room = Room.open(db, room_id)
-    turns = browse.events(db, room_id, after_seq=since, kinds=("agent", "pass"))
+    turns = browse.events(db, room_id, after_seq=since, kinds=TURN_KINDS)
     if not turns:
         st.caption("No agent turns yet." if not since else "No agent turn among these messages.")
         return
@@ -71,7 +72,7 @@ def turn_details_panel(db: Any, room_id: int, since: int = 0) -> None:
             asked = rooms.turn_prompt(room.config, room.events(limit=event.seq), event)
             st.code(asked.system_prompt, language=None, wrap_lines=True)
             st.code(asked.user_prompt, language=None, wrap_lines=True)
-    for denial in (event.data or {}).get("denials", []):
+    for denial in entry_of(event).denials:
         st.text(f"Denied draft: {denial.get('draft')}\nReason: {denial.get('reason')}")
 
 
@@ -86,7 +87,7 @@ def prompt_preview(db: Any, room_id: int) -> None:
     config = room.config
     who = st.selectbox("Preview the next prompt of", list(config.names), key=f"preview-{room_id}")
     st.caption("Prompt template: " + ("the room's own" if config.prompt_template else "default"))
-    if room.status in ("terminated", "stopped"):
+    if room.status in (RoomStatus.TERMINATED, RoomStatus.STOPPED):
         st.caption("The room has ended: this is what the agent would be asked if it went on.")
     box = st.expander(
         escape_markdown(f"{who}'s next prompt"), key=f"preview-open-{room_id}", on_change="rerun"
@@ -94,9 +95,8 @@ def prompt_preview(db: Any, room_id: int) -> None:
     with box:
         if not box.open:
             return
-        shown = rooms.preview_prompt(
-            config, [e for e in room.events() if e.state not in ("running",)], who
-        )
+        # The view leaves open turns out (a running turn's own prompt is not yet history).
+        shown = rooms.preview_prompt(config, room.events(), who)
         # Both prompts: for a real chat model the instructions are in the system prompt and
         # the user prompt is the conversation, sent as chat turns (docs/models.md, "Prompt
         # shape").

@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from conversation import browse
+from conversation.vocabulary import RoomStatus
 from ui.access import note
 from ui.bootstrap import human_name, wake_runner
 from ui.widgets import describe_spec, escape_markdown, model_picker
@@ -247,7 +248,7 @@ def settings_panel(db: Any, room_id: int, config: Any, actor: Any = None) -> Non
 def breakpoint_notice(record: Any) -> None:
     """Say so when a breakpoint holds the room (plain text: it names an agent)."""
     reason = record.stop_reason or ""
-    if record.status == "paused" and reason.endswith("(breakpoint)"):
+    if record.status == RoomStatus.PAUSED and reason.endswith("(breakpoint)"):
         st.text(f"⏸ {reason}. Press Resume to let this turn go on.")
 
 

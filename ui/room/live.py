@@ -34,8 +34,17 @@ from typing import Any
 import streamlit as st
 
 from conversation import browse, worker
+from conversation.rooms.engine.kinds import Form, may_stream, shown
+from conversation.rooms.engine.kinds.showing import state_note
 from conversation.termination.budget import Budget, Spend
-from conversation.vocabulary import TurnKind, kind_of
+from conversation.vocabulary import (
+    RUNNABLE_ROOM_STATUSES,
+    EventKind,
+    HumanMessage,
+    LogEntry,
+    RoomStatus,
+    entry_of,
+)
 from settings import SETTINGS
 from ui.results import coding
 from ui.widgets import avatar, escape_markdown
@@ -56,29 +65,33 @@ FIRST_PAGE = SETTINGS.ui_first_page
 EARLIER_PAGE = 200
 #: Height of the Room page's scrolling transcript box, in pixels.
 TRANSCRIPT_HEIGHT_PX = 560
-ACTIVE_STATUSES = frozenset({"running"})
-FINAL_STATES = frozenset({"done", "failed", "stopped", "abandoned"})
+#: A room polled at ``FAST_SECONDS`` (the vocabulary's: a worker may drive it).
+ACTIVE_STATUSES = RUNNABLE_ROOM_STATUSES
 
 
 @dataclass
 class LiveCache:
-    """What a browser session has already read of one room's log."""
+    """What a browser session has already read of one room's log, each event parsed once into
+    its typed entry (``vocabulary.LogEntry``; rows given at construction are parsed then)."""
 
     marker: tuple[Any, ...] = ()
-    events: dict[int, Any] = field(default_factory=dict)
+    events: dict[int, LogEntry] = field(default_factory=dict)
     settled_upto: int = 0  # every event up to this seq is in a final state
     # The events up to this seq were not read (the Room page reads a room's newest page first;
     # seqs are contiguous, 1, 2, ... in a room, so this is also how many there are).
     unread_upto: int = 0
 
-    def ordered(self) -> list[Any]:
+    def __post_init__(self) -> None:
+        self.events = {seq: entry_of(event) for seq, event in self.events.items()}
+
+    def ordered(self) -> list[LogEntry]:
         return [self.events[s] for s in sorted(self.events)]
 
-    def open_turn(self) -> Any | None:
+    def open_turn(self) -> LogEntry | None:
+        """The room's open turn (running, a draft, interrupted) among the events read."""
         for seq in sorted(self.events, reverse=True):
-            event = self.events[seq]
-            if event.state is not None and event.state not in FINAL_STATES:
-                return event
+            if self.events[seq].is_open:
+                return self.events[seq]
         return None
 
 
@@ -105,7 +118,7 @@ def refresh(db: Any, room_id: int) -> tuple[Any, LiveCache]:
         if not cache.marker:
             cache.unread_upto = cache.settled_upto = max(0, marker[-1] - shown_count(room_id))
         for event in browse.events(db, room_id, after_seq=cache.settled_upto):
-            cache.events[event.seq] = event
+            cache.events[event.seq] = entry_of(event)
         cache.settled_upto = _settled_upto(cache)
         cache.marker = marker
     return room, cache
@@ -126,7 +139,7 @@ def show_earlier(db: Any, room_id: int) -> None:
         return
     start = max(0, cache.unread_upto - EARLIER_PAGE)
     for event in browse.events(db, room_id, after_seq=start, limit=cache.unread_upto - start):
-        cache.events[event.seq] = event
+        cache.events[event.seq] = entry_of(event)
     cache.unread_upto = start
 
 
@@ -138,8 +151,7 @@ def forget(room_id: int) -> None:
 def _settled_upto(cache: LiveCache) -> int:
     upto = cache.settled_upto
     for seq in sorted(s for s in cache.events if s > upto):
-        state = cache.events[seq].state
-        if state is not None and state not in FINAL_STATES:
+        if cache.events[seq].is_open:
             break
         upto = seq
     return upto
@@ -163,28 +175,33 @@ def status_line(room: Any, cache: LiveCache, recovery: Any = None) -> str:
     flight lost its process (``conversation.worker.recovering``), said instead of "answering"."""
     turn = cache.open_turn()
     reason = f": {room.stop_reason}" if room.stop_reason else ""
-    if turn is not None and turn.state == "waiting":
+    if turn is not None and turn.is_draft:
         return f"{turn.speaker}'s draft is waiting for approval."
-    if turn is not None and turn.state == "interrupted":
+    if turn is not None and turn.is_interrupted:
         said = f"{turn.speaker}'s turn was interrupted; resume or abandon it."
-        return f"{_word(room.status)}: {said}" if room.status != "running" else said
-    if room.status == "running":
+        return f"{_word(room.status)}: {said}" if room.status != RoomStatus.RUNNING else said
+    if room.status == RoomStatus.RUNNING:
         if turn is not None:
-            waiting = waiting_for_server(turn)
+            waiting = waiting_for_server(turn.row)
             if waiting:
                 return f"{turn.speaker}'s turn is {waiting}."
-            if recovery is not None and turn.state == "running":
+            if recovery is not None and turn.is_running:
                 said = recovery.sentence(f"{turn.speaker}'s turn")
                 return said[0].upper() + said[1:] + "."
-            retry = f" (attempt {turn.attempts + 1})" if turn.attempts else ""
+            attempts = turn.row.attempts
+            retry = f" (attempt {attempts + 1})" if attempts else ""
             return f"{turn.speaker} is answering…{retry}"
         return "Running: deciding who speaks next…"
-    what = {  # after the status word every page uses (``rooms.status_words``)
-        "idle": ": post a message to open the first activity.",
-        "settled": ": everyone had their say. Post a message to start a new activity.",
-        "paused": ": resume to let the agents go on.",
-    }.get(room.status, f"{reason}.")
+    what = _STATUS_HINTS.get(room.status, f"{reason}.")
     return _word(room.status) + what
+
+
+#: What the status line adds after the status word every page uses (``rooms.status_words``).
+_STATUS_HINTS = {
+    RoomStatus.IDLE: ": post a message to open the first activity.",
+    RoomStatus.SETTLED: ": everyone had their say. Post a message to start a new activity.",
+    RoomStatus.PAUSED: ": resume to let the agents go on.",
+}
 
 
 def _word(status: str) -> str:
@@ -195,73 +212,40 @@ def _word(status: str) -> str:
 
 
 def render_event(event: Any, roster: Sequence[str], tags: Sequence[str] | None = None) -> None:
-    """One log entry as a chat message (bodies as plain text) or a one-line notice, with its
-    provenance (``ui.room.provenance``): private recipients, who acted and when, why the speaker was
-    chosen, cache hits, and an edit's original draft, denied drafts and candidates not chosen
-    one click away. ``tags``: the message's qualitative-coding labels, in a line under it."""
-    data = event.data or {}
-    special = kind_of(data)
-    if special == TurnKind.PICK and (event.kind == "system" or event.state == "done"):
-        # A coordinator's pick (a system notice, or the coordinator agent's own pick turn).
-        if event.kind == "system":
-            chosen = "no one" if data.get("passed") else event.content
-        else:
-            chosen = data.get("pick") or "no one"
-        st.caption(
-            f"{escape_markdown(event.speaker)} picked {escape_markdown(chosen)} to speak next."
-        )
-        _provenance(event)
+    """One log entry (a stored row or its typed entry) as its kind's handler shows it
+    (``rooms.engine.kinds.shown``): a chat message (bodies as plain text), a one-line notice or
+    a folded box, with its provenance (``ui.room.provenance``): private recipients, who acted and
+    when, why the speaker was chosen, cache hits, and an edit's original draft, denied drafts
+    and candidates not chosen one click away. ``tags``: the message's qualitative-coding
+    labels, in a line under it."""
+    entry = entry_of(event)
+    look = shown(entry)
+    if look.form is Form.FOLDED:
+        with st.expander(look.line_with(escape_markdown)):
+            st.text(look.body)
+    elif look.form is Form.NOTE:
+        icon = f":material/{look.icon}: " if look.icon else ""
+        st.caption(icon + look.line_with(escape_markdown))
+        for title, text in look.behind:
+            with st.expander(escape_markdown(title)):
+                st.text(text)
+    else:
+        speaker = entry.speaker
+        with st.chat_message(speaker, avatar=avatar(speaker, roster, entry.kind)):
+            mine = isinstance(entry, HumanMessage) and speaker == st.session_state.get("human_name")
+            label = escape_markdown(speaker) + (" (you)" if mine else "")
+            st.caption(f"**{label}**{look.line}")
+            st.text(look.body)
+            if tags:
+                st.caption(escape_markdown(coding.tags_line(tags)))
+            if look.provenance:
+                _provenance(entry)
         return
-    if event.kind == "system":
-        st.caption(f":material/info: {escape_markdown(event.content)}")
-        _provenance(event)
-        return
-    if special == TurnKind.SUMMARY:
-        covered = data.get("covers_seqs") or []
-        span = f" of #{covered[0]}-#{covered[1] - 1}" if len(covered) == 2 else ""  # [start, end)
-        with st.expander(f"Summary{span} (what agents are shown instead of those messages)"):
-            st.text(event.content if event.state == "done" else "…")
-        return
-    if event.kind == "pass":
-        st.caption(f"{escape_markdown(event.speaker)} passed (#{event.seq}).")
-        _provenance(event)
-        return
-    if event.kind == "agent" and event.state in ("stopped", "abandoned"):
-        # A turn a person skipped (Pass, Stop, Abandon): it counts as a pass and published
-        # nothing, so it is a one-line notice, not an (empty) message bubble.
-        how = "skipped" if event.state == "stopped" else "abandoned"
-        st.caption(
-            f"{escape_markdown(event.speaker)}'s turn was {how} (#{event.seq}); it counts as a pass."
-        )
-        if event.content:
-            with st.expander("Its unpublished draft"):
-                st.text(event.content)
-        _provenance(event)
-        return
-    with st.chat_message(event.speaker, avatar=avatar(event.speaker, roster, event.kind)):
-        who = (
-            "you"
-            if event.kind == "human" and event.speaker == st.session_state.get("human_name")
-            else None
-        )
-        label = escape_markdown(event.speaker) + (f" ({who})" if who else "")
-        if event.kind == "human":
-            st.caption(f"**{label}** · person · #{event.seq}")
-        else:
-            st.caption(f"**{label}** · #{event.seq}{_state_note(event)}")
-        if event.kind == "agent" and event.state == "running":
-            st.text("…")
-        elif event.kind == "agent" and event.state == "failed":
-            message = (event.error or {}).get("message") or "the model call failed"
-            st.text(f"[failed] {message}")
-        else:
-            st.text(event.content)
-        if tags:
-            st.caption(escape_markdown(coding.tags_line(tags)))
-        _provenance(event)
+    if look.provenance:
+        _provenance(entry)
 
 
-def _provenance(event: Any) -> None:
+def _provenance(event: LogEntry) -> None:
     """The event's provenance notes (one caption) and its one-click texts (expanders)."""
     notes = provenance.marks(event)
     if notes:
@@ -270,17 +254,6 @@ def _provenance(event: Any) -> None:
         with st.expander(escape_markdown(title)):
             for text in texts:
                 st.text(text)
-
-
-def _state_note(event: Any) -> str:
-    return {
-        "running": " · answering…",
-        "waiting": " · draft, waiting for approval",
-        "interrupted": " · interrupted",
-        "failed": " · failed",
-        "stopped": " · stopped",
-        "abandoned": " · abandoned",
-    }.get(event.state or "", "")
 
 
 def render_transcript(
@@ -303,7 +276,7 @@ def render_transcript(
     container (None when there is no event yet), for what goes after them."""
     # After a crash a turn stays "running" until a restarted process takes it over: say so.
     recovery = None
-    if db is not None and room.status == "running":
+    if db is not None and room.status == RoomStatus.RUNNING:
         recovery = worker.recovering(db, room_id=room.id)
     # The line quotes names and the stop reason (text a person or a model wrote).
     st.info(escape_markdown(status_line(room, cache, recovery)), icon=":material/forum:")
@@ -333,17 +306,18 @@ def _earlier_note(hidden: int, room_id: int, earlier: Callable[[], None] | None)
     )
 
 
-def _render_events(events: Sequence[Any], roster: Sequence[str], db: Any, skip: Any) -> None:
+def _render_events(events: Sequence[LogEntry], roster: Sequence[str], db: Any, skip: Any) -> None:
     tags = coding.labels_by_event(db, events) if db is not None else {}
     activity = None
     for event in events:
-        if event.kind == "human" and event.activity != activity:
+        row = event.row
+        if isinstance(event, HumanMessage) and row.activity != activity:
             st.divider()
-            st.caption(f"Activity {event.activity}")
-        activity = event.activity if event.kind == "human" else activity
-        if skip is not None and event.id == skip.id:
+            st.caption(f"Activity {row.activity}")
+            activity = row.activity
+        if skip is not None and row.id == skip.id:
             continue
-        render_event(event, roster, tags.get(int(event.id)) if event.id is not None else None)
+        render_event(event, roster, tags.get(int(row.id)) if row.id is not None else None)
 
 
 def spend_line(spent: Spend, budget: Budget | None = None) -> str:
@@ -421,16 +395,16 @@ def poll_seconds(room: Any, running: Any | None, draft: Any | None) -> float:
 
 
 def streaming_turn(room: Any, cache: LiveCache) -> Any | None:
-    """The running speaking turn of a running room whose reply may stream, or None (also when
-    the room's ``streaming`` setting is off)."""
+    """The stored row of the running speaking turn of a running room whose reply may stream,
+    or None (also when the room's ``streaming`` setting is off)."""
     turn = cache.open_turn()
-    if room.status != "running" or turn is None or turn.state != "running":
+    if room.status != RoomStatus.RUNNING or turn is None or not turn.is_running:
         return None
     if (room.config or {}).get("streaming", True) is False:
         return None
-    if turn.kind != "agent" or kind_of(turn.data or {}) is not None:
-        return None  # summaries, picks and drafted candidates do not stream
-    return turn
+    if not may_stream(turn):
+        return None  # its kind's handler says (summaries, picks, drafted candidates do not)
+    return turn.row
 
 
 def draft_bubble(
@@ -440,11 +414,11 @@ def draft_bubble(
     words), and "Stop drafting" for a person who may moderate (``stop``)."""
     with (
         st.container(key=f"draft-{turn.id}"),
-        st.chat_message(turn.speaker, avatar=avatar(turn.speaker, roster, "agent")),
+        st.chat_message(turn.speaker, avatar=avatar(turn.speaker, roster, EventKind.AGENT)),
     ):
         label = escape_markdown(turn.speaker)
         if draft is None:
-            st.caption(f"**{label}** · #{int(turn.seq)}{_state_note(turn)}")
+            st.caption(f"**{label}** · #{int(turn.seq)}{state_note(entry_of(turn))}")
             st.text("…")
             return
         st.caption(f"**{label}** · #{int(turn.seq)} · drafting… ({len(draft.text):,} characters)")

@@ -6,8 +6,9 @@ No Streamlit here."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
+
+from conversation.vocabulary import HumanMessage, Notice, entry_of
 
 _PAST = {
     "approve": "approved",
@@ -20,11 +21,6 @@ _PAST = {
 }
 
 
-def _data(event: Any) -> Mapping[str, Any]:
-    data = getattr(event, "data", None)
-    return data if isinstance(data, Mapping) else {}
-
-
 def _time(at: Any) -> str:
     """``2026-12-01T14:10:08+00:00`` -> ``14:10:08 UTC`` (the date is in the exports)."""
     text = str(at or "")
@@ -32,34 +28,35 @@ def _time(at: Any) -> str:
 
 
 def marks(event: Any) -> list[str]:
-    """Short provenance notes of one event, in reading order (plain text, maybe empty)."""
-    data = _data(event)
+    """Short provenance notes of one event (a stored row or its typed entry), in reading order
+    (plain text, maybe empty)."""
+    entry = entry_of(event)
+    data = entry.data
     found: list[str] = []
-    if event.visible_to:
-        found.append("private to " + ", ".join(event.visible_to))
+    if entry.private_to:
+        found.append("private to " + ", ".join(entry.private_to))
     by = data.get("by")
-    if event.kind == "human" and by and by != event.speaker:
+    if isinstance(entry, HumanMessage) and by and by != entry.speaker:
         found.append(f"posted by {by}")
-    if event.kind == "system" and by and f"by {by}" not in str(getattr(event, "content", "") or ""):
+    if isinstance(entry, Notice) and by and f"by {by}" not in entry.content:
         found.append(f"by {by}")  # (a notice such as "Resumed by ann." names them already)
     if data.get("chosen_because"):
-        found.append(f"why {event.speaker}: {data['chosen_because']}")
+        found.append(f"why {entry.speaker}: {data['chosen_because']}")
     if data.get("candidates") and data.get("picked"):
         who = data.get("picked_by")
         found.append(f"draft picked by {who}" if who else "draft picked")
     if data.get("cache_hit"):
         found.append("from the model cache")
-    for decision in data.get("decisions") or []:
-        if isinstance(decision, Mapping):
-            verb = _PAST.get(str(decision.get("verb")), str(decision.get("verb")))
-            found.append(f"{verb} by {decision.get('by')} at {_time(decision.get('at'))}")
+    for decision in entry.decisions:
+        verb = _PAST.get(str(decision.get("verb")), str(decision.get("verb")))
+        found.append(f"{verb} by {decision.get('by')} at {_time(decision.get('at'))}")
     return found
 
 
 def already_decided(event: Any) -> str:
     """What a moderator is told when another one decided this draft first (the engine refused
     the click with ``TurnAlreadyDecided``): who, what and when, from the turn's decisions."""
-    decisions = [d for d in _data(event).get("decisions") or [] if isinstance(d, Mapping)]
+    decisions = entry_of(event).decisions
     if not decisions:
         return f"{event.speaker}'s draft was already decided by someone else; nothing changed."
     last = decisions[-1]
@@ -75,7 +72,8 @@ def already_decided(event: Any) -> str:
 def one_click_texts(event: Any) -> list[tuple[str, list[str]]]:
     """``(title, texts)`` for what sits behind one click: the original draft of an edit, each
     denied draft with its reason, and the candidates a coordinator did not choose."""
-    data = _data(event)
+    entry = entry_of(event)
+    data = entry.data
     found: list[tuple[str, list[str]]] = []
     if data.get("edited") and data.get("draft") is not None:
         who = data.get("edited_by")
@@ -86,21 +84,17 @@ def one_click_texts(event: Any) -> list[tuple[str, list[str]]]:
             ("The model's raw reply (before copied instructions and made-up turns were removed)",
              [data["raw_reply"]])
         )  # fmt: skip
-    denials = [d for d in data.get("denials") or [] if isinstance(d, Mapping)]
+    denials = entry.denials
     if denials:
         texts = [
             f"Draft: {d.get('draft', '')}\nDenied by {d.get('by', '?')}: {d.get('reason', '')}"
             for d in denials
         ]
         found.append((f"Denied drafts ({len(denials)})", texts))
-    others = [
-        c
-        for c in data.get("candidates") or []
-        if isinstance(c, Mapping) and not c.get("chosen") and not c.get("passed")
-    ]
+    others = [c for c in entry.candidates if not c.get("chosen") and not c.get("passed")]
     if others:
         # Until someone picks (a person coordinates), every draft is still a candidate.
-        undecided = getattr(event, "state", None) == "waiting"
+        undecided = entry.is_draft
         title = "Drafts to pick from" if undecided else "Drafts not chosen"
         found.append(
             (

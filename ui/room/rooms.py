@@ -18,7 +18,13 @@ import pandas as pd
 from conversation import browse
 from conversation.planning.registry import planner_label
 from conversation.termination.conditions import describe_termination
-from conversation.vocabulary import TurnKind, kind_of
+from conversation.vocabulary import (
+    REOPENED_BY_A_MESSAGE,
+    RUNNABLE_ROOM_STATUSES,
+    Reading,
+    RoomStatus,
+    entry_of,
+)
 
 from .templates import RoomTemplate
 
@@ -47,8 +53,9 @@ def planner_dict(kind: str, **settings: Any) -> dict[str, Any]:
     return planner_to_dict(planner_from_dict(data))
 
 
-#: Statuses in which a room takes no turn until a person's message re-opens it.
-REOPENED_BY_A_POST = ("idle", "settled", "terminated", "stopped")
+#: Statuses in which a room takes no turn until a person's message re-opens it: those a message
+#: (re)starts (the vocabulary's one set), but for a room already running.
+REOPENED_BY_A_POST = REOPENED_BY_A_MESSAGE - RUNNABLE_ROOM_STATUSES
 
 
 @dataclass(frozen=True)
@@ -239,21 +246,19 @@ def sample_rows(opening: str, speaker: str = "user") -> list[Any]:
 
 
 def turn_prompt(config: Any, rows: Sequence[Any], event: Any) -> Any:
-    """The prompt a stored turn was asked: rebuilt from the events before it only (the same
-    inputs a resumed turn gets), with the denial feedback it carried."""
+    """The prompt a stored turn was asked: rebuilt by its kind's handler from the events before
+    it only, exactly as a resumed turn is asked again (with the denial feedback it carried)."""
+    from conversation.rooms.engine.kinds import handler_of
     from conversation.rooms.log import log_view
-    from conversation.rooms.prompt import build_summary_prompt, build_turn_prompt, denial_feedback
 
     view = log_view(config.names, rows, before_seq=event.seq)
-    if is_summary(event):
-        return build_summary_prompt(config, view)
-    denials = (event.data or {}).get("denials") or []
-    return build_turn_prompt(config, view, event.speaker, feedback=denial_feedback(denials))
+    return handler_of(event).prompt(config, view, event)
 
 
 def is_summary(event: Any) -> bool:
     """A turn that summarised earlier messages for the context window (not an agent speaking)."""
-    return kind_of(event) == TurnKind.SUMMARY
+    entry = entry_of(event)
+    return entry.is_turn and entry.reading is Reading.SUMMARY
 
 
 def turn_details(event: Any) -> dict[str, Any]:
@@ -354,7 +359,7 @@ def with_status_words(db: Any, frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return frame
     ids = [int(r) for r in frame["room_id"]]
-    running = [i for i, s in zip(ids, frame["status"], strict=True) if s == "running"]
+    running = [i for i, s in zip(ids, frame["status"], strict=True) if s == RoomStatus.RUNNING]
     waiting = browse.waiting_for_server(db, running) if running else {}
     return frame.assign(status=status_words(ids, list(frame["status"]), waiting))
 
