@@ -402,9 +402,9 @@ def test_every_package_face_is_curated(path: Path) -> None:
 
 
 #: The one UI module that reaches storage: it opens the process's ``Database`` from the configured
-#: URL (``storage.config``). Every other page and helper reads and writes through ``conversation``.
+#: URL (``storage.database``). Every other page and helper reads and writes through ``conversation``.
 UI_STORAGE_DOOR = "ui.bootstrap"
-UI_STORAGE_DOOR_USES = {"storage", "storage.config", "storage.database"}
+UI_STORAGE_DOOR_USES = {"storage", "storage.database"}
 
 
 def _ui_files() -> list[Path]:
@@ -447,11 +447,11 @@ def _reachable(starts: tuple[str, ...]) -> set[str]:
 
 def test_no_module_the_worker_can_load_imports_a_dataframe_library() -> None:
     """Whatever a worker does (rooms, experiments caught up and marked done, budgets), no
-    module it can reach imports pandas, plotly or streamlit, even lazily; ``storage.frames``
-    (pandas) stays out of its reach too."""
+    module it can reach imports pandas, plotly or streamlit, even lazily; the frames of
+    ``storage.research`` (pandas) stay out of its reach too."""
     reachable = _reachable(WORKER_ENTRY)
     assert {"conversation.experiments.runs", "conversation.rooms.engine"} <= reachable
-    assert "storage.frames" not in reachable
+    assert not {"storage.research.frames", "storage.research.analysis_frames"} & reachable
     offenders = {
         name: sorted(n for n in imported(_module_path(name)) if top(n) in DATAFRAME_LIBRARIES)  # type: ignore[arg-type]
         for name in reachable

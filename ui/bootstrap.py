@@ -33,7 +33,7 @@ import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 
 from settings import SETTINGS
-from storage.config import database_url, display_url
+from storage.database import database_url, display_url
 
 log = logging.getLogger(__name__)
 
@@ -269,7 +269,7 @@ async def lifespan(app):  # type: ignore[no-untyped-def]
 HOME_WARM_UP_MODULES = (
     "streamlit.emojis",
     "pandas",
-    "storage.frames",
+    "storage.research.frames",
     "conversation",
     "ui.access",
     "ui.widgets",

@@ -3,7 +3,7 @@ note) on any message, stored with who and when.
 
 A room in an experiment uses its experiment's codebook (every room of the study is coded with the
 same labels); a room outside any experiment has its own. A tag's label must be in the codebook
-that applies to its message's room. Tags live in their own table (``storage.codes``), never in
+that applies to its message's room. Tags live in their own table (``storage.research.codes``), never in
 event data, so coding a transcript never changes the room's log.
 
     add_label(db, "concession", experiment_id=3)

@@ -2,7 +2,7 @@
 units by one judge's model, each unit's answer turned into a score row (the value on the scale,
 the reason, the prompt, tokens, cost, both cache keys) or its error. And the model cache around
 it: the stored answers of earlier scores loaded into EDSL's cache first, its new answers stored
-after (``storage.cache``, shared with the rooms). No pandas (the worker can reach this package).
+after (``storage.models.cache``, shared with the rooms). No pandas (the worker can reach this package).
 """
 
 from __future__ import annotations

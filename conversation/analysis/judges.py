@@ -14,7 +14,7 @@ Guarantees:
   after a rubric edit (a new version), a dimension whose own version did not change is carried
   over from the earlier version (``reused_from``), so only the changed dimensions are re-asked.
   ``rescore=True`` asks everything again: the answers stored in the model cache (shared with the
-  rooms, ``storage.cache``) are loaded first, so an unchanged rubric re-run makes no model call.
+  rooms, ``storage.models.cache``) are loaded first, so an unchanged rubric re-run makes no model call.
 - **Failures stay per unit.** A failed score (the call failed, or the reply was not on the scale)
   is stored as that unit's error; ``retry_failed_scores`` asks those units alone.
 - **The panel** (rater ``"panel"``) is each unit's combined score: the majority label for a
@@ -283,7 +283,7 @@ def _plan(
 
 
 def _carried(score: Any, rubric_version: str) -> dict[str, Any]:
-    row = {name: getattr(score, name) for name in storage.judges.SCORE_FIELDS}
+    row = {name: getattr(score, name) for name in storage.SCORE_FIELDS}
     row.update(rubric_version=rubric_version, reused_from=score.reused_from or score.id, cost=0.0)
     return row
 

@@ -10,7 +10,7 @@ or ``failed`` while some answers failed (a successful retry makes it ``done``). 
 is always known from storage: ``progress_of`` counts it. The pages call these; no page writes
 an answer.
 
-Guarantees (``storage.analysis_runs``): two runners never ask the same room at once; a runner
+Guarantees (``storage.research.analysis_runs``): two runners never ask the same room at once; a runner
 that dies mid-chunk leaves its rooms to be asked again by the next one (at once when its process
 is gone from this host, else when its claim expires); rooms already answered are never asked
 again by a resumed run.

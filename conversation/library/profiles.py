@@ -1,4 +1,4 @@
-"""Writing the agent library (``storage.profiles``) on behalf of a person.
+"""Writing the agent library (``storage.experiments.profiles``) on behalf of a person.
 
 The same calls as ``storage``'s, with ``actor=``: a person whose role may not change the library
 (``Action.EDIT_AGENTS``, researchers) gets ``PermissionDenied`` and nothing is written; ``None``

@@ -1,5 +1,5 @@
 """The cluster-wide rate limiter: requests and tokens per minute per provider (or per model),
-shared by every worker process and the app through the database (``storage.rate_limits``).
+shared by every worker process and the app through the database (``storage.models.rate_limits``).
 
 Beside the per-process in-flight limit (:mod:`conversation.models.limits`), which bounds how many
 calls one process has open, this bounds how fast all of them together send: a hosted provider's

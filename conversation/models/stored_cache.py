@@ -9,7 +9,7 @@ re-run experiment or a fork up to its fork point reuses them.
 
 Guarantees:
 - only the entry of the call's own key is read (never the whole table);
-- an answer is written once: storing a key already stored changes nothing (``storage.cache``), so
+- an answer is written once: storing a key already stored changes nothing (``storage.models.cache``), so
   concurrent writers are safe; it is durable before ``ask`` returns;
 - calls that run at the same time on one event loop share one read and one write transaction
   (a worker asks hundreds of rooms at once);
@@ -95,7 +95,7 @@ class _Coalescer(Generic[T, R]):
 
 
 class StoredCache:
-    """EDSL's ``Cache``, one entry at a time, backed by ``storage.cache`` (see the module doc)."""
+    """EDSL's ``Cache``, one entry at a time, backed by ``storage.models.cache`` (see the module doc)."""
 
     def __init__(self, db: storage.Database) -> None:
         self.db = db

@@ -21,7 +21,7 @@ A message list resumes a group chat (docs/design.md, "Resuming a group chat"): t
 function of the text) is removed from the last message, a warning is given when the last message
 would stop the room at once, a system event records the resumption, and caps count from there.
 An ``export()`` imports back as an identical room (same config, same log, same recorded times);
-each exported event carries its ``provenance`` (``storage.provenance.PROVENANCE_COLUMNS``, the
+each exported event carries its ``provenance`` (``storage.PROVENANCE_COLUMNS``, the
 columns every export shares), recomputed on import.
 """
 
@@ -66,7 +66,7 @@ from conversation.text.limits import MAX_IMPORT_BYTES as MAX_IMPORT_BYTES
 from conversation.text.limits import MAX_IMPORT_MESSAGES as MAX_MESSAGES
 from conversation.text.schema import validated
 from conversation.vocabulary import TURN_KINDS, EventKind, TurnState
-from storage.provenance import iso, provenance_row
+from storage import iso, provenance_row
 
 #: An import may nest one level more than a config (the export around it).
 MAX_DEPTH = limits.MAX_DEPTH + 1

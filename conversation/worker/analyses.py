@@ -7,7 +7,7 @@ blocks while it runs, so it stays off the rooms' event loop) that asks them a ch
 stores each as it is had, then looks again; between chunks it sleeps until woken or
 ``poll_interval`` passes. ``BackgroundWorker`` starts one beside the rooms' loop (in every web
 server process) and ``python -m conversation.worker`` runs one too, so several runners may share
-a database: the claims (``storage.analysis_runs``) keep them from asking a room twice.
+a database: the claims (``storage.research.analysis_runs``) keep them from asking a room twice.
 
 A runner that died mid-chunk (``kill -9``, a crash) leaves its rooms ``asking``: a runner on the
 same host frees them as soon as it sees the process is gone (``worker.takeover``), any other when

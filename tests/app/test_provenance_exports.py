@@ -13,8 +13,8 @@ import pytest
 from edsl import Agent, AgentList
 
 from conversation import Room
-from storage import Database, frames
-from storage.provenance import PROVENANCE_COLUMNS, provenance_row
+from storage import PROVENANCE_COLUMNS, Database, provenance_row
+from storage.research import frames
 from tests.support.provenance_room import studied_room
 from ui.results import tables
 

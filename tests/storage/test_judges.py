@@ -1,4 +1,4 @@
-"""Judge storage (``storage.judges``) on SQLite and PostgreSQL: rubric versions stored once,
+"""Judge storage (``storage.research.judges``) on SQLite and PostgreSQL: rubric versions stored once,
 scores replaced in place per (rubric version, unit, judge, dimension), run counters, cascades."""
 
 from __future__ import annotations

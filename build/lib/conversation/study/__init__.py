@@ -1,0 +1,126 @@
+"""Studies with real participants (docs/studies.md): a study is an experiment whose rooms have
+human seats next to agent seats; people join by a link, consent, wait in a lobby, are assigned a
+condition and a seat by a recorded randomisation, chat, and leave with a completion code.
+
+``schema`` and ``definition``: the study file at the door; ``launch``: storing it and the
+researcher's switches; ``participants``: the participant's acts; ``view``: their page;
+``identity``: whose token it is; ``lobby``: the recorded randomisation; ``clock``: everything
+time-driven (``tick``); ``seats``: a seat its person left; ``turns``: human seats' turns;
+``monitor``: the researcher's view and acts; ``listing``: every study and its counts; ``exports``: the tables; ``cli``: ``python -m
+conversation.study validate|launch``.
+"""
+
+from conversation.study.clock import TickReport, tick
+from conversation.study.definition import (
+    StudyDefinition,
+    definition_from_dict,
+    load_definition,
+    read_definition,
+)
+from conversation.study.errors import NotAParticipant, StudyRefused, TooFast, WrongStage
+from conversation.study.exports import (
+    participants_table,
+    recruitment_table,
+    study_events_table,
+    survey_results,
+    transcripts_table,
+)
+from conversation.study.launch import (
+    Study,
+    StudyLinks,
+    close_study,
+    get_study,
+    launch_study,
+    lock_study,
+    set_cap,
+    study_links,
+    unlock_study,
+    update_definition,
+)
+from conversation.study.listing import StudySummary, list_studies
+from conversation.study.lobby import Draw, draw_group
+from conversation.study.monitor import (
+    AttritionRow,
+    GroupRow,
+    Monitor,
+    MonitorRow,
+    message_participant,
+    remove_participant,
+    study_monitor,
+)
+from conversation.study.participants import (
+    RECRUITMENT_KEYS,
+    ParticipantToken,
+    answer_survey,
+    decline,
+    give_consent,
+    heartbeat,
+    join,
+    message_researcher,
+    post_as_participant,
+)
+from conversation.study.schema import DEFINITION_VERSION, EXIT_STATUSES
+from conversation.study.view import (
+    ExitInfo,
+    HelpMessage,
+    ParticipantView,
+    SeenMessage,
+    participant_view,
+    view_is_current,
+)
+
+__all__ = [
+    "DEFINITION_VERSION",
+    "EXIT_STATUSES",
+    "RECRUITMENT_KEYS",
+    "AttritionRow",
+    "Draw",
+    "ExitInfo",
+    "GroupRow",
+    "HelpMessage",
+    "Monitor",
+    "MonitorRow",
+    "NotAParticipant",
+    "ParticipantToken",
+    "ParticipantView",
+    "SeenMessage",
+    "Study",
+    "StudyDefinition",
+    "StudyLinks",
+    "StudyRefused",
+    "StudySummary",
+    "TickReport",
+    "TooFast",
+    "WrongStage",
+    "answer_survey",
+    "close_study",
+    "decline",
+    "definition_from_dict",
+    "draw_group",
+    "get_study",
+    "give_consent",
+    "heartbeat",
+    "join",
+    "launch_study",
+    "list_studies",
+    "load_definition",
+    "lock_study",
+    "message_participant",
+    "message_researcher",
+    "participant_view",
+    "participants_table",
+    "post_as_participant",
+    "read_definition",
+    "recruitment_table",
+    "remove_participant",
+    "set_cap",
+    "study_events_table",
+    "study_links",
+    "study_monitor",
+    "survey_results",
+    "tick",
+    "transcripts_table",
+    "unlock_study",
+    "update_definition",
+    "view_is_current",
+]

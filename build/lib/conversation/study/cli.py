@@ -1,0 +1,64 @@
+"""``python -m conversation.study validate FILE`` and ``launch FILE --db URL``.
+
+``validate`` prints one line saying what the definition holds, or the first error (exit status
+1). ``launch`` stores the study in the database and prints the participant link and the
+researcher's monitor link.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from conversation.exceptions import ConversationError
+from conversation.study.definition import StudyDefinition, read_definition
+
+
+def summary(definition: StudyDefinition) -> str:
+    """One line: the name, conditions, seats and groups."""
+    model = definition.model
+    seats = sorted({len(c.seats) for c in model.experiment.conditions})
+    return (
+        f"ok: {model.name!r}: {len(model.experiment.conditions)} condition(s) x "
+        f"{model.experiment.groups} group(s), {'/'.join(map(str, seats))} person(s) per group, "
+        f"{len(model.pre_survey)} pre-survey and {len(model.post_survey)} post-survey question(s)"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m conversation.study")
+    commands = parser.add_subparsers(dest="command", required=True)
+    check = commands.add_parser("validate", help="check a study definition (TOML or JSON)")
+    check.add_argument("file")
+    launch = commands.add_parser("launch", help="launch a study and print its links")
+    launch.add_argument("file")
+    launch.add_argument("--db", required=True, help="database URL, e.g. sqlite:///study.db")
+    launch.add_argument("--base-url", default="http://localhost:8501", help="the app's address")
+    args = parser.parse_args(argv)
+    try:
+        definition = read_definition(args.file)
+        if args.command == "validate":
+            print(summary(definition))
+            return 0
+        return _launch(definition, args.db, args.base_url)
+    except ConversationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+
+
+def _launch(definition: StudyDefinition, url: str, base_url: str) -> int:
+    import storage
+    from conversation.study.launch import launch_study, study_links
+
+    with storage.Database(url) as db:
+        study = launch_study(db, definition)
+    links = study_links(study.code, base_url)
+    print(summary(definition))
+    print(f"study code: {study.code}")
+    print(f"participant link: {links.participant}")
+    print(f"monitor link: {links.monitor}")
+    return 0
+
+
+__all__ = ["main", "summary"]

@@ -1,0 +1,52 @@
+"""The study's refusals: typed, with messages written for the participant who reads them.
+
+All are ``ConversationValueError`` subclasses (a caller that knows nothing of studies still
+catches them); the pages show ``str(error)`` as it is.
+"""
+
+from __future__ import annotations
+
+from conversation.exceptions import ConversationValueError
+
+_REFUSALS = {
+    "unknown": "This study link is not valid. Please check the link you were given.",
+    "locked": "This study is not taking participants right now. Please try again later.",
+    "full": "This study is full. Thank you for your interest!",
+    "closed": "This study has ended. Thank you for your interest!",
+}
+
+
+class StudyRefused(ConversationValueError):
+    """``join`` refused: ``reason`` is ``unknown``, ``locked``, ``full`` or ``closed``."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(_REFUSALS[reason])
+
+
+class NotAParticipant(ConversationValueError):
+    """A token that is not a participant's (forged, mistyped, or of a deleted study)."""
+
+    def __init__(self) -> None:
+        super().__init__("This participant link is not valid. Please use the link you were given.")
+
+
+class TooFast(ConversationValueError):
+    """A participant posted more than the study's rate allows; ``retry_after`` in seconds."""
+
+    def __init__(self, retry_after: float) -> None:
+        self.retry_after = max(0.0, float(retry_after))
+        super().__init__(
+            f"You are sending messages too quickly; please wait {self.retry_after:.0f} s."
+        )
+
+
+class WrongStage(ConversationValueError):
+    """An act that does not fit where the participant is (posting from the lobby, say)."""
+
+    def __init__(self, stage: str, act: str) -> None:
+        self.stage = stage
+        super().__init__(f"You cannot {act} now (you are at the {stage.replace('_', ' ')} step).")
+
+
+__all__ = ["NotAParticipant", "StudyRefused", "TooFast", "WrongStage"]

@@ -1,0 +1,52 @@
+"""Who a token belongs to, and the fields of a participant who leaves.
+
+Only a token's sha256 is stored or looked up: a forged, mistyped or unknown token is
+:class:`NotAParticipant`, whatever it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import storage
+from conversation.study.definition import StudyDefinition
+from conversation.study.errors import NotAParticipant
+from conversation.study.launch import Study, study_definition
+
+
+def token_hash(token: Any) -> str:
+    if not isinstance(token, str) or not 0 < len(token) <= 200:
+        raise NotAParticipant()
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def participant(db: storage.Database, token: Any) -> tuple[Any, Study, StudyDefinition]:
+    """The participant holding ``token``, their study and its definition; or
+    :class:`NotAParticipant`."""
+    person, study, definition, _ = seat_of(db, token)
+    return person, study, definition
+
+
+def seat_of(db: storage.Database, token: Any) -> tuple[Any, Study, StudyDefinition, Any]:
+    """Like :func:`participant`, with where they sit (``storage.ParticipantSeat``: their
+    group's status, their room's id, status and settings), from one read."""
+    try:
+        seat = storage.participant_seat(db, token_hash(token))
+    except storage.ParticipantNotFound:
+        raise NotAParticipant() from None
+    study = Study.of(seat.study)
+    return seat.participant, study, study_definition(db, study), seat
+
+
+def exit_values(definition: StudyDefinition, status: str, now: Any) -> dict[str, Any]:
+    """The participant's fields when they leave with ``status``: its code, the time."""
+    return {
+        "stage": "exit",
+        "exit_status": status,
+        "exit_code": definition.model.exit.codes[status],  # type: ignore[index]
+        "finished_at": now,
+    }
+
+
+__all__ = ["exit_values", "participant", "seat_of", "token_hash"]

@@ -1,0 +1,236 @@
+"""The researcher's live view of a study, and their acts on one participant.
+
+:func:`study_monitor` says where everyone is (consent, lobby, room, idle, done), which groups run
+with who in each seat, and attrition by condition with a Wilson 95% interval.
+:func:`message_participant` writes in the help channel (the participant's page shows it);
+:func:`remove_participant` sends a participant out with the ``removed`` code (their seat is
+handled by the study's dropout rule). Both need the moderator role and are in the study's log
+with who did them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import storage
+from conversation.access.roles import Action, Actor, require, who
+from conversation.exceptions import ConversationValueError
+from conversation.rooms.boundary import translated
+from conversation.study.identity import exit_values
+from conversation.study.launch import Study, get_study, study_definition
+from conversation.study.seats import apply_seat_rule
+from conversation.text.limits import MAX_STOP_REASON_CHARS, check_message, check_text
+
+
+@dataclass(frozen=True, slots=True)
+class MonitorRow:
+    participant_id: int
+    pseudonym: str
+    stage: str
+    where: str  # consent, pre_survey, lobby, room, post_survey, idle or done
+    condition: str | None
+    seat: str | None
+    room_id: int | None
+    exit_status: str | None
+    idle_seconds: float
+    joined_at: datetime
+    help_unread: int
+
+
+@dataclass(frozen=True, slots=True)
+class AttritionRow:
+    condition: str
+    assigned: int
+    completed: int
+    dropped: int
+    rate: float | None  # dropped / assigned
+    low: float | None
+    high: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupRow:
+    group_id: int
+    condition: str
+    number: int
+    room_id: int | None
+    seats: dict[str, str]  # seat -> pseudonym, "agent" or "left"
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class Monitor:
+    study: Study
+    rows: list[MonitorRow]
+    attrition: list[AttritionRow]
+    groups: list[GroupRow]
+    lobby: int
+    in_rooms: int
+    done: int
+
+
+def wilson(successes: int, n: int, z: float = 1.959964) -> tuple[float | None, float | None]:
+    """The Wilson score interval of a proportion (None, None for n = 0)."""
+    if n == 0:
+        return None, None
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def study_monitor(db: storage.Database, code: str, *, now: datetime | None = None) -> Monitor:
+    """Where everyone is now (see the module docstring)."""
+    study = get_study(db, code)
+    definition = study_definition(db, study)
+    now = now or db.now()
+    people = storage.list_participants(db, study.id)
+    groups = storage.list_groups(db, study.id)
+    rooms = {g.id: g.room_id for g in groups}
+    helps = storage.study_events(db, study.id, kinds={"help"})
+    idle_after = timedelta(seconds=2 * definition.model.participants.heartbeat_seconds)
+    rows = []
+    for p in people:
+        idle = now - p.last_seen_at
+        where = "done" if p.stage == "exit" else "idle" if idle > idle_after else p.stage
+        rows.append(
+            MonitorRow(
+                int(p.id or 0),
+                p.pseudonym,
+                p.stage,
+                where,
+                p.condition,
+                p.seat,
+                rooms.get(p.group_id),
+                p.exit_status,
+                max(0.0, idle.total_seconds()),
+                p.joined_at,
+                _unread(helps, int(p.id or 0)),
+            )
+        )
+    names = {p.id: p.pseudonym for p in people}
+    return Monitor(
+        study=study,
+        rows=rows,
+        attrition=attrition(people, [c.label for c in definition.conditions]),
+        groups=[
+            GroupRow(
+                int(g.id or 0),
+                g.condition,
+                g.number,
+                g.room_id,
+                {
+                    s: names.get(h, str(h)) if isinstance(h, int) else str(h)
+                    for s, h in g.seats.items()
+                },
+                g.status,
+            )
+            for g in groups
+        ],
+        lobby=sum(p.stage == "lobby" for p in people),
+        in_rooms=sum(p.stage == "room" for p in people),
+        done=sum(p.stage == "exit" for p in people),
+    )
+
+
+def _unread(helps: list[Any], participant_id: int) -> int:
+    unread = 0
+    for event in helps:
+        if event.participant_id != participant_id:
+            continue
+        unread = 0 if (event.data or {}).get("from") == "researcher" else unread + 1
+    return unread
+
+
+def attrition(people: list[Any], conditions: list[str]) -> list[AttritionRow]:
+    """Per condition: people assigned, completed, dropped; the dropout rate with its interval."""
+    rows = []
+    for label in conditions:
+        assigned = [p for p in people if p.condition == label]
+        done = sum(p.exit_status == "completed" for p in assigned)
+        dropped = sum(p.exit_status == "dropped" for p in assigned)
+        low, high = wilson(dropped, len(assigned))
+        rate = dropped / len(assigned) if assigned else None
+        rows.append(AttritionRow(label, len(assigned), done, dropped, rate, low, high))
+    return rows
+
+
+def _member(db: storage.Database, study: Study, participant_id: Any) -> Any:
+    if not isinstance(participant_id, int) or isinstance(participant_id, bool):
+        raise ConversationValueError(f"participant_id={participant_id!r} must be a whole number")
+    try:
+        person = storage.get_participant(db, participant_id)
+    except storage.ParticipantNotFound:
+        person = None
+    if person is None or person.study_id != study.id:
+        raise ConversationValueError(f"participant {participant_id} is not in study {study.code!r}")
+    return person
+
+
+def message_participant(
+    db: storage.Database, code: str, participant_id: int, text: Any, *, actor: Actor | None = None
+) -> None:
+    """A help message to one participant (their page shows it)."""
+    require(actor, Action.MODERATE)
+    study = get_study(db, code)
+    person = _member(db, study, participant_id)
+    check_message(text)
+    with translated():
+        storage.record_study_event(
+            db,
+            study.id,
+            "help",
+            participant_id=int(person.id),
+            data={"from": "researcher", "text": text, "by": who(actor, "researcher")},
+        )
+
+
+def remove_participant(
+    db: storage.Database,
+    code: str,
+    participant_id: int,
+    *,
+    reason: str = "",
+    actor: Actor | None = None,
+) -> bool:
+    """Send a participant out with the ``removed`` code; their seat, if they held one, is
+    handled by the study's dropout rule. False when they had already left."""
+    require(actor, Action.CONTROL)
+    study = get_study(db, code)
+    definition = study_definition(db, study)
+    person = _member(db, study, participant_id)
+    check_text(reason, "reason", MAX_STOP_REASON_CHARS, empty=True)
+    stages = {"consent", "pre_survey", "lobby", "room", "post_survey"}
+    data = {"reason": reason, "by": who(actor, "researcher"), "stage": person.stage}
+    with translated():
+        moved = storage.update_participant(
+            db,
+            int(person.id),
+            expected_stages=stages,
+            event=("removed", data),
+            **exit_values(definition, "removed", db.now()),
+        )
+    if moved is None:
+        return False
+    if person.stage == "room" and person.group_id is not None:
+        group = storage.get_group(db, int(person.group_id))
+        if group.status == "running":
+            rule = definition.model.participants.on_dropout
+            apply_seat_rule(db, study, definition, group, str(person.seat), rule)
+    return True
+
+
+__all__ = [
+    "AttritionRow",
+    "GroupRow",
+    "Monitor",
+    "MonitorRow",
+    "attrition",
+    "message_participant",
+    "remove_participant",
+    "study_monitor",
+    "wilson",
+]

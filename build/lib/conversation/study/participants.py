@@ -1,0 +1,250 @@
+"""The participant's acts: join by the link, consent or decline, answer a survey, say "still
+here", post in their room, write to the researcher.
+
+Every act takes the participant's token; only its sha256 is stored or looked up (a forged token
+is :class:`NotAParticipant`). Stage changes are conditional, so two tabs doing the same thing at
+once change it once. A post passes the same door as the researcher's (``rooms.posting``: the
+message rule of ``text.limits``, a person's name, one write) and is rate limited per participant;
+its provenance in the room's log is ``participant <pseudonym>``, never a recruitment id.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import storage
+from conversation.access.roles import Actor, Role
+from conversation.exceptions import ConversationValueError
+from conversation.rooms.boundary import translated
+from conversation.rooms.posting import post_message
+from conversation.study.clock import is_full
+from conversation.study.errors import StudyRefused, TooFast, WrongStage
+from conversation.study.identity import exit_values, participant, seat_of, token_hash
+from conversation.study.launch import get_study, study_definition
+from conversation.study.surveys import checked_answers
+from conversation.study.view import participant_view
+from conversation.text.limits import MAX_REQUEST_ID_CHARS, check_message, check_text
+
+#: Prolific's query parameters: the participant's recruitment id first.
+RECRUITMENT_KEYS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")
+#: Parameters of the link itself, never kept as labels.
+LINK_KEYS = frozenset({"study", "p", "token"})
+MAX_LABELS = 30
+MAX_LABEL_KEY = 64
+MAX_LABEL_VALUE = 500
+#: Where a room no longer takes a participant's message.
+CLOSED_ROOM = frozenset({"stopped", "terminated", "failed", "paused"})
+
+
+@dataclass(frozen=True, slots=True)
+class ParticipantToken:
+    """What ``join`` hands the page: the token to keep (in the page's URL), the participant's
+    id and pseudonym, and whether they were already in (a reload, a second tab, the same PID)."""
+
+    token: str
+    participant_id: int
+    pseudonym: str
+    resumed: bool
+
+
+def split_labels(labels: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+    """``(labels, recruitment)`` from a link's query parameters: Prolific's ids apart, the
+    link's own parameters dropped, every key and value bounded text."""
+    if not isinstance(labels, Mapping):
+        raise ConversationValueError("labels must map query parameter names to values")
+    kept: dict[str, str] = {}
+    recruitment: dict[str, str] = {}
+    for key, value in labels.items():
+        if key in LINK_KEYS:
+            continue
+        if isinstance(value, list | tuple):  # a repeated parameter: its first value
+            value = value[0] if value else ""
+        check_text(key, "a link parameter's name", MAX_LABEL_KEY, one_line=True)
+        check_text(value, f"link parameter {key!r}", MAX_LABEL_VALUE, one_line=True, empty=True)
+        (recruitment if key in RECRUITMENT_KEYS else kept)[key] = value
+    if len(kept) > MAX_LABELS:
+        raise ConversationValueError(f"the link holds {len(kept)} parameters; at most {MAX_LABELS}")
+    return kept, recruitment
+
+
+def join(db: storage.Database, code: Any, labels: Mapping[str, Any]) -> ParticipantToken:
+    """A person arrives by the link ``?study=<code>&...``. The same ``PROLIFIC_PID`` gets the
+    same participant (``resumed``), never a second seat. :class:`StudyRefused` when the study
+    is unknown, locked, closed or full."""
+    study = get_study(db, code)
+    kept, recruitment = split_labels(labels)
+    full = is_full(db, study, study_definition(db, study))
+    pid = recruitment.get("PROLIFIC_PID") or None
+    token = secrets.token_urlsafe(24)
+    with translated():
+        admission = storage.admit_participant(
+            db,
+            study.id,
+            token_hash=token_hash(token),
+            pseudonym=f"p-{secrets.token_hex(4)}",
+            recruitment_id=pid,
+            recruitment=recruitment or None,
+            labels=kept or None,
+            stage="consent",
+            cap=0 if full else study.cap,  # full: only someone already in gets back in
+        )
+    if admission.participant is None:
+        raise StudyRefused(admission.refused or "closed")
+    person = admission.participant
+    return ParticipantToken(token, int(person.id or 0), person.pseudonym, admission.resumed)
+
+
+def give_consent(db: storage.Database, token: str) -> Any:
+    """Consent given: on to the pre-survey, or the lobby when there is none."""
+    person, study, definition = participant(db, token)
+    now = db.now()
+    if definition.model.pre_survey:
+        fields: dict[str, Any] = {"stage": "pre_survey"}
+    else:
+        fields = {"stage": "lobby", "lobby_at": now}
+    _move(db, person, "consent", ("consented", None), "consent", consented_at=now, **fields)
+    return _view(db, token)
+
+
+def decline(db: storage.Database, token: str) -> Any:
+    """Consent declined: the participant leaves with the ``declined`` code."""
+    person, _, definition = participant(db, token)
+    exit_fields = exit_values(definition, "declined", db.now())
+    _move(db, person, "consent", ("declined", None), "decline", **exit_fields)
+    return _view(db, token)
+
+
+def answer_survey(db: storage.Database, token: str, answers: Mapping[str, Any]) -> Any:
+    """The answers of the current survey (every question answered, each by its type): the
+    pre-survey leads to the lobby, the post-survey to the exit with the ``completed`` code."""
+    person, _, definition = participant(db, token)
+    now = db.now()
+    if person.stage == "pre_survey":
+        checked = checked_answers(definition.model.pre_survey, answers)
+        fields = {"pre_survey": checked, "stage": "lobby", "lobby_at": now}
+    elif person.stage == "post_survey":
+        checked = checked_answers(definition.model.post_survey, answers)
+        fields = {"post_survey": checked, **exit_values(definition, "completed", now)}
+    else:
+        raise WrongStage(person.stage, "answer a survey")
+    event = ("answered", {"survey": person.stage.removesuffix("_survey")})
+    _move(db, person, person.stage, event, "answer a survey", **fields)
+    return _view(db, token)
+
+
+def heartbeat(db: storage.Database, token: str, *, now: Any = None) -> None:
+    """The page says the participant is still here (every ``heartbeat_seconds``)."""
+    person, _, _ = participant(db, token)
+    if person.stage == "exit":
+        return
+    with translated():
+        storage.update_participant(db, int(person.id), last_seen_at=now or db.now())
+
+
+def post_as_participant(
+    db: storage.Database, token: str, text: Any, *, request_id: str | None = None
+) -> int:
+    """Post ``text`` in the participant's room as their seat (a human message with the
+    participant's provenance); returns its seq. :class:`WrongStage` outside a running room,
+    :class:`TooFast` over the study's rate, ``ConversationValueError`` for a refused text."""
+    person, study, definition, seat = seat_of(db, token)  # one read for all the checks
+    check_message(text)
+    if request_id is not None:
+        check_text(request_id, "request_id", MAX_REQUEST_ID_CHARS - 40, one_line=True)
+    room_id = _open_room(person, seat)
+    rate = definition.model.participants.rate
+    actor = Actor(identity=f"participant {person.pseudonym}", role=Role.MODERATOR)
+    # The rate count and the message are one write transaction (a refused post counts nothing;
+    # a post proves presence: no write of its own for it).
+    charge = storage.PostRate(int(person.id), time.time(), rate.seconds, rate.messages, db.now())
+    try:
+        event = post_message(
+            db,
+            room_id,
+            text,
+            speaker=person.seat,
+            request_id=f"participant-{person.id}-{request_id}" if request_id else None,
+            actor=actor,
+            config=seat.room_config,
+            charge=charge,
+        )
+    except storage.RateLimited as limited:
+        raise TooFast(limited.wait) from None
+    return int(event.seq)
+
+
+def _open_room(person: Any, seat: storage.ParticipantSeat) -> int:
+    if person.stage != "room" or person.group_id is None:
+        raise WrongStage(person.stage, "post a message")
+    if seat.group_status != "running" or seat.room_id is None:
+        raise WrongStage("post_survey", "post a message")
+    if seat.room_status in CLOSED_ROOM:
+        raise ConversationValueError(
+            "The conversation is paused; please wait."
+            if seat.room_status == "paused"
+            else "The conversation has ended."
+        )
+    return int(seat.room_id)
+
+
+def message_researcher(db: storage.Database, token: str, text: Any) -> None:
+    """A help message to the researcher (the monitor shows it); rate limited like posts."""
+    person, study, definition = participant(db, token)
+    check_message(text)
+    rate = definition.model.participants.rate
+    with translated():
+        wait = storage.note_post(
+            db, int(person.id), now=time.time(), window=rate.seconds, limit=rate.messages
+        )
+        if wait:
+            raise TooFast(wait)
+        storage.record_study_event(
+            db,
+            study.id,
+            "help",
+            participant_id=int(person.id),
+            data={"from": "participant", "text": text},
+        )
+
+
+def _move(
+    db: storage.Database,
+    person: Any,
+    from_stage: str,
+    event: tuple[str, Any],
+    act: str,
+    /,
+    **fields: Any,
+) -> None:
+    """Change the participant's fields if they are still at ``from_stage``; a second tab that
+    already did the same is fine, anything else is :class:`WrongStage`."""
+    with translated():
+        moved = storage.update_participant(
+            db, int(person.id), expected_stages={from_stage}, event=event, **fields
+        )
+    if moved is None:
+        current = storage.get_participant(db, int(person.id)).stage
+        if current != fields.get("stage"):  # a second tab did the same thing: nothing to do
+            raise WrongStage(current, act)
+
+
+def _view(db: storage.Database, token: str) -> Any:
+    return participant_view(db, token)
+
+
+__all__ = [
+    "RECRUITMENT_KEYS",
+    "ParticipantToken",
+    "answer_survey",
+    "decline",
+    "give_consent",
+    "heartbeat",
+    "join",
+    "message_researcher",
+    "post_as_participant",
+    "split_labels",
+]

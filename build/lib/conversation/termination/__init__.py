@@ -1,0 +1,52 @@
+"""When a room stops: composable conditions (``|``, ``&``) over the room's state, reasons as
+data, and budgets (pure)."""
+
+from conversation.termination.budget import Budget, Spend, format_dollars
+from conversation.termination.conditions import (
+    AllAgreed,
+    AllOf,
+    AllSpoken,
+    AnyOf,
+    ContestedEscalation,
+    Convergence,
+    External,
+    MaxMessages,
+    MaxTurns,
+    RoomState,
+    StopDecision,
+    StoppingFunction,
+    Supervisor,
+    TerminationCondition,
+    TextMention,
+    TokenBudget,
+    TokenUsage,
+    describe_termination,
+    termination_from_dict,
+    termination_turn_bound,
+)
+
+__all__ = [
+    "AllAgreed",
+    "AllOf",
+    "AllSpoken",
+    "AnyOf",
+    "Budget",
+    "ContestedEscalation",
+    "Convergence",
+    "External",
+    "MaxMessages",
+    "MaxTurns",
+    "RoomState",
+    "Spend",
+    "StopDecision",
+    "StoppingFunction",
+    "Supervisor",
+    "TerminationCondition",
+    "TextMention",
+    "TokenBudget",
+    "TokenUsage",
+    "describe_termination",
+    "format_dollars",
+    "termination_from_dict",
+    "termination_turn_bound",
+]
