@@ -12,7 +12,6 @@ __all__ = [
     "access",
     "bootstrap",
     "experiments",
-    "library",
     "manage",
     "params",
     "participant",

@@ -283,7 +283,7 @@ WARM_UP_MODULES = HOME_WARM_UP_MODULES + (
     "ui.results.charts",
     "ui.results.condition_charts",
     "ui.room.live",
-    "ui.library",
+    "conversation.library.agents_file",
     "ui.room.forms",
     "scipy.special",  # the Statistics tab's t intervals (conversation.analysis.statistics)
     "scipy.stats",  # its bootstrap intervals

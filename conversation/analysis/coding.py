@@ -20,7 +20,8 @@ from typing import Any, TypeVar
 
 import storage
 from conversation.access import Action, require
-from conversation.exceptions import ConversationValueError, StorageUnavailableError
+from conversation.boundary import storage_errors
+from conversation.exceptions import ConversationValueError
 
 T = TypeVar("T")
 
@@ -55,13 +56,8 @@ class Tag:
 
 
 def _call(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Storage's refusals as the project's errors (the same translation as the rooms' boundary)."""
-    try:
-        return call(*args, **kwargs)
-    except (storage.RecordNotFound, storage.StorageValueError) as exc:
-        raise ConversationValueError(str(exc)) from exc
-    except storage.DatabaseUnavailable as exc:
-        raise StorageUnavailableError(str(exc)) from exc
+    """Storage's refusals as the project's errors (the rooms' boundary)."""
+    return storage_errors(call, *args, **kwargs)
 
 
 def codebook_owner(db: storage.Database, room_id: int) -> dict[str, int]:

@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_delay
 
 import storage
+from conversation.boundary import storage_errors
 from conversation.exceptions import ConversationValueError
 from conversation.models.limits import provider_key
 from conversation.models.retries import RATE_PAUSE, http_status, outage_seconds
@@ -84,10 +85,13 @@ def parse_rate_limits(text: str) -> dict[str, storage.RateLimit]:
                 f"{RATE_LIMITS_ENV}: {pattern!r} needs a positive rpm or tpm, e.g. '60rpm'"
             )
         try:
-            limits[pattern] = storage.RateLimit(
-                rpm=values.get("rpm"), tpm=values.get("tpm"), burst_seconds=values.get("s", 1.0)
+            limits[pattern] = storage_errors(
+                storage.RateLimit,
+                rpm=values.get("rpm"),
+                tpm=values.get("tpm"),
+                burst_seconds=values.get("s", 1.0),
             )
-        except storage.StorageValueError as exc:
+        except ConversationValueError as exc:
             raise ConversationValueError(f"{RATE_LIMITS_ENV}: {pattern!r}: {exc}") from None
     return limits
 

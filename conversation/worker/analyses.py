@@ -22,6 +22,8 @@ import time
 
 import storage
 from conversation.analysis.runs import ANALYSIS_CHUNK, ANSWER_CLAIM_SECONDS, ask_next
+from conversation.boundary import translated
+from conversation.exceptions import StorageUnavailableError
 from conversation.worker.takeover import gone_owners
 from settings import SETTINGS
 
@@ -87,9 +89,10 @@ class AnalysisRunner:
         backoff = 0.0
         while not self._stop.is_set():
             try:
-                asked = self.run_once()
+                with translated():
+                    asked = self.run_once()
                 backoff = 0.0
-            except storage.DatabaseUnavailable as exc:
+            except StorageUnavailableError as exc:
                 backoff = min(max(backoff * 2, self.poll_interval), 30.0)
                 log.warning("database unavailable, retrying in %.2f s: %s", backoff, exc)
                 self._stop.wait(backoff)

@@ -121,7 +121,7 @@ class MessageTag(SQLModel, table=True):
 
 
 class JudgeRubric(SQLModel, table=True):
-    """One version of a rubric (``conversation.analysis.rubrics``): its name, the unit it scores,
+    """One version of a rubric (``conversation.analysis.judges.rubrics``): its name, the unit it scores,
     its content hash and its definition. A rubric belongs to an experiment (its rooms are scored
     with it) or to none. An edit stores a new row; scores keep the row they were asked under."""
 

@@ -1,1 +1,0 @@
-"""Numbered revisions (0001, 0002, ...), each applied in one transaction."""
