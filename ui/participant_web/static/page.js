@@ -22,6 +22,7 @@
     source: null,
     retry: 1000,
     sending: false,
+    follow: true,        // the chat shows its newest message (the person has not scrolled up)
     requestId: null,
     requestText: null,
   };
@@ -284,6 +285,7 @@
   function toBottom() {
     const chat = $("chat");
     chat.scrollTop = chat.scrollHeight;
+    state.follow = true;
     $("newer").hidden = true;
     // On a phone the page itself scrolls too: the newest message and the box stay in view.
     const composer = $("composer");
@@ -321,7 +323,7 @@
 
   function addMessage(message) {
     if (state.messages.has(message.seq)) return;
-    const follow = atBottom();
+    const follow = state.follow;
     const draft = state.drafts.get(message.seq);
     let li;
     if (draft) {
@@ -342,7 +344,7 @@
   function setDraft(draft) {
     if (state.messages.has(draft.seq)) return;
     let li = state.drafts.get(draft.seq);
-    const follow = atBottom();
+    const follow = state.follow;
     if (!li) {
       li = document.createElement("li");
       li.setAttribute("aria-busy", "true");  // read once, when it is complete
@@ -435,7 +437,17 @@
     $("message").addEventListener("keydown", (event) => {
       if (event.key === "Enter" && !event.shiftKey && !event.isComposing) { event.preventDefault(); send(); }
     });
-    $("chat").addEventListener("scroll", () => { if (atBottom()) $("newer").hidden = true; });
+    $("chat").addEventListener("scroll", () => {
+      state.follow = atBottom();
+      if (state.follow) $("newer").hidden = true;
+    });
+    if (window.ResizeObserver) {
+      // The chat's size or content changed (a line above it came or went, a message wrapped):
+      // one that showed its newest message still does.
+      const keep = new ResizeObserver(() => { if (state.follow) $("chat").scrollTop = $("chat").scrollHeight; });
+      keep.observe($("chat"));
+      keep.observe($("messages"));
+    }
     $("newer").addEventListener("click", () => { toBottom(); $("message").focus(); });
     $("help-form").addEventListener("submit", async (event) => {
       event.preventDefault();
@@ -449,9 +461,7 @@
     $("copy").addEventListener("click", copyCode);
     if (window.visualViewport) {
       // A phone's keyboard opening shrinks the view: keep the newest message in sight.
-      let follow = true;
-      window.visualViewport.addEventListener("resize", () => { if (follow && state.view && state.view.stage === "room") toBottom(); });
-      $("chat").addEventListener("scroll", () => { follow = atBottom(); });
+      window.visualViewport.addEventListener("resize", () => { if (state.follow && state.view && state.view.stage === "room") toBottom(); });
     }
     setInterval(tick, 1000);
   }
