@@ -420,7 +420,7 @@ def table(args: Any, sizes: list[int]) -> None:
                 figures["cpu_per_participant_minute"],
             )
         )
-    print(f"setting: {describe(args)}")
+    print(f"setting: {describe(args)}; {args.rate:g} messages per person per minute")
     print(
         "| people | p50 s | p95 s | lost | floor p50 s | floor max s | app CPU | CPU s/person/min |"
     )
