@@ -46,7 +46,6 @@ import tempfile
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +54,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from live_view import cpu_seconds, start_server  # noqa: E402
+from participant_client import PageClient  # noqa: E402
 
 TABLE = (24, 50, 100, 200, 400)
 
@@ -91,61 +91,6 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-@dataclass
-class Client:
-    """One participant: their token, the URL they reach and when each text reached them."""
-
-    number: int
-    url: str
-    token: str = ""
-    seat: str = ""
-    stage: str = ""
-    seen: dict[str, float] = field(default_factory=dict)
-    connected: asyncio.Event = field(default_factory=asyncio.Event)
-    task: asyncio.Task[None] | None = None
-    closed: bool = False
-
-    async def join(self, http: Any, code: str) -> None:
-        answer = await http.post(
-            f"{self.url}/study/api/join",
-            json={"study": code, "params": {"PROLIFIC_PID": f"load-{self.number}"}},
-        )
-        answer.raise_for_status()
-        self.token = answer.json()["token"]
-        consented = await self.act(http, "consent", agree=True)
-        consented.raise_for_status()
-
-    async def act(self, http: Any, path: str, **body: Any) -> Any:
-        return await http.post(
-            f"{self.url}/study/api/{path}", json=body, headers={"X-Participant-Token": self.token}
-        )
-
-    async def listen(self, http: Any) -> None:
-        """The page's event stream, read until it ends: every text's first arrival."""
-        name = None
-        try:
-            async with http.stream(
-                "GET", f"{self.url}/study/api/events", params={"p": self.token}
-            ) as response:
-                self.connected.set()
-                async for line in response.aiter_lines():
-                    if line.startswith("event:"):
-                        name = line[6:].strip()
-                    elif line.startswith("data:") and name is not None:
-                        self._event(name, json.loads(line[5:]))
-                        name = None
-        except Exception as exc:  # noqa: BLE001 - said at the end
-            say(f"person {self.number}'s stream ended: {type(exc).__name__}: {exc}")
-        finally:
-            self.closed = True
-
-    def _event(self, name: str, data: Any) -> None:
-        if name == "message":
-            self.seen.setdefault(data["content"], time.time())
-        elif name == "view":
-            self.stage, self.seat = data["stage"], data.get("seat") or ""
-
-
 async def run_load(urls: list[str], code: str, db_url: str, args: Any, pids: list[int]) -> dict:
     import httpx
 
@@ -153,17 +98,22 @@ async def run_load(urls: list[str], code: str, db_url: str, args: Any, pids: lis
     limits = httpx.Limits(max_connections=people * 3 + 20, max_keepalive_connections=people * 2)
     timeout = httpx.Timeout(60.0, read=None)
     async with httpx.AsyncClient(limits=limits, timeout=timeout) as http:
-        clients = [Client(n, urls[n % len(urls)]) for n in range(people)]
+        clients = [PageClient(http, urls[n % len(urls)]) for n in range(people)]
+
+        async def arrive(n: int) -> None:
+            await clients[n].join(code, {"PROLIFIC_PID": f"load-{n}"})
+            (await clients[n].act("consent", agree=True)).raise_for_status()
+
         for start in range(0, people, 25):  # people arrive in waves, not all in one instant
-            await asyncio.gather(*(c.join(http, code) for c in clients[start : start + 25]))
+            await asyncio.gather(*(arrive(n) for n in range(start, min(people, start + 25))))
         say(f"{people} people joined and consented")
         for client in clients:
-            client.task = asyncio.create_task(client.listen(http))
+            client.listen()
         await asyncio.gather(*(c.connected.wait() for c in clients))
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline and not all(c.stage == "room" for c in clients):
             await asyncio.sleep(0.2)
-        waiting = [c.number for c in clients if c.stage != "room"]
+        waiting = [n for n, c in enumerate(clients) if c.stage != "room"]
         if waiting:
             raise SystemExit(f"not seated after 300 s: {waiting[:10]}")
         partner = partners(db_url, code, people)
@@ -191,9 +141,10 @@ async def run_load(urls: list[str], code: str, db_url: str, args: Any, pids: lis
         wall = time.monotonic() - wall_before
         cpu = sum(cpu_seconds(pid) for pid in pids) - cpu_before
         mine = (time.process_time() - mine_before) / wall
-        for client in clients:
-            if client.task is not None:
-                client.task.cancel()
+        lost_streams = [n for n, c in enumerate(clients) if c.reconnects]
+        if lost_streams:
+            say(f"streams that had to reconnect: {lost_streams[:10]}")
+        await asyncio.gather(*(c.close() for c in clients))
     missing = [t for t, (to, _) in sent.items() if t not in clients[to].seen]
     if missing:
         say(f"never seen by their partner: {missing[:5]}{' ...' if len(missing) > 5 else ''}")
@@ -209,13 +160,15 @@ async def run_load(urls: list[str], code: str, db_url: str, args: Any, pids: lis
     }
 
 
-async def post(http: Any, client: Client, text: str) -> None:
-    answer = await client.act(http, "post", text=text, request_id=uuid.uuid4().hex)
+async def post(http: Any, client: PageClient, text: str) -> None:
+    answer = await client.post(text)
     if answer.status_code != 200:
-        say(f"person {client.number}'s post refused: {answer.status_code} {answer.text[:200]}")
+        say(f"a post refused: {answer.status_code} {answer.text[:200]}")
 
 
-async def measure_floor(http: Any, clients: list[Client], partner: dict[int, int]) -> list[float]:
+async def measure_floor(
+    http: Any, clients: list[PageClient], partner: dict[int, int]
+) -> list[float]:
     """One pair, one message at a time, everyone else connected and quiet."""
     delays = []
     sender = clients[0]
