@@ -93,8 +93,8 @@ class Person:
             "https://app.prolific.com/**",
             lambda route: route.fulfill(status=200, body="Prolific stand-in"),
         )
+        self.context.on("request", self._record)  # every page of this person: tabs too
         self.page = self.context.new_page()
-        self.page.on("request", self._record)
         self.errors: list[str] = []
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.goto(f"{server.url}/participate?study={code}&PROLIFIC_PID={pid}")

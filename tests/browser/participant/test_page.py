@@ -20,6 +20,7 @@ from tests.browser.participant.conftest import (
     Person,
     end_rooms,
     launch,
+    token_of,
 )
 
 pytestmark = pytest.mark.browser
@@ -58,6 +59,18 @@ def test_two_people_through_the_whole_path_with_a_pushed_chat(
                 ana.wait_text(f"quick {n}")
         ana.wait_text("sending messages quickly")
         assert ana.message_box().input_value() == "quick 2"
+        # Another room's id, a researcher page and a forged token, from Ana's browser.
+        probe = ana.context.new_page()
+        token = token_of(ana)
+        probe.goto(f"{site_server.url}/participate?study={code}&p={token}&room=1")
+        probe.get_by_text("cannot open a room").wait_for()
+        probe.get_by_role("heading", name="You are").wait_for()
+        probe.goto(f"{site_server.url}/room?room=1&p={token}")
+        probe.get_by_text("not part of the study").wait_for()
+        assert "Hello from Ana" not in probe.inner_text("body")
+        probe.goto(f"{site_server.url}/participate?study={code}&p=forged-{token[::-1]}")
+        probe.get_by_text("This link is not valid").wait_for()
+        probe.close()
         # The room ends: the post-survey, then the code, the copy button and the redirect.
         end_rooms(site_db, code)
         ana.wait_text("A few last questions")

@@ -63,7 +63,7 @@
     }
     const labels = {};
     for (const [key, value] of params.entries()) {
-      if (key !== "study" && key !== "p" && !(key in labels)) labels[key] = value;
+      if (key !== "study" && key !== "p" && key !== "room" && !(key in labels)) labels[key] = value;
     }
     const answer = await call("/study/api/join", { study: code, params: labels });
     if (!answer.ok) {
@@ -490,5 +490,9 @@
   }
 
   wire();
+  if (params.has("room")) {
+    // A link with a room's id: the page never opens a room by id, only the person's own.
+    $("link-notice").textContent = "A study link cannot open a room: you only see your own conversation.";
+  }
   if (state.token) listen(); else join();
 })();
