@@ -83,9 +83,18 @@ WARM_UP_WAIT_SECONDS = 5.0
 WARM_UP_AFTER_FIRST_PAGE_SECONDS = 2.0
 
 
-def _navigation(position: str = "sidebar") -> StreamlitPage:
+def _navigation(position: str = "sidebar", *, icons: bool = True) -> StreamlitPage:
+    """The screens' navigation. ``icons=False`` for a participant's session: a ``:material/...:``
+    icon becomes the page's favicon, fetched from fonts.gstatic.com, and a participant's browser
+    asks no host but the study's own (even on a researcher's page it only refuses)."""
     pages = [
-        st.Page(s.path, title=s.title, icon=s.icon, url_path=s.url_path, default=i == 0)
+        st.Page(
+            s.path,
+            title=s.title,
+            icon=s.icon if icons else None,
+            url_path=s.url_path,
+            default=i == 0,
+        )
         for i, s in enumerate(SCREENS)
     ]
     pages.append(_participant_page())  # registered everywhere, never listed
@@ -159,7 +168,7 @@ def run_app() -> None:
 
     if participant_visit():
         # Before sign-in: a participant never signs in, and never sees the researcher's pages.
-        _participant_app(_navigation(position="hidden"))
+        _participant_app(_navigation(position="hidden", icons=False))
         return
     if not access.admitted():
         st.set_page_config(page_title=APP_TITLE, page_icon="💬", layout="centered")
