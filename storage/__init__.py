@@ -90,12 +90,15 @@ from storage.errors import (
     ExperimentNotFound,
     InvalidTransition,
     LeaseLost,
+    ParticipantNotFound,
+    RateLimited,
     RecordInUse,
     RecordNotFound,
     RequestIdConflict,
     RoomNotFound,
     StorageError,
     StorageValueError,
+    StudyNotFound,
     UnsupportedDatabaseVersion,
 )
 from storage.events import (
@@ -185,13 +188,10 @@ from storage.scale import (
 from storage.secret_guard import check_no_secrets
 from storage.studies import (
     Admission,
-    ParticipantNotFound,
     ParticipantSeat,
     ParticipantState,
     PostRate,
-    RateLimited,
     StudyCounts,
-    StudyNotFound,
     admit_participant,
     create_study,
     form_group,
