@@ -168,3 +168,25 @@ def test_a_participants_seat_in_one_read(db: storage.Database) -> None:
     assert seat.participant == storage.participant_by_token(db, token_hash(a.token))
     with pytest.raises(storage.ParticipantNotFound):
         storage.participant_seat(db, token_hash("forged"))
+
+
+def test_a_stage_move_the_table_never_allows_is_refused_and_writes_nothing(
+    db: storage.Database,
+) -> None:
+    """Every stage written is checked against ``vocabulary.STAGE_TRANSITIONS``: nobody comes
+    back from the exit, nobody skips from consent into a room."""
+    study = launched(db)
+    token = S.join(db, study.code, {})
+    with pytest.raises(storage.InvalidTransition):
+        storage.update_participant(db, token.participant_id, stage="room")
+    with pytest.raises(storage.InvalidTransition):  # an expected stage the move never leaves
+        storage.update_participant(
+            db, token.participant_id, expected_stages={"consent", "exit"}, stage="lobby"
+        )
+    S.decline(db, token.token)
+    with pytest.raises(storage.InvalidTransition):
+        storage.update_participant(db, token.participant_id, stage="lobby")
+    person = storage.get_participant(db, token.participant_id)
+    assert (person.stage, person.exit_status) == ("exit", "declined")
+    with pytest.raises(storage.StorageValueError, match="must be one of"):
+        storage.update_participant(db, token.participant_id, stage="nowhere")
