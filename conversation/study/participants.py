@@ -11,13 +11,12 @@ its provenance in the room's log is ``participant <pseudonym>``, never a recruit
 from __future__ import annotations
 
 import secrets
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import storage
-from conversation.access.roles import Actor, Role
+from conversation.access.roles import Actor
 from conversation.exceptions import ConversationValueError
 from conversation.rooms.boundary import translated
 from conversation.rooms.posting import post_message
@@ -152,15 +151,14 @@ def post_as_participant(
     participant's provenance); returns its seq. :class:`WrongStage` outside a running room,
     :class:`TooFast` over the study's rate, ``ConversationValueError`` for a refused text."""
     person, study, definition, seat = seat_of(db, token)  # one read for all the checks
-    check_message(text)
     if request_id is not None:
         check_text(request_id, "request_id", MAX_REQUEST_ID_CHARS - 40, one_line=True)
     room_id = _open_room(person, seat)
     rate = definition.model.participants.rate
-    actor = Actor(identity=f"participant {person.pseudonym}", role=Role.MODERATOR)
+    actor = Actor.participant(person.pseudonym, str(person.seat))
     # The rate count and the message are one write transaction (a refused post counts nothing;
     # a post proves presence: no write of its own for it).
-    charge = storage.PostRate(int(person.id), time.time(), rate.seconds, rate.messages, db.now())
+    charge = storage.PostRate(int(person.id), rate.seconds, rate.messages, db.now())
     try:
         event = post_message(
             db,
@@ -197,9 +195,7 @@ def message_researcher(db: storage.Database, token: str, text: Any) -> None:
     check_message(text)
     rate = definition.model.participants.rate
     with translated():
-        wait = storage.note_post(
-            db, int(person.id), now=time.time(), window=rate.seconds, limit=rate.messages
-        )
+        wait = storage.note_post(db, int(person.id), window=rate.seconds, limit=rate.messages)
         if wait:
             raise TooFast(wait)
         storage.record_study_event(
