@@ -10,8 +10,9 @@ import hashlib
 from typing import Any
 
 import storage
+from conversation.rooms.boundary import translated
 from conversation.study.definition import StudyDefinition
-from conversation.study.errors import NotAParticipant
+from conversation.study.errors import REFUSALS, NotAParticipant
 from conversation.study.launch import Study, study_definition
 
 
@@ -31,10 +32,8 @@ def participant(db: storage.Database, token: Any) -> tuple[Any, Study, StudyDefi
 def seat_of(db: storage.Database, token: Any) -> tuple[Any, Study, StudyDefinition, Any]:
     """Like :func:`participant`, with where they sit (``storage.ParticipantSeat``: their
     group's status, their room's id, status and settings), from one read."""
-    try:
+    with translated(REFUSALS):
         seat = storage.participant_seat(db, token_hash(token))
-    except storage.ParticipantNotFound:
-        raise NotAParticipant() from None
     study = Study.of(seat.study)
     return seat.participant, study, study_definition(db, study), seat
 

@@ -18,7 +18,7 @@ from conversation.exceptions import ConversationValueError
 from conversation.experiments.design import experiment_budget
 from conversation.rooms.boundary import translated
 from conversation.study.definition import StudyDefinition, definition_from_dict
-from conversation.study.errors import StudyRefused
+from conversation.study.errors import REFUSALS, StudyRefused
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,10 +83,8 @@ def get_study(db: storage.Database, code: Any) -> Study:
     """The study of a link's code; :class:`StudyRefused` (``unknown``) when there is none."""
     if not isinstance(code, str) or not 0 < len(code) <= 40:
         raise StudyRefused("unknown")
-    try:
+    with translated(REFUSALS):
         return Study.of(storage.get_study(db, code))
-    except storage.StudyNotFound:
-        raise StudyRefused("unknown") from None
 
 
 def study_links(code: str, base_url: str = "http://localhost:8501") -> StudyLinks:

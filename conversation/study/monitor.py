@@ -161,12 +161,16 @@ def attrition(people: list[Any], conditions: list[str]) -> list[AttritionRow]:
 def _member(db: storage.Database, study: Study, participant_id: Any) -> Any:
     if not isinstance(participant_id, int) or isinstance(participant_id, bool):
         raise ConversationValueError(f"participant_id={participant_id!r} must be a whole number")
-    try:
+
+    def not_in_study(_: Any) -> ConversationValueError:
+        return ConversationValueError(
+            f"participant {participant_id} is not in study {study.code!r}"
+        )
+
+    with translated({storage.ParticipantNotFound: not_in_study}):
         person = storage.get_participant(db, participant_id)
-    except storage.ParticipantNotFound:
-        person = None
-    if person is None or person.study_id != study.id:
-        raise ConversationValueError(f"participant {participant_id} is not in study {study.code!r}")
+    if person.study_id != study.id:
+        raise not_in_study(person)
     return person
 
 

@@ -21,7 +21,7 @@ from conversation.exceptions import ConversationValueError
 from conversation.rooms.boundary import translated
 from conversation.rooms.posting import post_message
 from conversation.study.clock import is_full
-from conversation.study.errors import StudyRefused, TooFast, WrongStage
+from conversation.study.errors import REFUSALS, StudyRefused, TooFast, WrongStage
 from conversation.study.identity import exit_values, participant, seat_of, token_hash
 from conversation.study.launch import get_study, study_definition
 from conversation.study.surveys import checked_answers
@@ -159,7 +159,7 @@ def post_as_participant(
     # The rate count and the message are one write transaction (a refused post counts nothing;
     # a post proves presence: no write of its own for it).
     charge = storage.PostRate(int(person.id), rate.seconds, rate.messages, db.now())
-    try:
+    with translated(REFUSALS):
         event = post_message(
             db,
             room_id,
@@ -170,8 +170,6 @@ def post_as_participant(
             config=seat.room_config,
             charge=charge,
         )
-    except storage.RateLimited as limited:
-        raise TooFast(limited.wait) from None
     return int(event.seq)
 
 

@@ -15,8 +15,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import storage
+from conversation.rooms.boundary import translated
 from conversation.study.definition import StudyDefinition
-from conversation.study.errors import NotAParticipant
+from conversation.study.errors import REFUSALS
 from conversation.study.identity import token_hash
 from conversation.study.launch import Study, study_definition
 from conversation.study.turns import due_seat
@@ -104,13 +105,11 @@ def participant_view(
     """The participant's page now (see the module docstring), from one read of the database;
     :class:`NotAParticipant` for a token that is not one."""
     hashed = token_hash(token)
-    try:
+    with translated(REFUSALS):
         # The marker first: a change stored between the two reads is shown and still makes
         # the page read again once (``view_is_current``), never missed.
         marker = storage.participant_marker(db, hashed)
         state = storage.participant_state(db, hashed, group_kinds=set(_SEAT_NOTICES))
-    except storage.ParticipantNotFound:
-        raise NotAParticipant() from None
     person = state.participant
     definition = study_definition(db, Study.of(state.study))
     now = now or db.now()
@@ -163,10 +162,8 @@ def view_is_current(
         return False
     if view.changes_at is not None and (now or db.now()) >= view.changes_at:
         return False
-    try:
+    with translated(REFUSALS):
         return storage.participant_marker(db, token_hash(token)) == view.marker
-    except storage.ParticipantNotFound:
-        raise NotAParticipant() from None
 
 
 def _lobby(
