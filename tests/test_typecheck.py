@@ -14,7 +14,16 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.mark.slow
 def test_mypy_is_clean(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "mypy", "vocabulary", "conversation", "storage", "--cache-dir", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "vocabulary",
+            "conversation",
+            "storage",
+            "--cache-dir",
+            str(tmp_path),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,

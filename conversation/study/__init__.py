@@ -2,53 +2,24 @@
 human seats next to agent seats; people join by a link, consent, wait in a lobby, are assigned a
 condition and a seat by a recorded randomisation, chat, and leave with a completion code.
 
-``schema`` and ``definition``: the study file at the door; ``launch``: storing it and the
-researcher's switches; ``participants``: the participant's acts; ``view``: their page;
-``identity``: whose token it is; ``lobby``: the recorded randomisation; ``clock``: everything
-time-driven (``tick``); ``seats``: a seat its person left; ``turns``: human seats' turns;
-``monitor``: the researcher's view and acts; ``listing``: every study and its counts; ``exports``: the tables; ``cli``: ``python -m
-conversation.study validate|launch``.
+By concept: ``definition/`` (the study file at the door), ``record`` (a launched study and the
+definition in force), ``participant/`` (a participant's token, acts and page), ``clock/``
+(everything time-driven: ``tick``, the lobby's draw, seats people left, ordered turns),
+``researcher/`` (launch and switches, the listing, the monitor, the exports), ``errors`` (the
+refusals a participant reads) and ``cli`` (``python -m conversation.study validate|launch``).
 """
 
-from conversation.study.clock import TickReport, tick
-from conversation.study.definition import (
+from conversation.study.clock.lobby import Draw, draw_group
+from conversation.study.clock.ticks import TickReport, tick
+from conversation.study.definition.document import (
     StudyDefinition,
     definition_from_dict,
     load_definition,
     read_definition,
 )
+from conversation.study.definition.schema import DEFINITION_VERSION, EXIT_STATUSES
 from conversation.study.errors import NotAParticipant, StudyRefused, TooFast, WrongStage
-from conversation.study.exports import (
-    participants_table,
-    recruitment_table,
-    study_events_table,
-    survey_results,
-    transcripts_table,
-)
-from conversation.study.launch import (
-    Study,
-    StudyLinks,
-    close_study,
-    get_study,
-    launch_study,
-    lock_study,
-    set_cap,
-    study_links,
-    unlock_study,
-    update_definition,
-)
-from conversation.study.listing import StudySummary, list_studies
-from conversation.study.lobby import Draw, draw_group
-from conversation.study.monitor import (
-    AttritionRow,
-    GroupRow,
-    Monitor,
-    MonitorRow,
-    message_participant,
-    remove_participant,
-    study_monitor,
-)
-from conversation.study.participants import (
+from conversation.study.participant.acts import (
     RECRUITMENT_KEYS,
     ParticipantToken,
     answer_survey,
@@ -59,14 +30,41 @@ from conversation.study.participants import (
     message_researcher,
     post_as_participant,
 )
-from conversation.study.schema import DEFINITION_VERSION, EXIT_STATUSES
-from conversation.study.view import (
+from conversation.study.participant.view import (
     ExitInfo,
     HelpMessage,
     ParticipantView,
     SeenMessage,
     participant_view,
     view_is_current,
+)
+from conversation.study.record import Study, get_study
+from conversation.study.researcher.exports import (
+    participants_table,
+    recruitment_table,
+    study_events_table,
+    survey_results,
+    transcripts_table,
+)
+from conversation.study.researcher.launch import (
+    StudyLinks,
+    close_study,
+    launch_study,
+    lock_study,
+    set_cap,
+    study_links,
+    unlock_study,
+    update_definition,
+)
+from conversation.study.researcher.listing import StudySummary, list_studies
+from conversation.study.researcher.monitor import (
+    AttritionRow,
+    GroupRow,
+    Monitor,
+    MonitorRow,
+    message_participant,
+    remove_participant,
+    study_monitor,
 )
 
 __all__ = [

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from conversation.exceptions import ConversationError
-from conversation.study.definition import StudyDefinition, read_definition
+from conversation.study.definition.document import StudyDefinition, read_definition
 
 
 def summary(definition: StudyDefinition) -> str:
@@ -49,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _launch(definition: StudyDefinition, url: str, base_url: str) -> int:
     import storage
-    from conversation.study.launch import launch_study, study_links
+    from conversation.study.researcher.launch import launch_study, study_links
 
     with storage.Database(url) as db:
         study = launch_study(db, definition)

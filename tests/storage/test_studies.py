@@ -149,7 +149,7 @@ def test_lobby_timeouts_at_once_seat_everyone_once_with_agents(db: storage.Datab
 def test_a_participants_seat_in_one_read(db: storage.Database) -> None:
     """``participant_seat``: the person, their study and where they sit (the post's checks),
     or ``ParticipantNotFound`` for a token nobody holds."""
-    from conversation.study.identity import token_hash
+    from conversation.study.participant.identity import token_hash
     from tests.conversation.study.helpers import seated
 
     study = launched(db)

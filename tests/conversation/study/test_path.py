@@ -10,7 +10,7 @@ import storage
 from conversation import study as S
 from conversation.exceptions import ConversationValueError
 from conversation.rooms.room import Room
-from conversation.study.identity import token_hash
+from conversation.study.participant.identity import token_hash
 from tests.conversation.study.helpers import launched, seated, to_lobby
 
 
@@ -222,7 +222,7 @@ def test_a_private_message_to_an_agent_is_not_shown_to_the_participants(db) -> N
 def test_an_unpaced_agent_appears_at_once() -> None:
     from datetime import UTC, datetime, timedelta
 
-    from conversation.study.view import seen
+    from conversation.study.participant.view import seen
 
     class E:  # a committed agent message, as the log holds it
         kind, state, speaker, content, words, seq, visible_to, data = (
@@ -318,7 +318,7 @@ def test_a_participants_post_is_checked_by_the_message_rule_once_and_as_their_se
         actors.append(kwargs["actor"])
         return post(*args, **kwargs)
 
-    monkeypatch.setattr("conversation.study.participants.post_message", spy)
+    monkeypatch.setattr("conversation.study.participant.acts.post_message", spy)
     S.post_as_participant(db, a.token, "Hello there")
     assert checked == ["Hello there"]
     (actor,) = actors

@@ -184,7 +184,7 @@ def test_remove_participant_and_the_monitor_and_attrition(db) -> None:  # type: 
 
 
 def test_wilson_interval() -> None:
-    from conversation.study.monitor import wilson
+    from conversation.study.researcher.monitor import wilson
 
     low, high = wilson(2, 10)
     assert low == pytest.approx(0.0567, abs=1e-3) and high == pytest.approx(0.5098, abs=1e-3)

@@ -16,11 +16,11 @@ from typing import Any
 
 import storage
 from conversation.rooms.boundary import translated
-from conversation.study.definition import StudyDefinition
+from conversation.study.clock.turns import due_seat
+from conversation.study.definition.document import StudyDefinition
 from conversation.study.errors import REFUSALS
-from conversation.study.identity import token_hash
-from conversation.study.launch import Study, study_definition
-from conversation.study.turns import due_seat
+from conversation.study.participant.identity import token_hash
+from conversation.study.record import Study, study_definition
 from conversation.vocabulary import TurnKind, turn_kind_of
 
 #: Open turns of an agent: drafting now (a moderated draft waits for approval).

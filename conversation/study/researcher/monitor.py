@@ -19,9 +19,8 @@ import storage
 from conversation.access.roles import Action, Actor, require, who
 from conversation.exceptions import ConversationValueError
 from conversation.rooms.boundary import translated
-from conversation.study.identity import exit_values
-from conversation.study.launch import Study, get_study, study_definition
-from conversation.study.seats import apply_seat_rule
+from conversation.study.clock.seats import apply_seat_rule
+from conversation.study.record import Study, exit_values, get_study, study_definition
 from conversation.text.limits import MAX_STOP_REASON_CHARS, check_message, check_text
 
 

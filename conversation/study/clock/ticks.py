@@ -21,11 +21,11 @@ from typing import Any
 import storage
 from conversation.exceptions import ConversationStateError
 from conversation.rooms.boundary import translated
-from conversation.study.definition import StudyDefinition, group_room_config
-from conversation.study.launch import Study, get_study, study_definition
-from conversation.study.lobby import Draw, draw_group
-from conversation.study.seats import BY, apply_seat_rule, exit_if_at
-from conversation.study.turns import turn_timeouts
+from conversation.study.clock.lobby import Draw, draw_group
+from conversation.study.clock.seats import BY, apply_seat_rule, exit_if_at
+from conversation.study.clock.turns import turn_timeouts
+from conversation.study.definition.document import StudyDefinition, group_room_config
+from conversation.study.record import Study, get_study, study_definition
 
 ROOM_ENDED = frozenset({"stopped", "terminated", "failed"})
 

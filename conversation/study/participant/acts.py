@@ -20,12 +20,12 @@ from conversation.access.roles import Actor
 from conversation.exceptions import ConversationValueError
 from conversation.rooms.boundary import translated
 from conversation.rooms.posting import post_message
-from conversation.study.clock import is_full
+from conversation.study.clock.ticks import is_full
+from conversation.study.definition.surveys import checked_answers
 from conversation.study.errors import REFUSALS, StudyRefused, TooFast, WrongStage
-from conversation.study.identity import exit_values, participant, seat_of, token_hash
-from conversation.study.launch import get_study, study_definition
-from conversation.study.surveys import checked_answers
-from conversation.study.view import participant_view
+from conversation.study.participant.identity import participant, seat_of, token_hash
+from conversation.study.participant.view import participant_view
+from conversation.study.record import exit_values, get_study, study_definition
 from conversation.text.limits import MAX_REQUEST_ID_CHARS, check_message, check_text
 
 #: Prolific's query parameters: the participant's recruitment id first.

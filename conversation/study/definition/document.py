@@ -18,7 +18,7 @@ from typing import Any
 
 from conversation.exceptions import ConversationValueError
 from conversation.experiments.design import Condition, check_design, room_agents
-from conversation.study.schema import StudyConditionIn, StudyIn, study_place
+from conversation.study.definition.schema import StudyConditionIn, StudyIn, study_place
 from conversation.text.limits import MAX_DESIGN_CHARS, check_json_value
 from conversation.text.schema import validated
 

@@ -15,9 +15,8 @@ from typing import Any
 import storage
 from conversation.exceptions import ConversationStateError
 from conversation.rooms.boundary import translated
-from conversation.study.definition import StudyDefinition, stand_in
-from conversation.study.identity import exit_values
-from conversation.study.launch import Study
+from conversation.study.definition.document import StudyDefinition, stand_in
+from conversation.study.record import Study, exit_values
 
 BY = "study"
 

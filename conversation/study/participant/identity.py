@@ -1,4 +1,4 @@
-"""Who a token belongs to, and the fields of a participant who leaves.
+"""Who a token belongs to.
 
 Only a token's sha256 is stored or looked up: a forged, mistyped or unknown token is
 :class:`NotAParticipant`, whatever it is.
@@ -11,9 +11,9 @@ from typing import Any
 
 import storage
 from conversation.rooms.boundary import translated
-from conversation.study.definition import StudyDefinition
+from conversation.study.definition.document import StudyDefinition
 from conversation.study.errors import REFUSALS, NotAParticipant
-from conversation.study.launch import Study, study_definition
+from conversation.study.record import Study, study_definition
 
 
 def token_hash(token: Any) -> str:
@@ -38,14 +38,4 @@ def seat_of(db: storage.Database, token: Any) -> tuple[Any, Study, StudyDefiniti
     return seat.participant, study, study_definition(db, study), seat
 
 
-def exit_values(definition: StudyDefinition, status: str, now: Any) -> dict[str, Any]:
-    """The participant's fields when they leave with ``status``: its code, the time."""
-    return {
-        "stage": "exit",
-        "exit_status": status,
-        "exit_code": definition.model.exit.codes[status],  # type: ignore[index]
-        "finished_at": now,
-    }
-
-
-__all__ = ["exit_values", "participant", "seat_of", "token_hash"]
+__all__ = ["participant", "seat_of", "token_hash"]

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from conversation.exceptions import ConversationValueError
-from conversation.study.schema import QuestionIn
+from conversation.study.definition.schema import QuestionIn
 from conversation.text.limits import MAX_MESSAGE_CHARS, check_text
 
 

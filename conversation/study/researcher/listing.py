@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import storage
-from conversation.study.launch import Study
+from conversation.study.record import Study
 
 
 @dataclass(frozen=True, slots=True)

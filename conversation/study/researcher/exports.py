@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import storage
-from conversation.study.launch import get_study, study_definition
+from conversation.study.record import get_study, study_definition
 from conversation.vocabulary import TurnKind, turn_kind_of
 
 _TIMES = ("joined_at", "consented_at", "lobby_at", "assigned_at", "finished_at")
@@ -131,7 +131,7 @@ def survey_results(db: storage.Database, code: str, which: str = "post") -> Any:
     from edsl.results import Result
 
     from conversation.models import OfflineModel
-    from conversation.study.surveys import edsl_question
+    from conversation.study.definition.surveys import edsl_question
     from conversation.text.safety import neutralize_value
 
     if which not in ("pre", "post"):

@@ -1,4 +1,4 @@
-"""Launching a study and the researcher's switches: lock, unlock, cap, links.
+"""Launching a study and the researcher's switches: lock, unlock, close, cap, edits, links.
 
 A launched study is stored with its definition (as written) and an experiment (status ``draft``)
 that its groups' rooms join one at a time. Its ``code`` is the id in the participant link: short,
@@ -17,35 +17,8 @@ from conversation.access.roles import Action, Actor, require
 from conversation.exceptions import ConversationValueError
 from conversation.experiments.design import experiment_budget
 from conversation.rooms.boundary import translated
-from conversation.study.definition import StudyDefinition, definition_from_dict
-from conversation.study.errors import REFUSALS, StudyRefused
-
-
-@dataclass(frozen=True, slots=True)
-class Study:
-    """A launched study: its code (in the links), name, experiment, status and cap."""
-
-    id: int
-    code: str
-    name: str
-    experiment_id: int | None
-    status: str
-    cap: int | None
-    version: int
-    seed: int
-
-    @classmethod
-    def of(cls, row: Any) -> Study:
-        return cls(
-            id=int(row.id),
-            code=row.code,
-            name=row.name,
-            experiment_id=row.experiment_id,
-            status=row.status,
-            cap=row.cap,
-            version=row.version,
-            seed=int(row.seed),
-        )
+from conversation.study.definition.document import StudyDefinition
+from conversation.study.record import Study, get_study, study_definition
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,14 +50,6 @@ def launch_study(
             experiment_config=design,
         )
     return Study.of(row)
-
-
-def get_study(db: storage.Database, code: Any) -> Study:
-    """The study of a link's code; :class:`StudyRefused` (``unknown``) when there is none."""
-    if not isinstance(code, str) or not 0 < len(code) <= 40:
-        raise StudyRefused("unknown")
-    with translated(REFUSALS):
-        return Study.of(storage.get_study(db, code))
 
 
 def study_links(code: str, base_url: str = "http://localhost:8501") -> StudyLinks:
@@ -170,35 +135,12 @@ def update_definition(
     return Study.of(row)
 
 
-#: Checked definitions by (study id, version, code): immutable values, read on every page
-#: refresh, checked once per process and version (the code tells two databases' studies apart).
-_DEFINITIONS: dict[tuple[int, int, str], StudyDefinition] = {}
-_MAX_CACHED = 64
-
-
-def study_definition(db: storage.Database, study: Study) -> StudyDefinition:
-    """The definition in force for ``study`` (as read: its ``version``)."""
-    key = (study.id, study.version, study.code)
-    found = _DEFINITIONS.get(key)
-    if found is None:
-        row = storage.get_study(db, study.code)
-        found = definition_from_dict(row.definition)
-        if row.version == study.version:
-            if len(_DEFINITIONS) >= _MAX_CACHED:
-                _DEFINITIONS.clear()
-            _DEFINITIONS[key] = found
-    return found
-
-
 __all__ = [
-    "Study",
     "StudyLinks",
     "close_study",
-    "get_study",
     "launch_study",
     "lock_study",
     "set_cap",
-    "study_definition",
     "study_links",
     "unlock_study",
     "update_definition",

@@ -15,8 +15,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import storage
-from conversation.study.definition import StudyDefinition
-from conversation.study.seats import apply_seat_rule, exit_if_at
+from conversation.study.clock.seats import apply_seat_rule, exit_if_at
+from conversation.study.definition.document import StudyDefinition
 
 #: Room statuses in which the people are being waited for.
 WAITING_FOR_PEOPLE = frozenset({"settled", "idle"})
