@@ -6,10 +6,25 @@ everything above compares against the members, never against the strings.
 
 - ``words``: room statuses, event kinds, turn states, turn and notice kinds, experiment and
   analysis statuses, with their named sets and the turn lifecycle;
+- ``log``: a room's log read through one typed model: each stored row parsed once
+  (``entry_of``) into ``HumanMessage | AgentTurn | Pass | Notice``, which knows who may see it,
+  whether it is open, a message or a pass, and who acted;
 - ``study``: a participant's stages and exit statuses, a study's and a group's statuses, and the
   one table of a participant's moves.
 """
 
+from vocabulary.log import (
+    BREAKPOINT_ACTOR,
+    AgentTurn,
+    HumanMessage,
+    LogEntry,
+    Notice,
+    Pass,
+    Reading,
+    entries_of,
+    entry_of,
+    may_see,
+)
 from vocabulary.study import (
     ACTIVE_STAGES,
     EXIT_STATUSES,
@@ -26,6 +41,7 @@ from vocabulary.study import (
 )
 from vocabulary.words import (
     ANALYSIS_STATUSES,
+    AUDIT_NOTICES,
     CONSUMED_TURN_STATES,
     EVENT_KINDS,
     EXPERIMENT_STATUSES,
@@ -35,6 +51,7 @@ from vocabulary.words import (
     OPEN_ANSWER_STATES,
     OPEN_ROOM_STATUSES,
     OPEN_TURN_STATES,
+    OPERATOR_NOTICES,
     REOPENED_BY_A_MESSAGE,
     ROOM_STATUSES,
     RUNNABLE_ROOM_STATUSES,
@@ -56,6 +73,8 @@ from vocabulary.words import (
 __all__ = [
     "ACTIVE_STAGES",
     "ANALYSIS_STATUSES",
+    "AUDIT_NOTICES",
+    "BREAKPOINT_ACTOR",
     "CONSUMED_TURN_STATES",
     "EVENT_KINDS",
     "EXIT_STATUSES",
@@ -67,6 +86,7 @@ __all__ = [
     "OPEN_ANSWER_STATES",
     "OPEN_ROOM_STATUSES",
     "OPEN_TURN_STATES",
+    "OPERATOR_NOTICES",
     "PARTICIPANT_STAGES",
     "REOPENED_BY_A_MESSAGE",
     "ROOM_STATUSES",
@@ -77,19 +97,28 @@ __all__ = [
     "TURN_KINDS",
     "TURN_STATES",
     "TURN_TRANSITIONS",
+    "AgentTurn",
     "AnalysisStatus",
     "AnswerState",
     "EventKind",
     "ExitStatus",
     "ExperimentStatus",
     "GroupStatus",
+    "HumanMessage",
+    "LogEntry",
+    "Notice",
     "NoticeKind",
     "ParticipantStage",
+    "Pass",
+    "Reading",
     "RoomStatus",
     "StudyStatus",
     "TurnKind",
     "TurnState",
+    "entries_of",
+    "entry_of",
     "kind_of",
     "may_move",
+    "may_see",
     "turn_kind_of",
 ]

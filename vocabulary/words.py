@@ -207,11 +207,17 @@ TURN_TRANSITIONS: Final[dict[str, frozenset[str]]] = {
 """Allowed ``from -> to`` changes. ``waiting -> running`` is a denial (the agent tries again);
 ``running -> running`` records a retry. Terminal states never change."""
 
+#: Notices recording a person's act on the room (with ``data["by"]``): for people, not agents.
+AUDIT_NOTICES: Final = frozenset({NoticeKind.PAUSED, NoticeKind.RESUMED, NoticeKind.FORKED})
+#: Notices about how the room is run (a settings change): never shown to agents.
+OPERATOR_NOTICES: Final = frozenset({NoticeKind.CONFIG_CHANGED})
+
 EXPERIMENT_STATUSES: Final = frozenset(ExperimentStatus)
 ANALYSIS_STATUSES: Final = frozenset(AnalysisStatus)
 
 __all__ = [
     "ANALYSIS_STATUSES",
+    "AUDIT_NOTICES",
     "AnalysisStatus",
     "AnswerState",
     "CONSUMED_TURN_STATES",
@@ -226,6 +232,7 @@ __all__ = [
     "OPEN_ANSWER_STATES",
     "OPEN_ROOM_STATUSES",
     "OPEN_TURN_STATES",
+    "OPERATOR_NOTICES",
     "REOPENED_BY_A_MESSAGE",
     "ROOM_STATUSES",
     "RUNNABLE_ROOM_STATUSES",
