@@ -22,7 +22,7 @@ from ui.bootstrap import (
     wake_runner,
 )
 from ui.params import parse_id
-from ui.study_editor import study_editor
+from ui.study.editor import study_editor
 from ui.templates import TEMPLATES
 from ui.widgets import escape_markdown, model_choices, offline_spec, spec_for_choice, spec_label
 
@@ -34,7 +34,7 @@ ROOM_CHOICES = 100  # rooms the template-room picker lists at once
 
 st.title("Experiments")
 with st.expander("Study with participants: edit, validate, launch", icon=":material/diversity_3:"):
-    study_editor(db, me)  # ui.study_editor (docs/studies.md)
+    study_editor(db, me)  # ui.study.editor (docs/studies.md)
 
 if ex.catch_up(db, speaker=human_name()):  # resumes experiments a restart cut short
     wake_runner()

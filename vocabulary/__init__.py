@@ -26,9 +26,13 @@ from vocabulary.log import (
     may_see,
 )
 from vocabulary.study import (
+    ABSENCE_EXITS,
     ACTIVE_STAGES,
+    AWAITING_PEOPLE_STATUSES,
+    ENDED_ROOM_STATUSES,
     EXIT_STATUSES,
     GROUP_STATUSES,
+    LEFT_PARTWAY,
     PARTICIPANT_STAGES,
     STAGE_TRANSITIONS,
     STUDY_STATUSES,
@@ -36,7 +40,10 @@ from vocabulary.study import (
     ExitStatus,
     GroupStatus,
     ParticipantStage,
+    SeatHolder,
+    StudyEventKind,
     StudyStatus,
+    exit_event,
     may_move,
 )
 from vocabulary.words import (
@@ -71,7 +78,10 @@ from vocabulary.words import (
 )
 
 __all__ = [
+    "ABSENCE_EXITS",
     "ACTIVE_STAGES",
+    "AWAITING_PEOPLE_STATUSES",
+    "ENDED_ROOM_STATUSES",
     "ANALYSIS_STATUSES",
     "AUDIT_NOTICES",
     "BREAKPOINT_ACTOR",
@@ -83,6 +93,7 @@ __all__ = [
     "FINAL_TURN_STATES",
     "GROUP_STATUSES",
     "KIND_KEY",
+    "LEFT_PARTWAY",
     "OPEN_ANSWER_STATES",
     "OPEN_ROOM_STATUSES",
     "OPEN_TURN_STATES",
@@ -112,11 +123,14 @@ __all__ = [
     "Pass",
     "Reading",
     "RoomStatus",
+    "SeatHolder",
+    "StudyEventKind",
     "StudyStatus",
     "TurnKind",
     "TurnState",
     "entries_of",
     "entry_of",
+    "exit_event",
     "kind_of",
     "may_move",
     "may_see",

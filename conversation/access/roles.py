@@ -32,6 +32,8 @@ from typing import Any
 from conversation.exceptions import ConversationValueError, PermissionDenied
 
 MAX_IDENTITY_CHARS = 254  # an e-mail address's maximum length (RFC 5321)
+#: How a participant's acts record who did them: ``participant <pseudonym>``.
+PARTICIPANT_PREFIX = "participant "
 
 
 class Role(enum.StrEnum):
@@ -158,7 +160,7 @@ class Actor:
     def participant(cls, pseudonym: str, seat: str) -> Actor:
         """A study's participant (recorded as ``participant <pseudonym>``, never a recruitment
         id) speaking as ``seat``."""
-        return cls(identity=f"participant {pseudonym}", role=Role.PARTICIPANT, seat=seat)
+        return cls(identity=PARTICIPANT_PREFIX + pseudonym, role=Role.PARTICIPANT, seat=seat)
 
     @property
     def roles(self) -> frozenset[Role]:
@@ -299,6 +301,7 @@ __all__ = [
     "Action",
     "Actor",
     "NEEDED",
+    "PARTICIPANT_PREFIX",
     "STAFF_ROLES",
     "Role",
     "RoleTable",

@@ -19,6 +19,7 @@ from conversation.study.definition.document import (
 )
 from conversation.study.definition.schema import DEFINITION_VERSION, EXIT_STATUSES
 from conversation.study.errors import NotAParticipant, StudyRefused, TooFast, WrongStage
+from conversation.study.help import HelpMessage, message_participant
 from conversation.study.participant.acts import (
     RECRUITMENT_KEYS,
     ParticipantToken,
@@ -32,7 +33,6 @@ from conversation.study.participant.acts import (
 )
 from conversation.study.participant.view import (
     ExitInfo,
-    HelpMessage,
     ParticipantView,
     SeenMessage,
     participant_view,
@@ -62,7 +62,6 @@ from conversation.study.researcher.monitor import (
     GroupRow,
     Monitor,
     MonitorRow,
-    message_participant,
     remove_participant,
     study_monitor,
 )

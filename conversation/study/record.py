@@ -9,9 +9,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import storage
+from conversation.exceptions import ConversationValueError
 from conversation.rooms.boundary import translated
 from conversation.study.definition.document import StudyDefinition, definition_from_dict
 from conversation.study.errors import REFUSALS, StudyRefused
+from conversation.vocabulary import ExitStatus, ParticipantStage
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,14 +72,32 @@ def study_definition(db: storage.Database, study: Study) -> StudyDefinition:
     return found
 
 
-def exit_values(definition: StudyDefinition, status: str, now: Any) -> dict[str, Any]:
+def exit_values(definition: StudyDefinition, status: ExitStatus, now: Any) -> dict[str, Any]:
     """The participant's fields when they leave with ``status``: its code, the time."""
     return {
-        "stage": "exit",
+        "stage": ParticipantStage.EXIT,
         "exit_status": status,
-        "exit_code": definition.model.exit.codes[status],  # type: ignore[index]
+        "exit_code": definition.model.exit.code(status),
         "finished_at": now,
     }
 
 
-__all__ = ["Study", "exit_values", "get_study", "study_definition"]
+def member(db: storage.Database, study: Study, participant_id: Any) -> Any:
+    """The participant of ``study`` with this id (a researcher's act names one), or
+    ``ConversationValueError``."""
+    if not isinstance(participant_id, int) or isinstance(participant_id, bool):
+        raise ConversationValueError(f"participant_id={participant_id!r} must be a whole number")
+
+    def not_in_study(_: Any) -> ConversationValueError:
+        return ConversationValueError(
+            f"participant {participant_id} is not in study {study.code!r}"
+        )
+
+    with translated({storage.ParticipantNotFound: not_in_study}):
+        person = storage.get_participant(db, participant_id)
+    if person.study_id != study.id:
+        raise not_in_study(person)
+    return person
+
+
+__all__ = ["Study", "exit_values", "get_study", "member", "study_definition"]

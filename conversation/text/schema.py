@@ -140,7 +140,7 @@ def _phrase(detail: Mapping[str, Any]) -> str:
     got = _clip(detail.get("input"))
     if kind in _PHRASES:
         return _PHRASES[kind] + ("" if kind == "missing" else f", got {got}")
-    if kind == "literal_error":
+    if kind in ("literal_error", "enum"):
         return f"must be one of {ctx.get('expected')}, got {got}"
     bounds = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<="}
     if kind in bounds:

@@ -30,7 +30,7 @@ FILES = sorted(
         ROOT / "app.py",
         ROOT / "streamlit_app.py",
         *(ROOT / "pages").glob("*.py"),
-        *(ROOT / "ui").glob("*.py"),
+        *(ROOT / "ui").rglob("*.py"),
     ],
     key=str,
 )

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.fixture(autouse=True)
 def tick_on_every_draw(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each draw runs the study's tick (the page's once-a-second limit is per process)."""
-    monkeypatch.setattr("ui.participant.TICK_SECONDS", 0.0)
+    monkeypatch.setattr("ui.participant.page.TICK_SECONDS", 0.0)
 
 
 def consented(code: str, **params: str):  # type: ignore[no-untyped-def]

@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from conversation.vocabulary import SeatHolder
+
 
 @dataclass(frozen=True, slots=True)
 class Draw:
@@ -35,7 +37,7 @@ class Draw:
 
     @property
     def agent_seats(self) -> list[str]:
-        return [s for s, p in self.seats.items() if p == "agent"]
+        return [s for s, p in self.seats.items() if p == SeatHolder.AGENT]
 
 
 def group_seed(master_seed: int, group_index: int) -> int:
@@ -70,7 +72,7 @@ def draw_group(
     label, seats = eligible[rng.randrange(len(eligible))]
     people = list(waiting[: len(seats)])
     dealt = rng.sample(list(seats), len(seats))
-    holders: dict[str, int | str] = {seat: "agent" for seat in seats}
+    holders: dict[str, int | str] = {seat: SeatHolder.AGENT for seat in seats}
     for seat, person in zip(dealt, people, strict=False):
         holders[seat] = person
     ordered = {seat: holders[seat] for seat in seats}  # the design's seat order
@@ -85,7 +87,7 @@ def draw_group(
             "eligible_conditions": [lbl for lbl, _ in eligible],
             "eligible_participants": list(waiting),
             "counts_before": dict(counts),
-            "filled_with_agents": [s for s, p in ordered.items() if p == "agent"],
+            "filled_with_agents": [s for s, p in ordered.items() if p == SeatHolder.AGENT],
         },
     )
 

@@ -16,17 +16,32 @@ import storage
 from conversation.exceptions import ConversationStateError
 from conversation.rooms.boundary import translated
 from conversation.study.definition.document import StudyDefinition, stand_in
+from conversation.study.definition.schema import OnDropout
 from conversation.study.record import Study, exit_values
+from conversation.vocabulary import (
+    ExitStatus,
+    ParticipantStage,
+    SeatHolder,
+    StudyEventKind,
+    exit_event,
+)
 
 BY = "study"
+#: What the study's log records for each seat rule.
+SEAT_RULE_EVENTS = {
+    OnDropout.PAUSE: StudyEventKind.ROOM_PAUSED,
+    OnDropout.CONTINUE: StudyEventKind.SEAT_LEFT,
+    OnDropout.AGENT: StudyEventKind.SEAT_TAKEN_BY_AGENT,
+    OnDropout.END: StudyEventKind.ROOM_STOPPED,
+}
 
 
 def exit_if_at(
     db: storage.Database,
     definition: StudyDefinition,
     person: Any,
-    status: str,
-    stage: str,
+    status: ExitStatus,
+    stage: ParticipantStage,
     data: dict[str, Any],
     now: datetime,
 ) -> int:
@@ -36,7 +51,7 @@ def exit_if_at(
             db,
             int(person.id),
             expected_stages={stage},
-            event=(status, data),
+            event=(exit_event(status), data),
             **exit_values(definition, status, now),
         )
     return int(moved is not None)
@@ -55,19 +70,18 @@ def apply_seat_rule(
     from conversation.rooms.room import Room
 
     room = Room(db, int(group.room_id))
-    holder = "left"
-    kind = {"pause": "room_paused", "continue": "seat_left", "agent": "seat_taken_by_agent"}
+    holder = SeatHolder.LEFT
     try:
-        if rule == "pause":
+        if rule == OnDropout.PAUSE:
             room.pause(by=BY)
-        elif rule == "end":
+        elif rule == OnDropout.END:
             room.stop(f"{seat}'s participant left", by=BY)
-        elif rule == "agent":
+        elif rule == OnDropout.AGENT:
             roster: list[Any] = list(room.config.roster)
             if seat not in room.config.names:
                 roster.append(stand_in(definition, str(group.condition), seat))
                 room.update_config({"agents": roster}, by=BY)
-            holder = "agent"
+            holder = SeatHolder.AGENT
     except ConversationStateError:
         pass  # the room ended meanwhile
     with translated():
@@ -75,7 +89,7 @@ def apply_seat_rule(
         storage.record_study_event(
             db,
             study.id,
-            kind.get(rule, "room_stopped"),
+            SEAT_RULE_EVENTS[OnDropout(rule)],
             group_id=int(group.id),
             data={"seat": seat, "rule": rule},
         )

@@ -25,9 +25,16 @@ from conversation.study.clock.lobby import Draw, draw_group
 from conversation.study.clock.seats import BY, apply_seat_rule, exit_if_at
 from conversation.study.clock.turns import turn_timeouts
 from conversation.study.definition.document import StudyDefinition, group_room_config
+from conversation.study.definition.schema import OnLobbyTimeout, TurnOrder
 from conversation.study.record import Study, get_study, study_definition
-
-ROOM_ENDED = frozenset({"stopped", "terminated", "failed"})
+from conversation.vocabulary import (
+    ENDED_ROOM_STATUSES,
+    ExitStatus,
+    GroupStatus,
+    ParticipantStage,
+    RoomStatus,
+    StudyEventKind,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,12 +54,12 @@ def tick(db: storage.Database, code: str, *, now: datetime | None = None) -> Tic
     definition = study_definition(db, study)
     now = now or db.now()
     dropped = formed = timed_out = ended = 0
-    if storage.list_participants(db, study.id, stage="lobby"):
+    if storage.list_participants(db, study.id, stage=ParticipantStage.LOBBY):
         dropped = _lobby_dropouts(db, study, definition, now)
         formed = _form_groups(db, study, definition, fill=False)
         timed_out = _lobby_timeouts(db, study, definition, now)
     members: dict[int, list[Any]] = {}
-    for person in storage.list_participants(db, study.id, stage="room"):
+    for person in storage.list_participants(db, study.id, stage=ParticipantStage.ROOM):
         members.setdefault(int(person.group_id or 0), []).append(person)
     for group, status, reason in storage.running_groups(db, study.id):
         people = members.get(int(group.id or 0), [])
@@ -63,8 +70,8 @@ def tick(db: storage.Database, code: str, *, now: datetime | None = None) -> Tic
         dropped += len(people) - len(staying)
         if not staying:
             _stop(db, int(group.room_id or 0), "every participant has left")
-            ended += _ends(db, study, definition, (group, "stopped", None), [], now)
-        elif definition.model.room.turns == "ordered":
+            ended += _ends(db, study, definition, (group, RoomStatus.STOPPED, None), [], now)
+        elif definition.model.room.turns == TurnOrder.ORDERED:
             turn_timeouts(db, study, definition, group, now)
     return TickReport(formed, timed_out, dropped, ended)
 
@@ -84,7 +91,7 @@ def _stop(db: storage.Database, room_id: int, reason: str) -> None:
 
 
 def _waiting(db: storage.Database, study: Study) -> list[Any]:
-    people = storage.list_participants(db, study.id, stage="lobby")
+    people = storage.list_participants(db, study.id, stage=ParticipantStage.LOBBY)
     return sorted(people, key=lambda p: (p.lobby_at or p.joined_at, p.id))
 
 
@@ -100,7 +107,13 @@ def _lobby_dropouts(
     for person in _waiting(db, study):
         if _absent(person, definition, now):
             dropped += exit_if_at(
-                db, definition, person, "dropped", "lobby", {"where": "lobby"}, now
+                db,
+                definition,
+                person,
+                ExitStatus.DROPPED,
+                ParticipantStage.LOBBY,
+                {"where": ParticipantStage.LOBBY},
+                now,
             )
     return dropped
 
@@ -150,7 +163,7 @@ def _form(db: storage.Database, study: Study, definition: StudyDefinition, draw:
             storage.record_study_event(
                 db,
                 study.id,
-                "filled_with_agents",
+                StudyEventKind.FILLED_WITH_AGENTS,
                 group_id=int(group.id or 0),
                 data={"seats": draw.agent_seats, "seed": draw.assignment["seed"]},
             )
@@ -171,7 +184,7 @@ def _lobby_timeouts(
         late = [p for p in waiting if full or now - (p.lobby_at or p.joined_at) > limit]
         if not late:
             return timed_out
-        if definition.model.lobby.on_timeout == "agents" and not full:
+        if definition.model.lobby.on_timeout == OnLobbyTimeout.AGENTS and not full:
             if _form_groups(db, study, definition, fill=True):
                 timed_out += 1
                 continue
@@ -181,7 +194,8 @@ def _lobby_timeouts(
         person = late[0]
         waited = round((now - (person.lobby_at or person.joined_at)).total_seconds())
         data = {"waited_s": waited, "study_full": full}
-        if not exit_if_at(db, definition, person, "lobby_timeout", "lobby", data, now):
+        timeout, lobby = ExitStatus.LOBBY_TIMEOUT, ParticipantStage.LOBBY
+        if not exit_if_at(db, definition, person, timeout, lobby, data, now):
             return timed_out  # another session took them meanwhile
         timed_out += 1
 
@@ -199,30 +213,40 @@ def _ends(
     group, status, reason = running
     limit = timedelta(seconds=definition.model.room.time_limit_seconds)
     reason = reason or status
-    if status not in ROOM_ENDED:
+    if status not in ENDED_ROOM_STATUSES:
         if now - group.started_at < limit:
             return False
         reason = "the time limit was reached"
         _stop(db, int(group.room_id), reason)
     with translated():
         ended = storage.update_group(
-            db, int(group.id), expected_status="running", status="ended", ended_at=now
+            db,
+            int(group.id),
+            expected_status=GroupStatus.RUNNING,
+            status=GroupStatus.ENDED,
+            ended_at=now,
         )
     if ended is None:
         return True  # another session ended it
     storage.record_study_event(
-        db, study.id, "room_ended", group_id=int(group.id), data={"reason": reason[:500]}
+        db,
+        study.id,
+        StudyEventKind.ROOM_ENDED,
+        group_id=int(group.id),
+        data={"reason": reason[:500]},
     )
     for person in people:
-        if status == "failed":
-            exit_if_at(db, definition, person, "error", "room", {"reason": reason[:500]}, now)
+        room = ParticipantStage.ROOM
+        if status == RoomStatus.FAILED:
+            why = {"reason": reason[:500]}
+            exit_if_at(db, definition, person, ExitStatus.ERROR, room, why, now)
         elif definition.model.post_survey:
             with translated():
                 storage.update_participant(
-                    db, int(person.id), expected_stages={"room"}, stage="post_survey"
+                    db, int(person.id), expected_stages={room}, stage=ParticipantStage.POST_SURVEY
                 )
         else:
-            exit_if_at(db, definition, person, "completed", "room", {}, now)
+            exit_if_at(db, definition, person, ExitStatus.COMPLETED, room, {}, now)
     return True
 
 
@@ -240,8 +264,9 @@ def _dropped(
         return False
     rule = definition.model.participants.on_dropout
     absent = round((now - person.last_seen_at).total_seconds())
-    data = {"where": "room", "seat": person.seat, "rule": rule, "absent_s": absent}
-    if exit_if_at(db, definition, person, "dropped", "room", data, now):
+    room = ParticipantStage.ROOM
+    data = {"where": room, "seat": person.seat, "rule": rule, "absent_s": absent}
+    if exit_if_at(db, definition, person, ExitStatus.DROPPED, room, data, now):
         apply_seat_rule(db, study, definition, group, person.seat, rule)
     return True
 

@@ -17,9 +17,16 @@ from typing import Any
 import storage
 from conversation.study.clock.seats import apply_seat_rule, exit_if_at
 from conversation.study.definition.document import StudyDefinition
-
-#: Room statuses in which the people are being waited for.
-WAITING_FOR_PEOPLE = frozenset({"settled", "idle"})
+from conversation.study.definition.schema import OnDropout, OnTurnTimeout
+from conversation.study.help import HelpSide, help_data
+from conversation.vocabulary import (
+    AWAITING_PEOPLE_STATUSES,
+    ExitStatus,
+    HumanMessage,
+    ParticipantStage,
+    StudyEventKind,
+    entry_of,
+)
 
 
 def due_seat(
@@ -39,12 +46,13 @@ def due_seat(
     since = events[-1].updated_at if events else group.started_at
     mover: str | None = None
     for event in reversed(events):
-        if event.kind == "human" and event.speaker in order:
-            mover = event.speaker
+        entry = entry_of(event)
+        if isinstance(entry, HumanMessage) and entry.speaker in order:
+            mover = entry.speaker
             break
     skips = [
         e
-        for e in storage.study_events(db, study_id, kinds={"turn_timeout"})
+        for e in storage.study_events(db, study_id, kinds={StudyEventKind.TURN_TIMEOUT})
         if e.group_id == group.id and (e.data or {}).get("seq") == last_seq
     ]
     if skips:
@@ -59,7 +67,7 @@ def turn_timeouts(
 ) -> bool:
     """Apply the turn-timeout rule to the seat due, if its time is up; True when applied."""
     room = storage.get_room(db, int(group.room_id))
-    if room.status not in WAITING_FOR_PEOPLE:
+    if room.status not in AWAITING_PEOPLE_STATUSES:
         return False
     events = storage.events(db, int(group.room_id))
     seat, since, last_seq = due_seat(db, study.id, definition, group, events)
@@ -68,22 +76,23 @@ def turn_timeouts(
         return False
     holder = group.seats.get(seat)
     data = {"seat": seat, "seq": last_seq, "rule": rules.on_turn_timeout}
-    storage.record_study_event(db, study.id, "turn_timeout", group_id=int(group.id), data=data)
-    if rules.on_turn_timeout == "nudge" and isinstance(holder, int):
+    storage.record_study_event(
+        db, study.id, StudyEventKind.TURN_TIMEOUT, group_id=int(group.id), data=data
+    )
+    if rules.on_turn_timeout == OnTurnTimeout.NUDGE and isinstance(holder, int):
         storage.record_study_event(
             db,
             study.id,
-            "help",
+            StudyEventKind.HELP,
             participant_id=holder,
-            data={"from": "researcher", "text": "It is your turn to write a message."},
+            data=help_data(HelpSide.RESEARCHER, "It is your turn to write a message."),
         )
-    elif rules.on_turn_timeout == "agent" and isinstance(holder, int):
+    elif rules.on_turn_timeout == OnTurnTimeout.AGENT and isinstance(holder, int):
         person = storage.get_participant(db, holder)
-        if exit_if_at(
-            db, definition, person, "dropped", "room", {"reason": "turn timeout", "seat": seat}, now
-        ):
-            apply_seat_rule(db, study, definition, group, seat, "agent")
+        data = {"reason": "turn timeout", "seat": seat}
+        if exit_if_at(db, definition, person, ExitStatus.DROPPED, ParticipantStage.ROOM, data, now):
+            apply_seat_rule(db, study, definition, group, seat, OnDropout.AGENT)
     return True
 
 
-__all__ = ["WAITING_FOR_PEOPLE", "due_seat", "turn_timeouts"]
+__all__ = ["due_seat", "turn_timeouts"]

@@ -9,17 +9,58 @@ the exit codes. A refusal is a ``ConversationValueError`` naming the field
 from __future__ import annotations
 
 import re
+from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, Field, Strict, model_validator
 
 from conversation.exceptions import ConversationValueError
 from conversation.experiments.design_schema import MAX_REPLICATES, ConditionIn, TemplateIn
 from conversation.text.limits import MAX_CONDITION_CHARS, MAX_MESSAGE_CHARS, MAX_NAME_CHARS
 from conversation.text.schema import DoorModel, Loc, Problem, text_rule
-from conversation.vocabulary import EXIT_STATUSES
+from conversation.vocabulary import EXIT_STATUSES, LEFT_PARTWAY, ExitStatus
 
 DEFINITION_VERSION = 1
+
+
+class OnLobbyTimeout(StrEnum):
+    """What a lobby timeout does (``lobby.on_timeout``)."""
+
+    AGENTS = "agents"
+    """Form a group with the waiting person; the empty seats go to their stand-in agents."""
+    HOME = "home"
+    """Send the person home with the ``lobby_timeout`` code."""
+
+
+class TurnOrder(StrEnum):
+    """How the human seats speak (``room.turns``)."""
+
+    FREE = "free"
+    ORDERED = "ordered"
+
+
+class OnTurnTimeout(StrEnum):
+    """What an ordered seat's timed-out turn does (``room.on_turn_timeout``)."""
+
+    SKIP = "skip"
+    NUDGE = "nudge"
+    AGENT = "agent"
+
+
+class OnDropout(StrEnum):
+    """What happens to a seat its person left (``participants.on_dropout``)."""
+
+    PAUSE = "pause"
+    CONTINUE = "continue"
+    AGENT = "agent"
+    END = "end"
+
+
+# Fields holding one of an enum's words (the file spells them as strings).
+_LobbyRule = Annotated[OnLobbyTimeout, Strict(False)]
+_TurnOrderWord = Annotated[TurnOrder, Strict(False)]
+_TurnRule = Annotated[OnTurnTimeout, Strict(False)]
+_DropoutRule = Annotated[OnDropout, Strict(False)]
 SURVEY_TYPES = ("free_text", "multiple_choice", "linear_scale")
 MAX_QUESTIONS = 50
 MAX_OPTIONS = 30
@@ -138,16 +179,16 @@ class StudyExperimentIn(DoorModel):
 
 class LobbyIn(DoorModel):
     timeout_seconds: int = Field(default=300, ge=10, le=86_400)
-    on_timeout: Literal["agents", "home"] = "home"
+    on_timeout: _LobbyRule = OnLobbyTimeout.HOME
 
 
 class RoomRulesIn(DoorModel):
     """How the room runs for people: its time limit, turns, pacing, the opening's speaker."""
 
     time_limit_seconds: int = Field(default=900, ge=30, le=86_400)
-    turns: Literal["free", "ordered"] = "free"
+    turns: _TurnOrderWord = TurnOrder.FREE
     turn_seconds: int = Field(default=120, ge=5, le=3_600)
-    on_turn_timeout: Literal["skip", "nudge", "agent"] = "skip"
+    on_turn_timeout: _TurnRule = OnTurnTimeout.SKIP
     words_per_minute: (
         Annotated[int, Field(ge=0, le=2_000)] | dict[str, Annotated[int, Field(ge=0, le=2_000)]]
     ) = 0
@@ -164,7 +205,7 @@ class ParticipantsIn(DoorModel):
     cap: int | None = Field(default=None, ge=1, le=100_000)
     heartbeat_seconds: int = Field(default=10, ge=1, le=600)
     dropout_seconds: int = Field(default=60, ge=5, le=86_400)
-    on_dropout: Literal["pause", "continue", "agent", "end"] = "continue"
+    on_dropout: _DropoutRule = OnDropout.CONTINUE
     rate: RateIn = RateIn()
 
     @model_validator(mode="after")
@@ -185,14 +226,11 @@ def _code(value: str) -> str:
 
 class ExitIn(DoorModel):
     redirect: Annotated[str, text_rule(MAX_URL_CHARS, one_line=True, optional=True)] | None = None
-    codes: dict[
-        Literal["completed", "declined", "lobby_timeout", "dropped", "removed", "error"],
-        Annotated[str, AfterValidator(_code)],
-    ]
+    codes: dict[Annotated[ExitStatus, Strict(False)], Annotated[str, AfterValidator(_code)]]
 
     @model_validator(mode="after")
     def _every_status(self) -> ExitIn:
-        missing = [str(s) for s in EXIT_STATUSES if s not in self.codes]
+        missing = [str(s) for s in EXIT_STATUSES if s not in self.codes and s not in LEFT_PARTWAY]
         if missing:
             raise ConversationValueError(
                 f"exit.codes: a code is needed for every exit status; missing {missing}"
@@ -203,6 +241,14 @@ class ExitIn(DoorModel):
                 "'https://app.prolific.com/submissions/complete?cc={code}'"
             )
         return self
+
+    def code(self, status: ExitStatus) -> str:
+        """The completion code of ``status``: its own, or for a status a definition may leave
+        out (``abandoned``, ``unfinished``: absence before or after the conversation) the
+        ``dropped`` code."""
+        if status in self.codes:
+            return self.codes[status]
+        return self.codes[ExitStatus.DROPPED]
 
 
 def _version(value: int) -> int:
@@ -242,6 +288,10 @@ def study_place(loc: Loc) -> str:
 
 __all__ = [
     "DEFINITION_VERSION",
+    "OnDropout",
+    "OnLobbyTimeout",
+    "OnTurnTimeout",
+    "TurnOrder",
     "EXIT_STATUSES",
     "SURVEY_TYPES",
     "QuestionIn",

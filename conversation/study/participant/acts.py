@@ -23,10 +23,21 @@ from conversation.rooms.posting import post_message
 from conversation.study.clock.ticks import is_full
 from conversation.study.definition.surveys import checked_answers
 from conversation.study.errors import REFUSALS, StudyRefused, TooFast, WrongStage
+from conversation.study.help import HelpSide, help_data
 from conversation.study.participant.identity import participant, seat_of, token_hash
 from conversation.study.participant.view import participant_view
 from conversation.study.record import exit_values, get_study, study_definition
 from conversation.text.limits import MAX_REQUEST_ID_CHARS, check_message, check_text
+from conversation.vocabulary import (
+    ENDED_ROOM_STATUSES,
+    ExitStatus,
+    GroupStatus,
+    ParticipantStage,
+    RoomStatus,
+    StudyEventKind,
+    StudyStatus,
+    exit_event,
+)
 
 #: Prolific's query parameters: the participant's recruitment id first.
 RECRUITMENT_KEYS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")
@@ -35,8 +46,6 @@ LINK_KEYS = frozenset({"study", "p", "token"})
 MAX_LABELS = 30
 MAX_LABEL_KEY = 64
 MAX_LABEL_VALUE = 500
-#: Where a room no longer takes a participant's message.
-CLOSED_ROOM = frozenset({"stopped", "terminated", "failed", "paused"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,11 +97,11 @@ def join(db: storage.Database, code: Any, labels: Mapping[str, Any]) -> Particip
             recruitment_id=pid,
             recruitment=recruitment or None,
             labels=kept or None,
-            stage="consent",
+            stage=ParticipantStage.CONSENT,
             cap=0 if full else study.cap,  # full: only someone already in gets back in
         )
     if admission.participant is None:
-        raise StudyRefused(admission.refused or "closed")
+        raise StudyRefused(admission.refused or StudyStatus.CLOSED)
     person = admission.participant
     return ParticipantToken(token, int(person.id or 0), person.pseudonym, admission.resumed)
 
@@ -102,18 +111,20 @@ def give_consent(db: storage.Database, token: str) -> Any:
     person, study, definition = participant(db, token)
     now = db.now()
     if definition.model.pre_survey:
-        fields: dict[str, Any] = {"stage": "pre_survey"}
+        fields: dict[str, Any] = {"stage": ParticipantStage.PRE_SURVEY}
     else:
-        fields = {"stage": "lobby", "lobby_at": now}
-    _move(db, person, "consent", ("consented", None), "consent", consented_at=now, **fields)
+        fields = {"stage": ParticipantStage.LOBBY, "lobby_at": now}
+    consented = (StudyEventKind.CONSENTED, None)
+    _move(db, person, ParticipantStage.CONSENT, consented, "consent", consented_at=now, **fields)
     return _view(db, token)
 
 
 def decline(db: storage.Database, token: str) -> Any:
     """Consent declined: the participant leaves with the ``declined`` code."""
     person, _, definition = participant(db, token)
-    exit_fields = exit_values(definition, "declined", db.now())
-    _move(db, person, "consent", ("declined", None), "decline", **exit_fields)
+    exit_fields = exit_values(definition, ExitStatus.DECLINED, db.now())
+    declined = (exit_event(ExitStatus.DECLINED), None)
+    _move(db, person, ParticipantStage.CONSENT, declined, "decline", **exit_fields)
     return _view(db, token)
 
 
@@ -122,15 +133,15 @@ def answer_survey(db: storage.Database, token: str, answers: Mapping[str, Any]) 
     pre-survey leads to the lobby, the post-survey to the exit with the ``completed`` code."""
     person, _, definition = participant(db, token)
     now = db.now()
-    if person.stage == "pre_survey":
+    if person.stage == ParticipantStage.PRE_SURVEY:
         checked = checked_answers(definition.model.pre_survey, answers)
-        fields = {"pre_survey": checked, "stage": "lobby", "lobby_at": now}
-    elif person.stage == "post_survey":
+        fields = {"pre_survey": checked, "stage": ParticipantStage.LOBBY, "lobby_at": now}
+    elif person.stage == ParticipantStage.POST_SURVEY:
         checked = checked_answers(definition.model.post_survey, answers)
-        fields = {"post_survey": checked, **exit_values(definition, "completed", now)}
+        fields = {"post_survey": checked, **exit_values(definition, ExitStatus.COMPLETED, now)}
     else:
         raise WrongStage(person.stage, "answer a survey")
-    event = ("answered", {"survey": person.stage.removesuffix("_survey")})
+    event = (StudyEventKind.ANSWERED, {"survey": person.stage.removesuffix("_survey")})
     _move(db, person, person.stage, event, "answer a survey", **fields)
     return _view(db, token)
 
@@ -138,7 +149,7 @@ def answer_survey(db: storage.Database, token: str, answers: Mapping[str, Any]) 
 def heartbeat(db: storage.Database, token: str, *, now: Any = None) -> None:
     """The page says the participant is still here (every ``heartbeat_seconds``)."""
     person, _, _ = participant(db, token)
-    if person.stage == "exit":
+    if person.stage == ParticipantStage.EXIT:
         return
     with translated():
         storage.update_participant(db, int(person.id), last_seen_at=now or db.now())
@@ -174,34 +185,33 @@ def post_as_participant(
 
 
 def _open_room(person: Any, seat: storage.ParticipantSeat) -> int:
-    if person.stage != "room" or person.group_id is None:
+    if person.stage != ParticipantStage.ROOM or person.group_id is None:
         raise WrongStage(person.stage, "post a message")
-    if seat.group_status != "running" or seat.room_id is None:
-        raise WrongStage("post_survey", "post a message")
-    if seat.room_status in CLOSED_ROOM:
-        raise ConversationValueError(
-            "The conversation is paused; please wait."
-            if seat.room_status == "paused"
-            else "The conversation has ended."
-        )
+    if seat.group_status != GroupStatus.RUNNING or seat.room_id is None:
+        raise WrongStage(ParticipantStage.POST_SURVEY, "post a message")
+    if seat.room_status == RoomStatus.PAUSED:
+        raise ConversationValueError("The conversation is paused; please wait.")
+    if seat.room_status in ENDED_ROOM_STATUSES:
+        raise ConversationValueError("The conversation has ended.")
     return int(seat.room_id)
 
 
 def message_researcher(db: storage.Database, token: str, text: Any) -> None:
-    """A help message to the researcher (the monitor shows it); rate limited like posts."""
+    """A participant's help message to the researcher (the monitor shows it); rate limited
+    like their posts (:class:`TooFast`)."""
     person, study, definition = participant(db, token)
     check_message(text)
     rate = definition.model.participants.rate
-    with translated():
+    with translated(REFUSALS):
         wait = storage.note_post(db, int(person.id), window=rate.seconds, limit=rate.messages)
         if wait:
             raise TooFast(wait)
         storage.record_study_event(
             db,
             study.id,
-            "help",
+            StudyEventKind.HELP,
             participant_id=int(person.id),
-            data={"from": "participant", "text": text},
+            data=help_data(HelpSide.PARTICIPANT, text),
         )
 
 

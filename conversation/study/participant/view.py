@@ -18,24 +18,32 @@ import storage
 from conversation.rooms.boundary import translated
 from conversation.study.clock.turns import due_seat
 from conversation.study.definition.document import StudyDefinition
+from conversation.study.definition.schema import TurnOrder
 from conversation.study.errors import REFUSALS
+from conversation.study.help import HelpMessage, thread_of
 from conversation.study.participant.identity import token_hash
 from conversation.study.record import Study, study_definition
-from conversation.vocabulary import TurnKind, turn_kind_of
+from conversation.vocabulary import (
+    SURVEY_STAGES,
+    HumanMessage,
+    Notice,
+    NoticeKind,
+    ParticipantStage,
+    StudyEventKind,
+    entry_of,
+)
 
-#: Open turns of an agent: drafting now (a moderated draft waits for approval).
-DRAFTING = frozenset({"running", "waiting", "interrupted"})
 _NOTICES = {
-    "stopped": "The conversation has ended.",
-    "terminated": "The conversation has ended.",
-    "paused": "The conversation is paused.",
-    "resumed": "The conversation continues.",
+    NoticeKind.STOPPED: "The conversation has ended.",
+    NoticeKind.TERMINATED: "The conversation has ended.",
+    NoticeKind.PAUSED: "The conversation is paused.",
+    NoticeKind.RESUMED: "The conversation continues.",
 }
 _SEAT_NOTICES = {
-    "seat_taken_by_agent": "{seat}'s participant left; an AI agent now plays {seat}.",
-    "seat_left": "{seat}'s participant left.",
-    "room_paused": "{seat}'s participant left; the conversation is paused.",
-    "room_stopped": "{seat}'s participant left; the conversation has ended.",
+    StudyEventKind.SEAT_TAKEN_BY_AGENT: "{seat}'s participant left; an AI agent now plays {seat}.",
+    StudyEventKind.SEAT_LEFT: "{seat}'s participant left.",
+    StudyEventKind.ROOM_PAUSED: "{seat}'s participant left; the conversation is paused.",
+    StudyEventKind.ROOM_STOPPED: "{seat}'s participant left; the conversation has ended.",
 }
 
 
@@ -47,13 +55,6 @@ class SeenMessage:
     kind: str  # "human", "agent" or "system"
     own: bool
     private: bool
-    at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class HelpMessage:
-    from_researcher: bool
-    text: str
     at: datetime
 
 
@@ -120,28 +121,20 @@ def participant_view(
         "stage": person.stage,
         "study_name": model.name,
         "pseudonym": person.pseudonym,
-        "help": [
-            HelpMessage(
-                (e.data or {}).get("from") == "researcher",
-                str((e.data or {}).get("text", "")),
-                e.at,
-            )
-            for e in state.notes
-            if e.kind == "help"
-        ],
+        "help": thread_of(state.notes),
         "heartbeat_seconds": model.participants.heartbeat_seconds,
     }
     stage = person.stage
-    if stage == "consent":
+    if stage == ParticipantStage.CONSENT:
         return ParticipantView(**base, consent=model.consent)
-    if stage in ("pre_survey", "post_survey"):
-        questions = model.pre_survey if stage == "pre_survey" else model.post_survey
+    if stage in SURVEY_STAGES:
+        questions = model.pre_survey if stage == ParticipantStage.PRE_SURVEY else model.post_survey
         return ParticipantView(
             **base, questions=[q.model_dump(exclude_none=True) for q in questions]
         )
-    if stage == "lobby":
+    if stage == ParticipantStage.LOBBY:
         return ParticipantView(**base, **_lobby(state, definition, now))
-    if stage == "exit" or state.group is None:
+    if stage == ParticipantStage.EXIT or state.group is None:
         redirect = model.exit.redirect
         code = person.exit_code or ""
         info = ExitInfo(
@@ -158,7 +151,7 @@ def view_is_current(
     was stored since (its marker, one small read) and the clock has not reached a change of its
     own (a paced message appearing). The lobby's view also depends on other people's arrivals:
     it is never current. :class:`NotAParticipant` for a token that is no longer one."""
-    if view.stage == "lobby" or not view.marker:
+    if view.stage == ParticipantStage.LOBBY or not view.marker:
         return False
     if view.changes_at is not None and (now or db.now()) >= view.changes_at:
         return False
@@ -193,13 +186,13 @@ def _room(
     )
     limit = timedelta(seconds=definition.model.room.time_limit_seconds)
     your_turn = False
-    if definition.model.room.turns == "ordered":
+    if definition.model.room.turns == TurnOrder.ORDERED:
         your_turn = due_seat(db, state.study.id or 0, definition, group, state.events)[0] == seat
     notices = [e for e in state.notes if e.kind in _SEAT_NOTICES]
     notice = None
     if notices:
         last = notices[-1]
-        notice = _SEAT_NOTICES[last.kind].format(
+        notice = _SEAT_NOTICES[StudyEventKind(last.kind)].format(
             seat=(last.data or {}).get("seat", "A participant")
         )
     return {
@@ -226,39 +219,43 @@ def seen(
     reveal_at: datetime | None = None
     shown_until: datetime | None = None  # paced: an agent's message after the one before it
     for event in events:
-        private = event.visible_to is not None
-        own = event.kind == "human" and event.speaker == seat
-        if private and not own and seat not in event.visible_to:
+        entry = entry_of(event)
+        if not entry.visible_to(seat):
             continue
-        if event.kind == "agent" and turn_kind_of(event) is TurnKind.SPEAK:
-            if event.state in DRAFTING:
-                typing.append(event.speaker)
+        own = isinstance(entry, HumanMessage) and entry.speaker == seat
+        if entry.is_turn:
+            if entry.is_open:  # an agent at work (a moderated draft waits for approval)
+                typing.append(entry.speaker)
                 continue
-            if event.state != "done" or not event.content:
+            if not (entry.is_message and entry.content):
                 continue
             pace = (
-                words_per_minute.get(event.speaker, 0)
+                words_per_minute.get(entry.speaker, 0)
                 if isinstance(words_per_minute, Mapping)
                 else words_per_minute
             )
             if pace:
                 shown_until = _typing_until(event, pace, shown_until)
                 if shown_until > now:
-                    typing.append(event.speaker)
+                    typing.append(entry.speaker)
                     reveal_at = shown_until if reveal_at is None else min(reveal_at, shown_until)
                     continue
-        elif event.kind == "system":
-            notice = _NOTICES.get(str((event.data or {}).get("event")))
+        elif isinstance(entry, Notice):
+            notice = _NOTICES.get(entry.notice) if isinstance(entry.notice, NoticeKind) else None
             if notice is not None:
                 messages.append(
-                    SeenMessage(event.seq, "", notice, "system", False, False, event.updated_at)
+                    SeenMessage(entry.seq, "", notice, entry.kind, False, False, event.updated_at)
                 )
-            continue
-        elif event.kind != "human":
             continue
         messages.append(
             SeenMessage(
-                event.seq, event.speaker, event.content, event.kind, own, private, event.updated_at
+                entry.seq,
+                entry.speaker,
+                entry.content,
+                entry.kind,
+                own,
+                entry.is_private,
+                event.updated_at,
             )
         )
     return messages, list(dict.fromkeys(typing)), reveal_at
@@ -274,7 +271,6 @@ def _typing_until(event: Any, words_per_minute: int, previous: datetime | None) 
 
 __all__ = [
     "ExitInfo",
-    "HelpMessage",
     "ParticipantView",
     "SeenMessage",
     "participant_view",

@@ -11,8 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 import storage
+from conversation.access.roles import PARTICIPANT_PREFIX
 from conversation.study.record import get_study, study_definition
-from conversation.vocabulary import TurnKind, turn_kind_of
+from conversation.vocabulary import SeatHolder, entry_of
+
+#: Who posted the opening of a group's room (the room's host, not a person).
+HOST = "host"
 
 _TIMES = ("joined_at", "consented_at", "lobby_at", "assigned_at", "finished_at")
 
@@ -73,19 +77,16 @@ def transcripts_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
             continue
         seats = set(definition.condition(group.condition).seats)
         for event in storage.events(db, int(group.room_id)):
-            if event.kind == "agent" and (
-                event.state != "done" or turn_kind_of(event) is not TurnKind.SPEAK
-            ):
-                continue
-            if event.kind not in ("human", "agent"):
-                continue
-            by = str((event.data or {}).get("by", ""))
+            entry = entry_of(event)
+            if not entry.is_message:
+                continue  # what was said: people's messages and agents' finished turns
+            by = entry.by or ""
             holder = (
-                by.removeprefix("participant ")
-                if event.kind == "human" and by.startswith("participant ")
-                else "agent"
-                if event.kind == "agent"
-                else "host"
+                SeatHolder.AGENT
+                if entry.is_turn
+                else by.removeprefix(PARTICIPANT_PREFIX)
+                if by.startswith(PARTICIPANT_PREFIX)
+                else HOST
             )
             rows.append(
                 {
@@ -94,7 +95,7 @@ def transcripts_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
                     "group": group.number,
                     "room_id": group.room_id,
                     "seq": event.seq,
-                    "kind": event.kind,
+                    "kind": entry.kind,
                     "speaker": event.speaker,
                     "seat": event.speaker if event.speaker in seats else None,
                     "participant": holder,

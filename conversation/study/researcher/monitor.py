@@ -2,10 +2,9 @@
 
 :func:`study_monitor` says where everyone is (consent, lobby, room, idle, done), which groups run
 with who in each seat, and attrition by condition with a Wilson 95% interval.
-:func:`message_participant` writes in the help channel (the participant's page shows it);
 :func:`remove_participant` sends a participant out with the ``removed`` code (their seat is
-handled by the study's dropout rule). Both need the moderator role and are in the study's log
-with who did them.
+handled by the study's dropout rule); it needs the moderator role and is in the study's log with
+who did it. (The help channel is ``study.help``.)
 """
 
 from __future__ import annotations
@@ -17,11 +16,24 @@ from typing import Any
 
 import storage
 from conversation.access.roles import Action, Actor, require, who
-from conversation.exceptions import ConversationValueError
 from conversation.rooms.boundary import translated
 from conversation.study.clock.seats import apply_seat_rule
-from conversation.study.record import Study, exit_values, get_study, study_definition
-from conversation.text.limits import MAX_STOP_REASON_CHARS, check_message, check_text
+from conversation.study.help import unread_count
+from conversation.study.record import Study, exit_values, get_study, member, study_definition
+from conversation.text.limits import MAX_STOP_REASON_CHARS, check_text
+from conversation.vocabulary import (
+    ACTIVE_STAGES,
+    ExitStatus,
+    GroupStatus,
+    ParticipantStage,
+    StudyEventKind,
+    exit_event,
+)
+
+#: Where a participant is, for the monitor: their stage, or one of these.
+IDLE = "idle"
+DONE = "done"
+HELP_KINDS = frozenset({StudyEventKind.HELP, StudyEventKind.HELP_READ})
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,12 +101,14 @@ def study_monitor(db: storage.Database, code: str, *, now: datetime | None = Non
     people = storage.list_participants(db, study.id)
     groups = storage.list_groups(db, study.id)
     rooms = {g.id: g.room_id for g in groups}
-    helps = storage.study_events(db, study.id, kinds={"help"})
+    notes: dict[int | None, list[Any]] = {}
+    for note in storage.study_events(db, study.id, kinds=HELP_KINDS):
+        notes.setdefault(note.participant_id, []).append(note)
     idle_after = timedelta(seconds=2 * definition.model.participants.heartbeat_seconds)
     rows = []
     for p in people:
         idle = now - p.last_seen_at
-        where = "done" if p.stage == "exit" else "idle" if idle > idle_after else p.stage
+        where = DONE if p.stage == ParticipantStage.EXIT else IDLE if idle > idle_after else p.stage
         rows.append(
             MonitorRow(
                 int(p.id or 0),
@@ -107,7 +121,7 @@ def study_monitor(db: storage.Database, code: str, *, now: datetime | None = Non
                 p.exit_status,
                 max(0.0, idle.total_seconds()),
                 p.joined_at,
-                _unread(helps, int(p.id or 0)),
+                unread_count(notes.get(p.id, [])),
             )
         )
     names = {p.id: p.pseudonym for p in people}
@@ -129,19 +143,10 @@ def study_monitor(db: storage.Database, code: str, *, now: datetime | None = Non
             )
             for g in groups
         ],
-        lobby=sum(p.stage == "lobby" for p in people),
-        in_rooms=sum(p.stage == "room" for p in people),
-        done=sum(p.stage == "exit" for p in people),
+        lobby=sum(p.stage == ParticipantStage.LOBBY for p in people),
+        in_rooms=sum(p.stage == ParticipantStage.ROOM for p in people),
+        done=sum(p.stage == ParticipantStage.EXIT for p in people),
     )
-
-
-def _unread(helps: list[Any], participant_id: int) -> int:
-    unread = 0
-    for event in helps:
-        if event.participant_id != participant_id:
-            continue
-        unread = 0 if (event.data or {}).get("from") == "researcher" else unread + 1
-    return unread
 
 
 def attrition(people: list[Any], conditions: list[str]) -> list[AttritionRow]:
@@ -149,46 +154,12 @@ def attrition(people: list[Any], conditions: list[str]) -> list[AttritionRow]:
     rows = []
     for label in conditions:
         assigned = [p for p in people if p.condition == label]
-        done = sum(p.exit_status == "completed" for p in assigned)
-        dropped = sum(p.exit_status == "dropped" for p in assigned)
+        done = sum(p.exit_status == ExitStatus.COMPLETED for p in assigned)
+        dropped = sum(p.exit_status == ExitStatus.DROPPED for p in assigned)
         low, high = wilson(dropped, len(assigned))
         rate = dropped / len(assigned) if assigned else None
         rows.append(AttritionRow(label, len(assigned), done, dropped, rate, low, high))
     return rows
-
-
-def _member(db: storage.Database, study: Study, participant_id: Any) -> Any:
-    if not isinstance(participant_id, int) or isinstance(participant_id, bool):
-        raise ConversationValueError(f"participant_id={participant_id!r} must be a whole number")
-
-    def not_in_study(_: Any) -> ConversationValueError:
-        return ConversationValueError(
-            f"participant {participant_id} is not in study {study.code!r}"
-        )
-
-    with translated({storage.ParticipantNotFound: not_in_study}):
-        person = storage.get_participant(db, participant_id)
-    if person.study_id != study.id:
-        raise not_in_study(person)
-    return person
-
-
-def message_participant(
-    db: storage.Database, code: str, participant_id: int, text: Any, *, actor: Actor | None = None
-) -> None:
-    """A help message to one participant (their page shows it)."""
-    require(actor, Action.MODERATE)
-    study = get_study(db, code)
-    person = _member(db, study, participant_id)
-    check_message(text)
-    with translated():
-        storage.record_study_event(
-            db,
-            study.id,
-            "help",
-            participant_id=int(person.id),
-            data={"from": "researcher", "text": text, "by": who(actor, "researcher")},
-        )
 
 
 def remove_participant(
@@ -204,23 +175,22 @@ def remove_participant(
     require(actor, Action.CONTROL)
     study = get_study(db, code)
     definition = study_definition(db, study)
-    person = _member(db, study, participant_id)
+    person = member(db, study, participant_id)
     check_text(reason, "reason", MAX_STOP_REASON_CHARS, empty=True)
-    stages = {"consent", "pre_survey", "lobby", "room", "post_survey"}
     data = {"reason": reason, "by": who(actor, "researcher"), "stage": person.stage}
     with translated():
         moved = storage.update_participant(
             db,
             int(person.id),
-            expected_stages=stages,
-            event=("removed", data),
-            **exit_values(definition, "removed", db.now()),
+            expected_stages=ACTIVE_STAGES,
+            event=(exit_event(ExitStatus.REMOVED), data),
+            **exit_values(definition, ExitStatus.REMOVED, db.now()),
         )
     if moved is None:
         return False
-    if person.stage == "room" and person.group_id is not None:
+    if person.stage == ParticipantStage.ROOM and person.group_id is not None:
         group = storage.get_group(db, int(person.group_id))
-        if group.status == "running":
+        if group.status == GroupStatus.RUNNING:
             rule = definition.model.participants.on_dropout
             apply_seat_rule(db, study, definition, group, str(person.seat), rule)
     return True
@@ -232,7 +202,6 @@ __all__ = [
     "Monitor",
     "MonitorRow",
     "attrition",
-    "message_participant",
     "remove_participant",
     "study_monitor",
     "wilson",

@@ -225,13 +225,14 @@ def test_an_unpaced_agent_appears_at_once() -> None:
     from conversation.study.participant.view import seen
 
     class E:  # a committed agent message, as the log holds it
-        kind, state, speaker, content, words, seq, visible_to, data = (
+        kind, state, speaker, content, words, seq, round, visible_to, data = (
             "agent",
             "done",
             "Mediator",
             "one two three",
             3,
             2,
+            0,
             None,
             None,
         )

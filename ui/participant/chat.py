@@ -1,4 +1,4 @@
-"""The participant's chat box and help channel (the room stage of ``ui.participant``).
+"""The participant's chat box and help channel (the room stage of ``ui.participant.page``).
 
 A post goes through ``conversation.study.post_as_participant``: the same size limit as the
 researcher's posts (the box refuses a longer text and keeps it), the participant's rate limit
@@ -84,7 +84,7 @@ def _send(db: Any, token: str, wake: Any, message: str) -> None:
 
 
 def help_panel(db: Any, token: str, view: Any) -> None:
-    """A box to write to the researcher (their answers are drawn live by ``ui.participant_room``)."""
+    """A box to write to the researcher (their answers are drawn live by ``ui.participant.room``)."""
     from conversation import study
 
     with st.expander("Help: message the researcher"):

@@ -21,6 +21,7 @@ from typing import Any
 
 import streamlit as st
 
+from conversation.vocabulary import EventKind
 from ui.widgets import AGENT_AVATARS, HUMAN_AVATAR, SYSTEM_AVATAR, escape_markdown
 
 #: How often the participant's page asks for news (and, at the study's heartbeat period, says
@@ -47,9 +48,9 @@ def time_left_line(seconds: float | None) -> str:
 
 
 def _icon(message: Any, speakers: list[str]) -> str:
-    if message.kind == "human":
+    if message.kind == EventKind.HUMAN:
         return HUMAN_AVATAR
-    if message.kind == "system":
+    if message.kind == EventKind.SYSTEM:
         return SYSTEM_AVATAR
     if message.speaker not in speakers:
         speakers.append(message.speaker)
@@ -63,7 +64,7 @@ def draw_messages(view: Any) -> None:
         st.caption("No messages yet. Say hello when you are ready.")
     speakers: list[str] = []
     for message in messages:
-        if message.kind == "system":
+        if message.kind == EventKind.SYSTEM:
             st.caption(escape_markdown(message.content))
             continue
         with st.chat_message(

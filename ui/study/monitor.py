@@ -21,7 +21,6 @@ import streamlit as st
 from ui.widgets import escape_markdown
 
 MONITOR_SECONDS = float(os.environ.get("ROOMS_MONITOR_POLL_SECONDS", "2"))
-WHERE_ORDER = ("consent", "lobby", "room", "idle", "done")
 
 
 def _study():  # type: ignore[no-untyped-def]
@@ -165,7 +164,9 @@ def participant_controls(db: Any, code: str, actor: Any) -> None:
         st.caption("No participants yet.")
         return
     label = {pid: f"{r.pseudonym} ({r.where})" for pid, r in people.items()}
-    picked = st.selectbox("Participant", list(people), format_func=label.get, key="monitor-who")
+    picked = st.selectbox(
+        "Participant", list(people), format_func=lambda pid: label[pid], key="monitor-who"
+    )
     with st.form("monitor-message", clear_on_submit=True):
         text = st.text_area("Message to this participant", max_chars=2000)
         if st.form_submit_button("Send") and text.strip():
@@ -220,7 +221,7 @@ def monitor_page(db: Any, actor: Any) -> None:
         f"Status: {escape_markdown(found.status)} · cap: {escape_markdown(found.cap or 'none')} · "
         f"definition version {int(found.version)}"
     )
-    from ui.study_editor import base_url
+    from ui.study.editor import base_url
 
     links = study.study_links(code, base_url=base_url())
     st.text("Participant link: " + links.participant)
@@ -232,7 +233,7 @@ def monitor_page(db: Any, actor: Any) -> None:
     with st.expander("Message or remove a participant", icon=":material/support_agent:"):
         participant_controls(db, code, actor)
     with st.expander("Exports", icon=":material/download:"):
-        from ui.study_exports import study_exports
+        from ui.study.exports import study_exports
 
         study_exports(db, code)
 

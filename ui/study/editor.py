@@ -15,7 +15,7 @@ import streamlit as st
 
 from ui.widgets import escape_markdown
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "study.toml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "study.toml"
 TEXT_KEY = "study-definition"
 MAX_DEFINITION_BYTES = 200_000
 

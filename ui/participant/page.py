@@ -28,8 +28,9 @@ from typing import Any
 
 import streamlit as st
 
-from ui.participant_forms import consent_form, survey_form
-from ui.participant_room import POLL_SECONDS, live_chat
+from conversation.vocabulary import ExitStatus, ParticipantStage
+from ui.participant.forms import consent_form, survey_form
+from ui.participant.room import POLL_SECONDS, live_chat
 from ui.widgets import escape_markdown
 
 TOKEN_PARAM = "p"  # the same name as ui.bootstrap.TOKEN_PARAM (kept in step by a test)
@@ -175,7 +176,7 @@ def _consent(db: Any, token: str, view: Any) -> None:
 
 def _survey(db: Any, token: str, view: Any) -> None:
     study = _study()
-    if view.stage == "post_survey":
+    if view.stage == ParticipantStage.POST_SURVEY:
         st.text("The conversation has ended. A few last questions:")
     answers = survey_form(view.questions or [], key=f"survey-{view.stage}")
     if answers is None:
@@ -196,7 +197,7 @@ def _lobby(db: Any, token: str, view: Any) -> None:
 
     def wait() -> None:
         now = _poll(db, token)
-        if now.stage != "lobby":
+        if now.stage != ParticipantStage.LOBBY:
             st.rerun(scope="app")
         more = now.waiting_for
         if more:
@@ -213,7 +214,7 @@ def _lobby(db: Any, token: str, view: Any) -> None:
 
 
 def _room(db: Any, token: str, view: Any) -> None:
-    from ui.participant_chat import chat_box, help_panel
+    from ui.participant.chat import chat_box, help_panel
 
     st.caption(f"You are **{escape_markdown(view.seat or 'a participant')}** in this conversation.")
     if view.instructions:
@@ -227,7 +228,8 @@ def _room(db: Any, token: str, view: Any) -> None:
 
 def _exit(db: Any, token: str, view: Any) -> None:
     info = view.exit
-    st.text(EXIT_TEXTS.get(getattr(info, "status", ""), "Thank you."))
+    status = getattr(info, "status", None)
+    st.text(EXIT_TEXTS.get(ExitStatus(status), "Thank you.") if status else "Thank you.")
     if info is None:
         return
     st.text("Your completion code:")
@@ -240,21 +242,23 @@ def _unknown_stage(db: Any, token: str, view: Any) -> None:
     st.text("Please wait…")
 
 
-EXIT_TEXTS = {
-    "completed": "Thank you for taking part: the study is complete.",
-    "declined": "You chose not to take part. Thank you for your time.",
-    "lobby_timeout": "We could not form a group in time. Thank you for waiting.",
-    "dropped": "You were away for too long, so your conversation went on without you.",
-    "removed": "The researcher ended your participation.",
-    "error": "Something went wrong on our side. We are sorry.",
+EXIT_TEXTS: dict[ExitStatus, str] = {
+    ExitStatus.COMPLETED: "Thank you for taking part: the study is complete.",
+    ExitStatus.DECLINED: "You chose not to take part. Thank you for your time.",
+    ExitStatus.LOBBY_TIMEOUT: "We could not form a group in time. Thank you for waiting.",
+    ExitStatus.DROPPED: "You were away for too long, so your conversation went on without you.",
+    ExitStatus.REMOVED: "The researcher ended your participation.",
+    ExitStatus.ERROR: "Something went wrong on our side. We are sorry.",
+    ExitStatus.ABANDONED: "You were away for too long, so your place was given up.",
+    ExitStatus.UNFINISHED: "You were away for too long to finish the last questions. Thank you.",
 }
 STAGES = {
-    "consent": _consent,
-    "pre_survey": _survey,
-    "post_survey": _survey,
-    "lobby": _lobby,
-    "room": _room,
-    "exit": _exit,
+    ParticipantStage.CONSENT: _consent,
+    ParticipantStage.PRE_SURVEY: _survey,
+    ParticipantStage.POST_SURVEY: _survey,
+    ParticipantStage.LOBBY: _lobby,
+    ParticipantStage.ROOM: _room,
+    ParticipantStage.EXIT: _exit,
 }
 
 __all__ = ["EXIT_TEXTS", "NOT_VALID", "SESSION_KEY", "TOKEN_PARAM", "participant_page"]
