@@ -19,7 +19,7 @@ from storage.studies.participants import apply_fields, check_move
 from storage.studies.study import locked_study
 from storage.studies.study_log import note_on
 from storage.tables import Room, StudyGroup, StudyParticipant
-from vocabulary import GroupStatus, ParticipantStage
+from vocabulary import GroupStatus, ParticipantStage, StudyEventKind
 
 
 def form_group(
@@ -110,7 +110,7 @@ def _seat_people(
         note_on(
             session.connection(),
             int(study.id),
-            "assigned",
+            StudyEventKind.ASSIGNED,
             now,
             participant_id=pid,
             group_id=group.id,

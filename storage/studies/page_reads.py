@@ -20,10 +20,7 @@ from storage.database import Database
 from storage.errors import ParticipantNotFound
 from storage.studies._columns import GROUPS, NOTES, PEOPLE, STUDIES, TOKENS
 from storage.tables import Event, Study, StudyEvent, StudyGroup, StudyParticipant
-from vocabulary import ParticipantStage
-
-#: The study log's kind of a help message (either way between a participant and the researcher).
-HELP = "help"
+from vocabulary import ParticipantStage, StudyEventKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +115,7 @@ def participant_state(
                     .order_by(EVENTS.c.seq)
                 )
             ]
-        mine = (notes_t.c.participant_id == person.id) & (notes_t.c.kind == HELP)
+        mine = (notes_t.c.participant_id == person.id) & (notes_t.c.kind == StudyEventKind.HELP)
         if group is not None and group_kinds:
             mine = mine | (
                 (notes_t.c.group_id == group.id) & notes_t.c.kind.in_(sorted(group_kinds))
@@ -222,7 +219,6 @@ def _lobby_counts(conn: Any, study_id: int) -> tuple[int, dict[str, int]]:
 
 
 __all__ = [
-    "HELP",
     "ParticipantSeat",
     "ParticipantState",
     "participant_marker",

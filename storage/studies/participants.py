@@ -23,7 +23,7 @@ from storage.errors import InvalidTransition, ParticipantNotFound, StorageValueE
 from storage.studies.study import locked_study
 from storage.studies.study_log import note_on
 from storage.tables import StudyParticipant, StudyToken
-from vocabulary import PARTICIPANT_STAGES, StudyStatus, may_move
+from vocabulary import PARTICIPANT_STAGES, StudyEventKind, StudyStatus, may_move
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +93,9 @@ def admit_participant(
         session.add(
             StudyToken(token_hash=token_hash, participant_id=int(person.id or 0), created_at=now)
         )
-        note_on(session.connection(), study_id, "joined", now, participant_id=person.id)
+        note_on(
+            session.connection(), study_id, StudyEventKind.JOINED, now, participant_id=person.id
+        )
         return Admission(person)
 
 
