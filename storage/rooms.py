@@ -38,7 +38,7 @@ from storage.database import Database
 from storage.errors import ExperimentNotFound, RecordInUse, RoomNotFound, StorageValueError
 from storage.events import _insert_imported, check_event_fields, prepare_import
 from storage.tables import Event, Experiment, Lease, Room
-from vocabulary import ROOM_STATUSES
+from vocabulary import ROOM_STATUSES, RoomStatus, TurnState
 
 
 def _check_config(config: Any) -> dict[str, Any]:
@@ -122,26 +122,68 @@ def stop_room(
     open turn (if any) ``stopped``, and a system event ``notice`` goes at the end of its log.
     ``False`` (nothing written) when the room's status is not one of ``allowed``.
     A model reply still in flight is then refused by the fence on the turn's state."""
+    check_room_move(notice, notice_data, allowed)
+    now = db.now()
+    with db.write_connection() as conn:
+        return stop_on(conn, room_id, reason, allowed, notice, notice_data, now)
+
+
+def check_room_move(
+    notice: str, notice_data: dict[str, Any] | None, allowed: Collection[str]
+) -> None:
+    """The checks of a room's move made by a person or a study (:func:`stop_on`,
+    :func:`pause_on`): its notice's fields and the statuses it applies in."""
     check_event_fields(speaker="room", content=notice, data=notice_data)
     for word in allowed:
         require_in(word, ROOM_STATUSES, "allowed status")
-    now = db.now()
-    with db.write_connection() as conn:
-        probe = probe_room(conn, room_id)
-        if probe.status not in allowed:
-            return False
-        conn.execute(
-            update(ROOMS)
-            .where(ROOMS.c.id == room_id)
-            .values(status="stopped", stop_reason=reason, updated_at=now)
-        )
-        conn.execute(
-            update(EVENTS)
-            .where(EVENTS.c.room_id == room_id, open_turn_clause())
-            .values(state="stopped", updated_at=now)
-        )
-        _insert_notice(conn, room_id, probe, notice, notice_data, now)
-        note_edit(conn, room_id, now)  # its open turn changed: a plan made before is refused
+
+
+def stop_on(
+    conn: Any,
+    room_id: int,
+    reason: str,
+    allowed: Collection[str],
+    notice: str,
+    notice_data: dict[str, Any] | None,
+    now: datetime,
+) -> bool:
+    """:func:`stop_room`'s write, inside the caller's write transaction (a study's transition
+    stops its group's room in the same write as the rest)."""
+    probe = probe_room(conn, room_id)
+    if probe.status not in allowed:
+        return False
+    conn.execute(
+        update(ROOMS)
+        .where(ROOMS.c.id == room_id)
+        .values(status=RoomStatus.STOPPED, stop_reason=reason, updated_at=now)
+    )
+    conn.execute(
+        update(EVENTS)
+        .where(EVENTS.c.room_id == room_id, open_turn_clause())
+        .values(state=TurnState.STOPPED, updated_at=now)
+    )
+    _insert_notice(conn, room_id, probe, notice, notice_data, now)
+    note_edit(conn, room_id, now)  # its open turn changed: a plan made before is refused
+    return True
+
+
+def pause_on(
+    conn: Any,
+    room_id: int,
+    allowed: Collection[str],
+    notice: str,
+    notice_data: dict[str, Any] | None,
+    now: datetime,
+) -> bool:
+    """Pause a room inside the caller's write transaction (as ``update_room(status=paused,
+    expected_status=allowed, notice=...)`` does in its own): ``False`` (nothing written) when
+    its status is not one of ``allowed``."""
+    if lock_room(conn, room_id) not in allowed:
+        return False
+    conn.execute(
+        update(ROOMS).where(ROOMS.c.id == room_id).values(status=RoomStatus.PAUSED, updated_at=now)
+    )
+    _append_notice(conn, room_id, notice, notice_data, now)
     return True
 
 

@@ -548,6 +548,7 @@ class StudyParticipant(SQLModel, table=True):
     exit_code: str | None = Field(default=None, max_length=64)
     pre_survey: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc())
     post_survey: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc())
+    # No longer written: a participant's posting rate is a bucket of ``rate_buckets`` (issue 30).
     posts: list[float] | None = Field(default=None, sa_type=JSONDoc())
     joined_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
     consented_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
@@ -593,6 +594,20 @@ class StudyEvent(SQLModel, table=True):
     at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
 
 
+class ServiceBeat(SQLModel, table=True):
+    """A service's continuity (revision 0017): when it last said it was up (``beat_at``) and since
+    when it has been up without a gap (``up_since``). Every app process beats the participants'
+    service (``participants``) every second; the study clock judges absence only while it is
+    up, and only since ``up_since``, so time the service was down is never absence."""
+
+    __tablename__ = "service_beats"
+
+    name: str = Field(primary_key=True, max_length=40)
+    up_since: datetime = Field(sa_type=UTCDateTime)
+    beat_at: datetime = Field(sa_type=UTCDateTime)
+    owner: str | None = Field(default=None, max_length=200)
+
+
 # Instrument the models now: the repository builds snapshots with ``model_construct`` on Core
 # paths, and attribute access on those needs configured mappers even if no ORM query ran yet.
 configure_mappers()
@@ -615,6 +630,7 @@ __all__ = [
     "Room",
     "RoomConfigVersion",
     "TurnDraft",
+    "ServiceBeat",
     "Study",
     "StudyEvent",
     "StudyGroup",

@@ -56,8 +56,9 @@ ALLOWED: dict[str, set[str]] = {
         "termination",
         "access",
     },
-    # The worker also asks the analyses' planned answers (worker/analyses.py, issue 24).
-    "worker": {"exceptions", "vocabulary", "rooms", "experiments", "models", "analysis"},
+    # The worker also asks the analyses' planned answers (worker/analyses.py, issue 24) and
+    # runs the studies' clock (worker/studies.py, issue 31).
+    "worker": {"exceptions", "vocabulary", "rooms", "experiments", "models", "analysis", "study"},
     # Studies with real participants (issue 21): experiments whose rooms have human seats.
     "study": {"exceptions", "vocabulary", "text", "rooms", "experiments", "access", "models"},
     # The pages' read side: nothing below may import it (the worker never loads it).

@@ -131,8 +131,13 @@ def _is_participant_page(page: StreamlitPage) -> bool:
 def _participant_app(page: StreamlitPage) -> None:
     """A participant's session: no sidebar, no navigation, no runner controls; any page but
     the participant's is refused (a researcher page reached with a participant's link)."""
+    # The icon is an image of our own: an emoji icon makes the browser fetch its picture from
+    # a font host, and a participant's page contacts no host but the study's own.
     st.set_page_config(
-        page_title="Study", page_icon="💬", layout="centered", initial_sidebar_state="collapsed"
+        page_title="Study",
+        page_icon=participant_icon(),
+        layout="centered",
+        initial_sidebar_state="collapsed",
     )
     if not _is_participant_page(page):
         st.title("Not available")
@@ -140,6 +145,7 @@ def _participant_app(page: StreamlitPage) -> None:
         return
     _load_secrets_into_environment()
     ensure_runner()
+    ensure_service_beat()
     _run.via_app = True
     try:
         page.run()
@@ -201,6 +207,7 @@ def _shared_setup() -> None:
     st.set_page_config(page_title=APP_TITLE, page_icon="💬", layout="wide")
     _load_secrets_into_environment()
     ensure_runner()
+    ensure_service_beat()
     _sidebar()
 
 
@@ -350,6 +357,7 @@ def _start_with_server():  # type: ignore[no-untyped-def]
     _load_secrets_into_environment()
     try:
         runner = ensure_runner()
+        ensure_service_beat()
     except Exception:  # noqa: BLE001 - reported by the first page, which opens it again
         log.exception("the runner could not start with the server")
         runner = None
@@ -371,6 +379,44 @@ def ensure_runner():  # type: ignore[no-untyped-def]
     if os.environ.get("ROOMS_APP_RUNNER", "1") == "0":
         return None
     return _runner(current_url())
+
+
+@st.cache_resource(show_spinner=False, on_release=_stop_runner)
+def _service_beat(url: str):  # type: ignore[no-untyped-def]
+    from conversation.rooms.engine import owner_id
+    from conversation.worker import ServiceBeat
+
+    beat = ServiceBeat(_database(url), owner=owner_id("app")).start()
+    atexit.register(_stop_runner, beat)
+    return beat
+
+
+def ensure_service_beat():  # type: ignore[no-untyped-def]
+    """Start (once per process and URL) the beat that says this process serves participants'
+    pages (``conversation.worker.ServiceBeat``), with or without the runner: the studies'
+    clock never counts the time no app served them as anyone's absence."""
+    return _service_beat(current_url())
+
+
+def participant_icon() -> bytes:
+    """The participant page's icon: a small PNG made here (no font host is asked for it)."""
+    import struct
+    import zlib
+
+    size, colour = 32, bytes((0x3B, 0x82, 0xF6))  # a blue square
+    rows = b"".join(b"\x00" + colour * size for _ in range(size))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
 
 
 def wake_runner() -> None:

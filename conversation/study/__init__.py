@@ -9,8 +9,9 @@ definition in force), ``participant/`` (a participant's token, acts and page), `
 refusals a participant reads) and ``cli`` (``python -m conversation.study validate|launch``).
 """
 
+from conversation.study.clock.absence import BEAT_SECONDS, GAP_SECONDS, note_service_up
 from conversation.study.clock.lobby import Draw, draw_group
-from conversation.study.clock.ticks import TickReport, tick
+from conversation.study.clock.ticks import TickReport, tick, tick_all
 from conversation.study.definition.document import (
     StudyDefinition,
     definition_from_dict,
@@ -67,8 +68,10 @@ from conversation.study.researcher.monitor import (
 )
 
 __all__ = [
+    "BEAT_SECONDS",
     "DEFINITION_VERSION",
     "EXIT_STATUSES",
+    "GAP_SECONDS",
     "RECRUITMENT_KEYS",
     "AttritionRow",
     "Draw",
@@ -104,6 +107,7 @@ __all__ = [
     "lock_study",
     "message_participant",
     "message_researcher",
+    "note_service_up",
     "participant_view",
     "participants_table",
     "post_as_participant",
@@ -116,6 +120,7 @@ __all__ = [
     "study_monitor",
     "survey_results",
     "tick",
+    "tick_all",
     "transcripts_table",
     "unlock_study",
     "update_definition",

@@ -1,8 +1,16 @@
 """Studies with real participants (docs/studies.md), one module per entity: the study's row
 (``study``), its participants (``participants``), its groups (``groups``), its log
-(``study_log``), what a participant's page reads (``page_reads``) and a participant's posting
-rate (``post_rate``). Their errors are in ``storage.errors``."""
+(``study_log``), what a participant's page reads (``page_reads``), a participant's posting
+rate (``post_rate``), the transitions that move people and groups in one write
+(``transitions``) and the participants' service's continuity (``continuity``). Their errors
+are in ``storage.errors``."""
 
+from storage.studies.continuity import (
+    PARTICIPANTS_SERVICE,
+    ServiceContinuity,
+    beat_service,
+    service_continuity,
+)
 from storage.studies.groups import (
     form_group,
     get_group,
@@ -20,6 +28,7 @@ from storage.studies.page_reads import (
 )
 from storage.studies.participants import (
     Admission,
+    ParticipantMove,
     admit_participant,
     get_participant,
     list_participants,
@@ -29,27 +38,52 @@ from storage.studies.participants import (
 from storage.studies.post_rate import PostRate, note_post
 from storage.studies.study import (
     StudyCounts,
+    active_study_codes,
     create_study,
     get_study,
     list_studies,
     study_counts,
     update_study,
 )
-from storage.studies.study_log import record_study_event, study_events
+from storage.studies.study_log import StudyNote, record_study_event, study_events
+from storage.studies.transitions import (
+    ChangeRoster,
+    PauseRoom,
+    RoomMove,
+    SeatRule,
+    StopRoom,
+    end_group,
+    exit_participant,
+    record_study_notes,
+)
 
 __all__ = [
+    "PARTICIPANTS_SERVICE",
     "Admission",
+    "ChangeRoster",
+    "ServiceContinuity",
+    "StudyNote",
+    "ParticipantMove",
     "ParticipantSeat",
     "ParticipantState",
+    "PauseRoom",
     "PostRate",
+    "RoomMove",
+    "SeatRule",
+    "StopRoom",
     "StudyCounts",
+    "active_study_codes",
     "admit_participant",
+    "beat_service",
+    "service_continuity",
     "create_study",
+    "end_group",
     "form_group",
     "get_group",
     "get_participant",
     "get_study",
     "group_numbers",
+    "exit_participant",
     "list_groups",
     "list_participants",
     "list_studies",
@@ -58,6 +92,7 @@ __all__ = [
     "participant_marker",
     "participant_seat",
     "participant_state",
+    "record_study_notes",
     "record_study_event",
     "running_groups",
     "study_counts",

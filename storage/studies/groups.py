@@ -4,7 +4,8 @@ its lock."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -17,7 +18,7 @@ from storage.errors import RecordNotFound
 from storage.experiments import ExperimentRoom, _checked_room, _insert_rooms
 from storage.studies.participants import apply_fields, check_move
 from storage.studies.study import locked_study
-from storage.studies.study_log import note_on
+from storage.studies.study_log import StudyNote, note_on, write_note
 from storage.tables import Room, StudyGroup, StudyParticipant
 from vocabulary import GroupStatus, ParticipantStage, StudyEventKind
 
@@ -30,11 +31,13 @@ def form_group(
     seats: Mapping[str, int | str],
     assignment: Mapping[str, Any],
     expected_stage: str = ParticipantStage.LOBBY,
+    notes: Sequence[StudyNote] = (),
 ) -> StudyGroup | None:
     """Form a group in one transaction: its room (with its opening, running), the group row,
     each participant of ``seats`` (``{seat: participant id or "agent"}``) moved to ``room`` and
-    an ``assigned`` event each. ``None`` (nothing written) when one of them is no longer at
-    ``expected_stage`` or the group number of that condition is taken (another tick won)."""
+    an ``assigned`` event each, and ``notes`` (the seats filled with agents) with the group's
+    id. ``None`` (nothing written) when one of them is no longer at ``expected_stage`` or the
+    group number of that condition is taken (another tick won)."""
     check_move(expected_stage, ParticipantStage.ROOM)
     checked = _checked_room(db, room)
     people = {seat: pid for seat, pid in seats.items() if isinstance(pid, int)}
@@ -76,6 +79,8 @@ def form_group(
         session.add(group)
         session.flush()
         _seat_people(session, study, group, {p.id: p for p in rows}, people, assignment, now)
+        for note in notes:
+            write_note(conn, study_id, replace(note, group_id=group.id), now)
         return group
 
 

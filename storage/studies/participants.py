@@ -160,38 +160,62 @@ def update_participant(
     the study's log, in one transaction; ``None`` (nothing changed) when the participant's stage
     is not one of ``expected_stages``. A new ``stage`` must be a move the table allows from
     every expected stage and from the stage found (:class:`InvalidTransition`)."""
-    unknown = sorted(set(fields) - set(StudyParticipant.model_fields))
-    if unknown:
-        raise StorageValueError(f"unknown participant field(s) {unknown}")
-    stage = fields.get("stage")
-    if stage is not None:
-        for expected in expected_stages or ():
-            check_move(expected, stage)
+    move = ParticipantMove(participant_id, expected_stages, fields, event)
     now = db.now()
     with db.write() as session:
+        return move.apply(session, now)
+
+
+@dataclass(frozen=True, slots=True)
+class ParticipantMove:
+    """A change of one participant (``fields``, columns of ``study_participants``) and its
+    ``event`` (kind, data) in the study's log, made only while their stage is one of
+    ``expected_stages`` (None: any); a new ``stage`` is checked against the table of moves.
+    The unit of every transition that moves a person (``storage.studies.transitions``)."""
+
+    participant_id: int
+    expected_stages: Collection[str] | None
+    fields: Mapping[str, Any]
+    event: tuple[str, Mapping[str, Any] | None] | None = None
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.fields) - set(StudyParticipant.model_fields))
+        if unknown:
+            raise StorageValueError(f"unknown participant field(s) {unknown}")
+        stage = self.fields.get("stage")
+        if stage is not None:
+            for expected in self.expected_stages or ():
+                check_move(expected, stage)
+
+    def apply(self, session: Any, now: datetime) -> StudyParticipant | None:
+        """The move inside the caller's write transaction: the participant as changed, or
+        ``None`` (nothing written) when their stage is not an expected one."""
         person = session.exec(
-            select(StudyParticipant).where(StudyParticipant.id == participant_id).with_for_update()
+            select(StudyParticipant)
+            .where(StudyParticipant.id == self.participant_id)
+            .with_for_update()
         ).first()
         if person is None:
-            raise ParticipantNotFound(f"participant {participant_id} does not exist")
-        if expected_stages is not None and person.stage not in expected_stages:
+            raise ParticipantNotFound(f"participant {self.participant_id} does not exist")
+        if self.expected_stages is not None and person.stage not in self.expected_stages:
             return None
+        stage = self.fields.get("stage")
         if stage is not None:
             check_move(person.stage, stage)
-        apply_fields(person, fields, now)
+        apply_fields(person, self.fields, now)
         session.add(person)
-        if event is not None:
+        if self.event is not None:
             session.flush()
             note_on(
                 session.connection(),
                 person.study_id,
-                event[0],
+                self.event[0],
                 now,
                 participant_id=person.id,
                 group_id=person.group_id,
-                data=event[1],
+                data=self.event[1],
             )
-        return person
+        return person  # type: ignore[no-any-return]
 
 
 def apply_fields(person: StudyParticipant, fields: Mapping[str, Any], now: datetime) -> None:
@@ -204,6 +228,7 @@ def apply_fields(person: StudyParticipant, fields: Mapping[str, Any], now: datet
 __all__ = [
     "FULL",
     "Admission",
+    "ParticipantMove",
     "admit_participant",
     "apply_fields",
     "check_move",

@@ -14,7 +14,7 @@ from storage._tx import UNSET, _Unset, json_object
 from storage.database import Database
 from storage.errors import StorageValueError, StudyNotFound
 from storage.tables import Experiment, Study, StudyGroup, StudyParticipant
-from vocabulary import STUDY_STATUSES, ExperimentStatus, ParticipantStage
+from vocabulary import STUDY_STATUSES, ExperimentStatus, GroupStatus, ParticipantStage
 
 
 def create_study(
@@ -110,6 +110,18 @@ def study_counts(db: Database) -> dict[int, StudyCounts]:
     return found
 
 
+def active_study_codes(db: Database) -> list[str]:
+    """The codes of the studies the clock has work in: someone still on their path (not at the
+    exit) or a group still running. One read; an index probe per study."""
+    on_path = select(StudyParticipant.study_id).where(
+        StudyParticipant.stage != ParticipantStage.EXIT
+    )
+    running = select(StudyGroup.study_id).where(StudyGroup.status == GroupStatus.RUNNING)
+    query = select(Study.code).where(col(Study.id).in_(on_path) | col(Study.id).in_(running))
+    with db.read() as session:
+        return [str(code) for code in session.exec(query.order_by(col(Study.id)))]
+
+
 def update_study(
     db: Database,
     study_id: int,
@@ -147,6 +159,7 @@ def locked_study(session: Any, study_id: int) -> Study:
 
 __all__ = [
     "StudyCounts",
+    "active_study_codes",
     "create_study",
     "get_study",
     "list_studies",

@@ -8,6 +8,7 @@ others and reads the log."""
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -18,6 +19,29 @@ from storage._tx import json_object
 from storage.database import Database
 from storage.studies._columns import NOTES
 from storage.tables import StudyEvent
+
+
+@dataclass(frozen=True, slots=True)
+class StudyNote:
+    """An entry of the study's log, written with a change it belongs to."""
+
+    kind: str
+    data: Mapping[str, Any] | None = None
+    participant_id: int | None = None
+    group_id: int | None = None
+
+
+def write_note(conn: Connection, study_id: int, note: StudyNote, now: datetime) -> int:
+    """``note`` appended inside the caller's write transaction; the event's id."""
+    return note_on(
+        conn,
+        study_id,
+        note.kind,
+        now,
+        participant_id=note.participant_id,
+        group_id=note.group_id,
+        data=note.data,
+    )
 
 
 def note_on(
@@ -83,4 +107,4 @@ def study_events(
         return list(session.exec(query.order_by(col(StudyEvent.id))))
 
 
-__all__ = ["note_on", "record_study_event", "study_events"]
+__all__ = ["StudyNote", "note_on", "record_study_event", "study_events", "write_note"]

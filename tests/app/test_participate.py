@@ -16,12 +16,6 @@ from tests.app.study_support import click, launch, page, participant, texts, tok
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
-@pytest.fixture(autouse=True)
-def tick_on_every_draw(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each draw runs the study's tick (the page's once-a-second limit is per process)."""
-    monkeypatch.setattr("ui.participant.page.TICK_SECONDS", 0.0)
-
-
 def consented(code: str, **params: str):  # type: ignore[no-untyped-def]
     """A participant past consent and the pre-survey (in the lobby)."""
     at = participant(code, **params)
@@ -85,6 +79,7 @@ def test_two_people_are_assigned_and_chat_in_their_own_seats(db: Database) -> No
     found = launch(db)
     ana = consented(found.code)
     bo = consented(found.code)
+    study.tick(db, found.code)  # the study's clock (the worker's, the runner's) forms the group
     ana.run()  # the lobby's poll
     assert not ana.exception, ana.exception
     seat = "Buyer" if "You are **Buyer**" in "\n".join(c.value for c in ana.caption) else "Seller"
@@ -108,6 +103,7 @@ def test_two_texts_under_one_drawn_request_id_are_two_messages_and_a_resend_is_o
     found = launch(db)
     ana = consented(found.code)
     consented(found.code)
+    study.tick(db, found.code)
     ana.run()
     drawn = "_participant_request:post"
     for text in ("first text", "second text", "second text"):
@@ -139,10 +135,12 @@ def test_a_researcher_page_with_a_participant_token_is_refused(db: Database) -> 
 def test_another_rooms_id_reaches_nothing(db: Database) -> None:
     found = launch(db)
     ana, bo = consented(found.code), consented(found.code)
+    study.tick(db, found.code)
     ana.run()
     ana.chat_input[0].set_value("only for my room").run()
     # A third and fourth person form a second room; the third tries the first room's id.
     cy, di = consented(found.code), consented(found.code)
+    study.tick(db, found.code)
     rows = study.participants_table(db, found.code)
     first_room = next(r["room_id"] for r in rows if r["room_id"] is not None)
     cy.query_params["room"] = str(first_room)
@@ -165,6 +163,7 @@ def test_a_locked_study_says_so_politely(db: Database) -> None:
 def test_the_room_ends_then_post_survey_then_the_completed_code(db: Database) -> None:
     found = launch(db)
     ana, bo = consented(found.code), consented(found.code)
+    study.tick(db, found.code)
     ana.run()
     later = datetime.now(UTC) + timedelta(seconds=601)
     study.tick(db, found.code, now=later)  # the room's time limit has passed

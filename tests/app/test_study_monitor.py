@@ -13,12 +13,6 @@ from tests.app.study_support import click, launch, page, participant, texts, tok
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
-@pytest.fixture(autouse=True)
-def tick_on_every_draw(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each draw runs the study's tick (the page's once-a-second limit is per process)."""
-    monkeypatch.setattr("ui.participant.page.TICK_SECONDS", 0.0)
-
-
 def in_lobby(code: str):  # type: ignore[no-untyped-def]
     at = participant(code)
     click(at, "I agree")
@@ -62,6 +56,7 @@ def test_without_a_code_the_monitor_lists_the_studies_to_pick_from(db: Database)
 def test_the_monitor_shows_who_is_where_and_the_groups(db: Database) -> None:
     found = launch(db)
     ana, bo, cy = in_lobby(found.code), in_lobby(found.code), in_lobby(found.code)
+    study.tick(db, found.code)  # the study's clock forms a group of two
     at = monitor(found.code)
     shown = texts(at)
     assert "Mug bargaining with a mediator" in shown

@@ -13,6 +13,7 @@ from typing import Any
 
 import streamlit as st
 
+from ui.participant.outage import OUTAGE_TEXT, say_outage, unavailable
 from ui.widgets import escape_markdown, limited_chat_input
 
 CHAT_KEY = "participant-chat"
@@ -74,6 +75,9 @@ def _send(db: Any, token: str, wake: Any, message: str) -> None:
         st.session_state[f"_pending:{CHAT_KEY}"] = message
     except study.WrongStage:
         pass  # the room ended meanwhile: this run shows the next stage
+    except unavailable():
+        st.session_state[NOTICE_KEY] = f"Not sent yet. {OUTAGE_TEXT} Send it again in a moment."
+        st.session_state[f"_pending:{CHAT_KEY}"] = message
     except ValueError as exc:
         st.session_state[NOTICE_KEY] = f"Not sent: {exc}"
         st.session_state[f"_pending:{CHAT_KEY}"] = message
@@ -93,5 +97,12 @@ def help_panel(db: Any, token: str, view: Any) -> None:
             text = st.text_input("Your message to the researcher", max_chars=2000)
             sent = st.form_submit_button("Send to the researcher")
         if sent and text.strip():
-            study.message_researcher(db, token, text.strip())
+            try:
+                study.message_researcher(db, token, text.strip())
+            except study.TooFast as slow:
+                st.warning(f"Please wait {max(1, round(slow.retry_after))} s and send it again.")
+                return
+            except unavailable():
+                say_outage()
+                return
             st.rerun()

@@ -11,17 +11,21 @@ URL (``&p=...``), so a reload or a copied URL returns to the same place. Every l
 that token: a forged one is refused ("this link is not valid"), and the page never takes a room id
 from anywhere, so another room's id in the URL reaches nothing.
 
-Time. Every draw (and every poll of the lobby and the room, a fragment each) runs the study's
-``tick`` (groups form, timeouts and dropouts are decided there) unless another page of this
-process ran it less than ``TICK_SECONDS`` ago,
-and sends the heartbeat at most every ``heartbeat_seconds`` of the study's definition.
+Time. The page only reads and posts: the study's clock (groups formed, timeouts, absences, time
+limits) runs in the worker and the app's runner. At every stage but the exit the page says
+"still here" (the heartbeat) every ``heartbeat_seconds`` of the study's definition: the lobby and
+the room from their polling fragments, the consent and the surveys from a fragment of their own,
+so a person reading the consent is not taken for gone. When the stage changes by the clock
+(their group formed, their room ended, they were removed) those fragments redraw the page.
+
+Outages. While the database or the app is out of reach the page says so in the study's own
+words and comes back by itself (``ui.participant.outage``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -30,6 +34,7 @@ import streamlit as st
 
 from conversation.vocabulary import ExitStatus, ParticipantStage
 from ui.participant.forms import consent_form, survey_form
+from ui.participant.outage import connection_watch, guarded, say_outage, unavailable
 from ui.participant.room import POLL_SECONDS, live_chat
 from ui.widgets import escape_markdown
 
@@ -40,7 +45,6 @@ CODE_KEY = "_participant_study"
 #: unless this setting overrides it.
 HEARTBEAT_OVERRIDE = os.environ.get("ROOMS_PARTICIPANT_HEARTBEAT_SECONDS")
 HEARTBEAT_KEY = "_participant_heartbeat_s"
-TICK_SECONDS = float(os.environ.get("ROOMS_PARTICIPANT_TICK_SECONDS", "1"))
 NOT_VALID = (
     "This link is not valid. Open the study link you were given again, or contact the researcher."
 )
@@ -99,52 +103,56 @@ def _every(slot: str, seconds: float) -> bool:
     return True
 
 
-#: When this process last ran each study's tick: one tick per study and ``TICK_SECONDS`` is
-#: enough for every page of the process (24 open pages would otherwise run 24 a second).
-_LAST_TICK: dict[str, float] = {}
-_TICK_LOCK = threading.Lock()
-
-
-def _tick_due(code: str) -> bool:
-    now = time.monotonic()
-    with _TICK_LOCK:
-        if now - _LAST_TICK.get(code, -1e9) < TICK_SECONDS:
-            return False
-        _LAST_TICK[code] = now
-        return True
-
-
-def _keep_time(db: Any, token: str) -> None:
-    """The heartbeat and the study's tick, each at most at its interval."""
-    study = _study()
-    code = st.session_state.get(CODE_KEY)
+def _heartbeat(db: Any, token: str) -> None:
+    """Say "still here", at most every heartbeat period of the study."""
     period = float(HEARTBEAT_OVERRIDE or st.session_state.get(HEARTBEAT_KEY) or 1.0)
     if _every("heartbeat", period):
-        study.heartbeat(db, token)
-    if code and _tick_due(str(code)):
-        # A link's code of no study is harmless: the token alone decides what is shown.
-        with contextlib.suppress(LookupError, ValueError):
-            study.tick(db, code)
+        _study().heartbeat(db, token)
 
 
 def _poll(db: Any, token: str) -> Any:
-    """Heartbeat and tick (each at most at its interval), then the participant's view."""
-    study = _study()
-    _keep_time(db, token)
-    view = study.participant_view(db, token)
+    """The heartbeat (at most at its interval), then the participant's view."""
+    _heartbeat(db, token)
+    view = _study().participant_view(db, token)
     st.session_state[HEARTBEAT_KEY] = getattr(view, "heartbeat_seconds", None)
     return view
 
 
 def _current_view(db: Any, token: str, shown: Any) -> Any:
-    """Heartbeat and tick (each at most at its interval), then ``shown`` if it is still the
+    """The heartbeat (at most at its interval), then ``shown`` if it is still the
     participant's view, else their view read again."""
     study = _study()
-    _keep_time(db, token)
+    _heartbeat(db, token)
     with contextlib.suppress(study.NotAParticipant):  # the read below says so
         if study.view_is_current(db, token, shown):
             return shown
     return study.participant_view(db, token)
+
+
+def _still_here(db: Any, token: str, stage: str) -> None:
+    """At a stage without a live part (the consent, the surveys): a fragment that says "still
+    here" every heartbeat period, and redraws the page when the stage changed by the clock or
+    the researcher (an absence exit, a removal)."""
+    period = float(HEARTBEAT_OVERRIDE or st.session_state.get(HEARTBEAT_KEY) or 1.0)
+
+    def beat() -> None:
+        view = guarded(lambda: _poll(db, token))
+        if view is not None and view.stage != stage:
+            st.rerun(scope="app")
+
+    st.fragment(beat, run_every=period)()
+
+
+def _waiting_for_the_database(db: Any, token: str) -> None:
+    """The page could not read the participant's view: the study's words, and a fragment that
+    redraws the page as soon as the database answers again."""
+    say_outage()
+
+    def retry() -> None:
+        if guarded(lambda: _poll(db, token)) is not None:
+            st.rerun(scope="app")
+
+    st.fragment(retry, run_every=POLL_SECONDS)()
 
 
 def participant_page(db: Any, *, wake: Callable[[], None] | None = None) -> None:
@@ -153,12 +161,16 @@ def participant_page(db: Any, *, wake: Callable[[], None] | None = None) -> None
     study = _study()
     if st.query_params.get("room"):
         st.error("A study link cannot open a room: you only see your own conversation.")
+    connection_watch()
     token = _token(db)
     try:
         view = _poll(db, token)
     except study.NotAParticipant:
         st.session_state.pop(SESSION_KEY, None)
         _refuse(NOT_VALID)
+    except unavailable():
+        _waiting_for_the_database(db, token)
+        return
     st.session_state[SESSION_KEY] = token
     st.title(escape_markdown(view.study_name))
     st.session_state["_participant_wake"] = wake
@@ -167,15 +179,18 @@ def participant_page(db: Any, *, wake: Callable[[], None] | None = None) -> None
 
 def _consent(db: Any, token: str, view: Any) -> None:
     study = _study()
+    _still_here(db, token, view.stage)
     agreed = consent_form(view.consent or "", key="consent")
     if agreed is None:
         return
-    (study.give_consent if agreed else study.decline)(db, token)
-    st.rerun()
+    act = study.give_consent if agreed else study.decline
+    if guarded(lambda: act(db, token)) is not None:
+        st.rerun()
 
 
 def _survey(db: Any, token: str, view: Any) -> None:
     study = _study()
+    _still_here(db, token, view.stage)
     if view.stage == ParticipantStage.POST_SURVEY:
         st.text("The conversation has ended. A few last questions:")
     answers = survey_form(view.questions or [], key=f"survey-{view.stage}")
@@ -185,6 +200,9 @@ def _survey(db: Any, token: str, view: Any) -> None:
         study.answer_survey(db, token, answers)
     except study.WrongStage:
         pass  # answered in another tab meanwhile: the next run shows where they are
+    except unavailable():
+        say_outage()  # the answers stay in the form
+        return
     except ValueError as exc:
         st.error(escape_markdown(exc))
         return
@@ -196,7 +214,9 @@ def _lobby(db: Any, token: str, view: Any) -> None:
     st.text("Please keep this page open.")
 
     def wait() -> None:
-        now = _poll(db, token)
+        now = guarded(lambda: _poll(db, token))
+        if now is None:
+            return
         if now.stage != ParticipantStage.LOBBY:
             st.rerun(scope="app")
         more = now.waiting_for
@@ -222,7 +242,7 @@ def _room(db: Any, token: str, view: Any) -> None:
             st.text(view.instructions)
     # The box first: a message sent with this run is posted before the chat is drawn.
     chat_box(db, token, view, wake=st.session_state.get("_participant_wake"))
-    live_chat(view, lambda shown: _current_view(db, token, shown), stage="room")
+    live_chat(view, lambda shown: _current_view(db, token, shown), stage=ParticipantStage.ROOM)
     help_panel(db, token, view)
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import streamlit as st
 
 from conversation.vocabulary import EventKind
+from ui.participant.outage import guarded
 from ui.widgets import AGENT_AVATARS, HUMAN_AVATAR, SYSTEM_AVATAR, escape_markdown
 
 #: How often the participant's page asks for news (and, at the study's heartbeat period, says
@@ -92,7 +93,9 @@ def live_chat(view: Any, refreshed: Callable[[Any], Any], *, stage: str) -> None
     st.session_state[VIEW_KEY] = view  # the page's own read is the newest
 
     def chat() -> None:
-        shown = refreshed(st.session_state.get(VIEW_KEY, view))
+        before = st.session_state.get(VIEW_KEY, view)
+        fresh = guarded(lambda: refreshed(before))
+        shown = before if fresh is None else fresh  # the database is out of reach: said above
         st.session_state[VIEW_KEY] = shown
         if shown.stage != stage:
             st.rerun(scope="app")

@@ -5,9 +5,8 @@ the groups and their rooms; and the researcher's acts: lock and unlock the link,
 participants, message one participant (the help channel, both ways), remove a participant. Every
 act goes through ``conversation.study`` with the signed-in person's actor, which records it.
 
-The tables are redrawn by a fragment every ``MONITOR_SECONDS`` (which also runs the study's
-``tick``, so a monitor left open keeps the lobby and the dropouts moving even when no participant
-page is open); the controls are drawn with the page.
+The tables are redrawn by a fragment every ``MONITOR_SECONDS``; the controls are drawn with the
+page. The page only reads and acts: the study's clock runs in the worker and the app's runner.
 """
 
 from __future__ import annotations
@@ -107,9 +106,7 @@ def live_tables(db: Any, code: str) -> None:
     """Counts, participants, attrition and groups, refreshed by a fragment."""
 
     def tables() -> None:
-        study = _study()
-        study.tick(db, code)
-        monitor = study.study_monitor(db, code)
+        monitor = _study().study_monitor(db, code)
         c1, c2, c3, c4 = st.columns(4)
         c1.metric("In the lobby", monitor.lobby)
         c2.metric("In rooms", monitor.in_rooms)

@@ -1,31 +1,37 @@
-"""What happens to a seat its person left, and a participant's exit made once.
+"""A participant's exit, and the seat they leave, in one write.
 
-:func:`exit_if_at` moves a participant out with an exit status only if they are still at the
-stage the caller saw (many sessions tick at once: one of them does it). :func:`apply_seat_rule`
-applies the study's rule to the seat they left: ``pause`` the room, ``continue`` without them,
-an ``agent`` (the seat's stand-in, the template's role) takes it, or ``end`` the room; the
-group's seats and the study's log record it with the time.
+:func:`leave` moves a participant out with an exit status only if they are still at the stage
+the caller saw (many processes tick at once: one of them does it) and, when they held a seat of a
+running group, applies the study's rule to it in the same transaction (:func:`seat_rule`):
+``pause`` the room, ``continue`` without them, an ``agent`` (the seat's stand-in, the template's
+role) takes it, or ``end`` the room. The group's seats, the room and the study's log change
+together, or not at all.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 import storage
-from conversation.exceptions import ConversationStateError
 from conversation.rooms.boundary import translated
+from conversation.rooms.config import RoomConfig
+from conversation.rooms.editing import changed_config, version_notice
+from conversation.rooms.room import PAUSABLE, STOPPABLE, move_notice, stop_notice
 from conversation.study.definition.document import StudyDefinition, stand_in
 from conversation.study.definition.schema import OnDropout
-from conversation.study.record import Study, exit_values
+from conversation.study.record import exit_values
 from conversation.vocabulary import (
     ExitStatus,
+    NoticeKind,
     ParticipantStage,
     SeatHolder,
     StudyEventKind,
     exit_event,
 )
 
+#: Who the study's own acts on a room are recorded as.
 BY = "study"
 #: What the study's log records for each seat rule.
 SEAT_RULE_EVENTS = {
@@ -36,63 +42,66 @@ SEAT_RULE_EVENTS = {
 }
 
 
-def exit_if_at(
+def seat_rule(
+    db: storage.Database,
+    definition: StudyDefinition,
+    group: Any,
+    seat: str,
+    rule: OnDropout,
+) -> storage.SeatRule:
+    """What the study's ``rule`` does to ``seat`` of ``group`` its person left (see the module
+    docstring), as one storage ``SeatRule``."""
+    room_id = int(group.room_id)
+    note = storage.StudyNote(
+        SEAT_RULE_EVENTS[rule], {"seat": seat, "rule": rule}, group_id=int(group.id)
+    )
+    holder: str = SeatHolder.LEFT
+    room: storage.RoomMove | None = None
+    if rule == OnDropout.PAUSE:
+        room = storage.PauseRoom(room_id, PAUSABLE, *move_notice(NoticeKind.PAUSED, BY))
+    elif rule == OnDropout.END:
+        reason = f"{seat}'s participant left"
+        room = storage.StopRoom(room_id, reason, STOPPABLE, *stop_notice(reason, BY))
+    elif rule == OnDropout.AGENT:
+        holder = SeatHolder.AGENT
+        with translated():
+            base = storage.get_room(db, room_id).config
+        config = RoomConfig.from_dict(base)
+        if seat not in config.names:
+            roster = [*config.roster, stand_in(definition, str(group.condition), seat)]
+            new, fields = changed_config(config, {"agents": roster})
+            notice = version_notice(BY, fields)
+            room = storage.ChangeRoster(room_id, base, new.to_dict(), BY, fields, notice)
+    return storage.SeatRule(int(group.id), seat, holder, note, room)
+
+
+def leave(
     db: storage.Database,
     definition: StudyDefinition,
     person: Any,
     status: ExitStatus,
     stage: ParticipantStage,
-    data: dict[str, Any],
+    data: Mapping[str, Any],
     now: datetime,
-) -> int:
-    """Move ``person`` out with ``status`` if they are still at ``stage``: 1 if this call did."""
+    *,
+    group: Any = None,
+    rule: OnDropout | None = None,
+    notes: Sequence[storage.StudyNote] = (),
+) -> bool:
+    """Move ``person`` out with ``status`` if they are still at ``stage`` and, with ``group``
+    and ``rule``, apply the rule to the seat they held, with ``notes``: one write. True if this
+    call did it."""
+    move = storage.ParticipantMove(
+        int(person.id),
+        {stage},
+        exit_values(definition, status, now),
+        (exit_event(status), dict(data)),
+    )
+    seat = None
+    if group is not None and rule is not None and person.seat:
+        seat = seat_rule(db, definition, group, str(person.seat), rule)
     with translated():
-        moved = storage.update_participant(
-            db,
-            int(person.id),
-            expected_stages={stage},
-            event=(exit_event(status), data),
-            **exit_values(definition, status, now),
-        )
-    return int(moved is not None)
+        return storage.exit_participant(db, move, seat, notes=notes)
 
 
-def apply_seat_rule(
-    db: storage.Database,
-    study: Study,
-    definition: StudyDefinition,
-    group: Any,
-    seat: str,
-    rule: str,
-) -> None:
-    """What happens to a seat its person left: ``pause`` the room, ``continue`` without them,
-    an ``agent`` (the seat's stand-in) takes it, or ``end`` the room. Recorded."""
-    from conversation.rooms.room import Room
-
-    room = Room(db, int(group.room_id))
-    holder = SeatHolder.LEFT
-    try:
-        if rule == OnDropout.PAUSE:
-            room.pause(by=BY)
-        elif rule == OnDropout.END:
-            room.stop(f"{seat}'s participant left", by=BY)
-        elif rule == OnDropout.AGENT:
-            roster: list[Any] = list(room.config.roster)
-            if seat not in room.config.names:
-                roster.append(stand_in(definition, str(group.condition), seat))
-                room.update_config({"agents": roster}, by=BY)
-            holder = SeatHolder.AGENT
-    except ConversationStateError:
-        pass  # the room ended meanwhile
-    with translated():
-        storage.update_group(db, int(group.id), seat_changes={seat: holder})
-        storage.record_study_event(
-            db,
-            study.id,
-            SEAT_RULE_EVENTS[OnDropout(rule)],
-            group_id=int(group.id),
-            data={"seat": seat, "rule": rule},
-        )
-
-
-__all__ = ["BY", "apply_seat_rule", "exit_if_at"]
+__all__ = ["BY", "SEAT_RULE_EVENTS", "leave", "seat_rule"]

@@ -15,7 +15,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import storage
-from conversation.study.clock.seats import apply_seat_rule, exit_if_at
+from conversation.rooms.boundary import translated
+from conversation.study.clock.absence import Absence
+from conversation.study.clock.seats import leave
 from conversation.study.definition.document import StudyDefinition
 from conversation.study.definition.schema import OnDropout, OnTurnTimeout
 from conversation.study.help import HelpSide, help_data
@@ -63,35 +65,55 @@ def due_seat(
 
 
 def turn_timeouts(
-    db: storage.Database, study: Any, definition: StudyDefinition, group: Any, now: datetime
+    db: storage.Database,
+    study: Any,
+    definition: StudyDefinition,
+    group: Any,
+    absence: Absence,
 ) -> bool:
-    """Apply the turn-timeout rule to the seat due, if its time is up; True when applied."""
+    """Apply the turn-timeout rule to the seat due, if its time is up; True when applied. A
+    turn's time counts only while the participants' service is up (``absence``): nobody's turn
+    runs out during an outage. The timeout, its nudge, or the person's exit and the stand-in
+    taking the seat, are one write."""
+    if not absence.judging:
+        return False
     room = storage.get_room(db, int(group.room_id))
     if room.status not in AWAITING_PEOPLE_STATUSES:
         return False
     events = storage.events(db, int(group.room_id))
     seat, since, last_seq = due_seat(db, study.id, definition, group, events)
     rules = definition.model.room
-    if seat is None or since is None or now - since < timedelta(seconds=rules.turn_seconds):
+    if seat is None or since is None:
+        return False
+    if absence.now - absence.since(since) < timedelta(seconds=rules.turn_seconds):
         return False
     holder = group.seats.get(seat)
-    data = {"seat": seat, "seq": last_seq, "rule": rules.on_turn_timeout}
-    storage.record_study_event(
-        db, study.id, StudyEventKind.TURN_TIMEOUT, group_id=int(group.id), data=data
+    timeout = storage.StudyNote(
+        StudyEventKind.TURN_TIMEOUT,
+        {"seat": seat, "seq": last_seq, "rule": rules.on_turn_timeout},
+        group_id=int(group.id),
     )
-    if rules.on_turn_timeout == OnTurnTimeout.NUDGE and isinstance(holder, int):
-        storage.record_study_event(
-            db,
-            study.id,
-            StudyEventKind.HELP,
-            participant_id=holder,
-            data=help_data(HelpSide.RESEARCHER, "It is your turn to write a message."),
-        )
-    elif rules.on_turn_timeout == OnTurnTimeout.AGENT and isinstance(holder, int):
+    if rules.on_turn_timeout == OnTurnTimeout.AGENT and isinstance(holder, int):
         person = storage.get_participant(db, holder)
         data = {"reason": "turn timeout", "seat": seat}
-        if exit_if_at(db, definition, person, ExitStatus.DROPPED, ParticipantStage.ROOM, data, now):
-            apply_seat_rule(db, study, definition, group, seat, OnDropout.AGENT)
+        return leave(
+            db,
+            definition,
+            person,
+            ExitStatus.DROPPED,
+            ParticipantStage.ROOM,
+            data,
+            absence.now,
+            group=group,
+            rule=OnDropout.AGENT,
+            notes=[timeout],
+        )
+    notes = [timeout]
+    if rules.on_turn_timeout == OnTurnTimeout.NUDGE and isinstance(holder, int):
+        nudge = help_data(HelpSide.RESEARCHER, "It is your turn to write a message.")
+        notes.append(storage.StudyNote(StudyEventKind.HELP, nudge, participant_id=holder))
+    with translated():
+        storage.record_study_notes(db, study.id, notes)
     return True
 
 

@@ -17,17 +17,15 @@ from typing import Any
 import storage
 from conversation.access.roles import Action, Actor, require, who
 from conversation.rooms.boundary import translated
-from conversation.study.clock.seats import apply_seat_rule
+from conversation.study.clock.seats import leave
 from conversation.study.help import unread_count
-from conversation.study.record import Study, exit_values, get_study, member, study_definition
+from conversation.study.record import Study, get_study, member, study_definition
 from conversation.text.limits import MAX_STOP_REASON_CHARS, check_text
 from conversation.vocabulary import (
     ACTIVE_STAGES,
     ExitStatus,
-    GroupStatus,
     ParticipantStage,
     StudyEventKind,
-    exit_event,
 )
 
 #: Where a participant is, for the monitor: their stage, or one of these.
@@ -170,30 +168,30 @@ def remove_participant(
     reason: str = "",
     actor: Actor | None = None,
 ) -> bool:
-    """Send a participant out with the ``removed`` code; their seat, if they held one, is
-    handled by the study's dropout rule. False when they had already left."""
+    """Send a participant out with the ``removed`` code; their seat, if they held one in a
+    running group, is handled by the study's dropout rule in the same write. False when they
+    had already left."""
     require(actor, Action.CONTROL)
     study = get_study(db, code)
     definition = study_definition(db, study)
-    person = member(db, study, participant_id)
     check_text(reason, "reason", MAX_STOP_REASON_CHARS, empty=True)
-    data = {"reason": reason, "by": who(actor, "researcher"), "stage": person.stage}
-    with translated():
-        moved = storage.update_participant(
-            db,
-            int(person.id),
-            expected_stages=ACTIVE_STAGES,
-            event=(exit_event(ExitStatus.REMOVED), data),
-            **exit_values(definition, ExitStatus.REMOVED, db.now()),
-        )
-    if moved is None:
-        return False
-    if person.stage == ParticipantStage.ROOM and person.group_id is not None:
-        group = storage.get_group(db, int(person.group_id))
-        if group.status == GroupStatus.RUNNING:
-            rule = definition.model.participants.on_dropout
-            apply_seat_rule(db, study, definition, group, str(person.seat), rule)
-    return True
+    for _ in range(3):  # a person who moves on meanwhile (a tab, the clock) is read again
+        person = member(db, study, participant_id)
+        if person.stage not in ACTIVE_STAGES:
+            return False
+        stage = ParticipantStage(person.stage)
+        group = None
+        if stage == ParticipantStage.ROOM and person.group_id is not None:
+            with translated():
+                group = storage.get_group(db, int(person.group_id))
+        rule = definition.model.participants.on_dropout
+        data = {"reason": reason, "by": who(actor, "researcher"), "stage": stage}
+        now = db.now()
+        if leave(
+            db, definition, person, ExitStatus.REMOVED, stage, data, now, group=group, rule=rule
+        ):
+            return True
+    return False
 
 
 __all__ = [
