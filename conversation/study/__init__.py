@@ -20,7 +20,7 @@ from conversation.study.definition.document import (
 )
 from conversation.study.definition.schema import DEFINITION_VERSION, EXIT_STATUSES
 from conversation.study.errors import NotAParticipant, StudyRefused, TooFast, WrongStage
-from conversation.study.help import HelpMessage, message_participant
+from conversation.study.help import HelpMessage, help_thread, mark_help_read, message_participant
 from conversation.study.participant.acts import (
     RECRUITMENT_KEYS,
     ParticipantToken,
@@ -40,10 +40,13 @@ from conversation.study.participant.view import (
     view_is_current,
 )
 from conversation.study.record import Study, get_study
+from conversation.study.researcher.acts import end_conversation, remove_participant
+from conversation.study.researcher.attrition import BEFORE_ASSIGNMENT, AttritionRow
 from conversation.study.researcher.exports import (
     participants_table,
     recruitment_table,
     study_events_table,
+    survey_answers,
     survey_results,
     transcripts_table,
 )
@@ -58,17 +61,11 @@ from conversation.study.researcher.launch import (
     update_definition,
 )
 from conversation.study.researcher.listing import StudySummary, list_studies
-from conversation.study.researcher.monitor import (
-    AttritionRow,
-    GroupRow,
-    Monitor,
-    MonitorRow,
-    remove_participant,
-    study_monitor,
-)
+from conversation.study.researcher.monitor import GroupRow, Monitor, MonitorRow, study_monitor
 
 __all__ = [
     "BEAT_SECONDS",
+    "BEFORE_ASSIGNMENT",
     "DEFINITION_VERSION",
     "EXIT_STATUSES",
     "GAP_SECONDS",
@@ -97,14 +94,17 @@ __all__ = [
     "decline",
     "definition_from_dict",
     "draw_group",
+    "end_conversation",
     "get_study",
     "give_consent",
+    "help_thread",
     "heartbeat",
     "join",
     "launch_study",
     "list_studies",
     "load_definition",
     "lock_study",
+    "mark_help_read",
     "message_participant",
     "message_researcher",
     "note_service_up",
@@ -118,6 +118,7 @@ __all__ = [
     "study_events_table",
     "study_links",
     "study_monitor",
+    "survey_answers",
     "survey_results",
     "tick",
     "tick_all",

@@ -89,10 +89,53 @@ def message_participant(
         )
 
 
+def help_thread(
+    db: storage.Database, code: str, participant_id: int, *, actor: Actor | None = None
+) -> list[HelpMessage]:
+    """One participant's help thread, both ways, oldest first (the monitor shows it)."""
+    require(actor, Action.READ)
+    study = get_study(db, code)
+    person = member(db, study, participant_id)
+    with translated():
+        notes = storage.study_events(
+            db, study.id, participant_id=int(person.id), kinds={StudyEventKind.HELP}
+        )
+    return thread_of(notes)
+
+
+def mark_help_read(
+    db: storage.Database, code: str, participant_id: int, *, actor: Actor | None = None
+) -> int:
+    """The researcher has read a participant's help thread: their messages so far are no
+    longer unread (a ``help_read`` event, with who read them). Returns how many were unread."""
+    require(actor, Action.MODERATE)
+    study = get_study(db, code)
+    person = member(db, study, participant_id)
+    with translated():
+        notes = storage.study_events(
+            db,
+            study.id,
+            participant_id=int(person.id),
+            kinds={StudyEventKind.HELP, StudyEventKind.HELP_READ},
+        )
+        unread = unread_count(notes)
+        if unread:
+            storage.record_study_event(
+                db,
+                study.id,
+                StudyEventKind.HELP_READ,
+                participant_id=int(person.id),
+                data={"up_to": int(notes[-1].id or 0), "by": who(actor, "researcher")},
+            )
+    return unread
+
+
 __all__ = [
     "HelpMessage",
     "HelpSide",
     "help_data",
+    "help_thread",
+    "mark_help_read",
     "message_participant",
     "thread_of",
     "unread_count",

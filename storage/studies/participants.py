@@ -100,9 +100,23 @@ def admit_participant(
 
 
 def places_taken(session: Any, study_id: int) -> int:
-    """How many of the study's places are taken: everyone admitted."""
+    """How many of the study's places are taken: people who consented (someone reading the
+    consent, or who left without consenting, holds none; the cap counts the others)."""
     query = select(func.count()).select_from(StudyParticipant)
-    return int(session.exec(query.where(StudyParticipant.study_id == study_id)).one())
+    return int(
+        session.exec(
+            query.where(
+                StudyParticipant.study_id == study_id,
+                col(StudyParticipant.consented_at).is_not(None),
+            )
+        ).one()
+    )
+
+
+def count_places(db: Database, study_id: int) -> int:
+    """:func:`places_taken`, read on its own."""
+    with db.read() as session:
+        return places_taken(session, study_id)
 
 
 def participant_by_token(db: Database, token_hash: str) -> StudyParticipant:
@@ -235,6 +249,7 @@ __all__ = [
     "get_participant",
     "list_participants",
     "participant_by_token",
+    "count_places",
     "places_taken",
     "update_participant",
 ]

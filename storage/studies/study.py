@@ -4,7 +4,7 @@ for a listing, and changed (status, cap, definition) under its lock."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import func
@@ -82,10 +82,12 @@ class StudyCounts:
 
     participants: dict[str, int]
     groups: dict[str, int]
+    places: int = 0
+    """People who consented: the places of the study's cap they hold."""
 
 
 def study_counts(db: Database) -> dict[int, StudyCounts]:
-    """Every study's :class:`StudyCounts` by study id (a study with no one yet is absent): two
+    """Every study's :class:`StudyCounts` by study id (a study with no one yet is absent): three
     grouped reads, whatever the number of studies."""
     by_place = (
         col(StudyParticipant.study_id),
@@ -95,6 +97,11 @@ def study_counts(db: Database) -> dict[int, StudyCounts]:
     people = select(*by_place, func.count()).group_by(*by_place)
     by_status = (col(StudyGroup.study_id), col(StudyGroup.status))
     groups = select(*by_status, func.count()).group_by(*by_status)
+    consented = (
+        select(col(StudyParticipant.study_id), func.count())
+        .where(col(StudyParticipant.consented_at).is_not(None))
+        .group_by(col(StudyParticipant.study_id))
+    )
     found: dict[int, StudyCounts] = {}
 
     def of(study_id: int) -> StudyCounts:
@@ -107,6 +114,8 @@ def study_counts(db: Database) -> dict[int, StudyCounts]:
             counts[where] = counts.get(where, 0) + int(n)
         for study_id, status, n in session.exec(groups):
             of(study_id).groups[status] = int(n)
+        for study_id, n in session.exec(consented):
+            found[study_id] = replace(of(study_id), places=int(n))
     return found
 
 

@@ -32,7 +32,8 @@ from storage.config_versions import _change_on, _checked_change
 from storage.database import Database
 from storage.errors import RecordNotFound
 from storage.rooms import check_room_move, pause_on, stop_on
-from storage.studies.participants import ParticipantMove
+from storage.studies.participants import ParticipantMove, places_taken
+from storage.studies.study import locked_study
 from storage.studies.study_log import StudyNote, write_note
 from storage.tables import StudyGroup
 from vocabulary import GroupStatus, StudyEventKind
@@ -167,6 +168,25 @@ def _exit_participant(
         return True
 
 
+def consent_within_cap(
+    db: Database,
+    study_id: int,
+    cap: int | None,
+    *,
+    consent: ParticipantMove,
+    full: ParticipantMove,
+) -> bool | None:
+    """One write under the study's lock: ``consent`` when a place is left (``cap`` None, or
+    fewer than ``cap`` people consented), else ``full`` (the person is told the study filled
+    up meanwhile). True: consented; False: full; None: nothing written (they had moved on)."""
+    now = db.now()
+    with db.write() as session:
+        locked_study(session, study_id)
+        if cap is None or places_taken(session, study_id) < cap:
+            return None if consent.apply(session, now) is None else True
+        return None if full.apply(session, now) is None else False
+
+
 def end_group(
     db: Database,
     group_id: int,
@@ -219,6 +239,7 @@ def _locked_group(session: Any, group_id: int) -> StudyGroup:
 
 __all__ = [
     "ChangeRoster",
+    "consent_within_cap",
     "PauseRoom",
     "RoomMove",
     "SeatRule",

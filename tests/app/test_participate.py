@@ -40,7 +40,7 @@ def test_the_join_link_draws_the_consent_alone_without_navigation(db: Database) 
     token = token_of(at)
     assert at.query_params["p"] in (token, [token])
     [row] = study.participants_table(db, found.code)
-    assert row["label_extra"] == "7"
+    assert row["labels"] == {"extra": "7"}
     assert "pid-1" not in str(row)  # the recruitment id is only in the recruitment table
     assert study.recruitment_table(db, found.code)[0]["PROLIFIC_PID"] == "pid-1"
 

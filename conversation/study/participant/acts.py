@@ -107,15 +107,33 @@ def join(db: storage.Database, code: Any, labels: Mapping[str, Any]) -> Particip
 
 
 def give_consent(db: storage.Database, token: str) -> Any:
-    """Consent given: on to the pre-survey, or the lobby when there is none."""
+    """Consent given: on to the pre-survey, or the lobby when there is none. The study's cap
+    counts people who consented: when the last place was taken meanwhile, the person is told the
+    study is full (they leave with the ``lobby_timeout`` code, ``study_full`` in the log)."""
     person, study, definition = participant(db, token)
     now = db.now()
     if definition.model.pre_survey:
         fields: dict[str, Any] = {"stage": ParticipantStage.PRE_SURVEY}
     else:
         fields = {"stage": ParticipantStage.LOBBY, "lobby_at": now}
-    consented = (StudyEventKind.CONSENTED, None)
-    _move(db, person, ParticipantStage.CONSENT, consented, "consent", consented_at=now, **fields)
+    consent = storage.ParticipantMove(
+        int(person.id),
+        {ParticipantStage.CONSENT},
+        {"consented_at": now, **fields},
+        (StudyEventKind.CONSENTED, None),
+    )
+    timeout = ExitStatus.LOBBY_TIMEOUT
+    full = storage.ParticipantMove(
+        int(person.id),
+        {ParticipantStage.CONSENT},
+        exit_values(definition, timeout, now),
+        (exit_event(timeout), {"study_full": True, "where": ParticipantStage.CONSENT}),
+    )
+    cap = 0 if is_full(db, study, definition) else study.cap
+    with translated():
+        done = storage.consent_within_cap(db, study.id, cap, consent=consent, full=full)
+    if done is None:
+        _moved_meanwhile(db, person, fields["stage"], "consent")
     return _view(db, token)
 
 
@@ -231,9 +249,16 @@ def _move(
             db, int(person.id), expected_stages={from_stage}, event=event, **fields
         )
     if moved is None:
+        _moved_meanwhile(db, person, fields.get("stage"), act)
+
+
+def _moved_meanwhile(db: storage.Database, person: Any, to: Any, act: str) -> None:
+    """A conditional move found the participant elsewhere: fine when a second tab made the same
+    move, else :class:`WrongStage`."""
+    with translated():
         current = storage.get_participant(db, int(person.id)).stage
-        if current != fields.get("stage"):  # a second tab did the same thing: nothing to do
-            raise WrongStage(current, act)
+    if current != to:
+        raise WrongStage(current, act)
 
 
 def _view(db: storage.Database, token: str) -> Any:

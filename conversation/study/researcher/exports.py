@@ -12,6 +12,7 @@ from typing import Any
 
 import storage
 from conversation.access.roles import PARTICIPANT_PREFIX
+from conversation.exceptions import ConversationValueError
 from conversation.study.record import get_study, study_definition
 from conversation.vocabulary import SeatHolder, entry_of
 
@@ -21,10 +22,56 @@ HOST = "host"
 _TIMES = ("joined_at", "consented_at", "lobby_at", "assigned_at", "finished_at")
 
 
+#: The columns of each export, in order, as docs/studies.md lists them ("Export columns"; a
+#: test reads them there). ``pre_<question>`` / ``post_<question>``: one per survey question.
+PARTICIPANT_COLUMNS = (
+    "study",
+    "pseudonym",
+    "labels",
+    "condition",
+    "seat",
+    "group",
+    "room_id",
+    "version",
+    "stage",
+    "exit_status",
+    "exit_code",
+    "joined_at",
+    "consented_at",
+    "lobby_at",
+    "assigned_at",
+    "finished_at",
+)
+RECRUITMENT_COLUMNS = (
+    "pseudonym",
+    "PROLIFIC_PID",
+    "STUDY_ID",
+    "SESSION_ID",
+    "exit_status",
+    "exit_code",
+)
+TRANSCRIPT_COLUMNS = (
+    "study",
+    "condition",
+    "group",
+    "room_id",
+    "seq",
+    "kind",
+    "speaker",
+    "seat",
+    "participant",
+    "private_to",
+    "content",
+    "at",
+)
+LOG_COLUMNS = ("at", "kind", "pseudonym", "group_id", "data")
+
+
 def participants_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
-    """One row per participant: pseudonym, labels (``label_<name>``), condition, seat, group,
-    room, definition version, exit status and code, timings, and the survey answers
-    (``pre_<question>``, ``post_<question>``)."""
+    """One row per participant (:data:`PARTICIPANT_COLUMNS`): pseudonym, labels (the link's
+    other parameters, as a mapping), condition, seat, group, room, definition version, stage,
+    exit status and code, timings, then the survey answers (``pre_<question>``,
+    ``post_<question>``)."""
     study = get_study(db, code)
     groups = {g.id: g for g in storage.list_groups(db, study.id)}
     rows = []
@@ -32,18 +79,18 @@ def participants_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
         group = groups.get(p.group_id)
         row: dict[str, Any] = {
             "study": study.code,
-            "participant": p.pseudonym,
+            "pseudonym": p.pseudonym,
+            "labels": dict(p.labels or {}),
             "condition": p.condition,
             "seat": p.seat,
             "group": group.number if group else None,
             "room_id": group.room_id if group else None,
-            "definition_version": p.version,
+            "version": p.version,
             "stage": p.stage,
             "exit_status": p.exit_status,
             "exit_code": p.exit_code,
             **{t: getattr(p, t) for t in _TIMES},
         }
-        row.update({f"label_{k}": v for k, v in (p.labels or {}).items()})
         row.update({f"pre_{k}": v for k, v in (p.pre_survey or {}).items()})
         row.update({f"post_{k}": v for k, v in (p.post_survey or {}).items()})
         rows.append(row)
@@ -51,11 +98,12 @@ def participants_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
 
 
 def recruitment_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
-    """For payment only: pseudonym, Prolific's ids, exit status and code."""
+    """For payment only (:data:`RECRUITMENT_COLUMNS`): pseudonym, Prolific's ids, exit status
+    and code."""
     study = get_study(db, code)
     return [
         {
-            "participant": p.pseudonym,
+            "pseudonym": p.pseudonym,
             "PROLIFIC_PID": (p.recruitment or {}).get("PROLIFIC_PID"),
             "STUDY_ID": (p.recruitment or {}).get("STUDY_ID"),
             "SESSION_ID": (p.recruitment or {}).get("SESSION_ID"),
@@ -67,8 +115,9 @@ def recruitment_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
 
 
 def transcripts_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
-    """Every message of the study's rooms with its condition, group, seat and who held the seat
-    (a participant's pseudonym, ``agent``, or ``host`` for the opening)."""
+    """Every message of the study's rooms (:data:`TRANSCRIPT_COLUMNS`) with its condition,
+    group, seat and who held the seat (``participant``: a participant's pseudonym, ``agent``,
+    or ``host`` for the opening)."""
     study = get_study(db, code)
     definition = study_definition(db, study)
     rows = []
@@ -108,20 +157,34 @@ def transcripts_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
 
 
 def study_events_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
-    """The study's log (assignments with their seeds, dropouts, removals, help messages), with
-    pseudonyms."""
+    """The study's log (:data:`LOG_COLUMNS`: assignments with their seeds, absences, removals,
+    help messages), with pseudonyms."""
     study = get_study(db, code)
     names = {p.id: p.pseudonym for p in storage.list_participants(db, study.id)}
     return [
         {
             "at": e.at,
             "kind": e.kind,
-            "participant": names.get(e.participant_id),
+            "pseudonym": names.get(e.participant_id),
             "group_id": e.group_id,
             "data": e.data,
         }
         for e in storage.study_events(db, study.id)
     ]
+
+
+def survey_answers(db: storage.Database, code: str, which: str = "post") -> int:
+    """How many people answered the ``pre`` or ``post`` survey (0: :func:`survey_results` has
+    no row, and EDSL cannot tabulate an empty ``Results``)."""
+    _check_which(which)
+    study = get_study(db, code)
+    field = "pre_survey" if which == "pre" else "post_survey"
+    return sum(bool(getattr(p, field)) for p in storage.list_participants(db, study.id))
+
+
+def _check_which(which: Any) -> None:
+    if which not in ("pre", "post"):
+        raise ConversationValueError(f"which={which!r} must be 'pre' or 'post'")
 
 
 def survey_results(db: storage.Database, code: str, which: str = "post") -> Any:
@@ -135,8 +198,7 @@ def survey_results(db: storage.Database, code: str, which: str = "post") -> Any:
     from conversation.study.definition.surveys import edsl_question
     from conversation.text.safety import neutralize_value
 
-    if which not in ("pre", "post"):
-        raise ValueError(f"which={which!r} must be 'pre' or 'post'")
+    _check_which(which)
     study = get_study(db, code)
     model = study_definition(db, study).model
     specs = model.pre_survey if which == "pre" else model.post_survey
@@ -163,9 +225,14 @@ def survey_results(db: storage.Database, code: str, which: str = "post") -> Any:
 
 
 __all__ = [
+    "LOG_COLUMNS",
+    "PARTICIPANT_COLUMNS",
+    "RECRUITMENT_COLUMNS",
+    "TRANSCRIPT_COLUMNS",
     "participants_table",
     "recruitment_table",
     "study_events_table",
+    "survey_answers",
     "survey_results",
     "transcripts_table",
 ]

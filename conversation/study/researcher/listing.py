@@ -23,6 +23,13 @@ class StudySummary:
     created_at: datetime
     participants: dict[str, int] = field(default_factory=dict)
     groups: dict[str, int] = field(default_factory=dict)
+    places: int = 0
+
+    @property
+    def full(self) -> bool:
+        """Whether the cap's places are all taken (people who consented): the link says
+        "full" to newcomers."""
+        return self.study.cap is not None and self.places >= self.study.cap
 
     @property
     def code(self) -> str:
@@ -34,12 +41,14 @@ class StudySummary:
         return sum(self.participants.values())
 
     def line(self) -> str:
-        """``CODE · name (status) · 6 people (2 in a room, 4 completed) · 3 groups``."""
+        """``CODE · name (status) · 6 people (2 in a room, 4 completed) · 3 groups`` (the
+        status is followed by ``, full`` when the cap's places are taken)."""
         where = ", ".join(f"{n} {_WORDS.get(k, k)}" for k, n in sorted(self.participants.items()))
         people = f"{self.people} {'person' if self.people == 1 else 'people'}"
         groups = sum(self.groups.values())
         return (
-            f"{self.code} · {self.study.name} ({self.study.status}) · {people}"
+            f"{self.code} · {self.study.name} ({self.study.status}{', full' if self.full else ''})"
+            f" · {people}"
             + (f" ({where})" if where else "")
             + f" · {groups} {'group' if groups == 1 else 'groups'}"
         )
@@ -67,6 +76,7 @@ def list_studies(db: storage.Database) -> list[StudySummary]:
                 created_at=row.created_at,
                 participants=dict(these.participants),
                 groups=dict(these.groups),
+                places=these.places,
             )
         )
     return found

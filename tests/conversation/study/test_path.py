@@ -60,9 +60,34 @@ def test_the_same_pid_gets_the_same_participant_and_a_reload_the_same_place(db) 
     assert len(storage.list_participants(db, study.id)) == 1
 
 
+def test_people_who_never_consented_do_not_use_up_the_cap_and_the_monitor_says_full(
+    db,
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 31: the cap counts people who consented (or were assigned); someone reading the
+    consent, or gone from it, holds no place; the last place taken at consent tells the next
+    person the study is full; and the monitor says "full" when the link does."""
+    study = launched(db, participants={"cap": 2})
+    readers = [S.join(db, study.code, {"PROLIFIC_PID": f"r{i}"}) for i in range(3)]
+    assert not S.study_monitor(db, study.code).full
+    S.give_consent(db, readers[0].token)
+    S.decline(db, readers[1].token)  # left without consenting: no place taken
+    late = S.join(db, study.code, {"PROLIFIC_PID": "late"})
+    S.give_consent(db, late.token)
+    assert S.study_monitor(db, study.code).full
+    with pytest.raises(S.StudyRefused) as refused:
+        S.join(db, study.code, {"PROLIFIC_PID": "one more"})
+    assert refused.value.reason == "full"
+    # The third reader consents after the last place went: told so, with the lobby-timeout code.
+    view = S.give_consent(db, readers[2].token)
+    assert view.stage == "exit" and view.exit is not None
+    assert (view.exit.status, view.exit.code) == ("lobby_timeout", "CMUG0003")
+    assert [s.line() for s in S.list_studies(db)][0].count("full") == 1
+
+
 def test_locked_full_unknown_and_forged_are_refused_politely(db) -> None:  # type: ignore[no-untyped-def]
     study = launched(db, participants={"cap": 1})
-    S.join(db, study.code, {"PROLIFIC_PID": "a"})
+    a = S.join(db, study.code, {"PROLIFIC_PID": "a"})
+    S.give_consent(db, a.token)  # the cap counts people who consented
     with pytest.raises(S.StudyRefused) as full:
         S.join(db, study.code, {"PROLIFIC_PID": "b"})
     assert full.value.reason == "full" and "full" in str(full.value)
@@ -199,8 +224,8 @@ def test_an_edited_definition_applies_to_those_assigned_after(db) -> None:  # ty
     assert S.update_definition(db, study.code, S.definition_from_dict(edited)).version == 2
     late = S.join(db, study.code, {"PROLIFIC_PID": "late"})
     assert S.participant_view(db, late.token).consent == "A shorter consent text. Agree?"
-    rows = {r["participant"]: r for r in S.participants_table(db, study.code)}
-    assert rows[early.pseudonym]["definition_version"] == 1
+    rows = {r["pseudonym"]: r for r in S.participants_table(db, study.code)}
+    assert rows[early.pseudonym]["version"] == 1
     redesigned = definition_dict()
     redesigned["experiment"]["conditions"] = redesigned["experiment"]["conditions"][:1]
     with pytest.raises(ConversationValueError, match="cannot change once the study is launched"):
