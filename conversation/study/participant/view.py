@@ -44,6 +44,10 @@ _SEAT_NOTICES = {
     StudyEventKind.SEAT_LEFT: "{seat}'s participant left.",
     StudyEventKind.ROOM_PAUSED: "{seat}'s participant left; the conversation is paused.",
     StudyEventKind.ROOM_STOPPED: "{seat}'s participant left; the conversation has ended.",
+    # The consent promised other participants: a seat an agent plays from the start is said.
+    StudyEventKind.FILLED_WITH_AGENTS: (
+        "No other participant could join in time: an AI agent plays {seat}."
+    ),
 }
 
 
@@ -192,9 +196,9 @@ def _room(
     notice = None
     if notices:
         last = notices[-1]
-        notice = _SEAT_NOTICES[StudyEventKind(last.kind)].format(
-            seat=(last.data or {}).get("seat", "A participant")
-        )
+        data = last.data or {}
+        seats = data.get("seats") or [data.get("seat", "A participant")]
+        notice = _SEAT_NOTICES[StudyEventKind(last.kind)].format(seat=" and ".join(seats))
     return {
         "seat": seat,
         "instructions": (condition.instructions or {}).get(seat),
