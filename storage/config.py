@@ -13,7 +13,6 @@ masked whenever a URL is shown (see :func:`display_url`).
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -21,21 +20,20 @@ import platformdirs
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from settings import SETTINGS, env_name
 from storage.errors import StorageValueError
 
 APP_NAME = "conversation-rooms"
-DATABASE_URL_ENV = "ROOMS_DATABASE_URL"
-DATA_DIR_ENV = "ROOMS_DATA_DIR"
+DATABASE_URL_ENV = env_name("database_url")
+DATA_DIR_ENV = env_name("data_dir")
 DEFAULT_DB_FILENAME = "rooms.db"
 POSTGRES_DRIVER_PREFIX = "postgresql+psycopg://"
 
 
 def data_dir() -> Path:
     """The app's data folder (created if missing): ``$ROOMS_DATA_DIR`` or the platform default."""
-    configured = os.environ.get(DATA_DIR_ENV)
-    folder = (
-        Path(configured).expanduser() if configured else Path(platformdirs.user_data_dir(APP_NAME))
-    )
+    configured = SETTINGS.data_dir
+    folder = configured if configured is not None else Path(platformdirs.user_data_dir(APP_NAME))
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
@@ -43,7 +41,7 @@ def data_dir() -> Path:
 def database_url() -> str:
     """The configured database URL: ``$ROOMS_DATABASE_URL`` or ``sqlite:///<data_dir>/rooms.db``
     (normalised, see :func:`normalize_url`)."""
-    configured = os.environ.get(DATABASE_URL_ENV, "").strip()
+    configured = SETTINGS.database_url
     if configured:
         return normalize_url(configured)
     return f"sqlite:///{data_dir() / DEFAULT_DB_FILENAME}"

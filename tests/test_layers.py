@@ -10,6 +10,7 @@ door aside), and no module a worker can load imports pandas, plotly or streamlit
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -70,7 +71,7 @@ PUBLIC_FACE = {"__init__", "next_speaker_utilities"}
 PURE = ("exceptions", "vocabulary", "text", "planning", "termination", "context", "access")
 HEAVY = {"edsl", "sqlmodel", "sqlalchemy", "storage", "streamlit", "pandas", "ui", "plotly"}
 MODEL_MACHINERY = ("edsl.language_models", "edsl.inference_services", "edsl.caching")
-PROJECT = ("vocabulary", "conversation", "storage", "ui", "pages")
+PROJECT = ("vocabulary", "settings", "conversation", "storage", "ui", "pages")
 
 
 def module_name(path: Path) -> str:
@@ -290,6 +291,44 @@ def test_the_vocabulary_imports_nothing_of_the_project_or_beyond_the_standard_li
     assert {m: [n for n in names if top(n) not in stdlib] for m, names in offenders.items()} == {
         m: [] for m in offenders
     }
+
+
+#: What the settings package may import besides the standard library: pydantic and its parts.
+SETTINGS_LIBRARIES = {"pydantic", "pydantic_core", "pydantic_settings"}
+
+
+def test_the_settings_import_nothing_of_the_project_but_pydantic_and_the_standard_library() -> None:
+    """``settings/`` is a bottom layer beside the vocabulary: everything may read it, it reads
+    nothing of the project (only pydantic, pydantic-settings and the standard library)."""
+    allowed = set(sys.stdlib_module_names) | {"__future__", "settings"} | SETTINGS_LIBRARIES
+    offenders = {
+        module_name(path): sorted(n for n in imported(path) if top(n) not in allowed)
+        for path in python_files("settings")
+    }
+    assert offenders and {k: v for k, v in offenders.items() if v} == {}
+
+
+#: Reading a setting from the environment (what ``shape-figures`` counts as SETTINGS_READERS):
+#: ``os.environ.get(``, ``os.getenv(``, ``os.environ[...]`` not assigned to.
+ENV_READ = re.compile(r"(os\.environ\.get\(|os\.getenv\(|os\.environ\[[^\]]+\](?!\s*=[^=]))")
+
+
+def test_only_the_settings_package_reads_the_environment() -> None:
+    """Every ``ROOMS_*`` setting is declared in ``settings.Settings`` and read through it: no
+    other module of the app reads ``os.environ`` for a setting (provider keys are read by EDSL,
+    and by ``conversation.models`` through a mapping it is handed)."""
+    files = [*(p for f in PROJECT for p in python_files(f)), ROOT / "app.py"]
+    files.append(ROOT / "streamlit_app.py")
+    offenders = [
+        str(path.relative_to(ROOT))
+        for path in files
+        if path.is_file()
+        and "settings" not in path.relative_to(ROOT).parts[:1]
+        and ENV_READ.search(path.read_text(encoding="utf-8"))
+    ]
+    assert offenders == []
+    assert ENV_READ.search('x = os.environ.get("ROOMS_X")')  # the pattern can fail
+    assert not ENV_READ.search('os.environ["ROOMS_X"] = "1"')  # setting is not reading
 
 
 def test_storage_imports_nothing_above_it() -> None:

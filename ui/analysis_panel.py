@@ -12,20 +12,20 @@ answers are in, so the chart and the table fill in chunk by chunk. Counts come f
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import streamlit as st
 
 from conversation import analysis, browse
 from conversation.access import Action
+from settings import SETTINGS
 from ui import charts, results
 from ui.access import note
 from ui.bootstrap import wake_runner
 from ui.widgets import escape_markdown, model_picker
 
 #: Seconds between looks at a running analysis's answers.
-ANALYSIS_POLL_SECONDS = float(os.environ.get("ROOMS_ANALYSIS_POLL_SECONDS", "1.5"))
+ANALYSIS_POLL_SECONDS = SETTINGS.analysis_poll_seconds
 
 
 def render(

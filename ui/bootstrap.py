@@ -25,7 +25,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import logging
-import os
 import threading
 import uuid
 from dataclasses import dataclass
@@ -33,13 +32,14 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 
+from settings import SETTINGS
 from storage.config import database_url, display_url
 
 log = logging.getLogger(__name__)
 
 APP_TITLE = "Conversation rooms"
-RUNNER_CONCURRENCY = int(os.environ.get("ROOMS_RUNNER_CONCURRENCY", "16"))
-RUNNER_POLL_SECONDS = float(os.environ.get("ROOMS_RUNNER_POLL_SECONDS", "0.5"))
+RUNNER_CONCURRENCY = SETTINGS.runner_concurrency
+RUNNER_POLL_SECONDS = SETTINGS.runner_poll_seconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -361,7 +361,7 @@ def _start_with_server():  # type: ignore[no-untyped-def]
     except Exception:  # noqa: BLE001 - reported by the first page, which opens it again
         log.exception("the runner could not start with the server")
         runner = None
-    if os.environ.get("ROOMS_APP_WARMUP", "1") != "0":
+    if SETTINGS.app_warmup:
         _warm_up_home()  # before the server answers (see _warm_up_home)
         # The rest after the runner and Home (whose imports would otherwise race with it, see
         # _IMPORTS): a visitor arriving meanwhile waits for the module being imported, then
@@ -376,7 +376,7 @@ def ensure_runner():  # type: ignore[no-untyped-def]
 
     ``ROOMS_APP_RUNNER=0`` leaves rooms to separate workers (``python -m conversation.worker``).
     """
-    if os.environ.get("ROOMS_APP_RUNNER", "1") == "0":
+    if not SETTINGS.app_runner:
         return None
     return _runner(current_url())
 

@@ -26,7 +26,6 @@ Message bodies and names are drawn as plain text: ``<script>`` shows as ``<scrip
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -37,21 +36,22 @@ import streamlit as st
 from conversation import browse, worker
 from conversation.termination.budget import Budget, Spend
 from conversation.vocabulary import TurnKind, kind_of
+from settings import SETTINGS
 
 from . import coding, provenance
 from .widgets import avatar, escape_markdown
 
-FAST_SECONDS = float(os.environ.get("ROOMS_UI_POLL_SECONDS", "0.75"))
-SLOW_SECONDS = float(os.environ.get("ROOMS_UI_IDLE_POLL_SECONDS", "2"))
+FAST_SECONDS = SETTINGS.ui_poll_seconds
+SLOW_SECONDS = SETTINGS.ui_idle_poll_seconds
 #: How often a running turn's partial draft is read (the first text is on screen within this).
-DRAFT_SECONDS = float(os.environ.get("ROOMS_UI_DRAFT_POLL_SECONDS", "0.3"))
+DRAFT_SECONDS = SETTINGS.ui_draft_poll_seconds
 #: How long after its claim a turn with no draft yet is still polled at ``DRAFT_SECONDS``.
 DRAFT_GRACE = timedelta(seconds=3)
 MAX_SHOWN = 200
 #: How many of a room's newest events the Room page reads and draws on first view; "Show
 #: earlier messages" reads ``EARLIER_PAGE`` more each time (a room of 10,000 events opens as
 #: fast as one of 50: every event drawn is a few elements the browser must build).
-FIRST_PAGE = int(os.environ.get("ROOMS_UI_FIRST_PAGE", "50"))
+FIRST_PAGE = SETTINGS.ui_first_page
 EARLIER_PAGE = 200
 #: Height of the Room page's scrolling transcript box, in pixels.
 TRANSCRIPT_HEIGHT_PX = 560

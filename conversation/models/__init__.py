@@ -12,9 +12,9 @@
 
 from conversation.models.calls import ModelReply, ask, ask_sync
 from conversation.models.default_choice import DefaultChoice, choose_default, default_model
-from conversation.models.labels import describe_model, model_label, needs_remote_jobs
-from conversation.models.offline import OFFLINE_MODEL_NAME, OfflineModel, is_offline
-from conversation.models.providers import (
+from conversation.models.offline.model import OFFLINE_MODEL_NAME, OfflineModel, is_offline
+from conversation.models.providers.labels import describe_model, model_label, needs_remote_jobs
+from conversation.models.providers.specs import (
     DEFAULT_MODELS,
     PROVIDER_KEYS,
     available_providers,

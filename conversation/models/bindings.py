@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from conversation.exceptions import ConversationValueError, ModelCallError
-from conversation.models.providers import model_spec, portability_problem, resolve_model
+from conversation.models.providers.specs import model_spec, portability_problem, resolve_model
 
 MAX_IN_PROCESS_MODELS = 256
 MAX_CACHED_MODELS = 64

@@ -9,7 +9,8 @@ import copy
 from typing import Any
 
 from conversation.exceptions import ConversationValueError, ModelCallError
-from conversation.models.settings import SELF_HOSTED_SERVICES, CallSettings
+from conversation.models.providers.families import family_of
+from conversation.models.settings import CallSettings
 from conversation.text.tokens import prompt_tokens
 
 _BOUNDED = "_rooms_bounded_copies"
@@ -56,7 +57,7 @@ def check_model(model: Any) -> None:
 def timeout_error(model: Any, label: str, timeout: float) -> ModelTimeoutError:
     """The typed error of a call that outlived the room's request timeout. A self-hosted server
     keeps working on an abandoned request, so its retry waits at least the timeout."""
-    local = getattr(model, "_inference_service_", None) in SELF_HOSTED_SERVICES
+    local = family_of(model).keeps_abandoned_calls
     return ModelTimeoutError(
         f"{label} gave no answer within {timeout:g} s (the room's request timeout)"
         + (

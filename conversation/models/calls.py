@@ -63,15 +63,14 @@ from conversation.models.call_rules import (
     timeout_error,
 )
 from conversation.models.chat_shape import EchoOnlyReply, shaped
-from conversation.models.labels import model_label, needs_remote_jobs
 from conversation.models.limits import call_slot
-from conversation.models.settings import SELF_HOSTED_SERVICES, CallSettings
+from conversation.models.providers.families import family_of
+from conversation.models.providers.labels import model_label, needs_remote_jobs
+from conversation.models.settings import CallSettings
 from conversation.models.stored_cache import StoredCache, cache_key
 from conversation.text.transcript import strip_echo
 
 log = logging.getLogger(__name__)
-
-_SELF_HOSTED = SELF_HOSTED_SERVICES
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,12 +207,11 @@ async def _ask_through_a_job(
     """
     from edsl import Agent, QuestionFreeText
 
-    from conversation.models.offline import OFFLINE_SERVICE
     from conversation.text.safety import neutralize
 
     question = QuestionFreeText(question_text=neutralize(user_prompt), question_name="turn")
     agent = Agent(traits={}, instruction=neutralize(system_prompt) or "Answer as asked.")
-    local = getattr(model, "_inference_service_", None) == OFFLINE_SERVICE
+    local = family_of(model).in_process
     started = time.perf_counter()
     results = (
         await question.by(agent)
@@ -262,15 +260,14 @@ def known_cost(model: Any, total_cost: Any) -> float | None:
     the module docstring); 0.0 for the offline and EDSL test models."""
     from edsl.language_models.price_manager import PriceManager
 
-    from conversation.models.offline import OFFLINE_SERVICE
-
-    service = getattr(model, "_inference_service_", None)
-    if service == OFFLINE_SERVICE:
+    family = family_of(model)
+    if family.in_process:
         return 0.0
-    if service in _SELF_HOSTED or isinstance(total_cost, bool):
+    if not family.priced or isinstance(total_cost, bool):
         return None
     if not isinstance(total_cost, int | float):
         return None  # EDSL puts its error message here when it could not price the call
+    service = getattr(model, "_inference_service_", None)
     if (service, getattr(model, "model", None)) not in PriceManager.get_instance().get_all_prices():
         return None  # EDSL priced it at a fallback rate: not a real price
     return float(total_cost)

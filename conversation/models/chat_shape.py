@@ -19,7 +19,7 @@ unchanged, so EDSL's cache key (model, parameters, both prompts, iteration) is t
 the call is shaped or not: cached answers and re-runs keep working; the turn's details show
 both strings as before.
 
-A self-hosted server (``settings.SELF_HOSTED_SERVICES``) also gets stop sequences
+A self-hosted server (``families.OWN_SERVER``: ``stop_sequences``) also gets stop sequences
 (``stop_sequences``): a line opening another member's turn (``\\nBob:``) ends the reply, so a
 reply ends where a person's would. Hosted OpenAI models get none (its reasoning models refuse
 ``stop``); ``text.transcript.strip_echo`` cuts what a stop sequence did not.
@@ -35,15 +35,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from conversation.exceptions import ModelCallError
-from conversation.models.settings import SELF_HOSTED_SERVICES, CallSettings
+from conversation.models.providers.families import family_of
+from conversation.models.settings import CallSettings
 from conversation.text.transcript import (
     EMPTY_TRANSCRIPT,
     TRANSCRIPT_HEADER,
     message_spans,
 )
 
-#: EDSL services whose models' calls are EDSL's OpenAI chat completion.
-CHAT_SERVICES = frozenset({"openai", "openai_compatible", "ollama"})
 #: The user turn that ends a chat the speaker spoke last in (or an empty one).
 YOUR_TURN = "(your turn)"
 #: At most this many stop sequences (OpenAI's own limit; most servers take more).
@@ -70,7 +69,7 @@ def takes_chat_turns(model: Any) -> bool:
     """True when ``model``'s call is EDSL's OpenAI chat completion (see the module docstring)."""
     from edsl.inference_services.services.open_ai_service import OpenAIService
 
-    if getattr(model, "_inference_service_", None) not in CHAT_SERVICES:
+    if not family_of(model).chat_completions:
         return False
     if getattr(model, "remote", False) is True:
         return False
@@ -134,7 +133,7 @@ def chat_messages(
 def stop_sequences(model: Any, speaker: str, roster: Sequence[str]) -> list[str]:
     """``\\nName:`` for the other members (people last), for a self-hosted server; none
     otherwise."""
-    if getattr(model, "_inference_service_", None) not in SELF_HOSTED_SERVICES:
+    if not family_of(model).stop_sequences:
         return []
     others = [n for n in roster if n.casefold() != speaker.casefold()]
     return [f"\n{name}:" for name in others][:MAX_STOP_SEQUENCES]
@@ -203,7 +202,6 @@ def shaped(model: Any, settings: CallSettings | None) -> Any:
 
 
 __all__ = [
-    "CHAT_SERVICES",
     "EchoOnlyReply",
     "MAX_STOP_SEQUENCES",
     "YOUR_TURN",

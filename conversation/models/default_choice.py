@@ -24,8 +24,8 @@ from typing import Any
 
 from edsl.language_models import LanguageModel
 
-from conversation.models import providers
-from conversation.models.offline import OfflineModel
+from conversation.models.offline.model import OfflineModel
+from conversation.models.providers import specs
 from conversation.models.server_window import served_models
 
 BASE_URL_ENV = "OPENAI_COMPATIBLE_BASE_URL"
@@ -54,25 +54,25 @@ def choose_default(
 ) -> DefaultChoice:
     """The model a new room gets, with the reason (see the module docstring)."""
     env = os.environ if environ is None else environ
-    chosen = providers._lookup(providers.MODEL_ENV, env, secrets)
+    chosen = specs._lookup(specs.MODEL_ENV, env, secrets)
     if chosen:
-        model = providers.resolve_model(chosen, environ=env, secrets=secrets)
-        return DefaultChoice(model, f"{providers.MODEL_ENV}={chosen} chooses it.")
-    for provider, name in providers.DEFAULT_MODELS.items():
-        if providers._has_key(provider, env, secrets):
-            model = providers.resolve_model(
+        model = specs.resolve_model(chosen, environ=env, secrets=secrets)
+        return DefaultChoice(model, f"{specs.MODEL_ENV}={chosen} chooses it.")
+    for provider, name in specs.DEFAULT_MODELS.items():
+        if specs._has_key(provider, env, secrets):
+            model = specs.resolve_model(
                 {"service": provider, "model": name}, environ=env, secrets=secrets
             )
-            variable = providers.PROVIDER_KEYS[provider][0]
+            variable = specs.PROVIDER_KEYS[provider][0]
             return DefaultChoice(
                 model, f"{variable} is set, so {provider}'s default model answers.", None, provider
             )
     server, missing = _server_choice(env, secrets)
     if server is not None:
         return server
-    if providers._has_key(providers.EXPECTED_PARROT, env, secrets):
-        service, name = providers.REMOTE_DEFAULT
-        model = providers.resolve_model(
+    if specs._has_key(specs.EXPECTED_PARROT, env, secrets):
+        service, name = specs.REMOTE_DEFAULT
+        model = specs.resolve_model(
             {"service": service, "model": name}, environ=env, secrets=secrets
         )
         return DefaultChoice(
@@ -80,7 +80,7 @@ def choose_default(
             "EXPECTED_PARROT_API_KEY is set, so gpt-4o-mini answers through Expected Parrot's "
             "remote inference.",
             missing,
-            providers.EXPECTED_PARROT,
+            specs.EXPECTED_PARROT,
         )
     return DefaultChoice(OfflineModel(), _offline_reason(missing), missing or _unused(env, secrets))
 
@@ -89,10 +89,10 @@ def _server_choice(
     env: Mapping[str, str], secrets: Mapping[str, Any] | None
 ) -> tuple[DefaultChoice | None, str | None]:
     """The configured OpenAI-compatible server's model, or None with what is missing."""
-    base_url = providers._lookup(BASE_URL_ENV, env, secrets)
+    base_url = specs._lookup(BASE_URL_ENV, env, secrets)
     if not base_url:
         return None, None
-    name = providers._lookup(SERVER_MODEL_ENV, env, secrets)
+    name = specs._lookup(SERVER_MODEL_ENV, env, secrets)
     why = f"{BASE_URL_ENV} and {SERVER_MODEL_ENV} are set."
     if not name:
         listed = served_models(base_url)
@@ -109,7 +109,7 @@ def _server_choice(
             why += f" (the first of {len(listed)} it lists; {SERVER_MODEL_ENV}=... picks another)"
         why += f"; {SERVER_MODEL_ENV} is not set."
     spec = {"service": "openai_compatible", "model": name, "base_url": base_url}
-    model = providers.resolve_model(spec, environ=env, secrets=secrets)
+    model = specs.resolve_model(spec, environ=env, secrets=secrets)
     return DefaultChoice(model, why, None, "openai_compatible"), None
 
 
@@ -119,7 +119,7 @@ def _offline_reason(missing: str | None) -> str:
     return (
         "Nothing chooses a model, so the offline stand-in answers. To use an LLM set, in the "
         "environment or .streamlit/secrets.toml, a provider key (e.g. OPENAI_API_KEY), or "
-        f"{BASE_URL_ENV} for your own server (llama.cpp, vLLM), or {providers.MODEL_ENV}."
+        f"{BASE_URL_ENV} for your own server (llama.cpp, vLLM), or {specs.MODEL_ENV}."
     )
 
 
@@ -127,17 +127,17 @@ def _unused(env: Mapping[str, str], secrets: Mapping[str, Any] | None) -> str | 
     """Keys that are set but choose no model by themselves (Together, OpenRouter, ...)."""
     idle = [
         provider
-        for provider in providers.PROVIDER_KEYS
-        if provider not in providers.DEFAULT_MODELS
-        and provider not in ("openai_compatible", providers.EXPECTED_PARROT)
-        and providers._has_key(provider, env, secrets)
+        for provider in specs.PROVIDER_KEYS
+        if provider not in specs.DEFAULT_MODELS
+        and provider not in ("openai_compatible", specs.EXPECTED_PARROT)
+        and specs._has_key(provider, env, secrets)
     ]
     if not idle:
         return None
     first = idle[0]
     return (
-        f"{providers.PROVIDER_KEYS[first][0]} is set, but it does not choose a model by itself: "
-        f"add the line {providers.MODEL_ENV}={first}/<model name>."
+        f"{specs.PROVIDER_KEYS[first][0]} is set, but it does not choose a model by itself: "
+        f"add the line {specs.MODEL_ENV}={first}/<model name>."
     )
 
 

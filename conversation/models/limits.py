@@ -20,20 +20,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import threading
 from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
 
-from conversation.exceptions import ConversationValueError
+from conversation.models.providers.families import family_of
+from settings import SETTINGS, default, env_name
 
-PROVIDER_ENV = "ROOMS_MAX_CALLS_PER_PROVIDER"
-LOCAL_SERVER_ENV = "ROOMS_MAX_CALLS_PER_LOCAL_SERVER"
-DEFAULT_PROVIDER_LIMIT = 8
-DEFAULT_LOCAL_SERVER_LIMIT = 1
-_UNLIMITED_SERVICES = frozenset({"test"})  # the offline and EDSL test models
+PROVIDER_ENV = env_name("max_calls_per_provider")
+LOCAL_SERVER_ENV = env_name("max_calls_per_local_server")
+DEFAULT_PROVIDER_LIMIT: int = default("max_calls_per_provider")
+DEFAULT_LOCAL_SERVER_LIMIT: int = default("max_calls_per_local_server")
 _LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0"})
 
 
@@ -103,7 +102,7 @@ _registry_lock = threading.Lock()
 def provider_key(model: Any) -> str | None:
     """The provider a model's calls count against, or None for a model that is not limited."""
     service = getattr(model, "_inference_service_", None)
-    if not isinstance(service, str) or service in _UNLIMITED_SERVICES:
+    if not isinstance(service, str) or family_of(service).in_process:
         return None
     base_url = getattr(model, "base_url", None)
     if isinstance(base_url, str) and base_url:
@@ -120,29 +119,13 @@ def is_local(model: Any) -> bool:
     return host in _LOCAL_HOSTS or host.startswith("127.")
 
 
-def _setting(name: str, default: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ConversationValueError(
-            f"{name}={raw!r} must be a positive whole number of model calls in flight; "
-            f"unset it for the default ({default})"
-        )
-    return value
-
-
 def limit_for(model: Any) -> int | None:
     """The number of calls of ``model``'s provider allowed in flight at once (None: no limit)."""
     if provider_key(model) is None:
         return None
     if is_local(model):
-        return _setting(LOCAL_SERVER_ENV, DEFAULT_LOCAL_SERVER_LIMIT)
-    return _setting(PROVIDER_ENV, DEFAULT_PROVIDER_LIMIT)
+        return SETTINGS.max_calls_per_local_server
+    return SETTINGS.max_calls_per_provider
 
 
 def slots_for(model: Any) -> Slots | None:

@@ -29,25 +29,23 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import os
 import random
 import re
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_delay
+
 import storage
 from conversation.exceptions import ConversationValueError
 from conversation.models.limits import provider_key
-from conversation.models.retries import http_status, outage_seconds, retry_after_seconds
+from conversation.models.retries import RATE_PAUSE, http_status, outage_seconds
+from settings import SETTINGS, env_name
 
 log = logging.getLogger(__name__)
 
-RATE_LIMITS_ENV = "ROOMS_RATE_LIMITS"
-#: Seconds a 429 without ``Retry-After`` pauses the bucket (doubling on each 429 of one call).
-FIRST_PAUSE_SECONDS = 1.0
-MAX_PAUSE_SECONDS = 60.0
+RATE_LIMITS_ENV = env_name("rate_limits")
 _ITEM = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(rpm|tpm|s)\s*$", re.I)
 
 T = TypeVar("T")
@@ -102,8 +100,8 @@ def _parsed(raw: str) -> dict[str, storage.RateLimit]:
 
 def bucket_for(model: Any) -> tuple[str, storage.RateLimit] | None:
     """The bucket key and limit ``model``'s calls count against, or None (no limit set)."""
-    raw = os.environ.get(RATE_LIMITS_ENV, "").strip()
     provider = provider_key(model)
+    raw = SETTINGS.rate_limits if provider is not None else None
     if not raw or provider is None:
         return None
     limits = _parsed(raw)
@@ -132,28 +130,30 @@ async def within_rate(
     if bucket is None:
         return await ask()
     key, limit = bucket
-    started = time.monotonic()
-    pauses = 0
-    while True:
+
+    async def admitted() -> T:
         await _admitted(db, key, limit, requests, tokens)
-        try:
-            result = await ask()
-        except Exception as exc:
-            if http_status(exc) != 429 or time.monotonic() - started >= outage_seconds():
-                raise
-            pauses += 1
-            hinted = retry_after_seconds(exc)
-            seconds = hinted if hinted is not None else FIRST_PAUSE_SECONDS * 2 ** (pauses - 1)
-            seconds = min(seconds, MAX_PAUSE_SECONDS)
-            storage.pause_rate(db, key, limit, seconds)
-            log.info("%s: 429 from the provider; every process pauses %.1f s", key, seconds)
-            continue
-        actual = used(result) if used is not None else None
-        if actual is not None and (actual.requests != requests or actual.tokens != tokens):
-            storage.give_back_rate(
-                db, key, limit, requests=requests - actual.requests, tokens=tokens - actual.tokens
-            )
-        return result
+        return await ask()
+
+    def pause(state: RetryCallState) -> None:
+        # The wait is the bucket's, shared: every process waits for it in ``_admitted``.
+        seconds = RATE_PAUSE.wait(state)
+        storage.pause_rate(db, key, limit, seconds)
+        log.info("%s: 429 from the provider; every process pauses %.1f s", key, seconds)
+
+    retrying = AsyncRetrying(
+        retry=retry_if_exception(lambda exc: http_status(exc) == 429),
+        stop=stop_after_delay(outage_seconds()),
+        before_sleep=pause,
+        reraise=True,
+    )
+    result: T = await retrying(admitted)
+    actual = used(result) if used is not None else None
+    if actual is not None and (actual.requests != requests or actual.tokens != tokens):
+        storage.give_back_rate(
+            db, key, limit, requests=requests - actual.requests, tokens=tokens - actual.tokens
+        )
+    return result
 
 
 async def _admitted(

@@ -1,35 +1,46 @@
-"""Typed retries for model calls (docs/design.md, "Typed retries").
+"""Typed retries for model calls, and the one backoff formula every wait between tries uses.
 
 A call is retried only when its exception says, by type or by HTTP status, that trying again can
 help: a connection error, a timeout, or a status in the allowed set (502/503/504 by default, the
 seed's rule; rooms add 429, honouring ``Retry-After``). The text of an error message is never
 consulted.
 
-Backoff grows: ``base * 2**(attempt-1)``, capped at ``MAX_RETRY_AFTER_SECONDS``, unless the
-server said how long (``Retry-After``). A timed-out request to a self-hosted server carries a
-``min_backoff`` (``calls.ModelTimeoutError``): the server is still working on the abandoned request
-(llama.cpp serves one at a time), so the wait is at least that long, doubling per attempt (capped
-at ``MAX_TIMEOUT_BACKOFF_SECONDS``), instead of queueing a retry behind it at once. After the last attempt the original
-exception is re-raised, with a note naming what was being done; there is no sleep after the last
-attempt. The async loop sleeps with ``asyncio.sleep``, so cancelling it cancels the wait.
+Every wait before trying a call again is ``Backoff.delay`` (docs/design.md, "Typed retries"): the
+server's ``Retry-After`` when it sent one (at most ``MAX_RETRY_AFTER_SECONDS``); else
+``first * factor**(tries-1)``, at most ``cap``; and never less than a timed-out request's
+``min_backoff`` (``calls.ModelTimeoutError``: a self-hosted server is still working on the
+abandoned request, llama.cpp serves one at a time), growing the same way up to
+``MAX_TIMEOUT_BACKOFF_SECONDS``, instead of queueing a retry behind it at once. The three waits
+around a room's call are this formula with their own numbers:
 
-A refused or reset connection (``is_server_unavailable``: the server is restarting or down,
-decided by the exception's type and the types of its causes) is an outage, not a failed try: a
-room waits for the server with ``outage_delay`` (2 s, doubling, at most ``MAX_OUTAGE_DELAY_SECONDS``)
-for up to ``outage_seconds()`` (``ROOMS_MODEL_OUTAGE_SECONDS``, default 600) without spending its
-retry budget, and only an outage longer than that fails the turn.
+- a transient failure: ``Backoff(first=<the room's retry.base_delay>)``, a try of the turn's
+  retry budget counted (``rooms.engine.asking``, whose tries are stored on the turn so a restart
+  keeps them);
+- a refused or reset connection (``is_server_unavailable``: the server is restarting or down,
+  decided by the exception's type and its causes' types) is an outage, not a failed try: the room
+  waits ``OUTAGE_WAIT`` (2 s, doubling, at most 30 s) for up to ``outage_seconds()``
+  (``ROOMS_MODEL_OUTAGE_SECONDS``, default 600) without spending its retry budget;
+- a 429 under a configured rate limit pauses the provider's bucket for every process
+  ``RATE_PAUSE`` (1 s, doubling, at most 60 s, or ``Retry-After``): ``models.rate_limit``.
+
+The in-process loops are tenacity's (``async_call_with_retries``, the rate limit's pause): the
+original exception is re-raised after the last attempt, with a note naming what was being done;
+there is no sleep after the last attempt, and the sleep is ``asyncio.sleep`` (cancelling the loop
+cancels the wait).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
+
 from conversation.exceptions import ConversationValueError
+from settings import SETTINGS, env_name
 
 T = TypeVar("T")
 
@@ -38,10 +49,7 @@ GATEWAY_STATUSES = frozenset({502, 503, 504})
 TRANSIENT_HTTP_STATUSES = frozenset({429, 502, 503, 504})
 MAX_RETRY_AFTER_SECONDS = 60.0
 MAX_TIMEOUT_BACKOFF_SECONDS = 900.0
-OUTAGE_ENV = "ROOMS_MODEL_OUTAGE_SECONDS"
-DEFAULT_OUTAGE_SECONDS = 600.0
-FIRST_OUTAGE_DELAY_SECONDS = 2.0
-MAX_OUTAGE_DELAY_SECONDS = 30.0
+OUTAGE_ENV = env_name("model_outage_seconds")
 SERVER_UNAVAILABLE = "server_unavailable"  # the error code of a turn waiting for its server
 
 
@@ -118,20 +126,7 @@ def unavailable_cause(exc: BaseException) -> BaseException | None:
 def outage_seconds() -> float:
     """How long a room waits for an unavailable model server before its turn fails
     (``ROOMS_MODEL_OUTAGE_SECONDS``, read at each call; default 600)."""
-    raw = os.environ.get(OUTAGE_ENV, "").strip()
-    if not raw:
-        return DEFAULT_OUTAGE_SECONDS
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConversationValueError(
-            f"{OUTAGE_ENV}={raw!r} is not a number of seconds; use e.g. {OUTAGE_ENV}=600"
-        ) from None
-    if value != value or value < 0:
-        raise ConversationValueError(
-            f"{OUTAGE_ENV}={raw!r} must be zero or more seconds; use e.g. {OUTAGE_ENV}=600"
-        )
-    return value
+    return SETTINGS.model_outage_seconds
 
 
 @dataclass
@@ -147,12 +142,6 @@ class Outage:
         if self.started is None:
             self.started = now
         return now - self.started
-
-
-def outage_delay(tries: int) -> float:
-    """The wait before asking an unavailable server again, after ``tries`` refused tries
-    (2, 4, 8, 16, 30, 30, ... seconds)."""
-    return min(FIRST_OUTAGE_DELAY_SECONDS * 2 ** max(tries - 1, 0), MAX_OUTAGE_DELAY_SECONDS)
 
 
 def http_status(exc: BaseException) -> int | None:
@@ -213,47 +202,46 @@ def validate_retry_settings(max_retries: object, retry_delay: object) -> tuple[i
     return max_retries, float(retry_delay)
 
 
-def backoff_delay(base: float, attempt: int, exc: BaseException | None = None) -> float:
-    """Delay before attempt ``attempt + 1``: ``Retry-After`` if given, else capped exponential
-    (at least the exception's ``min_backoff``, doubling per attempt: see the module docstring)."""
-    hinted = retry_after_seconds(exc) if exc is not None else None
-    if hinted is not None:
-        return hinted
-    growth = 2 ** max(attempt - 1, 0)
-    delay = min(base * growth, MAX_RETRY_AFTER_SECONDS) if base else 0.0
-    floor = getattr(exc, "min_backoff", None)
-    if isinstance(floor, int | float) and not isinstance(floor, bool) and floor > 0:
-        delay = max(delay, min(floor * growth, MAX_TIMEOUT_BACKOFF_SECONDS))
-    return delay
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """The one backoff formula (see the module docstring): ``first`` seconds before the second
+    try, times ``factor`` per try after it, at most ``cap``."""
+
+    first: float
+    cap: float = MAX_RETRY_AFTER_SECONDS
+    factor: float = 2.0
+
+    def delay(self, tries: int, exc: BaseException | None = None) -> float:
+        """Seconds to wait after ``tries`` failed tries (1: the first failed), ``exc`` the last
+        failure: its ``Retry-After``, else the capped growth, at least its ``min_backoff``."""
+        hinted = retry_after_seconds(exc) if exc is not None else None
+        if hinted is not None:
+            return hinted
+        growth = self.factor ** max(tries - 1, 0)
+        delay = min(self.first * growth, self.cap) if self.first else 0.0
+        floor = getattr(exc, "min_backoff", None)
+        if isinstance(floor, int | float) and not isinstance(floor, bool) and floor > 0:
+            delay = max(delay, min(floor * growth, MAX_TIMEOUT_BACKOFF_SECONDS))
+        return delay
+
+    def wait(self, state: RetryCallState) -> float:
+        """The delay as tenacity asks it (``wait=backoff.wait``): after the failed attempt."""
+        failed = state.outcome.exception() if state.outcome is not None else None
+        return self.delay(state.attempt_number, failed)
+
+
+#: Waiting for a model server that refuses or resets connections (no try counted).
+OUTAGE_WAIT = Backoff(first=2.0, cap=30.0)
+#: A provider's bucket paused by a 429 under a configured rate limit (every process waits).
+RATE_PAUSE = Backoff(first=1.0, cap=60.0)
 
 
 def _annotate(exc: BaseException, describe: str, attempts: int) -> None:
     exc.add_note(f"while {describe} (attempt {attempts})")
 
 
-def call_with_retries(
-    fn: Callable[[], T],
-    *,
-    max_attempts: int,
-    delay: float,
-    describe: str,
-    statuses: frozenset[int] = GATEWAY_STATUSES,
-    exponential: bool = False,
-    sleep: Callable[[float], None] = time.sleep,
-) -> T:
-    """Call ``fn`` until it succeeds, retrying transient failures up to ``max_attempts`` in all."""
-    attempt = 1
-    while True:
-        try:
-            return fn()
-        except Exception as exc:
-            if attempt >= max_attempts or not is_transient(exc, statuses):
-                _annotate(exc, describe, attempt)
-                raise
-            wait = backoff_delay(delay, attempt, exc) if exponential else delay
-            hinted = retry_after_seconds(exc)
-            sleep(hinted if hinted is not None else wait)
-            attempt += 1
+async def _sleep(seconds: float) -> None:
+    await asyncio.sleep(seconds)  # looked up at each call: tests replace asyncio.sleep
 
 
 async def async_call_with_retries(
@@ -265,36 +253,39 @@ async def async_call_with_retries(
     statuses: frozenset[int] = GATEWAY_STATUSES,
     exponential: bool = False,
 ) -> T:
-    """The async twin of ``call_with_retries``; waits with ``asyncio.sleep``."""
-    attempt = 1
-    while True:
-        try:
-            return await fn()
-        except Exception as exc:
-            if attempt >= max_attempts or not is_transient(exc, statuses):
-                _annotate(exc, describe, attempt)
-                raise
-            wait = backoff_delay(delay, attempt, exc) if exponential else delay
-            hinted = retry_after_seconds(exc)
-            await asyncio.sleep(hinted if hinted is not None else wait)
-            attempt += 1
+    """Await ``fn()`` until it succeeds, retrying transient failures (``is_transient`` with
+    ``statuses``) up to ``max_attempts`` in all, ``delay`` seconds apart (growing when
+    ``exponential``; ``Retry-After`` when the server sent one). The last failure is raised with
+    a note naming ``describe`` and the attempt."""
+    retrying = AsyncRetrying(
+        retry=retry_if_exception(lambda exc: is_transient(exc, statuses)),
+        stop=stop_after_attempt(max_attempts),
+        wait=Backoff(first=delay, cap=float("inf"), factor=2.0 if exponential else 1.0).wait,
+        sleep=_sleep,
+        reraise=True,
+    )
+    try:
+        return await retrying(fn)
+    except Exception as exc:
+        _annotate(exc, describe, retrying.statistics.get("attempt_number", 1))
+        raise
 
 
 __all__ = [
     "GATEWAY_STATUSES",
     "TRANSIENT_HTTP_STATUSES",
     "OUTAGE_ENV",
+    "OUTAGE_WAIT",
+    "RATE_PAUSE",
+    "Backoff",
     "Outage",
     "SERVER_UNAVAILABLE",
     "http_status",
     "is_server_unavailable",
     "is_transient",
-    "outage_delay",
     "outage_seconds",
     "unavailable_cause",
     "retry_after_seconds",
     "validate_retry_settings",
-    "backoff_delay",
-    "call_with_retries",
     "async_call_with_retries",
 ]

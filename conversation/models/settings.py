@@ -1,7 +1,7 @@
 """Per-call settings of a model request, and what is known about a model's context window.
 
 ``CallSettings`` travel with one ``ask()``: the output limit (``max_output_tokens``, sent the way
-the service understands it: see ``clients``), the request timeout in seconds, the context window
+the service understands it: see ``providers.clients``), the request timeout in seconds, the context window
 the prompt must fit in (with the output limit), the speaker names whose copied labels are
 stripped from a reply, and the room's other names (a reply is cut where it makes up their turn). A room builds them from its config (``RoomConfig.call_settings``).
 
@@ -16,13 +16,14 @@ or set the window); for an unknown hosted model the setting, else no bound.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from conversation.exceptions import ConversationValueError
+from conversation.models.providers.families import family_of
 from conversation.models.server_window import reported_context_window
+from settings import SETTINGS, env_name
 
 #: A conversational default: a chat message, not an essay (a person's reply is rarely over 150
 #: words); SmolLM2 at 512 generated for up to 40 s and was cut mid-sentence anyway (issue 24).
@@ -33,9 +34,8 @@ STORED_DEFAULT_MAX_OUTPUT_TOKENS = 512
 DEFAULT_TIMEOUT_SECONDS = 120.0
 SERVER_CONTEXT_WINDOW = 4096
 OFFLINE_CONTEXT_WINDOW = 32_768
-SELF_HOSTED_SERVICES = frozenset({"openai_compatible", "ollama"})
 #: The environment setting for the context window of servers and unknown models (tokens).
-CONTEXT_WINDOW_ENV = "ROOMS_CONTEXT_WINDOW"
+CONTEXT_WINDOW_ENV = env_name("context_window")
 
 # Context windows (tokens) of known model families, by name prefix; the longest prefix wins.
 KNOWN_WINDOWS: dict[str, int] = {
@@ -124,11 +124,11 @@ def _fixed_window(spec: Mapping[str, Any], configured: int | None) -> tuple[bool
     ``(False, None)`` when it depends on what a server reports or on a setting."""
     if configured is not None:
         return True, configured
-    service = str(spec.get("service") or "")
-    if service in ("offline", "test"):
+    family = family_of(str(spec.get("service") or ""))
+    if family.in_process:
         return True, OFFLINE_CONTEXT_WINDOW
     matches = _known_prefixes(str(spec.get("model") or ""))
-    if matches and service not in SELF_HOSTED_SERVICES:
+    if matches and not family.window_reported:
         return True, KNOWN_WINDOWS[max(matches, key=len)]
     return False, None
 
@@ -142,7 +142,7 @@ def context_window(spec: Mapping[str, Any] | None, configured: int | None = None
     fixed, window = _fixed_window(spec, configured)
     if fixed:
         return window
-    if str(spec.get("service") or "") in SELF_HOSTED_SERVICES:
+    if family_of(str(spec.get("service") or "")).window_reported:
         model = str(spec.get("model") or "")
         reported = reported_context_window(spec.get("base_url"), model)
         if reported is not None:
@@ -162,20 +162,9 @@ def window_is_fixed(spec: Mapping[str, Any] | None, configured: int | None = Non
 
 
 def configured_window() -> int | None:
-    """``ROOMS_CONTEXT_WINDOW`` (tokens), or None when it is not set."""
-    value = os.environ.get(CONTEXT_WINDOW_ENV, "").strip()
-    if not value:
-        return None
-    try:
-        window = int(value.replace("_", ""))
-    except ValueError:
-        window = 0
-    if window <= 0:
-        raise ConversationValueError(
-            f"{CONTEXT_WINDOW_ENV} must be a positive number of tokens, got {value!r}; "
-            "e.g. 8192 (the --n_ctx your server was started with), or unset it"
-        )
-    return window
+    """``ROOMS_CONTEXT_WINDOW`` (tokens: the ``--n_ctx`` a server was started with), or None
+    when it is not set."""
+    return SETTINGS.context_window
 
 
 __all__ = [
@@ -184,7 +173,6 @@ __all__ = [
     "DEFAULT_TIMEOUT_SECONDS",
     "KNOWN_WINDOWS",
     "OFFLINE_CONTEXT_WINDOW",
-    "SELF_HOSTED_SERVICES",
     "SERVER_CONTEXT_WINDOW",
     "CONTEXT_WINDOW_ENV",
     "CallSettings",

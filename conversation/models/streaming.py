@@ -3,10 +3,10 @@
 EDSL 1.0.9 cannot stream (its services send ``"stream": false``), so a streamed call is made beside
 EDSL, not through it, and keeps ``ask``'s contract (``models.calls``):
 
-- the same request: EDSL's own message and parameter builders (``MessageBuilder``,
-  ``OpenAIParameterBuilder``, the model's ``_filter_parameters_for_service``, so a self-hosted
-  server gets ``max_tokens``), on the model's own ``openai`` client (``model.async_client()``: the
-  no-retry client of ``models.clients``), with ``stream=True`` and
+- the same request (``chat_stream``): EDSL's own message and parameter builders
+  (``MessageBuilder``, ``OpenAIParameterBuilder``, the model's ``_filter_parameters_for_service``,
+  so a self-hosted server gets ``max_tokens``), on the model's own ``openai`` client (``model.async_client()``: the
+  no-retry client of ``providers.clients``), with ``stream=True`` and
   ``stream_options={"include_usage": True}``;
 - the same checks and limits: the prompt-size check, ``max_output_tokens``, the timeout (for the
   whole reply, as ``ask``'s: ``ModelTimeoutError``, with ``min_backoff`` for a self-hosted server),
@@ -33,7 +33,7 @@ or mid-stream. The request is closed (no more chunks are read; the server sees t
 and nothing is written to the cache. A reply complete before the stop is returned as usual.
 
 Which models stream (``supports_streaming``): EDSL's OpenAI chat models of the services in
-``STREAMING_SERVICES`` (OpenAI, OpenAI-compatible servers such as llama.cpp's and vLLM, Ollama),
+the families with ``chat_completions`` (``providers.families``: OpenAI, OpenAI-compatible servers such as llama.cpp's and vLLM, Ollama),
 and the ``OfflineModel``, which hands out the reply ``ask`` would give word by word at its
 ``stream_rate()``. Every other model is asked with ``ask`` (and a model reachable only through
 Expected Parrot's remote jobs too): one ``on_text`` with the whole reply, so callers need no
@@ -52,33 +52,28 @@ from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
 from edsl.caching import Cache
-from edsl.inference_services.services.message_builder import MessageBuilder
-from edsl.inference_services.services.open_ai_service import OpenAIParameterBuilder, OpenAIService
 
 from conversation.exceptions import ConversationValueError, ModelCallError
 from conversation.models.call_rules import (
     ModelTimeoutError,
     check_inputs,
     prepared,
-    reply_text,
     timeout_error,
 )
-from conversation.models.calls import ModelReply, ask, known_cost
-from conversation.models.chat_shape import EchoOnlyReply, chat_request, chat_turns_of, shaped
-from conversation.models.labels import model_label, needs_remote_jobs
+from conversation.models.calls import ModelReply, ask
+from conversation.models.chat_shape import shaped, takes_chat_turns
+from conversation.models.chat_stream import final_text, read_stream, usage_of
 from conversation.models.limits import call_slot
-from conversation.models.offline import OfflineModel
+from conversation.models.offline.model import OfflineModel
+from conversation.models.providers.labels import model_label, needs_remote_jobs
 from conversation.models.settings import CallSettings
 from conversation.models.stored_cache import StoredCache, cache_key
-from conversation.text.tokens import estimate_tokens, prompt_tokens
 from conversation.text.transcript import strip_echo
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-#: EDSL services whose chat models are streamed with the ``openai`` client.
-STREAMING_SERVICES = frozenset({"openai", "openai_compatible", "ollama"})
 #: How often a ``cancel`` without an awaitable ``wait()`` (a ``threading.Event``) is checked.
 CANCEL_POLL_SECONDS = 0.05
 
@@ -104,18 +99,7 @@ def supports_streaming(model: Any) -> bool:
         return False  # answered through Expected Parrot (a job, or EDSL's remote call)
     if isinstance(model, OfflineModel):
         return True
-    return _is_openai_chat(model)
-
-
-def _is_openai_chat(model: Any) -> bool:
-    """An EDSL model of a streaming service whose call is EDSL's OpenAI chat completion (models
-    of services that build their own request, Perplexity's or Meta's, are not)."""
-    if getattr(model, "_inference_service_", None) not in STREAMING_SERVICES:
-        return False
-    call = getattr(type(model), "async_execute_model_call", None)
-    return getattr(call, "__module__", None) == OpenAIService.__module__ and callable(
-        getattr(model, "async_client", None)
-    )
+    return takes_chat_turns(model)
 
 
 async def ask_streaming(
@@ -262,14 +246,14 @@ async def _openai(request: _Request) -> ModelReply:
     if entry is not None:
         return await _from_cache(model, label, key, entry, settings, request.on_text)
     raw, latency = await _generate(request)
-    text, raw_text = _final_text(model, raw, settings, label)
+    text, raw_text = final_text(model, raw, settings, label)
     if text is None:
         raise ModelCallError(
             f"{label} returned no text (streamed; finish reason "
             f"{raw['choices'][0]['finish_reason']!r}); the turn failed and nothing was recorded",
             code="empty_response",
         )
-    input_tokens, output_tokens, cost, estimated = _usage(model, raw, system_prompt, user_prompt)
+    input_tokens, output_tokens, cost, estimated = usage_of(model, raw, system_prompt, user_prompt)
     stored_key = scratch.store(
         model=str(model.model),
         parameters=dict(model.parameters),
@@ -321,9 +305,7 @@ async def _generate(request: _Request) -> tuple[dict[str, Any], float]:
             started = time.perf_counter()
             try:
                 async with asyncio.timeout(timeout):
-                    raw = await _read_stream(
-                        model, request.user_prompt, request.system_prompt, show
-                    )
+                    raw = await read_stream(model, request.user_prompt, request.system_prompt, show)
             except TimeoutError as exc:
                 if timeout is None or isinstance(exc, ModelTimeoutError):
                     raise
@@ -331,120 +313,6 @@ async def _generate(request: _Request) -> tuple[dict[str, Any], float]:
             return raw, time.perf_counter() - started
 
     return await _unless_cancelled(run(), request.cancel, label)
-
-
-def _usage(
-    model: Any, raw: dict[str, Any], system_prompt: str, user_prompt: str
-) -> tuple[int | None, int | None, float | None, bool]:
-    """Tokens in and out, the cost, and whether the counts are estimated (the server sent no
-    usage: counted with ``text.tokens``, which errs high, and priced from those counts)."""
-    if isinstance(raw.get("usage"), dict):
-        spent = model.cost(raw)
-        return spent.input_tokens, spent.output_tokens, known_cost(model, spent.total_cost), False
-    input_tokens = prompt_tokens(system_prompt, user_prompt)
-    output_tokens = estimate_tokens(raw["choices"][0]["message"]["content"])
-    # The estimate errs high; the server never writes more than the output limit it was sent.
-    limit = model.parameters.get("max_tokens") if isinstance(model.parameters, dict) else None
-    if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
-        output_tokens = min(output_tokens, limit)
-    priced = {**raw, "usage": {"prompt_tokens": input_tokens, "completion_tokens": output_tokens}}
-    return input_tokens, output_tokens, known_cost(model, model.cost(priced).total_cost), True
-
-
-def request_parameters(model: Any, user_prompt: str, system_prompt: str) -> dict[str, Any]:
-    """The chat-completion parameters EDSL's OpenAI service sends for this call (no files, no
-    response schema), built with EDSL's own builders; ``stream`` is not among them. A model
-    shaped for a room's turn (``chat_shape.shaped``) sends the same chat turns and stop
-    sequences as its unstreamed call."""
-    turns = chat_turns_of(model)
-    if turns is not None:
-        params = chat_request(model, user_prompt, system_prompt, *turns)
-        if params is not None:
-            return params
-    messages = MessageBuilder(
-        model=model.model,
-        user_prompt=user_prompt,
-        system_prompt=system_prompt,
-        omit_system_prompt_if_empty=model.omit_system_prompt_if_empty,
-        supports_files_api=False,
-    ).get_messages()
-    parameters = model.parameters
-    params = OpenAIParameterBuilder.build_params(
-        model=model.model,
-        messages=messages,
-        **{
-            name: getattr(model, name, parameters.get(name))
-            for name in (
-                "temperature",
-                "max_tokens",
-                "top_p",
-                "frequency_penalty",
-                "presence_penalty",
-                "logprobs",
-                "top_logprobs",
-                "reasoning_effort",
-            )
-        },
-    )
-    return dict(model._filter_parameters_for_service(params))
-
-
-class StreamCut(ConnectionResetError):
-    """A stream the server ended before it sent any text or a finish reason: the connection was
-    dropped (seen when a request reached llama.cpp's server as it came up after a restart). A
-    reset connection, so the engine waits for the server and asks again
-    (``retries.is_server_unavailable``); it is not the model's empty answer."""
-
-
-async def _read_stream(
-    model: Any, user_prompt: str, system_prompt: str, show: Callable[[str], Awaitable[None]]
-) -> dict[str, Any]:
-    """Stream one chat completion; the chat completion EDSL would have stored, rebuilt."""
-    params = request_parameters(model, user_prompt, system_prompt)
-    client = model.async_client()
-    stream = await client.chat.completions.create(
-        **params, stream=True, stream_options={"include_usage": True}
-    )
-    parts: list[str] = []
-    first: Any = None
-    finish_reason: str | None = None
-    usage: dict[str, Any] | None = None
-    try:
-        async for chunk in stream:
-            first = first or chunk
-            if getattr(chunk, "usage", None) is not None:
-                usage = chunk.usage.model_dump()
-            for choice in chunk.choices or ():
-                if choice.index != 0:
-                    continue
-                finish_reason = choice.finish_reason or finish_reason
-                piece = choice.delta.content if choice.delta is not None else None
-                if piece:
-                    parts.append(piece)
-                    await show("".join(parts))
-    finally:
-        await stream.close()  # also when cancelled or timed out: the server sees the client go
-    if finish_reason is None and not parts:
-        raise StreamCut(
-            f"{model_label(model)} closed the stream before any text or a finish reason (a "
-            "model server going down or coming up)"
-        )
-    return {
-        "id": getattr(first, "id", None),
-        "object": "chat.completion",
-        "created": getattr(first, "created", None),
-        "model": getattr(first, "model", None) or model.model,
-        "system_fingerprint": getattr(first, "system_fingerprint", None),
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": "".join(parts)},
-                "finish_reason": finish_reason,
-                "logprobs": None,
-            }
-        ],
-        "usage": usage,
-    }
 
 
 async def _from_cache(
@@ -460,7 +328,7 @@ async def _from_cache(
 
     started = time.perf_counter()
     raw = json.loads(entry.output)
-    text, raw_text = _final_text(model, raw, settings, label)
+    text, raw_text = final_text(model, raw, settings, label)
     if text is None:
         raise ModelCallError(
             f"{label} returned no text (a cached answer: {str(entry.output)[:300]}); the turn "
@@ -480,20 +348,6 @@ async def _from_cache(
         raw=raw,
         raw_text=raw_text,
     )
-
-
-def _final_text(
-    model: Any, raw: Any, settings: CallSettings | None, label: str
-) -> tuple[str | None, str | None]:
-    """The reply's text as ``ask`` keeps it (echo, scaffolding and made-up turns stripped) and
-    what the model sent when stripping changed it; ``chat_shape.EchoOnlyReply`` when nothing is
-    left (the engine retries it, then stores a pass), as for an unstreamed reply."""
-    text = raw_text = reply_text(model, raw)
-    if text is not None and settings is not None and settings.speakers:
-        text = strip_echo(text, settings.speakers, settings.roster) or None
-        if text is None:
-            raise EchoOnlyReply(label, raw_text or "")
-    return text, (raw_text if raw_text != text else None)
 
 
 # -- shared pieces -----------------------------------------------------------------------------
@@ -568,12 +422,9 @@ def _cancelled(label: str) -> ModelCallCancelled:
 
 __all__ = [
     "CANCEL_POLL_SECONDS",
-    "STREAMING_SERVICES",
     "CancelSignal",
     "ModelCallCancelled",
     "OnText",
-    "StreamCut",
     "ask_streaming",
-    "request_parameters",
     "supports_streaming",
 ]

@@ -5,63 +5,33 @@ what it is given *before* parsing, serialising or storing it: a length is read i
 (``len``), and JSON data is walked once, stopping at the first level or character over the limit.
 So a 50 MB value is refused at once, never copied, encoded or written.
 
-Each limit has a default and an environment setting (read once, when this module is imported):
-
-=====================  =================  ===========================================
-limit                  default            setting
-=====================  =================  ===========================================
-message text           20,000 chars       ``ROOMS_MAX_MESSAGE_CHARS``
-request id             200 chars          ``ROOMS_MAX_REQUEST_ID_CHARS``
-room, experiment name  200 chars          ``ROOMS_MAX_NAME_CHARS``
-agents in a room       100                ``ROOMS_MAX_AGENTS``
-one agent's traits     20,000 chars       ``ROOMS_MAX_TRAITS_CHARS`` (as JSON)
-a whole room config    1,000,000 chars    ``ROOMS_MAX_CONFIG_CHARS`` (as JSON)
-stop reason            1,000 chars        ``ROOMS_MAX_STOP_REASON_CHARS``
-condition label        200 chars          ``ROOMS_MAX_CONDITION_CHARS``
-experiment design      2,000,000 chars    ``ROOMS_MAX_DESIGN_CHARS`` (as JSON)
-an import file         5,000,000 bytes    ``ROOMS_MAX_IMPORT_BYTES``
-messages in an import  10,000             ``ROOMS_MAX_IMPORT_MESSAGES``
-nesting depth          10 levels          ``ROOMS_MAX_DEPTH`` (any JSON value)
-=====================  =================  ===========================================
+Each limit has a default and an environment setting (``ROOMS_MAX_*``), declared once in
+``settings.Settings`` (the table: docs/limits.md) and read once, when this module is imported.
 """
 
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping
 from typing import Any
 
 from conversation.exceptions import ConversationValueError
+from settings import SETTINGS
 
-
-def _setting(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = int(raw.strip().replace("_", ""))
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ConversationValueError(
-            f"{name}={raw!r} must be a positive whole number (the default is {default})"
-        )
-    return value
-
-
-MAX_MESSAGE_CHARS = _setting("ROOMS_MAX_MESSAGE_CHARS", 20_000)
-MAX_REQUEST_ID_CHARS = _setting("ROOMS_MAX_REQUEST_ID_CHARS", 200)
-MAX_NAME_CHARS = _setting("ROOMS_MAX_NAME_CHARS", 200)
-MAX_AGENTS = _setting("ROOMS_MAX_AGENTS", 100)
-MAX_TRAITS_CHARS = _setting("ROOMS_MAX_TRAITS_CHARS", 20_000)
-MAX_CONFIG_CHARS = _setting("ROOMS_MAX_CONFIG_CHARS", 1_000_000)
-MAX_STOP_REASON_CHARS = _setting("ROOMS_MAX_STOP_REASON_CHARS", 1_000)
-MAX_CONDITION_CHARS = _setting("ROOMS_MAX_CONDITION_CHARS", 200)
-MAX_DESIGN_CHARS = _setting("ROOMS_MAX_DESIGN_CHARS", 2_000_000)
-MAX_IMPORT_BYTES = _setting("ROOMS_MAX_IMPORT_BYTES", 5_000_000)
-MAX_IMPORT_MESSAGES = _setting("ROOMS_MAX_IMPORT_MESSAGES", 10_000)
-MAX_DEPTH = _setting("ROOMS_MAX_DEPTH", 10)
+# Read once, as this module loads: the schemas, forms and defaults built from these limits are
+# made at import (docs/limits.md: "read at start").
+MAX_MESSAGE_CHARS: int = SETTINGS.max_message_chars
+MAX_REQUEST_ID_CHARS: int = SETTINGS.max_request_id_chars
+MAX_NAME_CHARS: int = SETTINGS.max_name_chars
+MAX_AGENTS: int = SETTINGS.max_agents
+MAX_TRAITS_CHARS: int = SETTINGS.max_traits_chars
+MAX_CONFIG_CHARS: int = SETTINGS.max_config_chars
+MAX_STOP_REASON_CHARS: int = SETTINGS.max_stop_reason_chars
+MAX_CONDITION_CHARS: int = SETTINGS.max_condition_chars
+MAX_DESIGN_CHARS: int = SETTINGS.max_design_chars
+MAX_IMPORT_BYTES: int = SETTINGS.max_import_bytes
+MAX_IMPORT_MESSAGES: int = SETTINGS.max_import_messages
+MAX_DEPTH: int = SETTINGS.max_depth
 
 
 def check_text(

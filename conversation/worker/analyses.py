@@ -17,13 +17,13 @@ the claim expires (``ANSWER_CLAIM_SECONDS``). Rooms already answered are never a
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 
 import storage
 from conversation.analysis.runs import ANALYSIS_CHUNK, ANSWER_CLAIM_SECONDS, ask_next
-from conversation.worker.takeover import TAKEOVER_ENV, gone_owners
+from conversation.worker.takeover import gone_owners
+from settings import SETTINGS
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ TAKEOVER_SECONDS = 5.0
 
 def take_over_gone_analysis_runners(db: storage.Database) -> int:
     """Plan again the answers this host's gone processes were asking; how many."""
-    if os.environ.get(TAKEOVER_ENV, "1").strip() == "0":
+    if not SETTINGS.lease_takeover:
         return 0
     gone = gone_owners(storage.answer_claim_holders(db))
     if not gone:

@@ -21,6 +21,7 @@ import storage
 from conversation.worker.analyses import AnalysisRunner
 from conversation.worker.runner import LEASE_TTL_SECONDS, Worker
 from conversation.worker.studies import StudyClock
+from settings import SettingError, check
 
 log = logging.getLogger("conversation.worker")
 
@@ -65,6 +66,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.concurrency < 1:
         parser.error("--concurrency must be at least 1")
+    try:
+        check()  # a mistyped ROOMS_* variable stops the worker here, not in its first turn
+    except SettingError as exc:
+        parser.error(str(exc))
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",

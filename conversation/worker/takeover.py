@@ -23,11 +23,12 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 
 import storage
+from settings import SETTINGS, env_name
 
 log = logging.getLogger(__name__)
 
 #: Environment variable: "0" turns the same-host takeover off (leases then only expire).
-TAKEOVER_ENV = "ROOMS_LEASE_TAKEOVER"
+TAKEOVER_ENV = env_name("lease_takeover")
 #: Seconds of clock slack when comparing a process's start with its lease's acquisition.
 START_SLACK_SECONDS = 2.0
 
@@ -91,7 +92,7 @@ def gone_owners(holders: Mapping[str, datetime | None], host: str | None = None)
 
 def take_over_gone_owners(db: storage.Database) -> int:
     """Release the leases of this host's gone processes; returns how many were released."""
-    if os.environ.get(TAKEOVER_ENV, "1").strip() == "0":
+    if not SETTINGS.lease_takeover:
         return 0
     gone = gone_owners(storage.lease_holders(db))
     if not gone:

@@ -39,7 +39,6 @@ def study_server(
 ) -> Iterator[AppServer]:
     monkeypatch.setenv("ROOMS_PARTICIPANT_POLL_SECONDS", "0.5")
     monkeypatch.setenv("ROOMS_PARTICIPANT_HEARTBEAT_SECONDS", "1")
-    monkeypatch.setenv("ROOMS_PARTICIPANT_TICK_SECONDS", "0.5")
     monkeypatch.setenv("ROOMS_RUNNER_POLL_SECONDS", "0.2")
     server = AppServer(tmp_path / "study")
     server.folder.mkdir()

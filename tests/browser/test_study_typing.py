@@ -38,7 +38,6 @@ def typing_server(
 ) -> Iterator[AppServer]:
     monkeypatch.setenv("ROOMS_OFFLINE_WORDS_PER_SECOND", "3")
     monkeypatch.setenv("ROOMS_PARTICIPANT_POLL_SECONDS", "0.5")
-    monkeypatch.setenv("ROOMS_PARTICIPANT_TICK_SECONDS", "0.5")
     monkeypatch.setenv("ROOMS_RUNNER_POLL_SECONDS", "0.2")
     server = AppServer(tmp_path / "typing")
     server.folder.mkdir()

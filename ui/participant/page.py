@@ -25,7 +25,6 @@ words and comes back by itself (``ui.participant.outage``).
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -33,6 +32,7 @@ from typing import Any
 import streamlit as st
 
 from conversation.vocabulary import ExitStatus, ParticipantStage
+from settings import SETTINGS
 from ui.participant.forms import consent_form, survey_form
 from ui.participant.outage import connection_watch, guarded, say_outage, unavailable
 from ui.participant.room import POLL_SECONDS, live_chat
@@ -43,7 +43,7 @@ SESSION_KEY = "_participant_token"
 CODE_KEY = "_participant_study"
 #: The heartbeat's period: the study's ``participants.heartbeat_seconds`` (``ParticipantView``),
 #: unless this setting overrides it.
-HEARTBEAT_OVERRIDE = os.environ.get("ROOMS_PARTICIPANT_HEARTBEAT_SECONDS")
+HEARTBEAT_OVERRIDE = SETTINGS.participant_heartbeat_seconds
 HEARTBEAT_KEY = "_participant_heartbeat_s"
 NOT_VALID = (
     "This link is not valid. Open the study link you were given again, or contact the researcher."

@@ -14,7 +14,6 @@ which then draws the next stage.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -22,12 +21,13 @@ from typing import Any
 import streamlit as st
 
 from conversation.vocabulary import EventKind
+from settings import SETTINGS
 from ui.participant.outage import guarded
 from ui.widgets import AGENT_AVATARS, HUMAN_AVATAR, SYSTEM_AVATAR, escape_markdown
 
 #: How often the participant's page asks for news (and, at the study's heartbeat period, says
 #: "still here").
-POLL_SECONDS = float(os.environ.get("ROOMS_PARTICIPANT_POLL_SECONDS", "1.0"))
+POLL_SECONDS = SETTINGS.participant_poll_seconds
 VIEW_KEY = "_participant_view"
 
 

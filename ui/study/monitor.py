@@ -11,15 +11,15 @@ page. The page only reads and acts: the study's clock runs in the worker and the
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
+from settings import SETTINGS
 from ui.widgets import escape_markdown
 
-MONITOR_SECONDS = float(os.environ.get("ROOMS_MONITOR_POLL_SECONDS", "2"))
+MONITOR_SECONDS = SETTINGS.monitor_poll_seconds
 
 
 def _study():  # type: ignore[no-untyped-def]

@@ -1,7 +1,9 @@
 """Asking a turn's model, with the retry rules: a transient failure is recorded on the turn (tries,
 next attempt time: a restart keeps the budget) and retried after a growing backoff; a model server
 that refuses or resets the connection is waited for (no try counted) up to ``outage_seconds()``;
-a turn that cannot succeed is failed with its room in one write."""
+a turn that cannot succeed is failed with its room in one write. Both waits are the one backoff
+formula (``models.retries.Backoff``); this loop is not tenacity's because its tries are stored
+on the turn, not kept in this process."""
 
 from __future__ import annotations
 
@@ -17,13 +19,13 @@ from conversation.models.bindings import ModelCache
 from conversation.models.chat_shape import EchoOnlyReply
 from conversation.models.retries import (
     OUTAGE_ENV,
+    OUTAGE_WAIT,
     SERVER_UNAVAILABLE,
     TRANSIENT_HTTP_STATUSES,
+    Backoff,
     Outage,
-    backoff_delay,
     is_server_unavailable,
     is_transient,
-    outage_delay,
     outage_seconds,
     unavailable_cause,
 )
@@ -74,7 +76,7 @@ async def ask_with_retries(
             transient = echo or is_transient(exc, TRANSIENT_HTTP_STATUSES)
             if not transient or attempts >= retry.max_attempts:
                 return fail_turn(db, held, turn, exc, attempts, transient)
-            delay = backoff_delay(retry.base_delay, attempts, exc)
+            delay = Backoff(first=retry.base_delay).delay(attempts, exc)
             recorded = storage.record_attempt(
                 db,
                 turn.id,  # type: ignore[arg-type]
@@ -112,7 +114,7 @@ async def _wait_for_server(
         }
         return fail_turn(db, held, turn, exc, attempts + 1, True, record=record)
     outage.tries += 1
-    delay = min(outage_delay(outage.tries), max(bound - waited, 0.0))
+    delay = min(OUTAGE_WAIT.delay(outage.tries), max(bound - waited, 0.0))
     recorded = storage.record_attempt(
         db,
         turn.id,  # type: ignore[arg-type]

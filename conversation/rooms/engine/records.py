@@ -23,9 +23,10 @@ from conversation.rooms.log import RoomLog
 from conversation.rooms.prompt import TurnPrompt
 from conversation.termination.state import RoomState
 from conversation.vocabulary import NoticeKind, RoomStatus
+from settings import SETTINGS, env_name
 
 #: Environment variable naming a point of a turn at which the process kills itself (crash tests).
-FAULT_ENV = "CONVERSATION_FAULT_POINT"
+FAULT_ENV = env_name("fault_point")
 FAULT_POINTS = ("after_claim", "during_call", "after_answer", "before_commit")
 
 #: A room whose next turn cannot be planned or prompted this many times in a row is failed.
@@ -41,7 +42,7 @@ COORDINATOR_SPEAKER = "coordinator"
 
 def fault(point: str) -> None:
     """Kill this process at ``point`` when the crash tests ask for it (``FAULT_ENV``)."""
-    if os.environ.get(FAULT_ENV) == point:  # a test hook: never set outside the crash tests
+    if SETTINGS.fault_point == point:  # a test hook: never set outside the crash tests
         os.kill(os.getpid(), signal.SIGKILL)
 
 

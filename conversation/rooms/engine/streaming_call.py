@@ -21,7 +21,6 @@ everything else expect.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -29,10 +28,11 @@ from typing import Any
 import storage
 from conversation import models
 from conversation.exceptions import ModelCallError
-from conversation.models.offline import WORDS_PER_SECOND_ENV, OfflineModel
+from conversation.models.offline import OfflineModel
 from conversation.rooms.engine.records import Call, Reply
 from conversation.text.tokens import estimate_tokens, prompt_tokens
 from conversation.vocabulary import TurnState
+from settings import SETTINGS
 
 #: The reason of a denial by a stop while the reply was streaming.
 STOPPED_WHILE_DRAFTING = "stopped while drafting"
@@ -51,7 +51,7 @@ def streams(call: Call) -> bool:
         return False
     model = call.model
     if isinstance(model, OfflineModel):
-        return model.words_per_second is not None or bool(os.environ.get(WORDS_PER_SECOND_ENV))
+        return model.words_per_second is not None or SETTINGS.offline_words_per_second is not None
     return models.supports_streaming(model)
 
 

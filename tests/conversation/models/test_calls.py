@@ -147,7 +147,7 @@ def test_a_remote_only_model_is_asked_through_a_one_question_job():
 
     Here the job runs locally (an offline model flagged as remote-only); the prompt's template
     syntax reaches the model neutralised, never evaluated."""
-    from conversation.models.labels import REMOTE_ATTRIBUTE
+    from conversation.models.providers.labels import REMOTE_ATTRIBUTE
 
     model = OfflineModel(func=lambda user, system: f"saw: {user}")
     setattr(model, REMOTE_ATTRIBUTE, True)

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from conversation.exceptions import ConversationValueError
 from conversation.models import OfflineModel, resolve_model
 from conversation.models.limits import (
     LOCAL_SERVER_ENV,
@@ -25,6 +24,7 @@ from conversation.planning.policies import RoundRobinPolicy
 from conversation.rooms.room import Room
 from conversation.termination.conditions import MaxTurns
 from conversation.worker import BackgroundWorker, Worker
+from settings import SettingError
 from storage import Database
 from tests.support import keep_prices_offline
 from tests.support.openai_server import OpenAICompatibleServer
@@ -83,7 +83,7 @@ def test_the_key_and_the_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (limit_for(local), limit_for(hosted)) == (2, 20)
     assert slots_for(local) is slots_for(local)
     monkeypatch.setenv(PROVIDER_ENV, "none")
-    with pytest.raises(ConversationValueError, match=PROVIDER_ENV):
+    with pytest.raises(SettingError, match=PROVIDER_ENV):
         limit_for(hosted)
 
 

@@ -17,7 +17,7 @@ from conversation import Conversation, ConversationList, Room
 from conversation.exceptions import ConversationValueError
 from conversation.models import OfflineModel, bindings, model_spec, resolve_model
 from conversation.models.bindings import ModelCache, live_model_spec
-from conversation.models.providers import edsl_dict, portability_problem, spec_from_edsl
+from conversation.models.providers.specs import edsl_dict, portability_problem, spec_from_edsl
 from conversation.planning.planner import RoundRobinRoomPlanner
 from conversation.rooms.config import RoomConfig
 from storage import Database

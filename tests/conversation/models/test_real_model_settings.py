@@ -15,7 +15,7 @@ from conversation import Room
 from conversation.exceptions import ConversationValueError, ModelCallError
 from conversation.models import ask, resolve_model
 from conversation.models.calls import ModelTimeoutError
-from conversation.models.retries import TRANSIENT_HTTP_STATUSES, backoff_delay, is_transient
+from conversation.models.retries import TRANSIENT_HTTP_STATUSES, Backoff, is_transient
 from conversation.models.settings import CallSettings, context_window
 from conversation.planning.planner import RoundRobinRoomPlanner
 from conversation.planning.policies import RoundRobinPolicy
@@ -99,8 +99,8 @@ def test_a_timeout_backs_off_at_least_its_own_length_and_grows(db, server, spec)
     assert first.event.content == "on time" and first.attempts >= 2
     assert time.monotonic() - started >= 1.5 + 1.5  # the timeout, then a wait as long
     exc = ModelTimeoutError("slow", timeout=30, min_backoff=30)
-    assert [backoff_delay(1.0, n, exc) for n in (1, 2, 3)] == [30, 60, 120]
-    assert backoff_delay(1.0, 1, ModelTimeoutError("remote", timeout=30)) == 1.0
+    assert [Backoff(first=1.0).delay(n, exc) for n in (1, 2, 3)] == [30, 60, 120]
+    assert Backoff(first=1.0).delay(1, ModelTimeoutError("remote", timeout=30)) == 1.0
     assert is_transient(exc, TRANSIENT_HTTP_STATUSES)
 
 

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from conversation.exceptions import ConversationValueError
 from conversation.models.server_window import forget_reported_windows
 from conversation.models.settings import CONTEXT_WINDOW_ENV, SERVER_CONTEXT_WINDOW, context_window
 from conversation.rooms.config import RoomConfig
+from settings import SettingError
 from tests.support.openai_server import OpenAICompatibleServer
 
 
@@ -80,5 +80,5 @@ def test_a_bad_setting_names_itself_and_the_fix(
     monkeypatch: pytest.MonkeyPatch, value: str
 ) -> None:
     monkeypatch.setenv(CONTEXT_WINDOW_ENV, value)
-    with pytest.raises(ConversationValueError, match=f"{CONTEXT_WINDOW_ENV} must be a positive"):
+    with pytest.raises(SettingError, match=f"{CONTEXT_WINDOW_ENV}=.* must be a positive"):
         context_window({"service": "groq", "model": "something-new"})

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from conversation.exceptions import ConversationValueError
-from conversation.models.spec_schema import ModelSpecIn, spec_place
+from conversation.models.providers.spec_schema import ModelSpecIn, spec_place
 from conversation.text.schema import validated
 
 

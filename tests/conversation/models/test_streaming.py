@@ -18,21 +18,18 @@ from edsl import Cache, Model
 from conversation.exceptions import ConversationValueError, ModelCallError
 from conversation.models import OfflineModel, StoredCache, ask, cache_key, resolve_model
 from conversation.models.calls import ModelTimeoutError
-from conversation.models.labels import REMOTE_ATTRIBUTE
+from conversation.models.chat_stream import request_parameters
 from conversation.models.offline import WORDS_PER_SECOND_ENV
+from conversation.models.providers.labels import REMOTE_ATTRIBUTE
 from conversation.models.retries import (
     TRANSIENT_HTTP_STATUSES,
     async_call_with_retries,
     is_transient,
 )
 from conversation.models.settings import CallSettings
-from conversation.models.streaming import (
-    ModelCallCancelled,
-    ask_streaming,
-    request_parameters,
-    supports_streaming,
-)
+from conversation.models.streaming import ModelCallCancelled, ask_streaming, supports_streaming
 from conversation.text.tokens import estimate_tokens, prompt_tokens
+from settings import SettingError
 from storage import Database
 from tests.support import keep_prices_offline, known_prices
 from tests.support.openai_server import OpenAICompatibleServer, Reply
@@ -126,7 +123,7 @@ def test_offline_rate_paces_the_words(monkeypatch: pytest.MonkeyPatch) -> None:
     assert OfflineModel().stream_rate() == 25.0
     assert OfflineModel(words_per_second=7).stream_rate() == 7.0
     monkeypatch.setenv(WORDS_PER_SECOND_ENV, "fast")
-    with pytest.raises(ConversationValueError, match=WORDS_PER_SECOND_ENV):
+    with pytest.raises(SettingError, match=WORDS_PER_SECOND_ENV):
         OfflineModel().stream_rate()
     with pytest.raises(ConversationValueError, match="words_per_second"):
         OfflineModel(words_per_second=0)
@@ -494,8 +491,8 @@ def test_a_stream_cut_before_any_text_is_a_dropped_connection_not_an_empty_answe
     """Seen in CI: a request that reached llama.cpp's server as it came up got a 200 and a
     stream closed with nothing in it. That is the server dropping the connection (the engine
     waits for the server and asks again), not the model's empty reply (which fails a turn)."""
+    from conversation.models.chat_stream import StreamCut
     from conversation.models.retries import is_server_unavailable
-    from conversation.models.streaming import StreamCut
 
     server.script(Reply(cut=True))
     with pytest.raises(StreamCut) as cut:

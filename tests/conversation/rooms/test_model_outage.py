@@ -12,7 +12,7 @@ import openai
 import pytest
 
 import storage
-from conversation.models.retries import SERVER_UNAVAILABLE, is_server_unavailable, outage_delay
+from conversation.models.retries import OUTAGE_WAIT, SERVER_UNAVAILABLE, is_server_unavailable
 from conversation.planning.policies import RoundRobinPolicy
 from conversation.rooms.room import Room
 from conversation.termination.conditions import MaxTurns
@@ -35,7 +35,7 @@ def test_a_refused_connection_is_an_outage_by_type_and_a_timeout_is_not() -> Non
     timeout = openai.APITimeoutError(request=httpx.Request("POST", "http://h/v1"))
     assert not is_server_unavailable(timeout)
     assert not is_server_unavailable(ValueError("Connection refused"))  # never by text
-    assert [outage_delay(n) for n in range(1, 7)] == [2, 4, 8, 16, 30, 30]
+    assert [OUTAGE_WAIT.delay(n) for n in range(1, 7)] == [2, 4, 8, 16, 30, 30]
 
 
 def make_room(db: Database, url: str) -> Room:

@@ -42,23 +42,24 @@ from edsl.inference_services.services.open_ai_service import OpenAIService
 from edsl.language_models import LanguageModel
 
 from conversation.exceptions import ConversationValueError
-from conversation.models.clients import no_retry_service
-from conversation.models.labels import REMOTE_ATTRIBUTE, needs_remote_jobs
-from conversation.models.offline import OFFLINE_MODEL_NAME, OfflineModel
-from conversation.models.spec_schema import MODEL_NAME as _MODEL_NAME
-from conversation.models.spec_schema import SERVICES as _SERVICES
-from conversation.models.spec_schema import URL_SERVICES as _URL_SERVICES
-from conversation.models.spec_schema import (
+from conversation.models.offline.model import OFFLINE_MODEL_NAME, OfflineModel
+from conversation.models.providers.clients import no_retry_service
+from conversation.models.providers.families import family_of
+from conversation.models.providers.labels import REMOTE_ATTRIBUTE, needs_remote_jobs
+from conversation.models.providers.spec_schema import MODEL_NAME as _MODEL_NAME
+from conversation.models.providers.spec_schema import SERVICES as _SERVICES
+from conversation.models.providers.spec_schema import (
     ModelSpecIn,
     check_base_url,
     service_for,
     spec_place,
 )
 from conversation.text.schema import Problem, validated
+from settings import env_name
 
 EXPECTED_PARROT = "expected_parrot"
 OFFLINE = OFFLINE_MODEL_NAME
-MODEL_ENV = "ROOMS_MODEL"
+MODEL_ENV = env_name("model")
 
 # provider -> environment variables that EDSL reads for its key (first is the canonical name)
 PROVIDER_KEYS: dict[str, tuple[str, ...]] = {
@@ -87,7 +88,6 @@ DEFAULT_MODELS: dict[str, str] = {
     "xai": "grok-3-mini",
 }
 REMOTE_DEFAULT = ("openai", "gpt-4o-mini")
-_KEYLESS_SERVICES = frozenset({"openai_compatible", "ollama"})
 TEST_SERVICE = "test"  # EDSL's own test model: canned replies, no key
 # EDSL test-model settings that survive its to_dict (EDSL keeps them in ``parameters``)
 _TEST_PARAMETERS = frozenset(
@@ -140,7 +140,7 @@ def resolve_model(
     remote = options.get("remote")
     if remote is None:
         remote = (
-            service not in _KEYLESS_SERVICES
+            not family_of(service).key_optional
             and service in PROVIDER_KEYS
             and not _has_key(service, env, secrets)
             and _has_key(EXPECTED_PARROT, env, secrets)
@@ -168,7 +168,7 @@ def model_spec(model: Any) -> dict[str, Any]:
             f"model must be an EDSL language model or a spec, got {type(model).__name__}"
         )
     spec = spec_from_edsl(model.to_dict(add_edsl_version=False))
-    if spec["service"] in _URL_SERVICES and "base_url" not in spec:
+    if family_of(spec["service"]).at_a_url and "base_url" not in spec:
         # EDSL would read the URL from the environment at call time; store what it is now, so
         # every process (the worker, a restarted app) asks the same server.
         spec["base_url"] = _check_base_url(_default_base_url(spec["service"]))
@@ -335,7 +335,7 @@ def _build(service: str, name: str, options: dict[str, Any], env: Mapping[str, s
     for option in ("base_url", "api_key_env"):
         if option in options:
             kwargs[option] = options[option]
-    if service in _KEYLESS_SERVICES and not _key_for_server(service, options, env):
+    if family_of(service).key_optional and not _key_for_server(service, options, env):
         kwargs["skip_api_key_check"] = True  # a local server needs no key; EDSL sends "local"
     return model_class(**kwargs)
 

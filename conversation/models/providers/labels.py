@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from conversation.models.offline import OFFLINE_MODEL_NAME, OfflineModel
+from conversation.models.offline.model import OFFLINE_MODEL_NAME, OfflineModel
 
-# Set by ``providers.resolve_model`` on a model whose provider key is missing while an Expected
+# Set by ``specs.resolve_model`` on a model whose provider key is missing while an Expected
 # Parrot key is present: EDSL 1.0.9 can reach such a model only through remote jobs.
 REMOTE_ATTRIBUTE = "_rooms_remote_inference"
 

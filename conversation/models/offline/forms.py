@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from conversation.models.prompt_reading import Message, transcript_messages, without_records
+from conversation.models.offline.reading import Message, transcript_messages, without_records
 
 FormKind = Literal["yes_no", "multiple_choice", "linear_scale", "numerical"]
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from conversation.models.prompt_reading import (
+from conversation.models.offline.reading import (
     Message,
     persona_traits,
     speaker_name,

@@ -11,8 +11,8 @@ How it decides a reply, in this order:
    empty answer). When the queue is empty, the next rule applies.
 3. ``func(user_prompt, system_prompt) -> str``: a reply computed from the prompts.
 4. Otherwise its own words: an EDSL structured question (yes/no, multiple choice, linear scale,
-   numerical) is answered in the format EDSL parses (see ``edsl_forms``); anything else gets a short
-   persona-flavoured turn (see ``offline_voice``). Deterministic for a seed and the two prompts.
+   numerical) is answered in the format EDSL parses (see ``forms``); anything else gets a short
+   persona-flavoured turn (see ``voice``). Deterministic for a seed and the two prompts.
 
 Settings (all in ``parameters``, so they are part of EDSL's cache key and are serialized):
 ``seed``, ``deal_phrase``, ``deal_after``, ``deal_probability``, ``mention_probability``,
@@ -41,7 +41,6 @@ import asyncio
 import hashlib
 import json
 import math
-import os
 import random
 import re
 import threading
@@ -54,8 +53,9 @@ from edsl.language_models import LanguageModel
 from edsl.language_models.price_manager import ResponseCost
 
 from conversation.exceptions import ConversationValueError
-from conversation.models.edsl_forms import answer_form, read_form
-from conversation.models.offline_voice import VoiceSettings, compose_reply
+from conversation.models.offline.forms import answer_form, read_form
+from conversation.models.offline.voice import VoiceSettings, compose_reply
+from settings import SETTINGS, env_name
 
 OFFLINE_MODEL_NAME = "offline"
 OFFLINE_SERVICE = "test"  # EDSL's service for models that need no key and cost nothing
@@ -75,7 +75,7 @@ _DEFAULTS: dict[str, Any] = {
 _NO_REPLY = object()
 #: Words a second an offline reply streams at when neither the model nor the environment says.
 DEFAULT_WORDS_PER_SECOND = 100.0
-WORDS_PER_SECOND_ENV = "ROOMS_OFFLINE_WORDS_PER_SECOND"
+WORDS_PER_SECOND_ENV = env_name("offline_words_per_second")
 
 
 class OfflineModel(LanguageModel):
@@ -153,14 +153,8 @@ class OfflineModel(LanguageModel):
         """Words a second a streamed reply is handed out at (see the module docstring)."""
         if self.words_per_second is not None:
             return self.words_per_second
-        raw = os.environ.get(WORDS_PER_SECOND_ENV, "").strip()
-        if not raw:
-            return DEFAULT_WORDS_PER_SECOND
-        try:
-            value = float(raw)
-        except ValueError:
-            value = -1.0
-        return _validate_rate(value, WORDS_PER_SECOND_ENV, shown=raw)  # type: ignore[return-value]
+        configured = SETTINGS.offline_words_per_second
+        return DEFAULT_WORDS_PER_SECOND if configured is None else configured
 
     # -- record and script ------------------------------------------------------------------
 
@@ -383,13 +377,13 @@ def _validate_settings(settings: Mapping[str, Any]) -> None:
         raise bad("scripted", "true or false")
 
 
-def _validate_rate(value: Any, name: str, *, shown: Any = None) -> float | None:
+def _validate_rate(value: Any, name: str) -> float | None:
     if value is None:
         return None
     if not _is_number(value) or value <= 0 or math.isinf(value):
         raise ConversationValueError(
-            f"{name} must be a positive number of words a second, got "
-            f"{value if shown is None else shown!r}; e.g. 20 for a readable pace, 1000 for tests"
+            f"{name} must be a positive number of words a second, got {value!r}; e.g. 20 for a "
+            "readable pace, 1000 for tests"
         )
     return float(value)
 
@@ -469,6 +463,7 @@ _register_with_edsl()
 __all__ = [
     "DEFAULT_WORDS_PER_SECOND",
     "OFFLINE_MODEL_NAME",
+    "OFFLINE_SERVICE",
     "OfflineModel",
     "WORDS_PER_SECOND_ENV",
     "is_offline",

@@ -6,7 +6,8 @@ typed, bounded, with a note on the turn), so a hidden second layer would multipl
 hide failures. ``no_retry_service(OpenAIService subclass)`` returns a subclass whose clients are
 built with ``max_retries=0``; the model classes it creates are ordinary EDSL models otherwise.
 
-Self-hosted servers (``openai_compatible``, ``ollama``) also get the output limit as ``max_tokens``:
+Self-hosted servers (``families.OWN_SERVER``: ``sends_max_tokens``) also get the output limit as
+``max_tokens``:
 EDSL 1.0.9 sends only ``max_completion_tokens``, which llama.cpp's server ignores (a reply then
 runs until the context is full, minutes on a small machine). Both carry the model's ``max_tokens``
 parameter (``CallSettings.max_output_tokens`` in a room).
@@ -30,6 +31,8 @@ from collections.abc import Iterator, MutableMapping
 from typing import Any
 
 from edsl.inference_services.services.open_ai_service import OpenAIService
+
+from conversation.models.providers.families import family_of
 
 log = logging.getLogger(__name__)
 _made: dict[type, type] = {}
@@ -157,14 +160,11 @@ def no_retry_service(service: type[OpenAIService]) -> type[OpenAIService]:
         return made
 
 
-SENDS_MAX_TOKENS = frozenset({"openai_compatible", "ollama"})
-
-
 def _create_model(cls: Any, model_name: str, model_class_name: str | None = None) -> Any:
     """EDSL's model class for ``model_name``, sending ``max_tokens`` beside
     ``max_completion_tokens`` when the service is a self-hosted server."""
     base = super(cls, cls).create_model(model_name, model_class_name)  # type: ignore[misc]
-    if cls._inference_service_ not in SENDS_MAX_TOKENS:
+    if not family_of(cls._inference_service_).sends_max_tokens:
         return base
 
     def _filter_parameters_for_service(self: Any, params: dict) -> dict:
@@ -186,4 +186,4 @@ def _create_model(cls: Any, model_name: str, model_class_name: str | None = None
     return bounded
 
 
-__all__ = ["SENDS_MAX_TOKENS", "no_retry_service"]
+__all__ = ["no_retry_service"]

@@ -1,11 +1,11 @@
-"""The shape of a model spec given as a dict, declared once (see ``providers`` for what a spec
+"""The shape of a model spec given as a dict, declared once (see ``specs`` for what a spec
 is): ``{"service", "model", "base_url", "api_key_env", "parameters", "prompt_plan", "remote"}``
 plus the process-local marks ``instance`` and ``in_process``.
 
 ``ModelSpecIn`` checks each field where it is declared (a base URL without credentials, the
 *name* of a key's environment variable, never a key) and the fields together (the service
 known, or taken from the model's name; ``offline`` with no other model; a base URL only for a
-server). ``providers`` receives ``(service, model name, options)`` from :meth:`normalised`; a
+server). ``specs`` receives ``(service, model name, options)`` from :meth:`normalised`; a
 refusal is a ``ConversationValueError`` naming ``model spec <field>`` and the fix.
 """
 
@@ -21,12 +21,13 @@ from edsl.inference_services.inference_service_registry import InferenceServiceR
 from pydantic import AfterValidator, model_validator
 
 from conversation.exceptions import ConversationValueError
-from conversation.models.offline import OFFLINE_MODEL_NAME as OFFLINE
+from conversation.models.offline.model import OFFLINE_MODEL_NAME as OFFLINE
+from conversation.models.providers.families import services_where
 from conversation.text.schema import DoorModel, Loc, Problem
 
 SERVICES = tuple(s.value for s in InferenceServiceType)
 #: Services reached at a URL of the user's choosing.
-URL_SERVICES = frozenset({"openai_compatible", "ollama"})
+URL_SERVICES = services_where("at_a_url")
 MODEL_NAME = re.compile(r"^[\w.:/@+\-]{1,200}$")
 _ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]{0,100}$")
 _PREFIXES = (
