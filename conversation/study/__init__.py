@@ -39,7 +39,7 @@ from conversation.study.participant.view import (
     participant_view,
     view_is_current,
 )
-from conversation.study.record import Study, get_study
+from conversation.study.record import Study, ended_study_room, get_study
 from conversation.study.researcher.acts import end_conversation, remove_participant
 from conversation.study.researcher.attrition import BEFORE_ASSIGNMENT, AttritionRow
 from conversation.study.researcher.exports import (
@@ -95,6 +95,7 @@ __all__ = [
     "definition_from_dict",
     "draw_group",
     "end_conversation",
+    "ended_study_room",
     "get_study",
     "give_consent",
     "help_thread",

@@ -13,7 +13,7 @@ from conversation.exceptions import ConversationValueError
 from conversation.rooms.boundary import translated
 from conversation.study.definition.document import StudyDefinition, definition_from_dict
 from conversation.study.errors import REFUSALS, StudyRefused
-from conversation.vocabulary import ExitStatus, ParticipantStage
+from conversation.vocabulary import ExitStatus, GroupStatus, ParticipantStage
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,4 +100,12 @@ def member(db: storage.Database, study: Study, participant_id: Any) -> Any:
     return person
 
 
-__all__ = ["Study", "exit_values", "get_study", "member", "study_definition"]
+def ended_study_room(db: storage.Database, room_id: int) -> bool:
+    """Whether room ``room_id`` is a study group's conversation that has ended: a message there
+    would not be part of the study, and must not restart it (the Room page offers no restart)."""
+    with translated():
+        group = storage.group_of_room(db, room_id)
+    return group is not None and group.status != GroupStatus.RUNNING
+
+
+__all__ = ["Study", "ended_study_room", "exit_values", "get_study", "member", "study_definition"]

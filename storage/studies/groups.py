@@ -141,6 +141,12 @@ def get_group(db: Database, group_id: int) -> StudyGroup:
     return group
 
 
+def group_of_room(db: Database, room_id: int) -> StudyGroup | None:
+    """The study group whose conversation room ``room_id`` is (None: not a study's room)."""
+    with db.read() as session:
+        return session.exec(select(StudyGroup).where(StudyGroup.room_id == room_id)).first()
+
+
 def update_group(
     db: Database,
     group_id: int,
@@ -196,6 +202,7 @@ def group_numbers(db: Database, study_id: int) -> dict[str, int]:
 __all__ = [
     "form_group",
     "get_group",
+    "group_of_room",
     "group_numbers",
     "list_groups",
     "running_groups",

@@ -98,3 +98,83 @@ def test_message_then_remove_a_participant(db: Database) -> None:
     ana.run()
     shown = texts(ana)
     assert "The researcher ended your participation" in shown and "CMUG0005" in shown
+
+
+def test_the_help_thread_is_shown_per_participant_and_marked_read(db: Database) -> None:
+    """Issue 31: a participant's help message was counted as unread but shown nowhere."""
+    found = launch(db)
+    ana = in_lobby(found.code)
+    study.message_researcher(db, token_of(ana), "The button does nothing")
+    before = monitor(found.code)
+    assert list(table(before, "participant")["help unread"]) == [1]
+    shown = texts(before)  # the thread of the participant picked (the only one)
+    assert "Participant: The button does nothing" in shown
+    after = monitor(found.code)  # shown once: read
+    assert list(table(after, "participant")["help unread"]) == [0]
+
+
+def test_end_a_conversation_now_sends_its_group_to_the_post_survey(db: Database) -> None:
+    """Issue 31: Stop was disabled on a settled room and the monitor had no action."""
+    found = launch(db)
+    ana, bo = in_lobby(found.code), in_lobby(found.code)
+    study.tick(db, found.code)
+    at = monitor(found.code)
+    [sure] = [c for c in at.checkbox if c.label.startswith("Yes, end this conversation")]
+    sure.check()
+    click(at, "End this conversation now")
+    assert not at.exception, at.exception
+    for person in (ana, bo):
+        person.run()
+        assert "A few last questions" in texts(person)
+    assert "No conversation is running." in texts(monitor(found.code))
+
+
+def test_the_monitor_says_full_when_the_link_does(db: Database) -> None:
+    """Issue 31: the cap counted people who never consented, and the monitor said "open" while
+    the link answered "full"."""
+    found = launch(db, participants={"cap": 1})
+    reader = participant(found.code)  # reading the consent: holds no place
+    assert "(full:" not in texts(monitor(found.code))
+    assert "not taking" not in texts(participant(found.code))  # a second reader gets in
+    in_lobby(found.code)
+    assert "(full: the link refuses newcomers)" in texts(monitor(found.code))
+    assert "This study is full" in texts(participant(found.code))
+    click(reader, "I agree")  # the place went meanwhile: told so, with a code
+    assert "CMUG0003" in texts(reader)
+
+
+def test_done_people_have_no_idle_time_and_results_picks_the_study(db: Database) -> None:
+    """Issue 31: "idle (s)" kept counting for people who are done; Results made you type the
+    code where the monitor has a picker; a survey nobody answered is said, not a silent
+    failure."""
+    found = launch(db)
+    declined = participant(found.code)
+    click(declined, "I do not agree")
+    idle = table(monitor(found.code), "participant")["idle (s)"]
+    assert idle.isna().all()
+    at = page("pages/results.py")
+    at.session_state["res-study-exports"] = True  # the Study exports box, drawn while open
+    at.run()
+    picker = at.selectbox(key="results-study-pick")
+    assert picker.options[0].startswith(found.code)
+    picker.set_value(found.code).run()
+    assert not at.exception, at.exception
+    assert "Nobody has answered this survey yet." in texts(at)
+    post = next(b for b in at.get("download_button") if "Post-survey" in b.proto.label)
+    assert post.proto.disabled
+
+
+def test_an_ended_study_rooms_page_does_not_offer_to_restart_it(db: Database) -> None:
+    """Issue 31: a study room's Room page offered "sending a message restarts it" after the
+    study's conversation ended."""
+    found = launch(db)
+    in_lobby(found.code), in_lobby(found.code)
+    study.tick(db, found.code)
+    (group,) = study.study_monitor(db, found.code).groups
+    assert study.end_conversation(db, found.code, group.group_id)
+    at = page("pages/room.py", room=str(group.room_id))
+    assert not at.exception, at.exception
+    shown = texts(at)
+    assert "study group's conversation, which has ended" in shown
+    assert "restarts" not in shown
+    assert at.chat_input[0].disabled

@@ -69,6 +69,7 @@ def study_exports(db: Any, code: str) -> None:
         (c4, "pre", "Pre-survey as EDSL Results (CSV)"),
         (c5, "post", "Post-survey as EDSL Results (CSV)"),
     ):
+        answered = study.survey_answers(db, code, which)
         column.download_button(
             label,
             functools.partial(_surveys, db, code, which),
@@ -76,7 +77,11 @@ def study_exports(db: Any, code: str) -> None:
             mime="text/csv",
             key=f"study-export-{which}-{code}",
             on_click="ignore",
+            disabled=not answered,
+            help=None if answered else "Nobody has answered this survey yet.",
         )
+        if not answered:
+            column.caption("Nobody has answered this survey yet.")
     c6.download_button(
         "Recruitment ids, for payment (CSV)",
         lambda: _csv(study.recruitment_table(db, code)),
@@ -90,9 +95,12 @@ def study_exports(db: Any, code: str) -> None:
 
 
 def study_exports_panel(db: Any) -> None:
-    """The Results page's panel: pick a study by its code, then its exports."""
-    code = st.text_input("Study code", key="results-study-code", placeholder="from ?study=CODE")
+    """The Results page's panel: pick a study (the monitor's picker), then its exports."""
+    from ui.study.monitor import pick_study
+
+    code, hint = pick_study(db, key="results-study")
     if not code.strip():
+        st.caption(hint)
         return
     try:
         _study().get_study(db, code.strip())

@@ -11,11 +11,13 @@ page. The page only reads and acts: the study's clock runs in the worker and the
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
+from conversation.vocabulary import GroupStatus
 from settings import SETTINGS
 from ui.widgets import escape_markdown
 
@@ -64,9 +66,10 @@ def attrition_frame(rows: list[Any]) -> pd.DataFrame:
         [
             {
                 "condition": a.condition,
-                "assigned": a.assigned,
+                "people": a.assigned,
                 "completed": a.completed,
-                "dropped": a.dropped,
+                "left": a.left,
+                "how they left": ", ".join(f"{k} {n}" for k, n in a.left_by.items()),
                 "attrition": a.rate,
                 "95% low": a.low,
                 "95% high": a.high,
@@ -75,9 +78,10 @@ def attrition_frame(rows: list[Any]) -> pd.DataFrame:
         ],
         columns=[
             "condition",
-            "assigned",
+            "people",
             "completed",
-            "dropped",
+            "left",
+            "how they left",
             "attrition",
             "95% low",
             "95% high",
@@ -153,17 +157,22 @@ def _act(action: Any) -> None:
 
 
 def participant_controls(db: Any, code: str, actor: Any) -> None:
-    """Message one participant; remove one."""
+    """One participant: their help thread (both ways; shown, it is marked read), a message to
+    them, and removing them."""
     study = _study()
     monitor = study.study_monitor(db, code)
     people = {r.participant_id: r for r in monitor.rows}
     if not people:
         st.caption("No participants yet.")
         return
-    label = {pid: f"{r.pseudonym} ({r.where})" for pid, r in people.items()}
+    label = {
+        pid: f"{r.pseudonym} ({r.where})" + (f" · {r.help_unread} unread" if r.help_unread else "")
+        for pid, r in people.items()
+    }
     picked = st.selectbox(
         "Participant", list(people), format_func=lambda pid: label[pid], key="monitor-who"
     )
+    help_thread(db, code, int(picked), actor)
     with st.form("monitor-message", clear_on_submit=True):
         text = st.text_area("Message to this participant", max_chars=2000)
         if st.form_submit_button("Send") and text.strip():
@@ -175,14 +184,51 @@ def participant_controls(db: Any, code: str, actor: Any) -> None:
             _act(lambda: study.remove_participant(db, code, picked, reason=reason, actor=actor))
 
 
-def pick_study(db: Any) -> tuple[str, str]:
+def help_thread(db: Any, code: str, participant_id: int, actor: Any) -> None:
+    """The participant's help thread as plain text, then marked read (it has been shown)."""
+    study = _study()
+    thread = study.help_thread(db, code, participant_id, actor=actor)
+    if not thread:
+        st.caption("No help messages with this participant.")
+        return
+    st.caption("Help messages (oldest first):")
+    for message in thread:
+        who = "You" if message.from_researcher else "Participant"
+        st.text(f"{message.at:%H:%M:%S} {who}: {message.text}")
+    # An observer reads the thread; only a moderator's reading marks it read.
+    with contextlib.suppress(PermissionError):
+        study.mark_help_read(db, code, participant_id, actor=actor)
+
+
+def group_controls(db: Any, code: str, actor: Any) -> None:
+    """End a running group's conversation now (its people go to the post-survey)."""
+    study = _study()
+    running = [g for g in study.study_monitor(db, code).groups if g.status == GroupStatus.RUNNING]
+    if not running:
+        st.caption("No conversation is running.")
+        return
+    names = {
+        g.group_id: f"{g.condition} #{g.number} (room {g.room_id}): "
+        + ", ".join(f"{seat}: {who}" for seat, who in g.seats.items())
+        for g in running
+    }
+    with st.form("monitor-end"):
+        picked = st.selectbox(
+            "Conversation", list(names), format_func=lambda gid: names[gid], key="monitor-group"
+        )
+        sure = st.checkbox("Yes, end this conversation now (its people go to the post-survey)")
+        if st.form_submit_button("End this conversation now") and sure:
+            _act(lambda: study.end_conversation(db, code, int(picked), actor=actor))
+
+
+def pick_study(db: Any, *, key: str = "monitor", wanted: str = "") -> tuple[str, str]:
     """The study to show: picked from every study (each with its counts, newest first) or, with
-    no study stored yet, a code typed in; and what to say while there is none. A link's
-    ``?study=CODE`` is picked already."""
-    wanted = str(st.query_params.get("study", ""))
+    no study stored yet, a code typed in; and what to say while there is none. ``wanted`` (a
+    link's ``?study=CODE``) is picked already. ``key``: the widgets' prefix (the monitor's, the
+    Results page's)."""
     studies = _study().list_studies(db)
     if not studies:
-        typed = st.text_input("Study code", value=wanted, key="monitor-code")
+        typed = st.text_input("Study code", value=wanted, key=f"{key}-code")
         return typed, "Enter a study's code (it is in the participant link: ?study=CODE)."
     lines = {s.code: s.line() for s in studies}
     codes = list(lines) if wanted in lines or not wanted else [wanted, *lines]
@@ -192,7 +238,7 @@ def pick_study(db: Any) -> tuple[str, str]:
         index=codes.index(wanted) if wanted else None,
         format_func=lambda code: str(lines.get(code, code)),  # options are drawn as plain text
         placeholder="Pick a study",
-        key="monitor-pick",
+        key=f"{key}-pick",
     )
     return str(picked or ""), "Pick a study above to see its participants and groups."
 
@@ -200,7 +246,7 @@ def pick_study(db: Any) -> tuple[str, str]:
 def monitor_page(db: Any, actor: Any) -> None:
     """The whole monitor: pick a study by its code, then the live view and the controls."""
     study = _study()
-    code, hint = pick_study(db)
+    code, hint = pick_study(db, wanted=str(st.query_params.get("study", "")))
     if not code.strip():
         st.title("Study monitor")
         st.text(hint)
@@ -214,9 +260,10 @@ def monitor_page(db: Any, actor: Any) -> None:
         st.error("There is no study with this code.")
         return
     st.title(escape_markdown(found.name))
+    full = " (full: the link refuses newcomers)" if study.study_monitor(db, code).full else ""
     st.caption(
-        f"Status: {escape_markdown(found.status)} · cap: {escape_markdown(found.cap or 'none')} · "
-        f"definition version {int(found.version)}"
+        f"Status: {escape_markdown(found.status)}{full} · cap: "
+        f"{escape_markdown(found.cap or 'none')} · definition version {int(found.version)}"
     )
     from ui.study.editor import base_url
 
@@ -227,8 +274,12 @@ def monitor_page(db: Any, actor: Any) -> None:
         st.warning(escape_markdown(notice))
     link_controls(db, found, actor)
     live_tables(db, code)
-    with st.expander("Message or remove a participant", icon=":material/support_agent:"):
+    with st.expander(
+        "A participant: help messages, message, remove", icon=":material/support_agent:"
+    ):
         participant_controls(db, code, actor)
+    with st.expander("End a conversation now", icon=":material/stop_circle:"):
+        group_controls(db, code, actor)
     with st.expander("Exports", icon=":material/download:"):
         from ui.study.exports import study_exports
 
