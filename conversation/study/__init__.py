@@ -15,6 +15,7 @@ from conversation.study.clock.ticks import TickReport, tick, tick_all
 from conversation.study.definition.document import (
     StudyDefinition,
     definition_from_dict,
+    definition_problems,
     load_definition,
     read_definition,
 )
@@ -93,6 +94,7 @@ __all__ = [
     "close_study",
     "decline",
     "definition_from_dict",
+    "definition_problems",
     "draw_group",
     "end_conversation",
     "ended_study_room",

@@ -32,16 +32,15 @@ def _fmt(text: str) -> str:
 
 
 def validate(text: str) -> tuple[Any | None, str | None]:
-    """(the definition, None) or (None, the errors as one text, one line per field)."""
+    """(the definition, None) or (None, every problem, one line per bad field)."""
     from conversation import study
-    from conversation.exceptions import ConversationValueError
 
     if len(text.encode("utf-8")) > MAX_DEFINITION_BYTES:
         return None, f"The definition is over {MAX_DEFINITION_BYTES:,} bytes."
-    try:
-        return study.load_definition(text, fmt=_fmt(text)), None
-    except (ConversationValueError, ValueError) as exc:
-        return None, str(exc)
+    problems = study.definition_problems(text, fmt=_fmt(text))
+    if problems:
+        return None, "\n".join(problems)
+    return study.load_definition(text, fmt=_fmt(text)), None
 
 
 def summary(definition: Any) -> str:

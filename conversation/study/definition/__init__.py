@@ -4,6 +4,7 @@ and a seat's stand-in (``document``), and the surveys' answers (``surveys``)."""
 from conversation.study.definition.document import (
     StudyDefinition,
     definition_from_dict,
+    definition_problems,
     load_definition,
     read_definition,
 )
@@ -13,6 +14,7 @@ __all__ = [
     "DEFINITION_VERSION",
     "StudyDefinition",
     "definition_from_dict",
+    "definition_problems",
     "load_definition",
     "read_definition",
 ]

@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from conversation.exceptions import ConversationValueError
 from conversation.experiments.design import Condition, check_design, room_agents
 from conversation.study.definition.schema import StudyConditionIn, StudyIn, study_place
 from conversation.text.limits import MAX_DESIGN_CHARS, check_json_value
-from conversation.text.schema import validated
+from conversation.text.schema import door_errors, validated
 
 #: The parts of a study condition that are not an experiment condition's.
 _SEAT_FIELDS = ("seats", "instructions")
@@ -73,6 +75,12 @@ def load_definition(text: str, *, fmt: str | None = None) -> StudyDefinition:
     """A study definition from TOML or JSON text (``fmt``: ``"toml"``, ``"json"``, or None to
     guess: JSON when it starts with ``{``), checked whole; ``ConversationValueError`` naming the
     first bad field and the fix."""
+    return definition_from_dict(_parsed(text, fmt))
+
+
+def _parsed(text: Any, fmt: str | None) -> Any:
+    """The document a definition's text holds (size checked first), or the error naming why
+    it does not parse."""
     if not isinstance(text, str):
         raise ConversationValueError("a study definition is text (TOML or JSON)")
     if len(text) > MAX_DESIGN_CHARS:
@@ -81,12 +89,32 @@ def load_definition(text: str, *, fmt: str | None = None) -> StudyDefinition:
         )
     fmt = fmt or ("json" if text.lstrip().startswith("{") else "toml")
     try:
-        data = json.loads(text) if fmt == "json" else tomllib.loads(text)
+        return json.loads(text) if fmt == "json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConversationValueError(
             f"the study definition is not valid {fmt.upper()}: {exc}"
         ) from None
-    return definition_from_dict(data)
+
+
+def definition_problems(text: str, *, fmt: str | None = None) -> list[str]:
+    """Every problem of a study definition's text, one line per bad field (the study editor's
+    *Validate*: [] when it is valid). A text that does not parse, or a definition whose fields
+    are all well-formed but whose whole does not hold (a seat that is no role, a condition
+    whose room does not build), is one line: its first problem."""
+    try:
+        data = _parsed(text, fmt)
+    except ConversationValueError as exc:
+        return [str(exc)]
+    if isinstance(data, Mapping):
+        try:
+            StudyIn.model_validate(data)
+        except ValidationError as exc:
+            return [str(e) for e in door_errors(exc, place=study_place)]
+    try:
+        definition_from_dict(data)
+    except ConversationValueError as exc:
+        return [str(exc)]
+    return []
 
 
 def read_definition(path: str | Path) -> StudyDefinition:
@@ -169,6 +197,7 @@ def stand_in(definition: StudyDefinition, label: str, seat: str) -> dict[str, An
 
 __all__ = [
     "StudyDefinition",
+    "definition_problems",
     "definition_from_dict",
     "group_room_config",
     "load_definition",
