@@ -59,8 +59,10 @@ SCREENS: tuple[Screen, ...] = (
     Screen("pages/study_monitor.py", "Study monitor", ":material/groups_3:", "study_monitor"),
 )
 #: The participant's page of a study (``/participate?study=CODE``): never in the navigation,
-#: reachable without sign-in, drawn without sidebar; see :func:`run_app`.
-PARTICIPANT_SCREEN = Screen("pages/participate.py", "Study", ":material/chat:", "participate")
+#: reachable without sign-in, drawn without sidebar; see :func:`run_app`. Its icon is an emoji,
+#: which the browser draws itself: a ``:material/...:`` icon becomes the page's favicon, fetched
+#: from fonts.gstatic.com, and a participant's page contacts no host but the study's own.
+PARTICIPANT_SCREEN = Screen("pages/participate.py", "Study", "💬", "participate")
 #: The query parameter of the participant token, which the page adds to its URL once the person
 #: joined (a reload or a copied URL returns to the same place).
 TOKEN_PARAM = "p"
@@ -131,13 +133,8 @@ def _is_participant_page(page: StreamlitPage) -> bool:
 def _participant_app(page: StreamlitPage) -> None:
     """A participant's session: no sidebar, no navigation, no runner controls; any page but
     the participant's is refused (a researcher page reached with a participant's link)."""
-    # The icon is an image of our own: an emoji icon makes the browser fetch its picture from
-    # a font host, and a participant's page contacts no host but the study's own.
     st.set_page_config(
-        page_title="Study",
-        page_icon=participant_icon(),
-        layout="centered",
-        initial_sidebar_state="collapsed",
+        page_title="Study", page_icon="💬", layout="centered", initial_sidebar_state="collapsed"
     )
     if not _is_participant_page(page):
         st.title("Not available")
@@ -396,27 +393,6 @@ def ensure_service_beat():  # type: ignore[no-untyped-def]
     pages (``conversation.worker.ServiceBeat``), with or without the runner: the studies'
     clock never counts the time no app served them as anyone's absence."""
     return _service_beat(current_url())
-
-
-def participant_icon() -> bytes:
-    """The participant page's icon: a small PNG made here (no font host is asked for it)."""
-    import struct
-    import zlib
-
-    size, colour = 32, bytes((0x3B, 0x82, 0xF6))  # a blue square
-    rows = b"".join(b"\x00" + colour * size for _ in range(size))
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(rows))
-        + chunk(b"IEND", b"")
-    )
 
 
 def wake_runner() -> None:

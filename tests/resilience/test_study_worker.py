@@ -92,9 +92,10 @@ def test_a_study_moves_with_only_a_worker_running(tmp_path: Path, db_url: str) -
             "the group to form",
         )
         # The one who left is recorded dropped, their seat given to its agent, in one write.
-        assert wait_until(
-            lambda: _exit(db, people["leaves"].participant_id)[0], 60, "the absence"
-        ) == "dropped"
+        assert (
+            wait_until(lambda: _exit(db, people["leaves"].participant_id)[0], 60, "the absence")
+            == "dropped"
+        )
         assert _exit(db, people["leaves"].participant_id)[1] == "CMUG0004"
         (group,) = storage.list_groups(db, found.id)
         assert "agent" in group.seats.values()

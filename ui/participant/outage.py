@@ -10,9 +10,9 @@ Two outages, two ways of saying it:
   fragments try again at their interval, so the page comes back by itself.
 - **The app** itself is gone (killed, restarted): no server is left to draw anything. The page
   carries :func:`connection_watch`, a fixed script of our own (nothing a person or a model wrote
-  is in it) installed once into the page: while Streamlit's own connection badge says the
-  connection is lost, it hides Streamlit's badge and dialog and shows the study's words in a
-  banner; Streamlit's client reconnects by itself (it pings every few seconds) and, when it is
+  is in it) installed once into the page: while Streamlit's client says the connection is lost
+  (its ``data-test-connection-state`` is not ``CONNECTED`` for most of a
+  second), it hides Streamlit's badge and dialog and shows the study's words in a banner; Streamlit's client reconnects by itself (it pings every few seconds) and, when it is
   back, the banner goes and the page is drawn again from the token in its URL.
 
 The study's clock counts neither outage against anyone (``conversation.study.clock.absence``).
@@ -67,17 +67,22 @@ _WATCH = """
   banner.style.cssText = "position:fixed;top:0;left:0;right:0;z-index:1000001;"
     + "padding:1rem;background:#fff4e5;color:#5f3700;border-bottom:1px solid #f0b567;"
     + "font:1rem/1.4 sans-serif;text-align:center;";
-  function lost() {
-    return !!document.querySelector('[data-testid="stConnectionStatus"]');
+  var since = null;
+  function connected() {
+    var app = document.querySelector('[data-testid="stApp"]');
+    var state = app && app.getAttribute("data-test-connection-state");
+    return !state || state === "CONNECTED";
   }
   function check() {
-    var show = lost();
-    if (show && !banner.isConnected) {
+    if (connected()) {
+      since = null;
+      if (banner.isConnected) { banner.remove(); style.remove(); }
+      return;
+    }
+    since = since || Date.now();
+    if (Date.now() - since > 750 && !banner.isConnected) {
       document.head.appendChild(style);
       document.body.appendChild(banner);
-    } else if (!show && banner.isConnected) {
-      banner.remove();
-      style.remove();
     }
   }
   setInterval(check, 250);
