@@ -184,13 +184,17 @@ def update_participant(
 class ParticipantMove:
     """A change of one participant (``fields``, columns of ``study_participants``) and its
     ``event`` (kind, data) in the study's log, made only while their stage is one of
-    ``expected_stages`` (None: any); a new ``stage`` is checked against the table of moves.
+    ``expected_stages`` (None: any) and, with ``seen_before``, they gave no sign of life since;
+    a new ``stage`` is checked against the table of moves.
     The unit of every transition that moves a person (``storage.studies.transitions``)."""
 
     participant_id: int
     expected_stages: Collection[str] | None
     fields: Mapping[str, Any]
     event: tuple[str, Mapping[str, Any] | None] | None = None
+    seen_before: datetime | None = None
+    """Made only if their last sign of life is no later than this (an absence judged from a
+    read of ``last_seen_at``: a heartbeat landing since makes it no move)."""
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.fields) - set(StudyParticipant.model_fields))
@@ -212,6 +216,8 @@ class ParticipantMove:
         if person is None:
             raise ParticipantNotFound(f"participant {self.participant_id} does not exist")
         if self.expected_stages is not None and person.stage not in self.expected_stages:
+            return None
+        if self.seen_before is not None and person.last_seen_at > self.seen_before:
             return None
         stage = self.fields.get("stage")
         if stage is not None:

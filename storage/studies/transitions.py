@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import func
 from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Connection
 from sqlmodel import select
@@ -35,8 +36,8 @@ from storage.rooms import check_room_move, pause_on, stop_on
 from storage.studies.participants import ParticipantMove, places_taken
 from storage.studies.study import locked_study
 from storage.studies.study_log import StudyNote, write_note
-from storage.tables import StudyGroup
-from vocabulary import GroupStatus, StudyEventKind
+from storage.tables import StudyGroup, StudyParticipant
+from vocabulary import GroupStatus, ParticipantStage, StudyEventKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,15 +196,20 @@ def end_group(
     moves: Sequence[ParticipantMove],
     room: StopRoom | None = None,
     data: Mapping[str, Any] | None = None,
+    only_if_empty: bool = False,
 ) -> bool:
     """One write: the group ``running`` -> ``ended`` (``ended_at``), its room stopped
     (``room``, when the conversation still ran: the time limit, the researcher), the
     ``room_ended`` event with ``reason``, and each of ``moves`` (its people on to the
-    post-survey, or out). ``False``: nothing written (another tick ended it)."""
+    post-survey, or out). ``False``: nothing written (another tick ended it, or with
+    ``only_if_empty`` someone is in its room: a group read as empty by a process that read
+    its people before another seated them)."""
     now = db.now()
     with db.write() as session:
         group = _locked_group(session, group_id)
         if group.status != GroupStatus.RUNNING:
+            return False
+        if only_if_empty and _members_in_room(session, group_id):
             return False
         group.status, group.ended_at = GroupStatus.ENDED, now
         session.add(group)
@@ -226,6 +232,18 @@ def record_study_notes(db: Database, study_id: int, notes: Sequence[StudyNote]) 
     with db.write_connection() as conn:
         for note in notes:
             write_note(conn, study_id, note, now)
+
+
+def _members_in_room(session: Any, group_id: int) -> int:
+    query = select(func.count()).select_from(StudyParticipant)
+    return int(
+        session.exec(
+            query.where(
+                StudyParticipant.group_id == group_id,
+                StudyParticipant.stage == ParticipantStage.ROOM,
+            )
+        ).one()
+    )
 
 
 def _locked_group(session: Any, group_id: int) -> StudyGroup:

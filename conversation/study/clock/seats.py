@@ -87,15 +87,18 @@ def leave(
     group: Any = None,
     rule: OnDropout | None = None,
     notes: Sequence[storage.StudyNote] = (),
+    seen_before: datetime | None = None,
 ) -> bool:
-    """Move ``person`` out with ``status`` if they are still at ``stage`` and, with ``group``
-    and ``rule``, apply the rule to the seat they held, with ``notes``: one write. True if this
-    call did it."""
+    """Move ``person`` out with ``status`` if they are still at ``stage`` (and, with
+    ``seen_before``, have given no sign of life since: an absence judged from an older read)
+    and, with ``group`` and ``rule``, apply the rule to the seat they held, with ``notes``: one
+    write. True if this call did it."""
     move = storage.ParticipantMove(
         int(person.id),
         {stage},
         exit_values(definition, status, now),
         (exit_event(status), dict(data)),
+        seen_before=seen_before,
     )
     seat = None
     if group is not None and rule is not None and person.seat:

@@ -76,15 +76,14 @@ def tick(db: storage.Database, code: str, *, now: datetime | None = None) -> Tic
     if any(p.stage == ParticipantStage.LOBBY for p in people):
         formed = _form_groups(db, study, definition, fill=False)
         timed_out = _lobby_timeouts(db, study, definition, absence)
-    if formed or timed_out:  # people were seated: read who is in the rooms now
-        with translated():
-            people = storage.list_participants(db, study.id, stage=ParticipantStage.ROOM)
-    members: dict[int, list[Any]] = {}
-    for person in people:
-        if person.stage == ParticipantStage.ROOM:
-            members.setdefault(int(person.group_id or 0), []).append(person)
+    # The running groups, then who is in them: in this order a group another process formed
+    # meanwhile is either not in the list or has its people (never a group read as empty).
     with translated():
         running = storage.running_groups(db, study.id)
+        in_rooms = storage.list_participants(db, study.id, stage=ParticipantStage.ROOM)
+    members: dict[int, list[Any]] = {}
+    for person in in_rooms:
+        members.setdefault(int(person.group_id or 0), []).append(person)
     for group, status, reason in running:
         here = members.get(int(group.id or 0), [])
         if _ends(db, definition, group, status, reason, here, now):
@@ -97,8 +96,8 @@ def tick(db: storage.Database, code: str, *, now: datetime | None = None) -> Tic
             if not (absence.gone(p.last_seen_at) and _drop(db, definition, group, p, rule, absence))
         ]
         dropped += len(here) - len(staying)
-        if not staying:
-            ended += finish_group(db, definition, group, [], EVERYONE_LEFT, now)
+        if not staying:  # checked again in the write: nobody may have joined it since
+            ended += finish_group(db, definition, group, [], EVERYONE_LEFT, now, only_if_empty=True)
         elif definition.model.room.turns == TurnOrder.ORDERED:
             turn_timeouts(db, study, definition, group, absence)
     return TickReport(formed, timed_out, dropped, ended)
@@ -129,7 +128,9 @@ def _away(db: storage.Database, definition: StudyDefinition, person: Any, absenc
     stage = ParticipantStage(person.stage)
     away = round(absence.away(person.last_seen_at) or 0)
     data = {"where": stage, "absent_s": away}
-    return int(leave(db, definition, person, ABSENCE_EXITS[stage], stage, data, absence.now))
+    status = ABSENCE_EXITS[stage]
+    seen = person.last_seen_at
+    return int(leave(db, definition, person, status, stage, data, absence.now, seen_before=seen))
 
 
 def _drop(
@@ -147,7 +148,18 @@ def _drop(
     room = ParticipantStage.ROOM
     data = {"where": room, "seat": person.seat, "rule": rule, "absent_s": away}
     status = ABSENCE_EXITS[room]
-    return leave(db, definition, person, status, room, data, absence.now, group=group, rule=rule)
+    return leave(
+        db,
+        definition,
+        person,
+        status,
+        room,
+        data,
+        absence.now,
+        group=group,
+        rule=rule,
+        seen_before=person.last_seen_at,
+    )
 
 
 def _waiting(db: storage.Database, study: Study) -> list[Any]:
@@ -271,17 +283,21 @@ def finish_group(
     *,
     room_status: str | None = None,
     by: str = BY,
+    only_if_empty: bool = False,
 ) -> bool:
     """One write: the group's room stopped for ``reason`` (unless it ended already:
     ``room_status``), the group ended, and everyone in it (``people``) on to the post-survey,
-    or out with ``error`` when the room failed. False: another process ended it first."""
+    or out with ``error`` when the room failed. False: another process ended it first, or
+    (``only_if_empty``) someone is in it."""
     stop = None
     if room_status not in ENDED_ROOM_STATUSES:
         stop = storage.StopRoom(int(group.room_id), reason, STOPPABLE, *stop_notice(reason, by))
     why = reason[:500]
     moves = [_moved_on(definition, p, room_status or "", why, now) for p in people]
     with translated():
-        return storage.end_group(db, int(group.id), reason=why, moves=moves, room=stop)
+        return storage.end_group(
+            db, int(group.id), reason=why, moves=moves, room=stop, only_if_empty=only_if_empty
+        )
 
 
 def end_fields(

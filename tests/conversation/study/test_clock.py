@@ -13,6 +13,7 @@ import pytest
 import storage
 from conversation import study as S
 from conversation.rooms.room import Room
+from conversation.vocabulary import ExitStatus, ParticipantStage
 from tests.conversation.study.helpers import launched, seated, to_lobby
 from tests.support.clocks import FakeClock
 
@@ -255,3 +256,46 @@ def test_tick_all_ticks_the_studies_with_someone_on_their_path(db: storage.Datab
     assert S.tick_all(db) == {busy.code: S.TickReport(formed=1)}
     assert S.tick_all(db) == {}  # nothing due: nothing reported
     assert quiet.code not in storage.active_study_codes(db)
+
+
+def test_two_clocks_never_end_a_group_one_of_them_read_as_empty(db: storage.Database) -> None:
+    """Two clocks (the app's runner and a worker) tick at once: one reads the lobby before the
+    other forms a group, then sees the new group with nobody in it. Ending it "because every
+    participant has left" is refused in the write (found with 24 people on PostgreSQL: whole
+    rooms stopped at their start)."""
+    from conversation.study.clock.ticks import EVERYONE_LEFT, finish_group
+    from conversation.study.record import get_study, study_definition
+
+    study = launched(db)
+    a, b = seated(db, study.code, "a", "b")
+    (group,) = storage.list_groups(db, study.id)
+    definition = study_definition(db, get_study(db, study.code))
+    stale = finish_group(db, definition, group, [], EVERYONE_LEFT, db.now(), only_if_empty=True)
+    assert stale is False
+    assert storage.list_groups(db, study.id)[0].status == "running"
+    assert Room(db, S.participant_view(db, a.token).room_id or 0).status != "stopped"
+
+
+def test_an_absence_judged_from_an_older_read_is_no_move_after_a_heartbeat(
+    db: storage.Database,
+) -> None:
+    from conversation.study.clock.seats import leave
+    from conversation.study.record import get_study, study_definition
+
+    study = launched(db)
+    token = to_lobby(db, study.code, "back")
+    read = storage.get_participant(db, token.participant_id)  # the clock's read
+    S.heartbeat(db, token.token, now=read.last_seen_at + timedelta(seconds=1))  # then a beat
+    definition = study_definition(db, get_study(db, study.code))
+    gone = leave(
+        db,
+        definition,
+        read,
+        ExitStatus.DROPPED,
+        ParticipantStage.LOBBY,
+        {},
+        db.now(),
+        seen_before=read.last_seen_at,
+    )
+    assert gone is False
+    assert S.participant_view(db, token.token).stage == "lobby"
