@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -177,6 +178,10 @@ def check_nobody_dropped_and_nothing_lost(db_url: str, code: str, sent: list[str
         assert not kinds & {"dropped", "seat_taken_by_agent", "room_ended"}, kinds
         said = [r["content"] for r in S.transcripts_table(db, code)]
         assert [t for t in sent if said.count(t) != 1] == []  # each stored once
+        print(
+            f"FAULT result: {len(rows)} people, dropped: {sum(bool(r['exit_status']) for r in rows)}, "
+            f"messages stored once: {sum(said.count(t) == 1 for t in sent)}/{len(sent)}"
+        )
     finally:
         db.dispose()
 
@@ -201,15 +206,24 @@ def test_kill_9_of_the_app_with_24_people_in_rooms(tmp_path: Path, worker_of: An
             assert server.process is not None
             os.kill(server.process.pid, signal.SIGKILL)
             server.process.wait()
+            down = time.monotonic()
             await asyncio.sleep(OUTAGE_SECONDS)
             server.start(timeout=90)
+            up = time.monotonic()
             await asyncio.gather(
                 *(
                     p.client.wait_until(lambda p=p: p.reconnects, 120, "a reconnection")
                     for p in people
                 )
             )
+            back = time.monotonic()
             sent += await exchange(people, partner, "after the restart")
+            print(
+                f"\nFAULT kill -9 of the app: down {up - down:.0f} s (absence limit "
+                f"{ABSENCE_LIMIT} s, a worker's clock running); {sum(p.reconnects > 0 for p in people)}"
+                f"/{PEOPLE} pages reconnected by themselves, the last {back - up:.1f} s after the "
+                f"restart; {len(sent)} messages sent"
+            )
             return sent
         finally:
             await _close(people)
@@ -255,11 +269,18 @@ def test_a_postgresql_restart_with_24_people_in_rooms(
             partner = partners(server.db_url, code, people)
             sent = await exchange(people, partner, "before the restart")
             cluster.stop("fast")  # every connection cut; nothing answers
+            down = time.monotonic()
             await asyncio.sleep(OUTAGE_SECONDS)
             saw_the_words = sum(OUTAGE_TEXT in " ".join(p.seen) for p in people)
             cluster.start()
+            up = time.monotonic()
             sent += await exchange(people, partner, "after the restart")
             assert saw_the_words, "no page said the study's words during the outage"
+            print(
+                f"\nFAULT PostgreSQL restart: down {up - down:.0f} s (absence limit "
+                f"{ABSENCE_LIMIT} s); {saw_the_words}/{PEOPLE} pages said the study's words "
+                f"meanwhile; {len(sent)} messages sent"
+            )
             return sent
         finally:
             await _close(people)
