@@ -8,8 +8,9 @@ import streamlit as st
 
 from conversation import browse, worker
 from conversation.access import Action
-from ui import charts, manage, results, rooms, widgets
+from conversation.vocabulary import ExperimentStatus
 from ui import experiments as ex
+from ui import manage, widgets
 from ui.access import note
 from ui.bootstrap import (
     actor,
@@ -22,9 +23,18 @@ from ui.bootstrap import (
     wake_runner,
 )
 from ui.params import parse_id
+from ui.results import condition_charts, tables
+from ui.room import rooms
+from ui.room.templates import TEMPLATES
 from ui.study.editor import study_editor
-from ui.templates import TEMPLATES
-from ui.widgets import escape_markdown, model_choices, offline_spec, spec_for_choice, spec_label
+from ui.widgets import (
+    escape_markdown,
+    model_choices,
+    offline_spec,
+    progress_bar,
+    spec_for_choice,
+    spec_label,
+)
 
 page_setup()
 db = database()
@@ -264,7 +274,7 @@ if current is None:
         key="exp-run",
         disabled=calls is None or not me.can(Action.CREATE_EXPERIMENT),
     ):
-        bar = st.progress(0.0, text="Creating the rooms...")
+        progress = progress_bar("Creating the rooms...", "Created {n:,} of {total:,} rooms")
         try:
             made = once(
                 slot,
@@ -274,9 +284,7 @@ if current is None:
                     ex.design(template, conditions, int(replicates), budget=budget),
                     speaker=human_name(),
                     actor=me,
-                    progress=lambda n, total: bar.progress(
-                        n / max(total, 1), text=f"Created {n:,} of {total:,} rooms"
-                    ),
+                    progress=progress,
                 ),
             )
         except ValueError as exc:
@@ -297,16 +305,13 @@ c1, c3, c2 = st.columns([1, 2, 2])
 if c1.button(
     "Stop",
     key="exp-stop",
-    disabled=experiment.status != "running" or not me.can(Action.CONTROL),
+    disabled=experiment.status != ExperimentStatus.RUNNING or not me.can(Action.CONTROL),
 ):
-    bar = st.progress(0.0, text="Stopping the rooms...")
     ex.stop(
         db,
         experiment_id,
         actor=me,
-        progress=lambda n, total: bar.progress(
-            n / max(total, 1), text=f"Stopped {n:,} of {total:,} rooms"
-        ),
+        progress=progress_bar("Stopping the rooms...", "Stopped {n:,} of {total:,} rooms"),
     )
     st.rerun()
 rerun_slot = f"experiment-rerun-{experiment_id}"
@@ -330,19 +335,23 @@ c2.page_link(
 )
 
 
-short_names = results.condition_names(db, experiment_id)  # {condition: short name}, in order
+short_names = tables.condition_names(db, experiment_id)  # {condition: short name}, in order
 
 
 def progress_panel() -> None:
     now = ex.progress(db, experiment_id)
     status = browse.get_experiment(db, experiment_id).status
-    if status == "running" and ex.mark_done_if_finished(db, experiment_id, now):
+    if status == ExperimentStatus.RUNNING and ex.mark_done_if_finished(db, experiment_id, now):
         st.rerun()
     if status != experiment.status:  # finished (or stopped) elsewhere: redraw the whole page
         st.rerun()
     table = browse.rooms_summary(db, experiment_id=experiment_id, limit=None)
     st.progress(now.fraction, text=f"{now.finished} of {now.planned} rooms finished ({status})")
-    recovery = worker.recovering(db, experiment_id=experiment_id) if status == "running" else None
+    recovery = (
+        worker.recovering(db, experiment_id=experiment_id)
+        if status == ExperimentStatus.RUNNING
+        else None
+    )
     if recovery is not None:  # a crashed server's turns, taken over in seconds
         said = recovery.sentence()
         st.warning(escape_markdown(said[0].upper() + said[1:] + "."), icon=":material/restart_alt:")
@@ -356,7 +365,7 @@ def progress_panel() -> None:
     st.caption(escape_markdown(rooms.status_counts(table, now.by_status)))
     if not table.empty:
         # Each room's condition by its short name (as in Results), in the design's order.
-        labelled, order = charts.condition_labels(table, short_names)
+        labelled, order = condition_charts.condition_labels(table, short_names)
         rank = {label: i for i, label in enumerate(order)}
         shown = (
             labelled.assign(
@@ -386,7 +395,7 @@ def progress_panel() -> None:
         st.caption("Select a row to open the room (watch it live, post a message).")
 
 
-if experiment.status == "running":
+if experiment.status == ExperimentStatus.RUNNING:
     st.fragment(progress_panel, run_every=PROGRESS_SECONDS)()
 else:
     progress_panel()

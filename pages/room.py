@@ -16,7 +16,7 @@ from conversation.rooms.continuing import MAX_CONTINUE_TURNS
 from conversation.rooms.room import MAX_MESSAGE_CHARS, Room
 from conversation.rooms.status_words import status_word
 from conversation.rooms.turn import DraftChanged
-from ui import rooms
+from conversation.vocabulary import OPEN_ROOM_STATUSES, RESUMABLE_ROOM_STATUSES, RoomStatus
 from ui.access import note
 from ui.bootstrap import (
     actor,
@@ -27,14 +27,15 @@ from ui.bootstrap import (
     spend_request_id,
     wake_runner,
 )
-from ui.branches import branch_tree, compare_branches, fork_panel
-from ui.coding import tag_panel
-from ui.live import forget, live_transcript, refresh
 from ui.params import parse_id
-from ui.provenance import already_decided
-from ui.room_details import turn_details_panel
-from ui.room_editing import breakpoint_notice, settings_panel
-from ui.room_forms import create_room_form, import_room_form
+from ui.results.coding import tag_panel
+from ui.room import rooms
+from ui.room.branches import branch_tree, compare_branches, fork_panel
+from ui.room.details import turn_details_panel
+from ui.room.editing import breakpoint_notice, settings_panel
+from ui.room.forms import create_room_form, import_room_form
+from ui.room.live import forget, live_transcript, refresh
+from ui.room.provenance import already_decided
 from ui.widgets import (
     describe_spec,
     escape_markdown,
@@ -222,7 +223,7 @@ with right:
     if b1.button(
         "Resume",
         key="ctl-resume",
-        disabled=status not in ("paused", "failed") or not controls,
+        disabled=status not in RESUMABLE_ROOM_STATUSES or not controls,
         help="Let the agents go on after a pause or a failed turn. An idle, settled, ended or "
         "stopped room is started by a message.",
         width="stretch",
@@ -231,7 +232,9 @@ with right:
     if b2.button(
         "Pause",
         key="ctl-pause",
-        disabled=status not in ("running", "waiting", "settled", "idle") or not controls,
+        # A room that may still take turns, or a settled one (not one already paused or ended).
+        disabled=status not in OPEN_ROOM_STATUSES - {RoomStatus.PAUSED} | {RoomStatus.SETTLED}
+        or not controls,
         width="stretch",
     ):
         act(room.pause, actor=me)
@@ -240,7 +243,7 @@ with right:
         key="ctl-stop",
         # Stop ends a room that may still take turns; an ended room (stopped, settled,
         # terminated, failed) has none to stop: a message, or Resume after a failure, goes on.
-        disabled=status not in ("idle", "running", "waiting", "paused") or not controls,
+        disabled=status not in OPEN_ROOM_STATUSES or not controls,
         width="stretch",
     ):
         act(room.stop, actor=me)
@@ -254,25 +257,25 @@ with right:
         )
         and pending is not None
     ):
-        act(pending.abandon if pending.state == "interrupted" else pending.stop, actor=me)
+        act(pending.abandon if pending.entry.is_interrupted else pending.stop, actor=me)
 
     # A draft swapped under a half-typed edit (another moderator decided, the agent drafted
     # again): the edit is kept and shown below, never silently dropped.
     shown_drafts = st.session_state.setdefault(f"_shown-drafts:{shown_id}", {})
     drawn_key = (
         f"{pending.id}-{len(pending.inputs['denials'])}"
-        if pending is not None and pending.state == "waiting"
+        if pending is not None and pending.entry.is_draft
         else None
     )
     for old_key, old_draft in list(shown_drafts.items()):
         if old_key != drawn_key:
             keep_edit(str(st.session_state.get(f"draft-{old_key}", old_draft)), old_draft)
             del shown_drafts[old_key]
-    if pending is not None and pending.state in ("waiting", "interrupted") and not moderates:
+    if pending is not None and pending.entry.is_open and not moderates:
         with st.container(border=True):
             st.text(f"{pending.speaker}'s turn waits for a moderator ({pending.state}).")
             note(Action.MODERATE)
-    elif pending is not None and pending.state == "waiting":
+    elif pending is not None and pending.entry.is_draft:
         with st.container(border=True):
             st.markdown(f"**Draft by {escape_markdown(pending.speaker)}** waits for approval")
             denials = len(pending.inputs["denials"])
@@ -303,7 +306,7 @@ with right:
                 and not reason.strip()
             ):
                 st.error("Say why: the agent is told the reason and tries again.")
-    elif pending is not None and pending.state == "interrupted":
+    elif pending is not None and pending.entry.is_interrupted:
         pass  # drawn below
     kept = st.session_state.get(f"_kept-edit:{shown_id}")
     if kept:
@@ -313,7 +316,7 @@ with right:
             if st.button("Dismiss", key=f"kept-edit-dismiss-{shown_id}"):
                 st.session_state.pop(f"_kept-edit:{shown_id}", None)
                 st.rerun()
-    if pending is not None and pending.state == "interrupted" and moderates:
+    if pending is not None and pending.entry.is_interrupted and moderates:
         with st.container(border=True):
             error = pending.error or {}
             st.markdown(f"**{escape_markdown(pending.speaker)}'s turn was interrupted**")
@@ -401,7 +404,7 @@ if posts and st.session_state.get(answer_key, (None,))[0] != polled.marker:
 no_answer = st.session_state[answer_key][1] if posts else None
 continue_turns: int | None = None
 restarts = (
-    status == "stopped" and posts and no_answer is None
+    status == RoomStatus.STOPPED and posts and no_answer is None
 )  # (a settled or ended room: a message starts a new activity)
 slot = f"post-{room_id}"
 drawn_request_id = request_id(slot)  # made with the box: a repeated submit is one message

@@ -1,4 +1,5 @@
-"""The engine and storage type-check (mypy, configured in pyproject.toml)."""
+"""Everything type-checks (mypy, configured in pyproject.toml): the vocabulary, the settings,
+the engine, storage, and the app: its ui helpers, pages and entry points."""
 
 from __future__ import annotations
 
@@ -19,8 +20,13 @@ def test_mypy_is_clean(tmp_path: Path) -> None:
             "-m",
             "mypy",
             "vocabulary",
+            "settings",
             "conversation",
             "storage",
+            "ui",
+            "pages",
+            "app.py",
+            "streamlit_app.py",
             "--cache-dir",
             str(tmp_path),
         ],

@@ -33,7 +33,7 @@ import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 
 from settings import SETTINGS
-from storage.config import database_url, display_url
+from storage.database import database_url, display_url
 
 log = logging.getLogger(__name__)
 
@@ -273,21 +273,22 @@ async def lifespan(app):  # type: ignore[no-untyped-def]
 HOME_WARM_UP_MODULES = (
     "streamlit.emojis",
     "pandas",
-    "storage.frames",
+    "storage.research.frames",
     "conversation",
     "ui.access",
     "ui.widgets",
-    "ui.templates",
-    "ui.rooms",
+    "ui.room.templates",
+    "ui.room.rooms",
     "ui.manage",
 )
 WARM_UP_MODULES = HOME_WARM_UP_MODULES + (
     "plotly.graph_objects",
-    "ui.results",
-    "ui.charts",
-    "ui.live",
-    "ui.library",
-    "ui.room_forms",
+    "ui.results.tables",
+    "ui.results.charts",
+    "ui.results.condition_charts",
+    "ui.room.live",
+    "conversation.library.agents_file",
+    "ui.room.forms",
     "scipy.special",  # the Statistics tab's t intervals (conversation.analysis.statistics)
     "scipy.stats",  # its bootstrap intervals
     "statsmodels.stats.proportion",

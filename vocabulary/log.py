@@ -124,6 +124,10 @@ class _Entry:
         return False
 
     @property
+    def is_interrupted(self) -> bool:
+        return False
+
+    @property
     def is_done(self) -> bool:
         return False
 
@@ -150,10 +154,25 @@ class _Entry:
         return False
 
     @property
+    def choice(self) -> str | None:
+        """The speaker a coordinator's pick named (None: no one, or not a pick)."""
+        return None
+
+    @property
     def decisions(self) -> tuple[Mapping[str, Any], ...]:
         """Every ``{"verb", "by", "at"}`` a person recorded on it (approve, edit, deny, pick,
         stop, resume, abandon), in order."""
         return _mappings(self.data.get("decisions"))
+
+    @property
+    def denials(self) -> tuple[Mapping[str, Any], ...]:
+        """Every denied draft of a turn (``draft``, ``reason``, ``by``), in order."""
+        return _mappings(self.data.get("denials"))
+
+    @property
+    def candidates(self) -> tuple[Mapping[str, Any], ...]:
+        """A drafted turn's candidates (``speaker``, ``text``, ``passed``, ``chosen``)."""
+        return _mappings(self.data.get("candidates"))
 
     @property
     def by(self) -> str | None:
@@ -221,6 +240,11 @@ class _Turn(_Entry):
         return self.state is TurnState.RUNNING
 
     @property
+    def is_interrupted(self) -> bool:
+        """Its retries spent or its process gone: a person resumes or abandons it."""
+        return self.state is TurnState.INTERRUPTED
+
+    @property
     def is_done(self) -> bool:
         return self.state is TurnState.DONE
 
@@ -267,16 +291,6 @@ class _Turn(_Entry):
     @property
     def is_message(self) -> bool:
         return self.reading is Reading.MESSAGE
-
-    @property
-    def denials(self) -> tuple[Mapping[str, Any], ...]:
-        """Every denied draft of this turn (``draft``, ``reason``, ``by``), in order."""
-        return _mappings(self.data.get("denials"))
-
-    @property
-    def candidates(self) -> tuple[Mapping[str, Any], ...]:
-        """A drafted turn's candidates (``speaker``, ``text``, ``passed``, ``chosen``)."""
-        return _mappings(self.data.get("candidates"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -337,6 +351,8 @@ class Notice(_Entry):
 
 LogEntry: TypeAlias = HumanMessage | AgentTurn | Pass | Notice
 """One entry of a room's log, parsed (see the module doc)."""
+TurnEntry: TypeAlias = AgentTurn | Pass
+"""An agent's turn, whatever it became (``isinstance(entry, TurnEntry)``)."""
 
 
 def _speaks(turn: _Turn) -> Reading:
@@ -450,6 +466,7 @@ __all__ = [
     "Notice",
     "Pass",
     "Reading",
+    "TurnEntry",
     "entries_of",
     "entry_of",
     "may_see",

@@ -139,6 +139,7 @@ class AnswerState(StrEnum):
     FAILED = "failed"  # its error says why; a retry plans it again
 
 
+ANSWER_STATES: Final = frozenset(AnswerState)
 OPEN_ANSWER_STATES: Final = frozenset({AnswerState.PLANNED, AnswerState.ASKING})
 """Answers still to come (an analysis with any is running)."""
 
@@ -162,9 +163,15 @@ REOPENED_BY_A_MESSAGE: Final = frozenset(
     }
 )
 """A human message (re)starts a room in these; paused, waiting and failed rooms keep theirs."""
+RESUMABLE_ROOM_STATUSES: Final = frozenset({RoomStatus.PAUSED, RoomStatus.FAILED})
+"""A person's resume goes on from these (a pause, or a failed turn retried)."""
 
 EVENT_KINDS: Final = frozenset(EventKind)
 TURN_KINDS: Final = frozenset({EventKind.AGENT, EventKind.PASS})
+"""The kinds of the rows that are agents' turns (they have a turn state)."""
+MESSAGE_EVENT_KINDS: Final = frozenset({EventKind.HUMAN, EventKind.AGENT})
+"""The kinds of the rows a message can be (a person's, or an agent's finished turn): what a
+transcript reads from storage before asking each entry ``is_message``."""
 
 TURN_STATES: Final = frozenset(TurnState)
 OPEN_TURN_STATES: Final = (TurnState.RUNNING, TurnState.WAITING, TurnState.INTERRUPTED)
@@ -214,9 +221,14 @@ OPERATOR_NOTICES: Final = frozenset({NoticeKind.CONFIG_CHANGED})
 
 EXPERIMENT_STATUSES: Final = frozenset(ExperimentStatus)
 ANALYSIS_STATUSES: Final = frozenset(AnalysisStatus)
+JUDGE_RUN_STATUSES: Final = frozenset(
+    {AnalysisStatus.RUNNING, AnalysisStatus.DONE, AnalysisStatus.FAILED}
+)
+"""A judge panel's run: running, then done or failed (never pending, never stopped)."""
 
 __all__ = [
     "ANALYSIS_STATUSES",
+    "ANSWER_STATES",
     "AUDIT_NOTICES",
     "AnalysisStatus",
     "AnswerState",
@@ -227,13 +239,16 @@ __all__ = [
     "ExperimentStatus",
     "FINAL_ROOM_STATUSES",
     "FINAL_TURN_STATES",
+    "JUDGE_RUN_STATUSES",
     "KIND_KEY",
+    "MESSAGE_EVENT_KINDS",
     "NoticeKind",
     "OPEN_ANSWER_STATES",
     "OPEN_ROOM_STATUSES",
     "OPEN_TURN_STATES",
     "OPERATOR_NOTICES",
     "REOPENED_BY_A_MESSAGE",
+    "RESUMABLE_ROOM_STATUSES",
     "ROOM_STATUSES",
     "RUNNABLE_ROOM_STATUSES",
     "RoomStatus",

@@ -7,7 +7,8 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from storage.provenance import provenance_row
+from conversation.vocabulary import AgentTurn, entries_of
+from storage import provenance_row
 
 
 def export_json(db: Any, room_ids: Sequence[int]) -> str:
@@ -69,7 +70,7 @@ def _survey() -> Any:
 def rooms_to_results(db: Any, room_ids: Sequence[int]) -> Any:
     """One EDSL ``Result`` per finished agent message: the agent (name, traits), the room as the
     scenario (name, condition, replicate, activity and the provenance columns every export
-    shares: ``storage.provenance.PROVENANCE_COLUMNS``), the model, the text as the answer to a
+    shares: ``storage.PROVENANCE_COLUMNS``), the model, the text as the answer to a
     ``dialogue`` free-text question, and the turn's tokens and cost. Text is neutralised the way
     every value entering EDSL is (``safety.neutralize``); the database keeps the original."""
     from edsl import Results
@@ -92,9 +93,10 @@ def _room_results(db: Any, room_id: int, survey: Any, models: dict[str, Any]) ->
 
     room = Room.open(db, room_id)
     record, config = room.record, room.config
-    for event in room.events():
-        if event.kind != "agent" or event.state != "done":
-            continue
+    for entry in entries_of(room.events()):
+        if not (isinstance(entry, AgentTurn) and entry.is_message):
+            continue  # one result per agent message
+        event = entry.row
         spec = config.spec(event.speaker)
         model_spec = dict(spec.model or config.model)
         key = json.dumps(model_spec, sort_keys=True)
@@ -111,7 +113,7 @@ def _room_results(db: Any, room_id: int, survey: Any, models: dict[str, Any]) ->
                     # The provenance columns every export shares (room_id and seq too).
                     **{
                         k: neutralize(v) if isinstance(v, str) else v
-                        for k, v in provenance_row(event).items()
+                        for k, v in provenance_row(entry).items()
                     },
                 }
             ),

@@ -10,7 +10,7 @@ or ``failed`` while some answers failed (a successful retry makes it ``done``). 
 is always known from storage: ``progress_of`` counts it. The pages call these; no page writes
 an answer.
 
-Guarantees (``storage.analysis_runs``): two runners never ask the same room at once; a runner
+Guarantees (``storage.research.analysis_runs``): two runners never ask the same room at once; a runner
 that dies mid-chunk leaves its rooms to be asked again by the next one (at once when its process
 is gone from this host, else when its claim expires); rooms already answered are never asked
 again by a resumed run.
@@ -28,8 +28,9 @@ from typing import Any
 
 import storage
 from conversation.access.roles import Action, require
-from conversation.exceptions import ConversationValueError
-from conversation.vocabulary import AnswerState
+from conversation.boundary import storage_errors, translated
+from conversation.exceptions import ConversationValueError, NotFoundError
+from conversation.vocabulary import ANSWER_STATES, MESSAGE_EVENT_KINDS, AnswerState, entries_of
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +39,6 @@ ANALYSIS_CHUNK = 5
 #: Seconds a runner's claim on the rooms it asks lasts; renewed every third of it while the job
 #: runs, so the rooms of a runner that died are asked again within this time.
 ANSWER_CLAIM_SECONDS = 60.0
-_STATES = frozenset({"answered", "failed", "planned", "asking"})
-MESSAGE_EVENT_KINDS = ("human", "agent")
 
 Progress = Callable[[int, int], None]
 
@@ -62,8 +61,8 @@ def transcript_scenario(db: Any, room_id: int) -> dict[str, Any]:
     room = storage.get_room(db, room_id)
     names = roster(room)
     records = []
-    for event in storage.events(db, room_id, kinds=MESSAGE_EVENT_KINDS):
-        if event.kind == "agent" and event.state != "done":
+    for event in entries_of(storage.events(db, room_id, kinds=MESSAGE_EVENT_KINDS)):
+        if not event.is_message:
             continue
         index = names.index(event.speaker) if event.speaker in names else None
         records.append(transcript_record(event.seq, event.speaker, index, event.content))
@@ -247,7 +246,7 @@ def progress_of(db: Any, analysis_id: int) -> AnalysisProgress:
 def progress_of_many(db: Any, analysis_ids: Sequence[int]) -> dict[int, AnalysisProgress]:
     """:func:`progress_of` for several analyses in one read."""
     return {
-        aid: AnalysisProgress(**{state: n for state, n in counts.items() if state in _STATES})
+        aid: AnalysisProgress(**{state: n for state, n in counts.items() if state in ANSWER_STATES})
         for aid, counts in storage.answer_counts(db, analysis_ids).items()
     }
 
@@ -285,8 +284,9 @@ def _scenarios(db: Any, room_ids: list[int]) -> list[dict[str, Any]]:
     found = []
     for rid in room_ids:
         try:
-            found.append(transcript_scenario(db, rid))
-        except storage.RoomNotFound:
+            with translated():
+                found.append(transcript_scenario(db, rid))
+        except NotFoundError:
             log.info("analysis: room %s was deleted before it was asked", rid)
     return found
 
@@ -294,8 +294,8 @@ def _scenarios(db: Any, room_ids: list[int]) -> list[dict[str, Any]]:
 def _record(db: Any, analysis_id: int, room_id: int, answer: Any, **fields: Any) -> None:
     """Store one answer; a room (or the analysis) deleted meanwhile took its answer with it."""
     try:
-        storage.record_answer(db, analysis_id, room_id, answer, **fields)
-    except (storage.RoomNotFound, storage.AnalysisNotFound):
+        storage_errors(storage.record_answer, db, analysis_id, room_id, answer, **fields)
+    except NotFoundError:
         log.info("analysis %s: room %s was deleted while asked", analysis_id, room_id)
 
 

@@ -68,7 +68,7 @@ class AgentStatement:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], agent: Any = None) -> AgentStatement:
-        known = {f for f in cls.__dataclass_fields__ if f != "agent"}
+        known = set(cls.__dataclass_fields__) - {"agent"}  # the caller's Agent comes apart
         values = {k: copy.deepcopy(v) for k, v in data.items() if k in known}
         return cls(agent=agent, **values)
 

@@ -31,9 +31,12 @@ from conversation.termination.budget import Budget
 from conversation.termination.conditions import termination_turn_bound
 from conversation.text.limits import MAX_DESIGN_CHARS, check_json_value
 from conversation.text.schema import validated
+from conversation.vocabulary import FINAL_ROOM_STATUSES
 
 DESIGN_VERSION = 1
-FINISHED = frozenset({"settled", "terminated", "stopped", "failed"})
+#: A room in one of these is finished (the vocabulary's final statuses, under the name the
+#: experiments' readers know).
+FINISHED = FINAL_ROOM_STATUSES
 BASELINE = "baseline"
 MAX_SHORT_NAME = 24
 """The longest short name of a condition (it labels chart axes and table rows)."""

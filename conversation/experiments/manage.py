@@ -12,9 +12,10 @@ from typing import Any
 
 import storage
 from conversation.access import Action, require
-from conversation.exceptions import ConversationStateError, ConversationValueError
-from conversation.rooms.boundary import translated
+from conversation.boundary import translated
+from conversation.exceptions import ConversationValueError, InUseError
 from conversation.rooms.manage import MAX_NAME_CHARS
+from conversation.vocabulary import ExperimentStatus
 
 
 def rename_experiment(
@@ -66,7 +67,9 @@ def experiment_deletion(db: Any, experiment_id: int) -> ExperimentDeletion:
         rooms = storage.count_rooms(db, experiment_id=experiment_id)
         answers = storage.count_answers(db, experiment_id=experiment_id)
     blocked = (
-        "it is running: stop it first, then delete it" if experiment.status == "running" else None
+        "it is running: stop it first, then delete it"
+        if experiment.status == ExperimentStatus.RUNNING
+        else None
     )
     return ExperimentDeletion(
         experiment_id=experiment_id,
@@ -85,10 +88,8 @@ def delete_experiment(db: Any, experiment_id: int, *, actor: Any = None) -> None
     try:
         with translated():
             deleted = storage.delete_experiment(db, experiment_id, with_rooms=True)
-    except storage.RecordInUse as exc:
-        raise ConversationStateError(
-            f"experiment {experiment_id} cannot be deleted now: {exc}"
-        ) from exc
+    except InUseError as exc:
+        raise InUseError(f"experiment {experiment_id} cannot be deleted now: {exc}") from exc
     if not deleted:
         raise ConversationValueError(f"experiment {experiment_id} does not exist")
 

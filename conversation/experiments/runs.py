@@ -12,6 +12,7 @@ from typing import Any
 
 import storage
 from conversation.access.roles import Action, Actor, require, who
+from conversation.boundary import translated
 from conversation.exceptions import ConversationValueError
 from conversation.experiments.design import (
     FINISHED,
@@ -21,8 +22,8 @@ from conversation.experiments.design import (
     room_agents,
 )
 from conversation.experiments.tally import mark_done_if_finished, progress
-from conversation.rooms.boundary import translated
 from conversation.rooms.config import RoomConfig, check_placement, request_settings
+from conversation.vocabulary import ExperimentStatus, HumanMessage, RoomStatus, entries_of
 
 
 def template_from_room(db: Any, room_id: int) -> dict[str, Any]:
@@ -31,7 +32,7 @@ def template_from_room(db: Any, room_id: int) -> dict[str, Any]:
 
     room = Room.open(db, room_id)
     config = room.config.to_dict()
-    first = next((e for e in room.events() if e.kind == "human"), None)
+    first = next((e for e in entries_of(room.events()) if isinstance(e, HumanMessage)), None)
     return {
         "agents": config["roster"],
         "planner": config["planner"],
@@ -74,7 +75,7 @@ def create(
     rooms = planned_experiment_rooms(name, config, speaker=speaker)
     with translated():
         return storage.create_experiment(
-            db, name, dict(config), status="running", rooms=rooms, progress=progress
+            db, name, dict(config), status=ExperimentStatus.RUNNING, rooms=rooms, progress=progress
         )
 
 
@@ -88,7 +89,7 @@ def materialize(db: Any, experiment_id: int, *, speaker: str = "user") -> int:
         experiment = storage.get_experiment(db, experiment_id)
         planned = len(planned_rooms(experiment.config))
         if storage.count_rooms(db, experiment_id=experiment_id) >= planned and not (
-            storage.count_rooms(db, experiment_id=experiment_id, status="idle")
+            storage.count_rooms(db, experiment_id=experiment_id, status=RoomStatus.IDLE)
         ):
             return 0  # the usual case, on every look: one count, no room config built
         rooms = planned_experiment_rooms(experiment.name, experiment.config, speaker=speaker)
@@ -186,9 +187,8 @@ def rerun_experiment(
 
 def _opening_speaker(db: Any, rooms: Any) -> str | None:
     for room in rooms[:1]:
-        first = next(
-            (e for e in storage.events(db, int(room.id or 0), limit=5) if e.kind == "human"), None
-        )
+        rows = storage.events(db, int(room.id or 0), limit=5)
+        first = next((e for e in entries_of(rows) if isinstance(e, HumanMessage)), None)
         if first is not None:
             return str(first.speaker)
     return None
@@ -198,7 +198,7 @@ def catch_up(db: Any, *, speaker: str = "user") -> int:
     """For every running experiment: create rooms still missing (a restart halfway through) and
     record ``done`` once all its rooms finished. Returns how many rooms were created."""
     created = 0
-    for experiment in storage.list_experiments(db, status="running", limit=None):
+    for experiment in storage.list_experiments(db, status=ExperimentStatus.RUNNING, limit=None):
         experiment_id = int(experiment.id or 0)
         created += materialize(db, experiment_id, speaker=speaker)
         mark_done_if_finished(db, experiment_id, progress(db, experiment_id, spend=False))
@@ -210,7 +210,7 @@ def finish_experiments(db: Any) -> int:
     many were marked. Safe to call from any number of workers at once (each change applies only
     to a ``running`` experiment, once); it creates no rooms (that is :func:`catch_up`)."""
     marked = 0
-    for experiment in storage.list_experiments(db, status="running", limit=None):
+    for experiment in storage.list_experiments(db, status=ExperimentStatus.RUNNING, limit=None):
         experiment_id = int(experiment.id or 0)
         marked += mark_done_if_finished(db, experiment_id, progress(db, experiment_id, spend=False))
     return marked
@@ -235,7 +235,7 @@ def stop(
     from conversation.vocabulary import OPEN_ROOM_STATUSES, NoticeKind
 
     reason = "the experiment was stopped"
-    storage.update_experiment(db, experiment_id, status="stopped")
+    storage.update_experiment(db, experiment_id, status=ExperimentStatus.STOPPED)
     allowed = sorted(str(status) for status in OPEN_ROOM_STATUSES if status not in FINISHED)
     with translated():
         ids = storage.experiment_room_ids(db, experiment_id, statuses=allowed)

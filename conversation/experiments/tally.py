@@ -13,7 +13,7 @@ from typing import Any
 import storage
 from conversation.experiments.design import FINISHED, experiment_budget, planned_rooms
 from conversation.termination.budget import Budget, Spend
-from conversation.vocabulary import RoomStatus
+from conversation.vocabulary import ExperimentStatus, RoomStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +65,12 @@ def mark_done_if_finished(db: Any, experiment_id: int, current: Progress) -> boo
     """Record ``done`` once every planned room finished (only from ``running``)."""
     if current.created >= current.planned and current.finished >= current.planned:
         return (
-            storage.update_experiment(db, experiment_id, status="done", expected_status="running")
+            storage.update_experiment(
+                db,
+                experiment_id,
+                status=ExperimentStatus.DONE,
+                expected_status=ExperimentStatus.RUNNING,
+            )
             is not None
         )
     return False

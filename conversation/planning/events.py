@@ -30,6 +30,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal
 
 from conversation.exceptions import ConversationValueError
+from vocabulary import log as log_model
 
 __all__ = [
     "ROOM_EVENT_KINDS",
@@ -145,8 +146,9 @@ class RoomEvent:
         return self.kind == "message"
 
     def visible_for(self, name: str) -> bool:
-        """Whether ``name`` may see this event (its author always may)."""
-        return self.visible_to is None or name == self.speaker or name in self.visible_to
+        """Whether ``name`` may see this event (its author always may): the log's one rule,
+        ``vocabulary.log.may_see``, which every reader of a room's log asks."""
+        return log_model.may_see(name, self.speaker, self.visible_to)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict; :meth:`from_dict` restores an equal event."""

@@ -19,9 +19,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import storage
 from conversation.rooms.config import RoomConfig
-from conversation.vocabulary import EventKind, NoticeKind, TurnState, kind_of
+from conversation.vocabulary import (
+    BREAKPOINT_ACTOR,
+    HumanMessage,
+    LogEntry,
+    Notice,
+    NoticeKind,
+    entry_of,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,37 +38,38 @@ class Pause:
     data: dict[str, Any]
 
 
-def _tail(rows: Sequence[storage.Event]) -> tuple[storage.Event | None, list[dict[str, Any]]]:
-    """The latest message (a person's, or a finished agent turn) and the system events' data
-    after it."""
-    notices: list[dict[str, Any]] = []
-    for row in reversed(rows):
-        if row.kind == EventKind.SYSTEM:
-            notices.append(row.data or {})
+def _tail(rows: Sequence[Any]) -> tuple[LogEntry | None, list[Notice]]:
+    """The latest message (a person's, or a finished agent turn) and the notices after it,
+    newest first (``rows``: stored rows or their entries, in seq order)."""
+    notices: list[Notice] = []
+    for entry in map(entry_of, reversed(rows)):
+        if isinstance(entry, Notice):
+            notices.append(entry)
             continue
-        if row.kind == EventKind.HUMAN or row.state == TurnState.DONE:
-            return row, notices
+        if isinstance(entry, HumanMessage) or entry.is_done:
+            return entry, notices
     return None, notices
 
 
-def _noticed(notices: list[dict[str, Any]], when: str, agent: str) -> bool:
+def _noticed(notices: list[Notice], when: str, agent: str) -> bool:
     return any(
-        kind_of(n) == NoticeKind.PAUSED and n.get("breakpoint") == when and n.get("agent") == agent
+        n.notice is NoticeKind.PAUSED
+        and n.data.get("breakpoint") == when
+        and n.data.get("agent") == agent
         for n in notices
     )
 
 
-def breakpoint_pause(
-    config: RoomConfig, rows: Sequence[storage.Event], speaker: str
-) -> Pause | None:
-    """The pause due before ``speaker``'s turn, or None (see the module docstring)."""
+def breakpoint_pause(config: RoomConfig, rows: Sequence[Any], speaker: str) -> Pause | None:
+    """The pause due before ``speaker``'s turn, or None (see the module docstring); ``rows``:
+    the log's stored rows or their entries."""
     after, before = config.breakpoints_of("after"), config.breakpoints_of("before")
     if not after and not before:
         return None
     latest, notices = _tail(rows)
     if (
         latest is not None
-        and latest.kind in (EventKind.AGENT, EventKind.PASS)
+        and latest.is_turn
         and latest.speaker in after
         and not _noticed(notices, "after", latest.speaker)
     ):
@@ -72,21 +79,22 @@ def breakpoint_pause(
     return None
 
 
-def released(rows: Sequence[storage.Event], speaker: str) -> str | None:
+def released(rows: Sequence[Any], speaker: str) -> str | None:
     """When ``speaker``'s turn goes on past its ``before`` breakpoint: who released it (the
     ``by`` of a ``resumed`` notice, or "a person"); None when no breakpoint held it."""
     _, notices = _tail(rows)
     if not _noticed(notices, "before", speaker):
         return None
-    for data in notices:  # newest first
-        if kind_of(data) == NoticeKind.RESUMED and data.get("by"):
-            return str(data["by"])
+    for notice in notices:  # newest first
+        if notice.notice is NoticeKind.RESUMED and notice.data.get("by"):
+            return str(notice.data["by"])
     return "a person"
 
 
 def _pause(when: str, agent: str, reason: str) -> Pause:
     return Pause(
-        reason, {"event": NoticeKind.PAUSED, "by": "breakpoint", "breakpoint": when, "agent": agent}
+        reason,
+        {"event": NoticeKind.PAUSED, "by": BREAKPOINT_ACTOR, "breakpoint": when, "agent": agent},
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from conversation.exceptions import ConversationValueError
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.log import RoomLog, log_view
+from conversation.vocabulary import EventKind
 
 #: The most turns one continuation may add (a typo of 10000 should not buy a runaway room).
 MAX_CONTINUE_TURNS = 1000
@@ -27,7 +28,7 @@ def _posted(rows: Sequence[Any]) -> SimpleNamespace:
     """A stand-in for a person's message at the end of the log (never stored)."""
     return SimpleNamespace(
         seq=(rows[-1].seq if rows else 0) + 1,
-        kind="human",
+        kind=EventKind.HUMAN,
         speaker="a person",
         content="(a new message)",
         round=0,

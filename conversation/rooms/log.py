@@ -2,7 +2,9 @@
 
 Storage keeps one row per event (human, agent, pass, system) with a turn state; planners,
 termination conditions and context windows read ``RoomEvent`` values. This module is the one
-translation between the two, so every worker, every restart and every replay sees the same thing:
+translation between the two, so every worker, every restart and every replay sees the same thing.
+Each row is parsed once into its typed entry (``vocabulary.log``), whose ``reading`` says what it
+is to the agents; this module only builds the core's values from it:
 
 - a human message is a message by a non-roster speaker (it opens an activity);
 - a finished agent turn (``done``) is the agent's message; a pass, or a turn that was stopped,
@@ -18,7 +20,8 @@ translation between the two, so every worker, every restart and every replay see
   those are for people reading the log, never shown to agents, and change no count.
 
 Rows are duck-typed (``seq, kind, speaker, content, round, state, visible_to, data,
-input_tokens, output_tokens, cost``) so this module needs nothing from ``storage``.
+input_tokens, output_tokens, cost``) so this module needs nothing from ``storage``; a
+``LogEntry`` may stand for its row anywhere a row is taken.
 """
 
 from __future__ import annotations
@@ -32,69 +35,56 @@ from conversation.planning.events import EventLog, RoomEvent
 from conversation.termination.budget import Spend
 from conversation.termination.state import RoomState, TokenUsage
 from conversation.text.transcript import event_line
-from conversation.vocabulary import NoticeKind, TurnKind, kind_of
+from vocabulary import (
+    CONSUMED_TURN_STATES,
+    OPEN_TURN_STATES,
+    LogEntry,
+    Notice,
+    NoticeKind,
+    Reading,
+    entry_of,
+)
 
-OPEN_STATES = frozenset({"running", "waiting", "interrupted"})
-CONSUMED_STATES = frozenset({"stopped", "abandoned", "failed"})
+#: Kept for their readers: the vocabulary's sets (``vocabulary.OPEN_TURN_STATES``, ...).
+OPEN_STATES = frozenset(OPEN_TURN_STATES)
+CONSUMED_STATES = CONSUMED_TURN_STATES
 RESUMED = NoticeKind.RESUMED
-#: System events recording a person's act on the room (``data.event``, with ``data.by``).
-AUDIT_NOTICES = frozenset({NoticeKind.PAUSED, NoticeKind.RESUMED, NoticeKind.FORKED})
-#: Notices about how the room is run, never shown to agents (a settings change).
-OPERATOR_NOTICES = frozenset({NoticeKind.CONFIG_CHANGED})
-
-
-def _data(row: Any) -> Mapping[str, Any]:
-    data = getattr(row, "data", None)
-    return data if isinstance(data, Mapping) else {}
 
 
 def to_room_event(row: Any) -> RoomEvent | None:
-    """The ``RoomEvent`` a stored row stands for, or None for an open turn."""
-    kind = row.kind
-    visible = tuple(row.visible_to) if row.visible_to else None
-    round_ = row.round or 0
-    if kind == "human":
-        return RoomEvent(row.speaker, row.content or "", round_, visible_to=visible)
-    if kind in ("agent", "pass"):
-        if row.state in OPEN_STATES:
-            return None
-        turn_kind = kind_of(row)
-        if turn_kind == TurnKind.SUMMARY:
-            return None  # a context summary: placed by ``log_view``, which knows the positions
-        if turn_kind == TurnKind.CANDIDATES and _data(row).get("picked") is None:
-            # A coordinator-after turn where no draft was chosen: "no one", as a pick event (the
-            # activity settles); the drafts themselves are never shown to agents.
-            return RoomEvent(row.speaker, "", round_, True, kind="pick")
-        if turn_kind == TurnKind.PICK:
-            # A coordinator's pick, asked of its model as a turn: bookkeeping, never a message.
-            if row.state != "done":
-                return None
-            pick = _data(row).get("pick")
-            return RoomEvent(row.speaker, pick or "", round_, pick is None, kind="pick")
-        passed = kind == "pass" or row.state in CONSUMED_STATES
-        content = "" if passed else (row.content or "")
-        stopped = row.state == "stopped"  # cut off by a person: no cap counts it
-        return RoomEvent(row.speaker, content, round_, passed, visible_to=visible, stopped=stopped)
-    data = _data(row)
-    special = kind_of(data)
-    if special in OPERATOR_NOTICES or data.get("by") == "breakpoint":
-        return None  # how people ran the room (a fork, new settings, a breakpoint): not shown
-    if special in AUDIT_NOTICES and "by" in data:
-        return None  # who paused, resumed or forked the room: for people, not agents
-    if special == TurnKind.PICK:
+    """The ``RoomEvent`` a stored row (or its parsed entry) stands for, or None: an open turn,
+    an entry agents never read, or a summary turn (placed by the view, which knows the
+    positions it covers). What the row is comes from its entry (``vocabulary.LogEntry``)."""
+    entry = entry_of(row)
+    reading = entry.reading
+    if reading is Reading.MESSAGE:
+        return RoomEvent(entry.speaker, entry.content, entry.round, visible_to=entry.private_to)
+    if reading is Reading.PASS:
         return RoomEvent(
-            row.speaker, row.content or "", round_, bool(data.get("passed")), kind="pick"
+            entry.speaker,
+            "",
+            entry.round,
+            True,
+            visible_to=entry.private_to,
+            stopped=entry.stopped,  # cut off by a person: no cap counts it
         )
-    if special == TurnKind.SUMMARY:
-        covers = data.get("covers")
+    if reading is Reading.PICK:
+        choice = entry.choice
+        return RoomEvent(entry.speaker, choice or "", entry.round, choice is None, kind="pick")
+    if reading is Reading.NOTICE:
         return RoomEvent(
-            row.speaker,
-            row.content or "",
-            round_,
+            entry.speaker, entry.content, entry.round, kind="system", visible_to=entry.private_to
+        )
+    if reading is Reading.SUMMARY and not entry.is_turn:
+        covers = entry.data.get("covers")
+        return RoomEvent(
+            entry.speaker,
+            entry.content,
+            entry.round,
             kind="summary",
             covers=tuple(covers) if covers else None,
         )
-    return RoomEvent(row.speaker, row.content or "", round_, kind="system", visible_to=visible)
+    return None
 
 
 #: The log's view is the termination conditions' state: one type, read by conditions, planners
@@ -115,6 +105,7 @@ class RoomLog:
     __slots__ = (
         "roster",
         "rows",
+        "entries",
         "_events",
         "_seqs",
         "_usage",
@@ -134,6 +125,7 @@ class RoomLog:
     def __init__(self, roster: Sequence[str], rows: Sequence[Any] = ()) -> None:
         self.roster = tuple(roster)
         self.rows: list[Any] = []
+        self.entries: list[LogEntry] = []  # each row parsed once, as it arrives
         self._events: list[RoomEvent] = []
         self._seqs: list[int] = []
         self._usage: dict[int, TokenUsage] = {}
@@ -162,8 +154,11 @@ class RoomLog:
         return self.rows[-1].seq if self.rows else 0
 
     def extend(self, rows: Sequence[Any]) -> None:
-        """Append rows that follow the last one (in seq order)."""
-        self.rows.extend(rows)
+        """Append rows (stored rows, or their entries) that follow the last one (in seq
+        order)."""
+        entries = [entry_of(row) for row in rows]
+        self.rows.extend(entry.row for entry in entries)
+        self.entries.extend(entries)
         self._fold()
 
     def spent(self) -> Spend:
@@ -177,16 +172,17 @@ class RoomLog:
 
     def replace_last(self, row: Any) -> None:
         """The last row as it is now (a claimed turn, committed)."""
-        self.rows[-1] = row
+        entry = entry_of(row)
+        self.rows[-1] = entry.row
+        self.entries[-1] = entry
         self._fold()
 
     def view(self, *, before_seq: int | None = None) -> RoomState:
         """The view of every row (or only those with ``seq < before_seq``)."""
         if before_seq is not None:
-            return _view_of(self.roster, [r for r in self.rows if r.seq < before_seq])
-        tail = self.rows[self._folded :]
-        if tail:  # rows after an open turn: a one-off view (rare: at most a row or two)
-            return _view_of(self.roster, self.rows)
+            return _view_of(self.roster, [e for e in self.entries if e.seq < before_seq])
+        if self._folded < len(self.entries):  # rows after an open turn: a one-off view (rare)
+            return _view_of(self.roster, self.entries)
         # Copies (C-speed, microseconds): a view handed out never changes as the log grows.
         seqs = tuple(self._seqs)
         return RoomState.of_checked(
@@ -205,16 +201,17 @@ class RoomLog:
         )
 
     def _fold(self) -> None:
-        rows = self.rows
-        while self._folded < len(rows):
-            row = rows[self._folded]
-            if row.kind in ("agent", "pass") and row.state in OPEN_STATES:
+        entries = self.entries
+        while self._folded < len(entries):
+            entry = entries[self._folded]
+            if entry.is_open:
                 return
+            row = entry.row
             self._spent[0] += (row.input_tokens or 0) + (row.output_tokens or 0)
             self._spent[1] += row.cost or 0.0
             known, resumed = len(self._events), self._resumed_at
-            self._resumed_at = _fold_row(
-                row, self._events, self._seqs, self._usage, self._resumed_at
+            self._resumed_at = _fold_entry(
+                entry, self._events, self._seqs, self._usage, self._resumed_at
             )
             if self._resumed_at != resumed:
                 self._turns = 0  # counted again from the new resume point
@@ -234,36 +231,37 @@ class RoomLog:
             self._folded += 1
 
 
-def _fold_row(
-    row: Any,
+def _fold_entry(
+    entry: LogEntry,
     events: list[RoomEvent],
     seqs: list[int],
     usage: dict[int, TokenUsage],
     resumed_at: int,
 ) -> int:
-    """Add one row to a view under construction; returns the (possibly moved) resume point."""
-    if row.kind == "system" and kind_of(row) == RESUMED and "by" not in _data(row):
+    """Add one entry to a view under construction; returns the (possibly moved) resume point."""
+    if isinstance(entry, Notice) and entry.is_resume_point:
         return len(events)
-    event = to_room_event(row)
+    event = to_room_event(entry)
     if event is None:
-        event = _summary_event(row, seqs)
+        event = _summary_event(entry, seqs)
     if event is None:
         return resumed_at
+    row = entry.row
     if row.input_tokens or row.output_tokens:
         usage[len(events)] = TokenUsage(row.input_tokens or 0, row.output_tokens or 0)
     events.append(event)
-    seqs.append(row.seq)
+    seqs.append(entry.seq)
     return resumed_at
 
 
-def _view_of(roster: Sequence[str], rows: Sequence[Any]) -> RoomState:
+def _view_of(roster: Sequence[str], entries: Sequence[LogEntry]) -> RoomState:
     events: list[RoomEvent] = []
     seqs: list[int] = []
     usage: dict[int, TokenUsage] = {}
     resumed_at = 0
-    for row in rows:
-        resumed_at = _fold_row(row, events, seqs, usage, resumed_at)
-    last = rows[-1].seq if rows else 0
+    for entry in entries:
+        resumed_at = _fold_entry(entry, events, seqs, usage, resumed_at)
+    last = entries[-1].seq if entries else 0
     return RoomState(
         roster, events, event_usage=usage, resumed_at=resumed_at, seqs=seqs, last_seq=last
     )
@@ -272,21 +270,24 @@ def _view_of(roster: Sequence[str], rows: Sequence[Any]) -> RoomState:
 def log_view(
     roster: Sequence[str], rows: Sequence[Any], *, before_seq: int | None = None
 ) -> RoomState:
-    """The view of ``rows`` (in seq order), optionally only those with ``seq < before_seq``."""
+    """The view of ``rows`` (stored rows or their entries, in seq order), optionally only those
+    with ``seq < before_seq``."""
+    entries = [entry_of(row) for row in rows]
     if before_seq is not None:
-        rows = [r for r in rows if r.seq < before_seq]
-    return _view_of(roster, rows)
+        entries = [e for e in entries if e.seq < before_seq]
+    return _view_of(roster, entries)
 
 
-def _summary_event(row: Any, seqs: Sequence[int]) -> RoomEvent | None:
+def _summary_event(entry: LogEntry, seqs: Sequence[int]) -> RoomEvent | None:
     """A finished context-summary turn as a summary event. It stores what it covers as seqs
     (stable whatever is filtered out); the core reads positions in this view."""
-    data = _data(row)
-    covered = data.get("covers_seqs")
-    if kind_of(data) != TurnKind.SUMMARY or row.state != "done" or not row.content or not covered:
+    if entry.reading is not Reading.SUMMARY or not entry.is_done or not entry.content:
+        return None
+    covered = entry.data.get("covers_seqs")
+    if not covered:
         return None
     covers = (_position(seqs, covered[0]), _position(seqs, covered[1]))
-    return RoomEvent(row.speaker, row.content, row.round or 0, kind="summary", covers=covers)
+    return RoomEvent(entry.speaker, entry.content, entry.round, kind="summary", covers=covers)
 
 
 def _position(seqs: Sequence[int], seq: int) -> int:

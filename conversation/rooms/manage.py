@@ -14,9 +14,10 @@ from typing import Any
 
 import storage
 from conversation.access import Action, require
-from conversation.exceptions import ConversationStateError, ConversationValueError
-from conversation.rooms.boundary import storage_errors, translated
+from conversation.boundary import storage_errors, translated
+from conversation.exceptions import ConversationStateError, ConversationValueError, InUseError
 from conversation.rooms.config import RoomConfig
+from conversation.vocabulary import ExperimentStatus
 
 MAX_NAME_CHARS = 200
 
@@ -107,7 +108,7 @@ def deletion_impact(db: Any, room_id: int) -> DeletionImpact:
 
 
 def _blocked(db: Any, room: storage.Room, lease: Any, experiment: Any) -> str | None:
-    if experiment is not None and experiment.status == "running":
+    if experiment is not None and experiment.status == ExperimentStatus.RUNNING:
         return (
             f"it belongs to experiment #{experiment.id}, which is running (a worker would create "
             "it again): stop the experiment first"
@@ -129,8 +130,8 @@ def delete_room(db: Any, room_id: int, *, actor: Any = None) -> None:
     try:
         with translated():
             deleted = storage.delete_room(db, room_id)
-    except storage.RecordInUse as exc:  # a worker took it between the check and the delete
-        raise ConversationStateError(str(exc)) from exc
+    except InUseError as exc:  # a worker took it between the check and the delete
+        raise InUseError(str(exc)) from exc
     if not deleted:
         raise ConversationValueError(f"room {room_id} does not exist (already deleted?)")
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import storage
 from conversation.access.roles import Action, Actor, require, require_post, who
+from conversation.boundary import storage_errors
 from conversation.exceptions import ConversationValueError
-from conversation.rooms.boundary import storage_errors
 from conversation.rooms.config import RoomConfig, check_name, reserved_speaker
 from conversation.text.limits import (
     MAX_AGENTS,
@@ -22,7 +22,7 @@ from conversation.text.limits import (
     check_message,
     check_text,
 )
-from conversation.vocabulary import REOPENED_BY_A_MESSAGE
+from conversation.vocabulary import REOPENED_BY_A_MESSAGE, EventKind
 
 
 def audience(to: Any, config: RoomConfig) -> list[str] | None:
@@ -101,7 +101,7 @@ def post_message(
     # browser retry) is the same message and changes nothing: above all it does not re-open a
     # room that was stopped or ended since.
     message = {
-        "kind": "human",
+        "kind": EventKind.HUMAN,
         "speaker": speaker,
         "content": content,
         "request_id": request_id,

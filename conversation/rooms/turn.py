@@ -19,6 +19,7 @@ from typing import Any
 
 import storage
 from conversation.access.roles import Action, Actor, check_identity, require, who
+from conversation.boundary import translating
 from conversation.exceptions import (
     ConversationStateError,
     ConversationValueError,
@@ -26,21 +27,28 @@ from conversation.exceptions import (
 )
 from conversation.rooms.config import RoomConfig
 from conversation.text.limits import check_message
-from conversation.vocabulary import RoomStatus, TurnKind, TurnState, kind_of
+from conversation.vocabulary import EventKind, RoomStatus, TurnEntry, TurnState, entry_of
 
 MAX_REASON_CHARS = 2_000
 MAX_CONTENT_CHARS = 20_000
 
 
+@translating
 class Turn:
     """One agent turn: ``id``, ``conversation`` (the room id), ``parent``, ``inputs``, ``outputs``,
     ``result``, ``state``, ``saw``, ``model``, ``error``, ``waiting``, ``usage``, ``request_id``."""
 
-    def __init__(self, db: storage.Database, event: storage.Event) -> None:
-        if event.kind not in ("agent", "pass"):
-            raise ConversationValueError(f"event {event.id} is a {event.kind} event, not a turn")
+    def __init__(self, db: storage.Database, event: storage.Event | TurnEntry) -> None:
         self._db = db
-        self._event = event
+        self._read(event)
+
+    def _read(self, event: storage.Event | TurnEntry) -> None:
+        entry = entry_of(event)
+        if not isinstance(entry, TurnEntry):
+            raise ConversationValueError(
+                f"event {entry.row.id} is a {entry.kind} event, not a turn"
+            )
+        self._event, self._entry = entry.row, entry
 
     # -- what the record says -----------------------------------------------------------------
 
@@ -70,12 +78,18 @@ class Turn:
         return self._event.parent_event_id
 
     @property
-    def state(self) -> str:
-        return self._event.state or "done"
+    def entry(self) -> TurnEntry:
+        """The turn's typed log entry (``vocabulary.log``): what the record means."""
+        return self._entry
+
+    @property
+    def state(self) -> TurnState:
+        return self._entry.state
 
     @property
     def passed(self) -> bool:
-        return self._event.kind == "pass"
+        """The agent chose to say nothing (a ``pass`` entry)."""
+        return self._entry.kind is EventKind.PASS
 
     @property
     def request_id(self) -> str | None:
@@ -100,23 +114,22 @@ class Turn:
     @property
     def inputs(self) -> dict[str, Any]:
         """What the turn was asked with (a copy): speaker, round, activity, what it saw, denials."""
-        data = self._event.data or {}
         return {
             "speaker": self.speaker,
             "round": self._event.round,
             "activity": self._event.activity,
             "saw": self.saw,
-            "denials": [dict(d) for d in data.get("denials", [])],
+            "denials": [dict(d) for d in self._entry.denials],
         }
 
     @property
     def result(self) -> str | None:
         """The message, once the turn is done (``""`` for a pass); None before."""
-        return self._event.content if self.state == "done" else None
+        return self._event.content if self._entry.is_done else None
 
     @property
     def outputs(self) -> dict[str, Any]:
-        if self.state != "done":
+        if not self._entry.is_done:
             return {}
         outputs: dict[str, Any] = {"result": self._event.content, "passed": self.passed}
         draft = (self._event.data or {}).get("draft")
@@ -127,7 +140,7 @@ class Turn:
     @property
     def waiting(self) -> list[dict[str, Any]]:
         """The approval this turn waits for (its draft), or ``[]``."""
-        if self.state != "waiting":
+        if not self._entry.is_draft:
             return []
         return [{"draft": self._event.content, "speaker": self.speaker}]
 
@@ -142,7 +155,7 @@ class Turn:
 
     def refresh(self) -> Turn:
         """Re-read the turn from the database (returns self)."""
-        self._event = storage.get_event(self._db, self.id)
+        self._read(storage.get_event(self._db, self.id))
         return self
 
     def __repr__(self) -> str:
@@ -163,7 +176,7 @@ class Turn:
         if seen is None:
             return None
         self.refresh()
-        if self._event.state == TurnState.WAITING and self.draft_version != seen:
+        if self._entry.is_draft and self.draft_version != seen:
             raise DraftChanged(
                 f"the draft of turn {self.id} ({self.speaker}) changed since you read it; read "
                 "it again (nothing was decided)"
@@ -186,7 +199,7 @@ class Turn:
         draft text the decision was made on (refused with ``DraftChanged`` if it is other)."""
         check_identity(by, "by")
         decision = {"verb": verb, "by": by, "at": datetime.now(UTC).isoformat(timespec="seconds")}
-        decisions = [*((self._event.data or {}).get("decisions") or []), decision]
+        decisions = [*self._entry.decisions, decision]
         updated = storage.update_turn_state(
             self._db,
             self.id,
@@ -206,7 +219,7 @@ class Turn:
                     "read it again (nothing was decided)"
                 )
             raise _refusal(verb, current, expected)
-        self._event = updated
+        self._read(updated)
         return self
 
     def approve(
@@ -228,7 +241,7 @@ class Turn:
             check_message(content, "an edited message", MAX_CONTENT_CHARS)
             changes = {"content": content}
             data = {"draft": self._event.content, "edited": True, "edited_by": by}
-        if kind_of(self._event) == TurnKind.CANDIDATES:
+        if self._entry.candidates:  # drafts to pick among, not one draft to approve
             raise ConversationStateError(
                 f"turn {self.id} waits for a coordinator's pick among drafted candidates; "
                 "use pick(speaker) instead of approve"
@@ -264,7 +277,7 @@ class Turn:
         bound = self._bound(seen)
         room = storage.get_room(self._db, self.conversation)
         limit = RoomConfig.from_dict(room.config).max_denials
-        denials = list((self._event.data or {}).get("denials") or [])
+        denials = list(self._entry.denials)
         denials.append({"draft": self._event.content, "reason": reason, "by": by})
         state = TurnState.RUNNING if len(denials) <= limit else TurnState.ABANDONED
         return self._move(
@@ -312,7 +325,7 @@ class Turn:
     def candidates(self) -> list[dict[str, Any]]:
         """The drafts of a coordinator-after turn (``speaker``, ``text``, ``passed``,
         ``chosen``), or ``[]``: audited, never shown to agents."""
-        return [dict(c) for c in (self._event.data or {}).get("candidates") or []]
+        return [dict(c) for c in self._entry.candidates]
 
     def stop(self, *, by: str = "user", actor: Actor | None = None) -> Turn:
         """Stop the turn wherever it is: it ends ``stopped`` (it counts as a pass; a model reply
@@ -392,15 +405,16 @@ _PAST = {
 def _refusal(verb: str, current: storage.Event, expected: tuple[str, ...]) -> Exception:
     """Why a moderation verb did not apply: someone else decided first (``TurnAlreadyDecided``,
     naming who and what), or the turn is simply not in a state the verb works on."""
-    decisions = (current.data or {}).get("decisions") or []
+    decisions = entry_of(current).decisions
     if decisions:
         last = decisions[-1]
+        done = str(last.get("verb"))
         return TurnAlreadyDecided(
             f"cannot {verb} turn {current.id} ({current.speaker}): it was already "
-            f"{_PAST.get(last.get('verb'), last.get('verb'))} by {last.get('by')} at "
+            f"{_PAST.get(done, done)} by {last.get('by')} at "
             f"{last.get('at')}; it is {current.state} now",
             by=str(last.get("by")),
-            verb=str(last.get("verb")),
+            verb=done,
         )
     return ConversationStateError(
         f"cannot {verb} turn {current.id} ({current.speaker}): it is {current.state}, "

@@ -64,7 +64,7 @@ def _too_fast(limited: Any) -> TooFast:
     return TooFast(limited.wait)
 
 
-#: The storage errors that are refusals to a participant, for ``rooms.boundary.translated``: a
+#: The storage errors that are refusals to a participant, for ``conversation.boundary.translated``: a
 #: token nobody holds, a study code nobody has, a post over the participant's rate.
 REFUSALS: dict[type[storage.StorageError], Any] = {
     storage.ParticipantNotFound: _not_a_participant,

@@ -18,7 +18,7 @@ from typing import Any
 
 import storage
 from conversation.access.roles import Action, Actor, require, who
-from conversation.rooms.boundary import translated
+from conversation.boundary import translated
 from conversation.study.record import get_study, member
 from conversation.text.limits import check_message
 from conversation.vocabulary import StudyEventKind

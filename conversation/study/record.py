@@ -10,7 +10,7 @@ from typing import Any
 
 import storage
 from conversation.exceptions import ConversationValueError
-from conversation.rooms.boundary import translated
+from conversation.boundary import translated
 from conversation.study.definition.document import StudyDefinition, definition_from_dict
 from conversation.study.errors import REFUSALS, StudyRefused
 from conversation.vocabulary import ExitStatus, GroupStatus, ParticipantStage

@@ -12,10 +12,10 @@ from typing import Any
 from sqlalchemy import func
 from sqlmodel import col, select
 
-from storage._tx import UNSET, _Unset, json_object
+from storage.checks import UNSET, _Unset, json_object
 from storage.database import Database
 from storage.errors import RecordNotFound
-from storage.experiments import ExperimentRoom, _checked_room, _insert_rooms
+from storage.experiments.experiments import ExperimentRoom, _checked_room, _insert_rooms
 from storage.studies.participants import apply_fields, check_move
 from storage.studies.study import locked_study
 from storage.studies.study_log import StudyNote, note_on, write_note

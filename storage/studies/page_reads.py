@@ -15,9 +15,9 @@ from typing import Any
 from sqlalchemy import func
 from sqlalchemy import select as sa_select
 
-from storage._tx import EVENTS, ROOMS, event_from_row
 from storage.database import Database
 from storage.errors import ParticipantNotFound
+from storage.rooms.rows import EVENTS, ROOMS, event_from_row
 from storage.studies._columns import GROUPS, NOTES, PEOPLE, STUDIES, TOKENS
 from storage.tables import Event, Study, StudyEvent, StudyGroup, StudyParticipant
 from vocabulary import ParticipantStage, StudyEventKind

@@ -17,7 +17,7 @@ from sqlalchemy.engine import Connection
 
 from storage.database import Database
 from storage.errors import ParticipantNotFound, RateLimited, StorageValueError
-from storage.rate_limits import RateLimit, take_rate_on
+from storage.models.rate_limits import RateLimit, take_rate_on
 from storage.studies._columns import PEOPLE
 
 

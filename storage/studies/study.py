@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import func
 from sqlmodel import col, select
 
-from storage._tx import UNSET, _Unset, json_object
+from storage.checks import UNSET, _Unset, json_object
 from storage.database import Database
 from storage.errors import StorageValueError, StudyNotFound
 from storage.tables import Experiment, Study, StudyGroup, StudyParticipant

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy.engine import Connection
 from sqlmodel import col, select
 
-from storage._tx import json_object
+from storage.checks import json_object
 from storage.database import Database
 from storage.studies._columns import NOTES
 from storage.tables import StudyEvent

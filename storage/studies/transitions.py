@@ -13,7 +13,7 @@
 
 What a transition does to a room is a :data:`RoomMove` (:class:`PauseRoom`, :class:`StopRoom`,
 :class:`ChangeRoster`), built above storage from the room's own rules and written here with the
-room's own write helpers (``rooms.stop_on``, ``rooms.pause_on``, ``config_versions``).
+room's own write helpers (``rooms.room.stop_rooms_on`` and ``pause_on``, ``config_versions``).
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Connection
 from sqlmodel import select
 
-from storage._tx import ROOMS, lock_room
-from storage.config_versions import _change_on, _checked_change
 from storage.database import Database
 from storage.errors import RecordNotFound
-from storage.rooms import check_room_move, pause_on, stop_on
+from storage.rooms.config_versions import _change_on, _checked_change
+from storage.rooms.room import check_room_move, pause_on, stop_rooms_on
+from storage.rooms.rows import ROOMS, lock_room
 from storage.studies.participants import ParticipantMove, places_taken
 from storage.studies.study import locked_study
 from storage.studies.study_log import StudyNote, write_note
@@ -71,9 +71,10 @@ class StopRoom:
         check_room_move(self.notice, self.notice_data, self.allowed)
 
     def apply(self, conn: Connection, now: datetime) -> bool:
-        return stop_on(
-            conn, self.room_id, self.reason, self.allowed, self.notice, self.notice_data, now
+        stopped = stop_rooms_on(
+            conn, [self.room_id], self.reason, self.allowed, self.notice, self.notice_data, now
         )
+        return bool(stopped)
 
 
 class _Stale(Exception):

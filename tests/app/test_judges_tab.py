@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 import storage
 from conversation.analysis import coding, judges
 from storage import Database
-from tests.app.test_pages import app, open_section, shown
+from tests.app.page_support import app, open_section, shown
 
 HOSTILE = "**bold** [x](http://127.0.0.1:9/p.png)"
 MESSAGES = ["I give up 5 dollars", "Pay or else", "What is your price?"]
@@ -94,7 +94,7 @@ def test_selecting_a_disagreement_shows_the_message_and_the_reason_literally(db:
 
 
 def coding_rubric(db: Database, experiment: int) -> Any:
-    from conversation.analysis.rubrics import Rubric
+    from conversation.analysis.judges.rubrics import Rubric
 
     return Rubric.from_codebook("book", coding.codebook(db, experiment_id=experiment), none_label="none")  # fmt: skip
 

@@ -52,12 +52,15 @@ MARKDOWN_KEYWORDS = ("label", "body", "help")
 NOT_STREAMLIT = {"log", "logging", "ex", "warnings", "repo", "rooms", "results", "frames"}
 SAFE_CALLS = {"escape_markdown", "plain", "len", "int", "float", "round"}
 # Functions of the app that return fixed words.
-PROGRAM_CALLS = {"_state_note": "ui.live: ' · answering…', ' · failed', ..."}
+PROGRAM_CALLS = {
+    "state_note": "rooms.engine.kinds.showing: ' · answering…', ' · failed', ...",
+    "line_with": "Shown.line_with: a handler's fixed words, every text in it escaped",
+}
 # Names that only ever hold program text (numbers, ids, statuses, fixed sentences).
 PROGRAM_TEXT = {
     "linked.problem": "ui.params.parse_id's fixed sentences (the raw value is never quoted)",
     "refused": "ui.widgets.keep_if_too_long's sentence (numbers only)",
-    "label": "ui.live: the escaped speaker; elsewhere a label a helper passes through",
+    "label": "ui.room.live: the escaped speaker; elsewhere a label a helper passes through",
     "notice": "Results: 'Analysis #<id> stored.' (pages/results.py)",
     "current": "an experiment id (int)",
     "room_id": "a room id (int)",
@@ -66,6 +69,9 @@ PROGRAM_TEXT = {
     "hidden": "a count",
     "event.seq": "a sequence number",
     "event.activity": "an activity number",
+    "row.activity": "an activity number",
+    "look.line": "a Shown's fixed words (the handler's; names and bodies are its texts)",
+    "icon": "ui.room.live: a Material icon shortcode a handler names (program text)",
     "linked.value": "an id (int)",
     "done": "a count",
     "key": "a widget key made by the program",

@@ -5,14 +5,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from types import SimpleNamespace
+from typing import Any
 
 from streamlit.testing.v1 import AppTest
 
 from conversation.analysis import coding
 from storage import Database
-from tests.app.test_pages import open_coding, open_section
-from tests.app.test_provenance_exports import studied_room
-from ui import provenance
+from tests.app.page_support import open_coding, open_section
+from tests.support.provenance_room import studied_room
+from ui.room import provenance
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "streamlit_app.py")  # the script app.py serves
@@ -52,8 +53,13 @@ def test_the_transcript_marks_private_messages_decisions_picks_and_passes(db: Da
     assert "Short and edited." in bodies and "a draft, attempt 2" not in bodies
 
 
+def row(**fields: Any) -> SimpleNamespace:
+    """A stored event as the provenance marks read it (the columns a log entry is made of)."""
+    return SimpleNamespace(**({"seq": 1, "content": "", "round": 0, "state": None} | fields))
+
+
 def test_marks_show_why_the_speaker_was_chosen_cache_hits_and_who_acted() -> None:
-    event = SimpleNamespace(
+    event = row(
         kind="agent",
         speaker="Cara",
         visible_to=None,
@@ -74,7 +80,7 @@ def test_marks_show_why_the_speaker_was_chosen_cache_hits_and_who_acted() -> Non
         "from the model cache",
     ]
     assert provenance.one_click_texts(event) == [("Drafts not chosen (1)", ["Bob: mine"])]
-    waiting = SimpleNamespace(
+    waiting = row(
         kind="agent",
         speaker="coordinator",
         state="waiting",
@@ -82,11 +88,11 @@ def test_marks_show_why_the_speaker_was_chosen_cache_hits_and_who_acted() -> Non
         data={"candidates": [{"speaker": "Bob", "text": "mine", "passed": False}]},
     )
     assert provenance.one_click_texts(waiting) == [("Drafts to pick from (1)", ["Bob: mine"])]
-    system = SimpleNamespace(
+    system = row(
         kind="system", speaker="room", visible_to=None, data={"event": "paused", "by": "ann"}
     )
     assert provenance.marks(system) == ["by ann"]
-    person = SimpleNamespace(kind="human", speaker="Ana", visible_to=["Bob"], data={"by": "ana@x"})
+    person = row(kind="human", speaker="Ana", visible_to=["Bob"], data={"by": "ana@x"})
     assert provenance.marks(person) == ["private to Bob", "posted by ana@x"]
 
 

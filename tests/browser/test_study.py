@@ -129,7 +129,7 @@ def finish(page: Any) -> str:
     return prolific.url
 
 
-@pytest.mark.timeout(600)  # "does not hang", not a speed figure (a loaded machine is slow)
+@pytest.mark.timeout(600)  # a study that never ends fails here, however loaded the machine
 def test_six_people_in_three_groups_through_the_whole_study(
     browser: Any, study_server: AppServer
 ) -> None:

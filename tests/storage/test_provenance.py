@@ -1,4 +1,4 @@
-"""The provenance columns of one event (``storage.provenance``): where each value comes from."""
+"""The provenance columns of one event (``storage.research.provenance``): where each value comes from."""
 
 from __future__ import annotations
 
@@ -6,12 +6,13 @@ import json
 from types import SimpleNamespace
 from typing import Any
 
-from storage.provenance import PROVENANCE_COLUMNS, provenance_row
+from storage.research.provenance import PROVENANCE_COLUMNS, provenance_row
 
 
 def event(**changes: Any) -> SimpleNamespace:
     base: dict[str, Any] = dict(
-        room_id=1, seq=3, id=30, kind="agent", speaker="Cara", state="done", visible_to=None,
+        room_id=1, seq=3, id=30, kind="agent", speaker="Cara", content="hi", round=0,
+        state="done", visible_to=None,
         model="offline", input_tokens=3, output_tokens=4, cost=0.5, data=None,
         created_at="2026-01-01T00:00:00+00:00", updated_at="2026-01-01T00:00:02+00:00",
     )  # fmt: skip

@@ -96,7 +96,7 @@ def study_exports(db: Any, code: str) -> None:
 
 def study_exports_panel(db: Any) -> None:
     """The Results page's panel: pick a study (the monitor's picker), then its exports."""
-    from ui.study.monitor import pick_study
+    from ui.study.picker import pick_study
 
     code, hint = pick_study(db, key="results-study")
     if not code.strip():

@@ -221,31 +221,11 @@ def group_controls(db: Any, code: str, actor: Any) -> None:
             _act(lambda: study.end_conversation(db, code, int(picked), actor=actor))
 
 
-def pick_study(db: Any, *, key: str = "monitor", wanted: str = "") -> tuple[str, str]:
-    """The study to show: picked from every study (each with its counts, newest first) or, with
-    no study stored yet, a code typed in; and what to say while there is none. ``wanted`` (a
-    link's ``?study=CODE``) is picked already. ``key``: the widgets' prefix (the monitor's, the
-    Results page's)."""
-    studies = _study().list_studies(db)
-    if not studies:
-        typed = st.text_input("Study code", value=wanted, key=f"{key}-code")
-        return typed, "Enter a study's code (it is in the participant link: ?study=CODE)."
-    lines = {s.code: s.line() for s in studies}
-    codes = list(lines) if wanted in lines or not wanted else [wanted, *lines]
-    picked = st.selectbox(
-        "Study",
-        codes,
-        index=codes.index(wanted) if wanted else None,
-        format_func=lambda code: str(lines.get(code, code)),  # options are drawn as plain text
-        placeholder="Pick a study",
-        key=f"{key}-pick",
-    )
-    return str(picked or ""), "Pick a study above to see its participants and groups."
-
-
 def monitor_page(db: Any, actor: Any) -> None:
     """The whole monitor: pick a study by its code, then the live view and the controls."""
     study = _study()
+    from ui.study.picker import pick_study
+
     code, hint = pick_study(db, wanted=str(st.query_params.get("study", "")))
     if not code.strip():
         st.title("Study monitor")
@@ -293,5 +273,4 @@ __all__ = [
     "live_tables",
     "monitor_page",
     "people_frame",
-    "pick_study",
 ]

@@ -86,7 +86,7 @@ async def ask_with_retries(
             )
             if recorded is None:  # stopped by a person, or the lease is gone
                 held.forget_log()
-                return Step(StepKind.WAIT, "running", "turn no longer ours")
+                return Step(StepKind.WAIT, RoomStatus.RUNNING, "turn no longer ours")
             await asyncio.sleep(delay)
 
 
@@ -130,7 +130,7 @@ async def _wait_for_server(
     )
     if recorded is None:  # stopped by a person, or the lease is gone
         held.forget_log()
-        return Step(StepKind.WAIT, "running", "turn no longer ours")
+        return Step(StepKind.WAIT, RoomStatus.RUNNING, "turn no longer ours")
     log.info("room %s: model server unavailable; retry in %.0f s", held.room_id, delay)
     await asyncio.sleep(delay)
     return None
@@ -164,7 +164,7 @@ def fail_turn(
     applied = storage.commit_turns(db, [commit])[0]
     held.forget_log()
     if not applied:
-        return Step(StepKind.WAIT, "running", "commit refused by the fence")
+        return Step(StepKind.WAIT, RoomStatus.RUNNING, "commit refused by the fence")
     log.warning("room %s: %s", held.room_id, reason)
     return Step(StepKind.FAIL, RoomStatus.FAILED, reason)
 

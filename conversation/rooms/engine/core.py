@@ -218,9 +218,9 @@ class Engine:
                 # another worker's, claimed after this one's lease ran out).
                 return self._call_of(held, plan.kind, plan, plan.turn)
             held.forget_log()
-            return Step(StepKind.WAIT, "running", "lease lost")
+            return Step(StepKind.WAIT, RoomStatus.RUNNING, "lease lost")
         if plan.kind == StepKind.CLAIM:
-            return Step(StepKind.WAIT, "running", "a turn is due")
+            return Step(StepKind.WAIT, RoomStatus.RUNNING, "a turn is due")
         if plan.kind == StepKind.WAIT:
             return Step(StepKind.WAIT, str(plan.status), plan.reason, again=plan.again)
         return Step(plan.kind, str(plan.status), plan.reason)  # already in its status
@@ -379,7 +379,7 @@ class Engine:
         held = call.held
         if not ok:  # fenced out: stopped by a person, or the lease was lost
             held.forget_log()
-            return Step(StepKind.WAIT, "running", "commit refused by the fence")
+            return Step(StepKind.WAIT, RoomStatus.RUNNING, "commit refused by the fence")
         status: str = commit.room_status or RoomStatus.RUNNING
         reason = commit.stop_reason
         plan, outcome = followed if followed is not None else (None, None)
@@ -424,7 +424,7 @@ def refused(held: HeldRoom, reason: str) -> Step:
     """A refused settlement or claim: read the log whole and plan again at once, a few times."""
     held.refusals += 1
     held.forget_log()
-    return Step(StepKind.WAIT, "running", reason, again=held.refusals <= MAX_REFUSALS)
+    return Step(StepKind.WAIT, RoomStatus.RUNNING, reason, again=held.refusals <= MAX_REFUSALS)
 
 
 __all__ = ["Engine", "fail_turn", "refused"]

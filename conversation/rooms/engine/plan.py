@@ -55,14 +55,14 @@ def plan_room(
         return Plan(StepKind.SETTLE, status=RoomStatus.SETTLED)
     # Breakpoints, like moderation, are a rule of the room's config read at each turn: the
     # room pauses here, before any claim or model call (see rooms/breakpoints.py).
-    rows = room_log.rows
-    pause = breakpoint_pause(config, rows, planned.speaker)
+    rows, entries = room_log.rows, room_log.entries  # each row parsed once, as it arrived
+    pause = breakpoint_pause(config, entries, planned.speaker)
     if pause is not None:
         return Plan(
             StepKind.SETTLE, status=RoomStatus.PAUSED, reason=pause.reason, notice_data=pause.data
         )
     because = planned.reason or "chosen by the planner"
-    releaser = released(rows, planned.speaker)
+    releaser = released(entries, planned.speaker)
     if releaser is not None:
         because = f"{because}; breakpoint released by {releaser}"
     last = rows[-1] if rows else None

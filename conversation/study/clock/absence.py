@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 import storage
-from conversation.rooms.boundary import translated
+from conversation.boundary import translated
 
 #: How often an app process says the participants' service is up.
 BEAT_SECONDS = 1.0

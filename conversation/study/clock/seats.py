@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 import storage
-from conversation.rooms.boundary import translated
+from conversation.boundary import translated
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.editing import changed_config, version_notice
 from conversation.rooms.room import PAUSABLE, STOPPABLE, move_notice, stop_notice

@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import storage
-from conversation.rooms.boundary import translated
+from conversation.boundary import translated
 from conversation.rooms.room import STOPPABLE, stop_notice
 from conversation.study.clock.absence import Absence, absence_now
 from conversation.study.clock.lobby import Draw, draw_group

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import storage
-from conversation.rooms.boundary import translated
+from conversation.boundary import translated
 from conversation.study.clock.absence import Absence
 from conversation.study.clock.seats import leave
 from conversation.study.definition.document import StudyDefinition

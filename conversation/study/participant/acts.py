@@ -18,7 +18,7 @@ from typing import Any
 import storage
 from conversation.access.roles import Actor
 from conversation.exceptions import ConversationValueError
-from conversation.rooms.boundary import translated
+from conversation.boundary import translated
 from conversation.rooms.posting import post_message
 from conversation.study.clock.ticks import is_full
 from conversation.study.definition.surveys import checked_answers

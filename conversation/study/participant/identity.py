@@ -10,7 +10,7 @@ import hashlib
 from typing import Any
 
 import storage
-from conversation.rooms.boundary import translated
+from conversation.boundary import translated
 from conversation.study.definition.document import StudyDefinition
 from conversation.study.errors import REFUSALS, NotAParticipant
 from conversation.study.record import Study, study_definition

@@ -16,7 +16,7 @@ import storage
 from conversation.access.roles import Action, Actor, require
 from conversation.exceptions import ConversationValueError
 from conversation.experiments.design import experiment_budget
-from conversation.rooms.boundary import translated
+from conversation.boundary import translated
 from conversation.study.definition.document import StudyDefinition
 from conversation.study.record import Study, get_study, study_definition
 

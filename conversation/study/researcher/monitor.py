@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import storage
-from conversation.rooms.boundary import translated
+from conversation.boundary import translated
 from conversation.study.clock.ticks import is_full
 from conversation.study.help import unread_count
 from conversation.study.record import Study, get_study, study_definition

@@ -4,12 +4,21 @@ turns there are.
 ``HANDLERS`` is in claim order: a new turn is of the first kind whose handler claims it (a context
 summary before anything else, then a coordinator's drafts, a coordinator's pick, and an agent
 speaking, which is always due). An open turn is resumed and a reply committed by the handler of
-the turn's stored kind. Adding a kind is one module (a ``TurnHandler``) and one line here."""
+the turn's stored kind, and a stored turn is shown to people by it (``show``, ``shown``). Adding a
+kind is one module (a ``TurnHandler``), one line here, and its member in the vocabulary with
+what a finished turn of it reads as (``vocabulary.log``)."""
 
 from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler
 from conversation.rooms.engine.kinds.candidates import CandidatesTurn
 from conversation.rooms.engine.kinds.pick import PickTurn
-from conversation.rooms.engine.kinds.registry import HANDLERS, claim_new, handler_of
+from conversation.rooms.engine.kinds.registry import (
+    HANDLERS,
+    claim_new,
+    handler_of,
+    may_stream,
+    shown,
+)
+from conversation.rooms.engine.kinds.showing import Form, Shown
 from conversation.rooms.engine.kinds.speak import SpeakTurn
 from conversation.rooms.engine.kinds.summary import SummaryTurn
 
@@ -17,10 +26,14 @@ __all__ = [
     "HANDLERS",
     "CandidatesTurn",
     "ClaimContext",
+    "Form",
     "PickTurn",
+    "Shown",
     "SpeakTurn",
     "SummaryTurn",
     "TurnHandler",
     "claim_new",
     "handler_of",
+    "may_stream",
+    "shown",
 ]

@@ -16,10 +16,11 @@ from conversation import models
 from conversation.models.bindings import ModelCache
 from conversation.planning.planner import PlannedTurn
 from conversation.rooms.config import RoomConfig
+from conversation.rooms.engine.kinds.showing import Shown, notice_shown, speaking_shown
 from conversation.rooms.engine.records import Call, Plan, Reply, StepKind
 from conversation.rooms.prompt import TurnPrompt
 from conversation.termination.state import RoomState
-from conversation.vocabulary import TurnKind
+from conversation.vocabulary import Notice, TurnEntry, TurnKind
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,18 +72,35 @@ class TurnHandler:
     differs. The default ``ask`` is one call of the turn's model with its prompt."""
 
     kind: ClassVar[TurnKind]
+    may_stream: ClassVar[bool] = False
+    """Its reply may reach the page as it is written (a partial draft, docs/streaming.md)."""
+
+    def show(self, turn: TurnEntry) -> Shown:
+        """How a turn of this kind is shown to people (``showing``): a speaking turn's bubble,
+        pass or skipped turn unless the kind says otherwise."""
+        return speaking_shown(turn)
+
+    def show_notice(self, notice: Notice) -> Shown:
+        """How a notice recording this kind (``data["event"]``) is shown: a plain notice unless
+        the kind says otherwise."""
+        return notice_shown(notice)
 
     def claim(self, ctx: ClaimContext) -> Plan | None:
         """The claim of a new turn of this kind when one is due now, else None (the registry
         asks each handler in order; the first due wins)."""
         return None
 
+    def prompt(self, config: RoomConfig, before: RoomState, turn: Any) -> TurnPrompt:
+        """The prompt ``turn`` (a stored row, or its entry) is asked with, rebuilt from the
+        events ``before`` it, and only those: what a resumed turn is asked again, and what a
+        page shows as the prompt a turn was asked."""
+        raise NotImplementedError
+
     def resume(
         self, config: RoomConfig, before: RoomState, turn: storage.Event, planner: Any
     ) -> Plan:
-        """The ``resume`` plan of the open ``turn``: its prompt rebuilt from the events
-        ``before`` it, and only those."""
-        raise NotImplementedError
+        """The ``resume`` plan of the open ``turn``: its :meth:`prompt`."""
+        return resumed(config, turn, self.prompt(config, before, turn))
 
     async def ask(self, call: Call, cache: ModelCache) -> Reply:
         """The reply to ``call`` (attempts are counted by the caller). ``cache``: the engine's

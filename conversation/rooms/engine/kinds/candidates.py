@@ -24,7 +24,7 @@ from conversation.rooms.prompt import (
     room_template,
 )
 from conversation.termination.state import RoomState
-from conversation.vocabulary import RoomStatus, TurnKind, TurnState
+from conversation.vocabulary import EventKind, RoomStatus, TurnKind, TurnState
 
 
 def drafting(
@@ -61,6 +61,10 @@ class CandidatesTurn(TurnHandler):
             saw=sorted({s for _, p in drafted.prompts for s in p.saw}),
             drafting=drafted,
         )
+
+    def prompt(self, config: RoomConfig, before: RoomState, turn: Any) -> TurnPrompt:
+        """The first drafter's prompt (each drafter is asked its own)."""
+        return drafting(config, before, None, (turn.data or {}).get("eligible", [])).prompts[0][1]
 
     def resume(
         self, config: RoomConfig, before: RoomState, turn: storage.Event, planner: Any
@@ -128,7 +132,7 @@ class CandidatesTurn(TurnHandler):
         return storage.TurnCommit(
             **base,
             state=TurnState.DONE,
-            kind="agent",
+            kind=EventKind.AGENT,
             speaker=outcome.picked,
             content=outcome.reply.text,
             data={

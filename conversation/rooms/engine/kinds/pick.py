@@ -9,11 +9,20 @@ from typing import Any, ClassVar
 import storage
 from conversation.planning.coordinator import InvalidPickError, parse_pick
 from conversation.rooms.config import RoomConfig
-from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler, resumed
+from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler
+from conversation.rooms.engine.kinds.showing import Form, Shown
 from conversation.rooms.engine.records import Call, Plan, Reply, error_record, failure_reason
-from conversation.rooms.prompt import build_pick_prompt
+from conversation.rooms.prompt import TurnPrompt, build_pick_prompt
 from conversation.termination.state import RoomState
-from conversation.vocabulary import RoomStatus, TurnKind, TurnState
+from conversation.vocabulary import (
+    EventKind,
+    LogEntry,
+    Notice,
+    RoomStatus,
+    TurnEntry,
+    TurnKind,
+    TurnState,
+)
 
 
 class PickTurn(TurnHandler):
@@ -33,11 +42,17 @@ class PickTurn(TurnHandler):
         data = {"event": TurnKind.PICK, "eligible": list(eligible)}
         return ctx.claim(speaker, ctx.planned.round, prompt, data, model=ctx.label(speaker))
 
-    def resume(
-        self, config: RoomConfig, before: RoomState, turn: storage.Event, planner: Any
-    ) -> Plan:
+    def prompt(self, config: RoomConfig, before: RoomState, turn: Any) -> TurnPrompt:
         eligible = (turn.data or {}).get("eligible", [])
-        return resumed(config, turn, build_pick_prompt(config, before, turn.speaker, eligible))
+        return build_pick_prompt(config, before, turn.speaker, eligible)
+
+    def show(self, turn: TurnEntry) -> Shown:
+        """A pick made: one line naming whom it picked; else as any turn (running, failed...)."""
+        return _picked(turn) if turn.is_done else super().show(turn)
+
+    def show_notice(self, notice: Notice) -> Shown:
+        """A pick recorded as a notice (an import's, or a coordinator's before it was a turn)."""
+        return _picked(notice)
 
     def commit(self, call: Call, outcome: Reply, base: dict[str, Any]) -> storage.TurnCommit:
         text = outcome.reply.text
@@ -55,7 +70,13 @@ class PickTurn(TurnHandler):
         return storage.TurnCommit(
             **base,
             state=TurnState.DONE,
-            kind="agent",
+            kind=EventKind.AGENT,
             content=f"picked {pick}" if pick else "picked no one",
             data={"pick": pick},
         )
+
+
+def _picked(entry: LogEntry) -> Shown:
+    return Shown(
+        Form.NOTE, "{} picked {} to speak next.", (entry.speaker, entry.choice or "no one")
+    )

@@ -10,16 +10,23 @@ from conversation import models
 from conversation.models.bindings import ModelCache
 from conversation.models.chat_shape import EchoOnlyReply
 from conversation.rooms.config import RoomConfig
-from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler, resumed
+from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler
 from conversation.rooms.engine.records import Call, Plan, Reply
 from conversation.rooms.engine.streaming_call import ask_streamed, stopped_commit, streams
-from conversation.rooms.prompt import build_turn_prompt, denial_feedback, is_pass, room_template
+from conversation.rooms.prompt import (
+    TurnPrompt,
+    build_turn_prompt,
+    denial_feedback,
+    is_pass,
+    room_template,
+)
 from conversation.termination.state import RoomState
-from conversation.vocabulary import RoomStatus, TurnKind, TurnState
+from conversation.vocabulary import EventKind, RoomStatus, TurnKind, TurnState
 
 
 class SpeakTurn(TurnHandler):
     kind: ClassVar[TurnKind] = TurnKind.SPEAK
+    may_stream: ClassVar[bool] = True
 
     def claim(self, ctx: ClaimContext) -> Plan:
         """Always due: the planner's speaker speaks (the last kind the registry asks)."""
@@ -37,12 +44,10 @@ class SpeakTurn(TurnHandler):
         speaker = ctx.config.spec(planned.speaker).name
         return ctx.claim(speaker, planned.round, prompt, data, model=ctx.label(speaker))
 
-    def resume(
-        self, config: RoomConfig, before: RoomState, turn: storage.Event, planner: Any
-    ) -> Plan:
+    def prompt(self, config: RoomConfig, before: RoomState, turn: Any) -> TurnPrompt:
         """The same prompt, with the feedback of every denial of its drafts so far."""
         data = turn.data or {}
-        prompt = build_turn_prompt(
+        return build_turn_prompt(
             config,
             before,
             turn.speaker,
@@ -50,7 +55,6 @@ class SpeakTurn(TurnHandler):
             feedback=denial_feedback(data.get("denials", [])),
             addressee=data.get("addressee"),
         )
-        return resumed(config, turn, prompt)
 
     async def ask(self, call: Call, cache: ModelCache) -> Reply:
         """Streamed when the room and the model allow it (``engine.streaming_call``)."""
@@ -69,7 +73,7 @@ class SpeakTurn(TurnHandler):
         return storage.TurnCommit(
             **base,
             state=TurnState.WAITING if draft else TurnState.DONE,
-            kind="pass" if passed else "agent",
+            kind=EventKind.PASS if passed else EventKind.AGENT,
             content="" if passed else text,
             room_status=RoomStatus.WAITING if draft else None,
         )

@@ -8,12 +8,13 @@ from typing import Any, ClassVar
 import storage
 from conversation.context.window import SUMMARY_SPEAKER, summary_request
 from conversation.rooms.config import RoomConfig
-from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler, resumed
+from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler
+from conversation.rooms.engine.kinds.showing import Form, Shown
 from conversation.rooms.engine.records import Call, Plan, Reply
 from conversation.rooms.log import covers_seqs
 from conversation.rooms.prompt import TurnPrompt, build_summary_prompt
 from conversation.termination.state import RoomState
-from conversation.vocabulary import TurnKind, TurnState
+from conversation.vocabulary import EventKind, TurnEntry, TurnKind, TurnState
 
 
 class SummaryTurn(TurnHandler):
@@ -33,18 +34,24 @@ class SummaryTurn(TurnHandler):
         data = {"event": TurnKind.SUMMARY, "covers_seqs": covers_seqs(view, request.covers)}
         return ctx.claim(SUMMARY_SPEAKER, ctx.round, prompt, data, model=ctx.label(None))
 
-    def resume(
-        self, config: RoomConfig, before: RoomState, turn: storage.Event, planner: Any
-    ) -> Plan:
+    def prompt(self, config: RoomConfig, before: RoomState, turn: Any) -> TurnPrompt:
         """Nothing left to summarise: an empty prompt, and the turn ends as an empty pass (the
         engine asks no model for an empty prompt)."""
         prompt = build_summary_prompt(config, before)
-        return resumed(config, turn, prompt if prompt is not None else TurnPrompt("", "", ()))
+        return prompt if prompt is not None else TurnPrompt("", "", ())
+
+    def show(self, turn: TurnEntry) -> Shown:
+        """Folded: what agents are shown instead of the messages it covers (``[start, end)``)."""
+        covered = turn.data.get("covers_seqs") or []
+        span = f" of #{covered[0]}-#{covered[1] - 1}" if len(covered) == 2 else ""
+        title = f"Summary{span} (what agents are shown instead of those messages)"
+        body = turn.content if turn.is_done else "…"
+        return Shown(Form.FOLDED, title, body=body, provenance=False)
 
     def commit(self, call: Call, outcome: Reply, base: dict[str, Any]) -> storage.TurnCommit:
         text = outcome.reply.text
         if not text.strip():  # nothing to summarise: an empty pass, not a summary
             return storage.TurnCommit(
-                **base, state=TurnState.DONE, kind="pass", content="", data={"empty": True}
+                **base, state=TurnState.DONE, kind=EventKind.PASS, content="", data={"empty": True}
             )
-        return storage.TurnCommit(**base, state=TurnState.DONE, kind="agent", content=text)
+        return storage.TurnCommit(**base, state=TurnState.DONE, kind=EventKind.AGENT, content=text)
