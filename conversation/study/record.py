@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import storage
-from conversation.exceptions import ConversationValueError
 from conversation.boundary import translated
+from conversation.exceptions import ConversationValueError
 from conversation.study.definition.document import StudyDefinition, definition_from_dict
 from conversation.study.errors import REFUSALS, StudyRefused
 from conversation.vocabulary import ExitStatus, GroupStatus, ParticipantStage

@@ -17,8 +17,8 @@ from typing import Any
 
 import storage
 from conversation.access.roles import Actor
-from conversation.exceptions import ConversationValueError
 from conversation.boundary import translated
+from conversation.exceptions import ConversationValueError
 from conversation.rooms.posting import post_message
 from conversation.study.clock.ticks import is_full
 from conversation.study.definition.surveys import checked_answers

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import storage
 from conversation.access.roles import Action, Actor, require, who
-from conversation.exceptions import ConversationStateError, ConversationValueError
 from conversation.boundary import translated
+from conversation.exceptions import ConversationStateError, ConversationValueError
 from conversation.study.clock.seats import leave
 from conversation.study.clock.ticks import finish_group
 from conversation.study.record import get_study, member, study_definition

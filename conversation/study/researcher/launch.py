@@ -14,9 +14,9 @@ from urllib.parse import quote
 
 import storage
 from conversation.access.roles import Action, Actor, require
+from conversation.boundary import translated
 from conversation.exceptions import ConversationValueError
 from conversation.experiments.design import experiment_budget
-from conversation.boundary import translated
 from conversation.study.definition.document import StudyDefinition
 from conversation.study.record import Study, get_study, study_definition
 
