@@ -2,7 +2,7 @@
 
 An ``st.App`` (Streamlit's ASGI server) serving the Streamlit script ``streamlit_app.py`` and,
 beside it, the study participant's page (``/participate`` and ``/study/...``: our own routes,
-``ui.participant_web``, not a Streamlit page). Its lifespan (:func:`ui.bootstrap.lifespan`) opens
+``ui.participant``, not a Streamlit page). Its lifespan (:func:`ui.bootstrap.lifespan`) opens
 the database and starts the in-process runner when the server starts, not on the first page
 visit, so rooms left running by a previous server go on at once; when the server stops (SIGTERM)
 the participants' streams end and the runner releases its rooms' leases.
@@ -20,7 +20,7 @@ from ui.bootstrap import database, lifespan, run_app, wake_runner
 if get_script_run_ctx(suppress_warning=True) is not None:
     run_app()  # a script run: the same screens as streamlit_app.py
 else:
-    from ui.participant_web import ParticipantSite
+    from ui.participant import ParticipantSite
 
     site = ParticipantSite(database, wake_runner=wake_runner)
     app = st.App(

@@ -1,4 +1,4 @@
-"""A study participant's page without a browser: what ``ui/participant_web/static/page.js`` does,
+"""A study participant's page without a browser: what ``ui/participant/static/page.js`` does,
 over HTTP, in asyncio (``httpx``). Used by ``participants_load.py`` and by tests that need many
 participants at once.
 

@@ -193,10 +193,10 @@ def partners(db_url: str, code: str, people: int) -> dict[int, int]:
 
     db = Database(db_url)
     try:
-        pid = {r["participant"]: r["PROLIFIC_PID"] for r in study.recruitment_table(db, code)}
+        pid = {r["pseudonym"]: r["PROLIFIC_PID"] for r in study.recruitment_table(db, code)}
         rooms: dict[Any, list[int]] = {}
         for row in study.participants_table(db, code):
-            rooms.setdefault(row["room_id"], []).append(int(pid[row["participant"]].split("-")[1]))
+            rooms.setdefault(row["room_id"], []).append(int(pid[row["pseudonym"]].split("-")[1]))
     finally:
         db.dispose()
     found = {}

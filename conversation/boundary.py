@@ -16,6 +16,10 @@ unavailable -> wait) catches a project error:
 - any other ``storage.StorageError`` -> ``StorageFailure`` (but ``storage.RateLimited``, a
   participant's post over their rate, which ``conversation.study`` decides on itself).
 
+A caller to whom a storage error means something of its own passes ``refusals`` (``study``: a
+token nobody holds is ``NotAParticipant``, an unknown study code ``StudyRefused``, a post over
+the rate ``TooFast``): they are tried first.
+
 The original error is the new one's ``__cause__``.
 """
 
@@ -23,7 +27,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -41,27 +45,40 @@ T = TypeVar("T")
 C = TypeVar("C", bound=type)
 
 
+#: A caller's own translations, tried first: a storage error's type -> its error, made from
+#: the storage one (a study's token nobody holds is its ``NotAParticipant``).
+Refusals = Mapping[type[storage.StorageError], Callable[[Any], Exception]]
+
+
 @contextmanager
-def translated() -> Iterator[None]:
-    """Translate storage errors raised inside the block (see the module docstring)."""
+def translated(refusals: Refusals | None = None) -> Iterator[None]:
+    """Translate storage errors raised inside the block (see the module docstring);
+    ``refusals`` first, for a caller to whom a storage error has a meaning of its own."""
     try:
         yield
-    except storage.RequestIdConflict as exc:
-        raise RequestConflictError(str(exc)) from exc
-    except storage.RecordNotFound as exc:
-        raise NotFoundError(str(exc)) from exc
-    except storage.StorageValueError as exc:
-        raise ConversationValueError(str(exc)) from exc
-    except storage.RecordInUse as exc:
-        raise InUseError(str(exc)) from exc
-    except storage.DatabaseUnavailable as exc:
-        raise StorageUnavailableError(str(exc)) from exc
-    except storage.RateLimited:
-        # A participant's post over their rate: conversation/study decides on it (its wait)
-        # where it calls the posting path; it is that package's to translate.
-        raise
     except storage.StorageError as exc:
-        raise StorageFailure(str(exc)) from exc
+        for kind, make in (refusals or {}).items():
+            if isinstance(exc, kind):
+                raise make(exc) from exc
+        if isinstance(exc, storage.RateLimited):
+            # A participant's post over their rate: conversation/study decides on it (its
+            # wait) with its refusals where it calls the posting path.
+            raise
+        raise _project_error(exc) from exc
+
+
+def _project_error(exc: storage.StorageError) -> Exception:
+    if isinstance(exc, storage.RequestIdConflict):
+        return RequestConflictError(str(exc))
+    if isinstance(exc, storage.RecordNotFound):
+        return NotFoundError(str(exc))
+    if isinstance(exc, storage.StorageValueError):
+        return ConversationValueError(str(exc))
+    if isinstance(exc, storage.RecordInUse):
+        return InUseError(str(exc))
+    if isinstance(exc, storage.DatabaseUnavailable):
+        return StorageUnavailableError(str(exc))
+    return StorageFailure(str(exc))
 
 
 def storage_errors(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -112,4 +129,4 @@ def translating(cls: C) -> C:
     return cls
 
 
-__all__ = ["storage_errors", "translated", "translating", "unavailable"]
+__all__ = ["Refusals", "storage_errors", "translated", "translating", "unavailable"]

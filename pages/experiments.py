@@ -26,7 +26,7 @@ from ui.params import parse_id
 from ui.results import condition_charts, tables
 from ui.room import rooms
 from ui.room.templates import TEMPLATES
-from ui.study_editor import study_editor
+from ui.study.editor import study_editor
 from ui.widgets import (
     escape_markdown,
     model_choices,
@@ -44,7 +44,7 @@ ROOM_CHOICES = 100  # rooms the template-room picker lists at once
 
 st.title("Experiments")
 with st.expander("Study with participants: edit, validate, launch", icon=":material/diversity_3:"):
-    study_editor(db, me)  # ui.study_editor (docs/studies.md)
+    study_editor(db, me)  # ui.study.editor (docs/studies.md)
 
 if ex.catch_up(db, speaker=human_name()):  # resumes experiments a restart cut short
     wake_runner()

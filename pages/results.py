@@ -17,7 +17,7 @@ from ui.results.coding import results_coding
 from ui.results.streamed_export import experiment_exports
 from ui.room.live import LiveCache, render_transcript
 from ui.room.rooms import cost_texts
-from ui.study_exports import study_exports_panel
+from ui.study.exports import study_exports_panel
 from ui.widgets import escape_markdown, synced_selectbox
 
 page_setup()
@@ -41,7 +41,7 @@ study_box = st.expander(
 )
 if study_box.open:
     with study_box:
-        study_exports_panel(db)  # ui.study_exports (docs/studies.md)
+        study_exports_panel(db)  # ui.study.exports (docs/studies.md)
 
 # --- which rooms -----------------------------------------------------------------------------
 ex.catch_up(db)  # an experiment whose rooms all finished is recorded as done

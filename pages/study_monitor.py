@@ -1,9 +1,9 @@
 """Study monitor: a study's participants live (lobby, rooms, idle, done), attrition by condition,
 and the researcher's acts (lock the link, cap, message or remove a participant); see
-``ui.study_monitor``."""
+``ui.study.monitor``."""
 
 from ui.bootstrap import actor, database, page_setup
-from ui.study_monitor import monitor_page
+from ui.study.monitor import monitor_page
 
 page_setup()
 monitor_page(database(), actor())

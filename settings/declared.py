@@ -121,7 +121,7 @@ class Settings(BaseSettings):
     monitor_poll_seconds: float = _env(
         "ROOMS_MONITOR_POLL_SECONDS",
         2.0,
-        "how often the study monitor's tables refresh (and tick)",
+        "how often the study monitor's tables refresh",
         gt=0,
     )
     participant_poll_seconds: float = _env(
@@ -130,12 +130,6 @@ class Settings(BaseSettings):
         "how often an app process looks at its participants' pages for changes no signal "
         "announced (another process's writes on SQLite, a lost notice)",
         gt=0,
-    )
-    participant_tick_seconds: float = _env(
-        "ROOMS_PARTICIPANT_TICK_SECONDS",
-        1.0,
-        "at most how often one participant's page runs the study's tick",
-        ge=0,
     )
     participant_heartbeat_seconds: float | None = _env(
         "ROOMS_PARTICIPANT_HEARTBEAT_SECONDS",

@@ -51,7 +51,9 @@ class DuplicateName(StorageValueError):
 
 
 class InvalidTransition(StorageValueError):
-    """A turn state change that the turn lifecycle never allows (e.g. ``done`` -> ``running``)."""
+    """A change of state that its lifecycle never allows: a turn's (``done`` -> ``running``,
+    ``vocabulary.TURN_TRANSITIONS``) or a study participant's stage (``exit`` -> ``room``,
+    ``vocabulary.STAGE_TRANSITIONS``)."""
 
 
 class RecordNotFound(StorageError, LookupError):
@@ -76,6 +78,23 @@ class AgentProfileNotFound(RecordNotFound):
 
 class AnalysisNotFound(RecordNotFound):
     """No analysis has this id."""
+
+
+class StudyNotFound(RecordNotFound):
+    """No study has that code (or id)."""
+
+
+class ParticipantNotFound(RecordNotFound):
+    """No study participant holds that token (or id)."""
+
+
+class RateLimited(StorageError):
+    """Over a participant's posting rate: ``wait`` seconds until a post would be allowed.
+    (Not a value error: the caller says "wait", it does not refuse the text.)"""
+
+    def __init__(self, wait: float) -> None:
+        super().__init__(f"over the posting rate: wait {wait:.1f} s")
+        self.wait = wait
 
 
 class RecordInUse(StorageError):
@@ -124,11 +143,14 @@ __all__ = [
     "ExperimentNotFound",
     "InvalidTransition",
     "LeaseLost",
+    "ParticipantNotFound",
+    "RateLimited",
     "RecordInUse",
     "RecordNotFound",
     "RequestIdConflict",
     "RoomNotFound",
     "StorageError",
     "StorageValueError",
+    "StudyNotFound",
     "UnsupportedDatabaseVersion",
 ]

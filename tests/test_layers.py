@@ -61,7 +61,8 @@ ALLOWED: dict[str, set[str]] = {
         "termination",
         "access",
     },
-    # The worker also asks the analyses' planned answers (worker/analyses.py, issue 24).
+    # The worker also asks the analyses' planned answers (worker/analyses.py, issue 24) and
+    # runs the studies' clock (worker/studies.py, issue 31).
     "worker": {
         "exceptions",
         "boundary",
@@ -70,6 +71,7 @@ ALLOWED: dict[str, set[str]] = {
         "experiments",
         "models",
         "analysis",
+        "study",
     },
     # Studies with real participants (issue 21): experiments whose rooms have human seats.
     "study": {

@@ -58,14 +58,11 @@ SCREENS: tuple[Screen, ...] = (
     Screen("pages/results.py", "Results", ":material/monitoring:", "results"),
     Screen("pages/study_monitor.py", "Study monitor", ":material/groups_3:", "study_monitor"),
 )
-#: The participant's page of a study (``/participate?study=CODE``): never in the navigation,
-#: reachable without sign-in, drawn without sidebar; see :func:`run_app`.
-PARTICIPANT_SCREEN = Screen("pages/participate.py", "Study", ":material/chat:", "participate")
-#: The query parameter of the participant token, which the page adds to its URL once the person
-#: joined (a reload or a copied URL returns to the same place).
+#: The query parameter of a study participant's token. The participant's page is not a
+#: Streamlit page (``ui.participant``: the app's own routes at ``/participate``); a Streamlit
+#: page opened with a token in its URL is a participant who edited their link, and is refused.
 TOKEN_PARAM = "p"
-#: Session key of the participant token once the page has read it: the session stays a
-#: participant's (hidden navigation, every other page refused) even if the URL loses it.
+#: Session key that keeps such a session refused even if the URL loses the token.
 PARTICIPANT_SESSION_KEY = "_participant_token"
 
 _run = threading.local()
@@ -97,64 +94,27 @@ def _navigation(position: str = "sidebar", *, icons: bool = True) -> StreamlitPa
         )
         for i, s in enumerate(SCREENS)
     ]
-    pages.append(_participant_page())  # registered everywhere, never listed
     return st.navigation(pages, position=position)  # type: ignore[arg-type]
 
 
-def _participant_page() -> StreamlitPage:
-    p = PARTICIPANT_SCREEN
-    return st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, visibility="hidden")
-
-
-def _asks_for_participant_page() -> bool:
-    """Whether the browser asks for ``/participate`` (before ``st.navigation`` resolves it: the
-    navigation's position must be chosen first). Streamlit keeps the request on the run's page
-    manager; a Streamlit without it makes this False (the page is then drawn with the sidebar,
-    still reachable without sign-in)."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx(suppress_warning=True)
-    manager = getattr(ctx, "pages_manager", None)
-    if manager is None:
-        return False
-    wanted = _participant_page()
-    by_hash = getattr(manager, "intended_page_script_hash", None)
-    if by_hash:
-        return by_hash == wanted._script_hash  # noqa: SLF001 - the hash Streamlit resolves by
-    return getattr(manager, "intended_page_name", None) == PARTICIPANT_SCREEN.url_path
-
-
 def participant_visit() -> bool:
-    """Whether this session is a study participant's: it asks for the participant's page, its URL
-    carries a participant token, or it has held one. Such a session is drawn with the
-    participant's page only and any other page is refused (:func:`run_app`)."""
-    if st.session_state.get(PARTICIPANT_SESSION_KEY) or st.query_params.get(TOKEN_PARAM):
-        return True
-    return _asks_for_participant_page()
+    """Whether this session is a study participant's: its URL carries a participant token, or
+    it has held one. Such a session is refused every Streamlit page (:func:`run_app`)."""
+    token = st.query_params.get(TOKEN_PARAM)
+    if token:
+        st.session_state[PARTICIPANT_SESSION_KEY] = token
+    return bool(st.session_state.get(PARTICIPANT_SESSION_KEY))
 
 
-def _is_participant_page(page: StreamlitPage) -> bool:
-    return getattr(page, "url_path", None) == PARTICIPANT_SCREEN.url_path
-
-
-def _participant_app(page: StreamlitPage) -> None:
-    """A participant's session: no sidebar, no navigation, no runner controls; any page but
-    the participant's is refused (a researcher page reached with a participant's link)."""
+def _refuse_participant() -> None:
+    """A participant on a researcher's page: no sidebar, no navigation, no page drawn."""
     st.set_page_config(
         page_title="Study", page_icon="💬", layout="centered", initial_sidebar_state="collapsed"
     )
-    if not _is_participant_page(page):
-        st.title("Not available")
-        st.text("This page is not part of the study. Go back to your study link to continue.")
-        return
-    _load_secrets_into_environment()
-    ensure_runner()
-    _run.via_app = True
-    try:
-        page.run()
-    finally:
-        _run.via_app = False
-        _first_page_drawn.set()
+    _navigation(position="hidden", icons=False)  # ends the legacy multipage mode
+    st.title("Not available")
+    st.text("This page is not part of the study. Go back to your study link to continue.")
+    _first_page_drawn.set()
 
 
 def _room_screen() -> str:
@@ -168,7 +128,7 @@ def run_app() -> None:
 
     if participant_visit():
         # Before sign-in: a participant never signs in, and never sees the researcher's pages.
-        _participant_app(_navigation(position="hidden", icons=False))
+        _refuse_participant()
         return
     if not access.admitted():
         st.set_page_config(page_title=APP_TITLE, page_icon="💬", layout="centered")
@@ -210,6 +170,7 @@ def _shared_setup() -> None:
     st.set_page_config(page_title=APP_TITLE, page_icon="💬", layout="wide")
     _load_secrets_into_environment()
     ensure_runner()
+    ensure_service_beat()
     _sidebar()
 
 
@@ -360,6 +321,7 @@ def _start_with_server():  # type: ignore[no-untyped-def]
     _load_secrets_into_environment()
     try:
         runner = ensure_runner()
+        ensure_service_beat()
     except Exception:  # noqa: BLE001 - reported by the first page, which opens it again
         log.exception("the runner could not start with the server")
         runner = None
@@ -381,6 +343,23 @@ def ensure_runner():  # type: ignore[no-untyped-def]
     if not SETTINGS.app_runner:
         return None
     return _runner(current_url())
+
+
+@st.cache_resource(show_spinner=False, on_release=_stop_runner)
+def _service_beat(url: str):  # type: ignore[no-untyped-def]
+    from conversation.rooms.engine import owner_id
+    from conversation.worker import ServiceBeat
+
+    beat = ServiceBeat(_database(url), owner=owner_id("app")).start()
+    atexit.register(_stop_runner, beat)
+    return beat
+
+
+def ensure_service_beat():  # type: ignore[no-untyped-def]
+    """Start (once per process and URL) the beat that says this process serves participants'
+    pages (``conversation.worker.ServiceBeat``), with or without the runner: the studies'
+    clock never counts the time no app served them as anyone's absence."""
+    return _service_beat(current_url())
 
 
 def wake_runner() -> None:

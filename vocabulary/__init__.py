@@ -27,9 +27,13 @@ from vocabulary.log import (
     may_see,
 )
 from vocabulary.study import (
+    ABSENCE_EXITS,
     ACTIVE_STAGES,
+    AWAITING_PEOPLE_STATUSES,
+    ENDED_ROOM_STATUSES,
     EXIT_STATUSES,
     GROUP_STATUSES,
+    LEFT_PARTWAY,
     PARTICIPANT_STAGES,
     STAGE_TRANSITIONS,
     STUDY_STATUSES,
@@ -37,7 +41,10 @@ from vocabulary.study import (
     ExitStatus,
     GroupStatus,
     ParticipantStage,
+    SeatHolder,
+    StudyEventKind,
     StudyStatus,
+    exit_event,
     may_move,
 )
 from vocabulary.words import (
@@ -76,7 +83,10 @@ from vocabulary.words import (
 )
 
 __all__ = [
+    "ABSENCE_EXITS",
     "ACTIVE_STAGES",
+    "AWAITING_PEOPLE_STATUSES",
+    "ENDED_ROOM_STATUSES",
     "ANALYSIS_STATUSES",
     "ANSWER_STATES",
     "AUDIT_NOTICES",
@@ -90,6 +100,7 @@ __all__ = [
     "GROUP_STATUSES",
     "JUDGE_RUN_STATUSES",
     "KIND_KEY",
+    "LEFT_PARTWAY",
     "MESSAGE_EVENT_KINDS",
     "OPEN_ANSWER_STATES",
     "OPEN_ROOM_STATUSES",
@@ -121,12 +132,15 @@ __all__ = [
     "Pass",
     "Reading",
     "RoomStatus",
+    "SeatHolder",
+    "StudyEventKind",
     "StudyStatus",
     "TurnKind",
     "TurnEntry",
     "TurnState",
     "entries_of",
     "entry_of",
+    "exit_event",
     "kind_of",
     "may_move",
     "may_see",

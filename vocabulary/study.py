@@ -1,17 +1,21 @@
 """The words of a study's life: where a participant is (``ParticipantStage``), how they left
-(``ExitStatus``), and the statuses of a study and of its groups, with the one table of the moves a
-participant may make (``STAGE_TRANSITIONS``).
+(``ExitStatus``), the statuses of a study and of its groups, and what the study's log records
+(``StudyEventKind``); with the one table of the moves a participant may make
+(``STAGE_TRANSITIONS``) and the one table of what absence at each stage makes of them
+(``ABSENCE_EXITS``).
 
 Stored as plain strings (``StrEnum``s equal their values), so a row written before these enums
 existed reads the same. Every write of a participant's stage is checked against the table
-(:func:`check_stage_move`); everything above storage compares against these members, never
-against the strings.
+(``storage.studies.participants.check_move``); everything above storage compares against these
+members, never against the strings.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
 from typing import Final
+
+from vocabulary.words import FINAL_ROOM_STATUSES, RoomStatus
 
 
 class ParticipantStage(StrEnum):
@@ -46,6 +50,11 @@ class ExitStatus(StrEnum):
     """The researcher ended their participation."""
     ERROR = "error"
     """Their conversation failed on the study's side."""
+    ABANDONED = "abandoned"
+    """Away past the study's absence limit before taking part (at the consent or the
+    pre-survey)."""
+    UNFINISHED = "unfinished"
+    """Took part in the conversation, then was away past the absence limit at the post-survey."""
 
 
 class StudyStatus(StrEnum):
@@ -63,9 +72,64 @@ class GroupStatus(StrEnum):
     ENDED = "ended"
 
 
+class SeatHolder(StrEnum):
+    """Who holds a group's seat when no participant does (a group's ``seats`` map a seat to a
+    participant id, or to one of these)."""
+
+    AGENT = "agent"
+    """The seat's stand-in agent plays it (a lobby timeout filled with agents, or a person
+    left and the study's rule gave the seat to its agent)."""
+    LEFT = "left"
+    """Its person left and nobody took the seat."""
+
+
+class StudyEventKind(StrEnum):
+    """What an entry of a study's log records. A participant's exit is recorded under its exit
+    status's word (:func:`exit_event`)."""
+
+    JOINED = "joined"
+    CONSENTED = "consented"
+    ANSWERED = "answered"
+    ASSIGNED = "assigned"
+    FILLED_WITH_AGENTS = "filled_with_agents"
+    """A group formed after the lobby's timeout, its empty seats played by their agents."""
+    SEAT_TAKEN_BY_AGENT = "seat_taken_by_agent"
+    SEAT_LEFT = "seat_left"
+    ROOM_PAUSED = "room_paused"
+    ROOM_STOPPED = "room_stopped"
+    ROOM_ENDED = "room_ended"
+    TURN_TIMEOUT = "turn_timeout"
+    HELP = "help"
+    """A help message, either way between a participant and the researcher."""
+    HELP_READ = "help_read"
+    """The researcher read a participant's help messages (up to an event id)."""
+    LOCKED = "locked"
+    UNLOCKED = "unlocked"
+    CLOSED = "closed"
+    CAP = "cap"
+    DEFINITION_CHANGED = "definition_changed"
+    # A participant's exits, one per exit status.
+    COMPLETED = "completed"
+    DECLINED = "declined"
+    LOBBY_TIMEOUT = "lobby_timeout"
+    DROPPED = "dropped"
+    REMOVED = "removed"
+    ERROR = "error"
+    ABANDONED = "abandoned"
+    UNFINISHED = "unfinished"
+
+
+def exit_event(status: ExitStatus) -> StudyEventKind:
+    """The study log's kind of a participant's exit with ``status``."""
+    return StudyEventKind(status.value)
+
+
 PARTICIPANT_STAGES: Final = frozenset(ParticipantStage)
 EXIT_STATUSES: Final = tuple(ExitStatus)
 """Every exit status, in the order the definition's ``exit.codes`` lists them."""
+LEFT_PARTWAY: Final = frozenset({ExitStatus.ABANDONED, ExitStatus.UNFINISHED})
+"""The exit statuses added for absence at every stage (issue 31): a definition written before
+them may leave their codes out, and they take ``dropped``'s."""
 STUDY_STATUSES: Final = frozenset(StudyStatus)
 GROUP_STATUSES: Final = frozenset(GroupStatus)
 SURVEY_STAGES: Final = frozenset({ParticipantStage.PRE_SURVEY, ParticipantStage.POST_SURVEY})
@@ -88,6 +152,23 @@ lobby when the study has none); a person may leave (``exit``) from any stage; no
 from the exit."""
 
 
+ENDED_ROOM_STATUSES: Final = frozenset(FINAL_ROOM_STATUSES - {RoomStatus.SETTLED})
+"""A study group's room in one of these takes no more messages: its conversation is over
+(a settled room only waits for the next person's message)."""
+AWAITING_PEOPLE_STATUSES: Final = frozenset({RoomStatus.SETTLED, RoomStatus.IDLE})
+"""A study group's room in one of these waits for its people (the agents have answered)."""
+
+ABSENCE_EXITS: Final[dict[ParticipantStage, ExitStatus]] = {
+    ParticipantStage.CONSENT: ExitStatus.ABANDONED,
+    ParticipantStage.PRE_SURVEY: ExitStatus.ABANDONED,
+    ParticipantStage.LOBBY: ExitStatus.DROPPED,
+    ParticipantStage.ROOM: ExitStatus.DROPPED,
+    ParticipantStage.POST_SURVEY: ExitStatus.UNFINISHED,
+}
+"""Every stage's absence rule: a person away past the study's absence limit at that stage
+leaves with this exit status (and its code)."""
+
+
 def may_move(current: str, to: str) -> bool:
     """Whether a participant at ``current`` may move to ``to`` (staying put is not a move)."""
     try:
@@ -97,9 +178,13 @@ def may_move(current: str, to: str) -> bool:
 
 
 __all__ = [
+    "ABSENCE_EXITS",
     "ACTIVE_STAGES",
+    "AWAITING_PEOPLE_STATUSES",
+    "ENDED_ROOM_STATUSES",
     "EXIT_STATUSES",
     "GROUP_STATUSES",
+    "LEFT_PARTWAY",
     "PARTICIPANT_STAGES",
     "STAGE_TRANSITIONS",
     "STUDY_STATUSES",
@@ -107,6 +192,9 @@ __all__ = [
     "ExitStatus",
     "GroupStatus",
     "ParticipantStage",
+    "SeatHolder",
+    "StudyEventKind",
     "StudyStatus",
+    "exit_event",
     "may_move",
 ]

@@ -2,6 +2,7 @@
 
 from conversation.access.roles import (
     NEEDED,
+    STAFF_ROLES,
     Action,
     Actor,
     Role,
@@ -9,6 +10,7 @@ from conversation.access.roles import (
     check_identity,
     parse_role,
     require,
+    require_post,
     who,
 )
 
@@ -16,10 +18,12 @@ __all__ = [
     "Action",
     "Actor",
     "NEEDED",
+    "STAFF_ROLES",
     "Role",
     "RoleTable",
     "check_identity",
     "parse_role",
     "require",
+    "require_post",
     "who",
 ]

@@ -1,12 +1,17 @@
 """Who may do what: roles, the acts they allow, the person acting, and the table of e-mails.
 
-Three roles, each including the ones below it:
+Three roles of the lab's people, each including the ones below it:
 
 - ``observer``: reads everything (rooms, transcripts, results, exports), changes nothing;
 - ``moderator``: also posts messages, approves / edits / denies / picks drafts, passes a turn,
   pauses, resumes and stops rooms and experiments;
 - ``researcher``: also creates rooms (new, imported, forked), experiments, agents in the library,
   and runs analyses.
+
+And one for a study's participant (``Actor.participant``): ``participant`` may post in their own
+seat (a public message under the seat's name) and nothing else: not read a room, not post under
+another name, not privately. Anyone who may post may do that too; an observer may not. The
+table of e-mails never gives it: a participant holds a study's token, not a sign-in.
 
 An ``Actor`` is the person behind a call: the identity the audit trail records (the signed-in
 e-mail, or the name typed in the app when nobody signs in) and a role. The engine's API takes an
@@ -27,11 +32,14 @@ from typing import Any
 from conversation.exceptions import ConversationValueError, PermissionDenied
 
 MAX_IDENTITY_CHARS = 254  # an e-mail address's maximum length (RFC 5321)
+#: How a participant's acts record who did them: ``participant <pseudonym>``.
+PARTICIPANT_PREFIX = "participant "
 
 
 class Role(enum.StrEnum):
     """A person's role; each includes the ones below it (see the module docstring)."""
 
+    PARTICIPANT = "participant"
     OBSERVER = "observer"
     MODERATOR = "moderator"
     RESEARCHER = "researcher"
@@ -41,16 +49,26 @@ class Role(enum.StrEnum):
         return _RANKS[self]
 
     def includes(self, other: Role) -> bool:
-        """Whether this role may do everything ``other`` may (a researcher includes a moderator)."""
-        return self.rank >= other.rank
+        """Whether this role may do everything ``other`` may (a researcher includes a moderator,
+        a moderator a participant; an observer does not include a participant: it posts nothing)."""
+        return other in _INCLUDES[self]
 
 
-_RANKS = {Role.OBSERVER: 0, Role.MODERATOR: 1, Role.RESEARCHER: 2}
+_RANKS = {Role.PARTICIPANT: -1, Role.OBSERVER: 0, Role.MODERATOR: 1, Role.RESEARCHER: 2}
+_INCLUDES: Mapping[Role, frozenset[Role]] = {
+    Role.PARTICIPANT: frozenset({Role.PARTICIPANT}),
+    Role.OBSERVER: frozenset({Role.OBSERVER}),
+    Role.MODERATOR: frozenset({Role.MODERATOR, Role.OBSERVER, Role.PARTICIPANT}),
+    Role.RESEARCHER: frozenset(Role),
+}
+#: The roles the table of e-mails gives (``[roles]``): the lab's people, not participants.
+STAFF_ROLES: tuple[Role, ...] = (Role.OBSERVER, Role.MODERATOR, Role.RESEARCHER)
 
 
 class Action(enum.StrEnum):
     """The acts the engine checks; :data:`NEEDED` gives the least role for each."""
 
+    SPEAK_IN_SEAT = "speak_in_seat"
     READ = "read"
     POST = "post"
     MODERATE = "moderate"
@@ -71,6 +89,7 @@ class Action(enum.StrEnum):
 
 
 NEEDED: Mapping[Action, Role] = {
+    Action.SPEAK_IN_SEAT: Role.PARTICIPANT,
     Action.READ: Role.OBSERVER,
     Action.POST: Role.MODERATOR,
     Action.MODERATE: Role.MODERATOR,
@@ -81,6 +100,7 @@ NEEDED: Mapping[Action, Role] = {
     Action.RUN_ANALYSIS: Role.RESEARCHER,
 }
 _PHRASES = {
+    Action.SPEAK_IN_SEAT: "post in their own seat",
     Action.READ: "read rooms and results",
     Action.POST: "post messages",
     Action.MODERATE: "approve, edit, deny or pass agent turns",
@@ -112,22 +132,35 @@ def check_identity(value: Any, field: str = "by") -> str:
 @dataclass(frozen=True, slots=True)
 class Actor:
     """The person behind a call: ``identity`` (what the audit trail records), ``role``,
-    whether they signed in, and a display ``name`` when the provider gave one."""
+    whether they signed in, a display ``name`` when the provider gave one, and for a study's
+    participant the ``seat`` they speak as."""
 
     identity: str
     role: Role = Role.RESEARCHER
     signed_in: bool = False
     name: str | None = None
+    seat: str | None = None
 
     def __post_init__(self) -> None:
         check_identity(self.identity, "identity")
         if not isinstance(self.role, Role):
-            object.__setattr__(self, "role", parse_role(self.role, "role"))
+            object.__setattr__(self, "role", parse_role(self.role, "role", roles=tuple(Role)))
+        if (self.role is Role.PARTICIPANT) != (self.seat is not None):
+            raise ConversationValueError(
+                "a participant actor speaks as one seat: give seat= with role=participant, "
+                "and only then"
+            )
 
     @classmethod
     def local(cls, name: str = "user") -> Actor:
         """The single local user of an app without sign-in: every role, recorded by ``name``."""
         return cls(identity=name, role=Role.RESEARCHER)
+
+    @classmethod
+    def participant(cls, pseudonym: str, seat: str) -> Actor:
+        """A study's participant (recorded as ``participant <pseudonym>``, never a recruitment
+        id) speaking as ``seat``."""
+        return cls(identity=PARTICIPANT_PREFIX + pseudonym, role=Role.PARTICIPANT, seat=seat)
 
     @property
     def roles(self) -> frozenset[Role]:
@@ -157,19 +190,32 @@ def require(actor: Actor | None, action: Action) -> None:
         actor.require(action)
 
 
+def require_post(actor: Actor | None, speaker: str, *, private: bool = False) -> None:
+    """The check of a person's message: a participant may post a public message under their
+    own seat's name (:attr:`Action.SPEAK_IN_SEAT`); anything else needs :attr:`Action.POST`."""
+    if actor is not None and actor.seat is not None and speaker == actor.seat and not private:
+        actor.require(Action.SPEAK_IN_SEAT)
+    else:
+        require(actor, Action.POST)
+
+
 def who(actor: Actor | None, fallback: str) -> str:
     """The identity to record for an act: the actor's, or ``fallback`` (the speaker's name, or
     the ``by=`` a caller passed) for the local user."""
     return actor.identity if actor is not None else check_identity(fallback)
 
 
-def parse_role(value: Any, field: str) -> Role:
+def parse_role(value: Any, field: str, *, roles: tuple[Role, ...] = STAFF_ROLES) -> Role:
+    """The role ``value`` names among ``roles`` (by default the table's: no participant)."""
     try:
-        return Role(str(value).strip().lower())
+        role = Role(str(value).strip().lower())
     except ValueError:
+        role = None
+    if role is None or role not in roles:
         raise ConversationValueError(
-            f"{field}={value!r} is not a role; use one of: {', '.join(r.value for r in Role)}"
-        ) from None
+            f"{field}={value!r} is not a role; use one of: {', '.join(r.value for r in roles)}"
+        )
+    return role
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,14 +246,14 @@ class RoleTable:
             raise ConversationValueError(
                 "[roles] must be a table: researcher = [...], moderator = [...], default = ..."
             )
-        unknown = sorted(set(settings) - {r.value for r in Role} - {"default"})
+        unknown = sorted(set(settings) - {r.value for r in STAFF_ROLES} - {"default"})
         if unknown:
             raise ConversationValueError(
                 f"[roles] has unknown keys {unknown}; use researcher, moderator, observer and "
                 "default"
             )
         entries: dict[Role, frozenset[str]] = {}
-        for role in Role:
+        for role in STAFF_ROLES:
             listed = settings.get(role.value, [])
             if isinstance(listed, str):
                 listed = [listed]
@@ -231,7 +277,7 @@ class RoleTable:
         if email:
             address = _normal(email)
             domain = "*@" + address.rpartition("@")[2] if "@" in address else None
-            for role in sorted(Role, key=lambda r: r.rank, reverse=True):
+            for role in sorted(STAFF_ROLES, key=lambda r: r.rank, reverse=True):
                 listed = self.entries.get(role, frozenset())
                 if address in listed or (domain is not None and domain in listed):
                     return role
@@ -255,10 +301,13 @@ __all__ = [
     "Action",
     "Actor",
     "NEEDED",
+    "PARTICIPANT_PREFIX",
+    "STAFF_ROLES",
     "Role",
     "RoleTable",
     "check_identity",
     "parse_role",
     "require",
+    "require_post",
     "who",
 ]

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import storage
-from conversation.access.roles import Action, Actor, require, who
+from conversation.access.roles import Action, Actor, require, require_post, who
 from conversation.boundary import storage_errors
 from conversation.exceptions import ConversationValueError
 from conversation.rooms.config import RoomConfig, check_name, reserved_speaker
@@ -89,8 +89,11 @@ def post_message(
     ``config``: the room's stored settings when the caller has just read them (a participant's
     post reads them with its seat), else they are read here. ``charge``: run in the message's
     write transaction first (``storage.PostRate``, a participant's rate count; what it raises
-    writes nothing)."""
-    require(actor, Action.POST)
+    writes nothing). A participant's actor (``Actor.participant``) may post only a public
+    message under their seat's name."""
+    require_post(actor, speaker, private=to is not None)
+    if config_change is not None:
+        require(actor, Action.POST)
     if config is None:
         config = storage_errors(storage.get_room, db, room_id).config
     private_to = _checked(content, speaker, request_id, to, RoomConfig.from_dict(config))

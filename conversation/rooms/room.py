@@ -246,13 +246,7 @@ class Room:
         """Take no new turn until ``resume()`` (a turn in flight still lands). A notice
         ``Paused by <who>`` goes in the log with the status change (one write)."""
         require(actor, Action.CONTROL)
-        self._move(
-            "pause",
-            RoomStatus.PAUSED,
-            OPEN_ROOM_STATUSES - {RoomStatus.PAUSED}
-            | {RoomStatus.SETTLED, RoomStatus.FAILED, RoomStatus.TERMINATED},
-            by=who(actor, by),
-        )
+        self._move("pause", RoomStatus.PAUSED, PAUSABLE, by=who(actor, by))
 
     def resume(self, *, actor: Actor | None = None, by: str = "user") -> None:
         """Go on after ``pause()``; in a failed room, retry the interrupted turn (who did it is
@@ -281,15 +275,16 @@ class Room:
         if not isinstance(reason, str) or not reason.strip():
             raise ConversationValueError("stop needs a reason (or leave the default)")
         check_text(reason, "stop reason", MAX_STOP_REASON_CHARS)
-        allowed = OPEN_ROOM_STATUSES | FINAL_ROOM_STATUSES - {RoomStatus.STOPPED}
+        allowed = STOPPABLE
+        notice, data = stop_notice(reason, stopped_by)
         if not storage_errors(
             storage.stop_room,
             self.db,
             self.id,
             reason=reason,
             allowed=allowed,
-            notice=f"Stopped: {reason}",
-            notice_data={"event": NoticeKind.STOPPED, "reason": reason, "by": stopped_by},
+            notice=notice,
+            notice_data=data,
         ):
             raise ConversationStateError(
                 f"cannot stop room {self.id}: it is {self.status} (stop works on a room that is "
@@ -297,15 +292,15 @@ class Room:
             )
 
     def _move(self, verb: str, status: str, allowed: Collection[str], *, by: str) -> None:
-        past = _PAST[verb]
+        notice, data = move_notice(_PAST[verb], by)
         updated = storage_errors(
             storage.update_room,
             self.db,
             self.id,
             status=status,
             expected_status=tuple(allowed),
-            notice=f"{past.capitalize()} by {by}.",
-            notice_data={"event": past, "by": by},
+            notice=notice,
+            notice_data=data,
         )
         if updated is None:
             raise ConversationStateError(
@@ -480,6 +475,22 @@ class Room:
 
 
 _PAST = {"pause": NoticeKind.PAUSED, "resume": NoticeKind.RESUMED}
+#: The statuses a room may be paused from, and stopped from.
+PAUSABLE = frozenset(
+    OPEN_ROOM_STATUSES - {RoomStatus.PAUSED}
+    | {RoomStatus.SETTLED, RoomStatus.FAILED, RoomStatus.TERMINATED}
+)
+STOPPABLE = frozenset(OPEN_ROOM_STATUSES | FINAL_ROOM_STATUSES - {RoomStatus.STOPPED})
+
+
+def move_notice(past: NoticeKind, by: str) -> tuple[str, dict[str, Any]]:
+    """The notice (text, data) of a room paused or resumed by ``by``."""
+    return f"{past.capitalize()} by {by}.", {"event": past, "by": by}
+
+
+def stop_notice(reason: str, by: str) -> tuple[str, dict[str, Any]]:
+    """The notice (text, data) of a room stopped by ``by`` for ``reason``."""
+    return f"Stopped: {reason}", {"event": NoticeKind.STOPPED, "reason": reason, "by": by}
 
 
 def run_rooms(rooms: Sequence[Room]) -> None:
@@ -491,4 +502,12 @@ def run_rooms(rooms: Sequence[Room]) -> None:
     run_sync(all_rooms())
 
 
-__all__ = ["MAX_MESSAGE_CHARS", "Room", "run_rooms"]
+__all__ = [
+    "MAX_MESSAGE_CHARS",
+    "PAUSABLE",
+    "STOPPABLE",
+    "Room",
+    "move_notice",
+    "run_rooms",
+    "stop_notice",
+]

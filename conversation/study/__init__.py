@@ -2,54 +2,28 @@
 human seats next to agent seats; people join by a link, consent, wait in a lobby, are assigned a
 condition and a seat by a recorded randomisation, chat, and leave with a completion code.
 
-``schema`` and ``definition``: the study file at the door; ``launch``: storing it and the
-researcher's switches; ``participants``: the participant's acts; ``view``: their page;
-``identity``: whose token it is; ``lobby``: the recorded randomisation; ``clock``: everything
-time-driven (``tick``); ``seats``: a seat its person left; ``turns``: human seats' turns;
-``monitor``: the researcher's view and acts; ``watch``: what a process serving many
-participants' pages reads and writes for all of them at once; ``listing``: every study and its counts; ``exports``: the tables; ``cli``: ``python -m
-conversation.study validate|launch``.
+By concept: ``definition/`` (the study file at the door), ``record`` (a launched study and the
+definition in force), ``participant/`` (a participant's token, acts and page, and what a process serving many
+pages reads for all of them at once: ``watch``), ``clock/``
+(everything time-driven: ``tick``, the lobby's draw, seats people left, ordered turns),
+``researcher/`` (launch and switches, the listing, the monitor, the exports), ``errors`` (the
+refusals a participant reads) and ``cli`` (``python -m conversation.study validate|launch``).
 """
 
-from conversation.study.clock import TickReport, tick
-from conversation.study.definition import (
+from conversation.study.clock.absence import BEAT_SECONDS, GAP_SECONDS, note_service_up
+from conversation.study.clock.lobby import Draw, draw_group
+from conversation.study.clock.ticks import TickReport, tick, tick_all
+from conversation.study.definition.document import (
     StudyDefinition,
     definition_from_dict,
+    definition_problems,
     load_definition,
     read_definition,
 )
+from conversation.study.definition.schema import DEFINITION_VERSION, EXIT_STATUSES
 from conversation.study.errors import NotAParticipant, StudyRefused, TooFast, WrongStage
-from conversation.study.exports import (
-    participants_table,
-    recruitment_table,
-    study_events_table,
-    survey_results,
-    transcripts_table,
-)
-from conversation.study.launch import (
-    Study,
-    StudyLinks,
-    close_study,
-    get_study,
-    launch_study,
-    lock_study,
-    set_cap,
-    study_links,
-    unlock_study,
-    update_definition,
-)
-from conversation.study.listing import StudySummary, list_studies
-from conversation.study.lobby import Draw, draw_group
-from conversation.study.monitor import (
-    AttritionRow,
-    GroupRow,
-    Monitor,
-    MonitorRow,
-    message_participant,
-    remove_participant,
-    study_monitor,
-)
-from conversation.study.participants import (
+from conversation.study.help import HelpMessage, help_thread, mark_help_read, message_participant
+from conversation.study.participant.acts import (
     RECRUITMENT_KEYS,
     ParticipantToken,
     answer_survey,
@@ -60,16 +34,14 @@ from conversation.study.participants import (
     message_researcher,
     post_as_participant,
 )
-from conversation.study.schema import DEFINITION_VERSION, EXIT_STATUSES
-from conversation.study.view import (
+from conversation.study.participant.view import (
     ExitInfo,
-    HelpMessage,
     ParticipantView,
     SeenMessage,
     participant_view,
     view_is_current,
 )
-from conversation.study.watch import (
+from conversation.study.participant.watch import (
     ChangeListener,
     DraftRule,
     SeatDraft,
@@ -79,15 +51,41 @@ from conversation.study.watch import (
     seat_drafts,
     view_markers,
 )
+from conversation.study.record import Study, ended_study_room, get_study
+from conversation.study.researcher.acts import end_conversation, remove_participant
+from conversation.study.researcher.attrition import BEFORE_ASSIGNMENT, AttritionRow
+from conversation.study.researcher.exports import (
+    participants_table,
+    recruitment_table,
+    study_events_table,
+    survey_answers,
+    survey_results,
+    transcripts_table,
+)
+from conversation.study.researcher.launch import (
+    StudyLinks,
+    close_study,
+    launch_study,
+    lock_study,
+    set_cap,
+    study_links,
+    unlock_study,
+    update_definition,
+)
+from conversation.study.researcher.listing import StudySummary, list_studies
+from conversation.study.researcher.monitor import GroupRow, Monitor, MonitorRow, study_monitor
 
 __all__ = [
+    "BEAT_SECONDS",
+    "BEFORE_ASSIGNMENT",
     "DEFINITION_VERSION",
     "EXIT_STATUSES",
+    "GAP_SECONDS",
     "RECRUITMENT_KEYS",
     "AttritionRow",
     "ChangeListener",
-    "Draw",
     "DraftRule",
+    "Draw",
     "ExitInfo",
     "GroupRow",
     "HelpMessage",
@@ -110,19 +108,25 @@ __all__ = [
     "close_study",
     "decline",
     "definition_from_dict",
+    "definition_problems",
     "draft_rule",
     "draw_group",
+    "end_conversation",
+    "ended_study_room",
     "get_study",
     "give_consent",
     "heartbeat",
+    "help_thread",
     "join",
     "launch_study",
     "list_studies",
     "load_definition",
     "lock_study",
+    "mark_help_read",
     "message_participant",
     "message_researcher",
     "note_present",
+    "note_service_up",
     "on_local_commit",
     "participant_view",
     "participants_table",
@@ -135,8 +139,10 @@ __all__ = [
     "study_events_table",
     "study_links",
     "study_monitor",
+    "survey_answers",
     "survey_results",
     "tick",
+    "tick_all",
     "transcripts_table",
     "unlock_study",
     "update_definition",

@@ -6,6 +6,9 @@ catches them); the pages show ``str(error)`` as it is.
 
 from __future__ import annotations
 
+from typing import Any
+
+import storage
 from conversation.exceptions import ConversationValueError
 
 _REFUSALS = {
@@ -49,4 +52,24 @@ class WrongStage(ConversationValueError):
         super().__init__(f"You cannot {act} now (you are at the {stage.replace('_', ' ')} step).")
 
 
-__all__ = ["NotAParticipant", "StudyRefused", "TooFast", "WrongStage"]
+def _not_a_participant(_: Any) -> NotAParticipant:
+    return NotAParticipant()
+
+
+def _unknown_study(_: Any) -> StudyRefused:
+    return StudyRefused("unknown")
+
+
+def _too_fast(limited: Any) -> TooFast:
+    return TooFast(limited.wait)
+
+
+#: The storage errors that are refusals to a participant, for ``conversation.boundary.translated``: a
+#: token nobody holds, a study code nobody has, a post over the participant's rate.
+REFUSALS: dict[type[storage.StorageError], Any] = {
+    storage.ParticipantNotFound: _not_a_participant,
+    storage.StudyNotFound: _unknown_study,
+    storage.RateLimited: _too_fast,
+}
+
+__all__ = ["REFUSALS", "NotAParticipant", "StudyRefused", "TooFast", "WrongStage"]

@@ -100,16 +100,32 @@ def door_error(
     place: Callable[[Loc], str] = default_place,
 ) -> ConversationValueError:
     """The typed error for pydantic's first error: the field's name, then what is wrong."""
-    first = exc.errors(include_url=False)[0]
-    loc = tuple(part for part in first["loc"] if not _is_branch(part))
+    return door_errors(exc, error=error, place=place)[0]
+
+
+def door_errors(
+    exc: ValidationError,
+    *,
+    error: type[ConversationValueError] = ConversationValueError,
+    place: Callable[[Loc], str] = default_place,
+) -> list[ConversationValueError]:
+    """:func:`door_error` for every error pydantic found, in its order (a form that lists every
+    bad field at once: the study editor's *Validate*)."""
+    return [_door_error(detail, error, place) for detail in exc.errors(include_url=False)]
+
+
+def _door_error(
+    detail: Any, error: type[ConversationValueError], place: Callable[[Loc], str]
+) -> ConversationValueError:
+    loc = tuple(part for part in detail["loc"] if not _is_branch(part))
     where = place(loc)
-    cause = (first.get("ctx") or {}).get("error")
+    cause = (detail.get("ctx") or {}).get("error")
     if isinstance(cause, Problem):
         return error(f"{where} {cause}")
     if isinstance(cause, ConversationValueError):
         text = str(cause)  # a validator of the whole model names the fields itself
         return error(text if not loc or text.startswith(where) else f"{where}: {text}")
-    return error(f"{where} {_phrase(first)}")
+    return error(f"{where} {_phrase(detail)}")
 
 
 def _is_branch(part: Any) -> bool:
@@ -140,7 +156,7 @@ def _phrase(detail: Mapping[str, Any]) -> str:
     got = _clip(detail.get("input"))
     if kind in _PHRASES:
         return _PHRASES[kind] + ("" if kind == "missing" else f", got {got}")
-    if kind == "literal_error":
+    if kind in ("literal_error", "enum"):
         return f"must be one of {ctx.get('expected')}, got {got}"
     bounds = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<="}
     if kind in bounds:
@@ -185,6 +201,7 @@ __all__ = [
     "Problem",
     "default_place",
     "door_error",
+    "door_errors",
     "text_rule",
     "validated",
 ]

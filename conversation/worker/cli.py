@@ -1,5 +1,6 @@
 """``python -m conversation.worker``: drive every runnable room of a database from its own process,
-and ask the planned answers of its analyses (``worker.analyses``, on a thread beside the rooms).
+ask the planned answers of its analyses (``worker.analyses``, on a thread beside the rooms), and
+run its studies' clock (``worker.studies``: lobbies, timeouts, absences, time limits, exits).
 
     python -m conversation.worker --db sqlite:///rooms.db --concurrency 50
 
@@ -19,6 +20,7 @@ from collections.abc import Sequence
 import storage
 from conversation.worker.analyses import AnalysisRunner
 from conversation.worker.runner import LEASE_TTL_SECONDS, Worker
+from conversation.worker.studies import StudyClock
 from settings import SettingError, check
 
 log = logging.getLogger("conversation.worker")
@@ -51,6 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--no-analyses", action="store_true", help="leave analyses to other workers"
+    )
+    parser.add_argument(
+        "--no-studies", action="store_true", help="leave the studies' clock to other workers"
     )
     parser.add_argument("-v", "--verbose", action="store_true")
     return parser
@@ -87,9 +92,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     analyses = None if args.no_analyses else AnalysisRunner(db, poll_interval=args.poll)
     if analyses is not None and not args.until_idle:
         analyses.start()  # on a thread while the rooms run
+    clock = None if args.no_studies or args.until_idle else StudyClock(db).start()
     try:
         turns = asyncio.run(run())
     finally:
+        if clock is not None:
+            clock.stop()
         if analyses is not None and not args.until_idle:
             analyses.stop()
     if analyses is not None and args.until_idle:

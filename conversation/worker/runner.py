@@ -345,16 +345,26 @@ class _Held:
 class BackgroundWorker:
     """A ``Worker`` on its own thread and event loop (one per web-server process), and, with
     ``analyses`` (the default), an ``AnalysisRunner`` on a thread beside it that asks the
-    stored analyses' planned answers (``conversation.worker.analyses``).
+    stored analyses' planned answers (``conversation.worker.analyses``), and with ``studies``
+    (the default) the studies' clock (``conversation.worker.studies.StudyClock``).
 
     It never touches Streamlit; pages see its work by reading the database.
     """
 
-    def __init__(self, db: storage.Database, *, analyses: bool = True, **options: Any) -> None:
+    def __init__(
+        self,
+        db: storage.Database,
+        *,
+        analyses: bool = True,
+        studies: bool = True,
+        **options: Any,
+    ) -> None:
         from conversation.worker.analyses import AnalysisRunner
+        from conversation.worker.studies import StudyClock
 
         self.worker = Worker(db, **options)
         self.analyses = AnalysisRunner(db) if analyses else None
+        self.clock = StudyClock(db) if studies else None
         self._thread = threading.Thread(target=self._serve, name="rooms-worker", daemon=True)
         self._started = threading.Event()
 
@@ -370,6 +380,8 @@ class BackgroundWorker:
         self._started.wait(timeout=10)
         if self.analyses is not None:
             self.analyses.start()
+        if self.clock is not None:
+            self.clock.start()
         return self
 
     def wake(self) -> None:
@@ -379,6 +391,8 @@ class BackgroundWorker:
 
     def stop(self, timeout: float = 10.0) -> None:
         self.worker.stop()
+        if self.clock is not None:
+            self.clock.stop(timeout=timeout)
         if self.analyses is not None:
             self.analyses.stop(timeout=timeout)
         self._thread.join(timeout=timeout)

@@ -108,36 +108,50 @@ def take_rate(
     A request larger than the burst capacity is let through once the bucket is full and leaves
     it in debt (the average rate still holds). A paused bucket answers the pause's remaining time.
     """
+    now = db.now()
+    with db.write_connection(durable=False) as conn:
+        return take_rate_on(conn, key, limit, now, requests=requests, tokens=tokens)
+
+
+def take_rate_on(
+    conn: Connection,
+    key: str,
+    limit: RateLimit,
+    now: datetime,
+    *,
+    requests: float = 1.0,
+    tokens: float = 0.0,
+) -> float:
+    """:func:`take_rate` inside the caller's write transaction (a participant's post counts in
+    its message's write: ``storage.PostRate``)."""
     _check_key(key)
     if requests < 0 or tokens < 0:
         raise StorageValueError("requests and tokens must be >= 0")
-    now = db.now()
-    with db.write_connection(durable=False) as conn:
-        row = _locked_row(conn, key, limit, now)
-        have_requests, have_tokens = _refilled(row, limit, now)
-        if row.paused_until is not None and row.paused_until > now:
-            return (row.paused_until - now).total_seconds()  # nothing refills while paused
-        wait = 0.0
-        need_requests = min(requests, limit.request_capacity())
-        need_tokens = min(tokens, limit.token_capacity())
-        if limit.rpm is not None and have_requests < need_requests:
-            wait = (need_requests - have_requests) * 60.0 / limit.rpm
-        if limit.tpm is not None and have_tokens < need_tokens:
-            wait = max(wait, (need_tokens - have_tokens) * 60.0 / limit.tpm)
-        if wait == 0.0:
-            have_requests -= requests
-            have_tokens -= tokens
-        conn.execute(
-            update(BUCKETS)
-            .where(BUCKETS.c.key == key)
-            .values(
-                rpm=limit.rpm,
-                tpm=limit.tpm,
-                requests=have_requests,
-                tokens=have_tokens,
-                updated_at=now,
-            )
+    row = _locked_row(conn, key, limit, now)
+    have_requests, have_tokens = _refilled(row, limit, now)
+    if row.paused_until is not None and row.paused_until > now:
+        return float((row.paused_until - now).total_seconds())  # nothing refills while paused
+    wait = 0.0
+    need_requests = min(requests, limit.request_capacity())
+    need_tokens = min(tokens, limit.token_capacity())
+    if limit.rpm is not None and have_requests < need_requests:
+        wait = (need_requests - have_requests) * 60.0 / limit.rpm
+    if limit.tpm is not None and have_tokens < need_tokens:
+        wait = max(wait, (need_tokens - have_tokens) * 60.0 / limit.tpm)
+    if wait == 0.0:
+        have_requests -= requests
+        have_tokens -= tokens
+    conn.execute(
+        update(BUCKETS)
+        .where(BUCKETS.c.key == key)
+        .values(
+            rpm=limit.rpm,
+            tpm=limit.tpm,
+            requests=have_requests,
+            tokens=have_tokens,
+            updated_at=now,
         )
+    )
     return wait
 
 
@@ -197,4 +211,12 @@ def rate_buckets(db: Database) -> list[BucketState]:
     return [BucketState(**row._mapping) for row in rows]
 
 
-__all__ = ["BucketState", "RateLimit", "give_back_rate", "pause_rate", "rate_buckets", "take_rate"]
+__all__ = [
+    "BucketState",
+    "RateLimit",
+    "give_back_rate",
+    "pause_rate",
+    "rate_buckets",
+    "take_rate",
+    "take_rate_on",
+]

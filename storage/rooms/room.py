@@ -245,9 +245,7 @@ def stop_rooms(
     batch, never for a whole experiment. Returns the ids stopped; ``progress(done, total)``
     after each batch.
     """
-    check_event_fields(speaker="room", content=notice, data=notice_data)
-    for word in allowed:
-        require_in(word, ROOM_STATUSES, "allowed status")
+    check_room_move(notice, notice_data, allowed)
     ids = sorted(set(room_ids))
     stopped: list[int] = []
     for start in range(0, len(ids), BATCH_ROOMS):
@@ -308,28 +306,75 @@ def _stop_batch(
 ) -> list[int]:
     now = db.now()
     with db.write_connection() as conn:
-        if conn.dialect.name == "postgresql":
-            lock_rooms(conn, ids)
-        probes = probe_rooms(conn, ids)
-        chosen = sorted(room_id for room_id, p in probes.items() if p.status in allowed)
-        if not chosen:
-            return []
-        conn.execute(_STOP_ROOMS(conn), {"ids": chosen, "reason": reason, "now": now})
-        conn.execute(_STOP_TURNS(conn), {"ids": chosen, "now": now})
-        rows = [notice_row(i, probes[i], notice, notice_data, now) for i in chosen]
-        conn.execute(INSERT_EVENT, rows)
+        return stop_rooms_on(conn, ids, reason, allowed, notice, notice_data, now)
+
+
+def stop_rooms_on(
+    conn: Any,
+    ids: list[int],
+    reason: str,
+    allowed: Collection[str],
+    notice: str,
+    notice_data: dict[str, Any] | None,
+    now: datetime,
+) -> list[int]:
+    """:func:`stop_rooms`' write for ``ids``, inside the caller's write transaction (a study's
+    transition stops its group's room in the same write as the rest); the ids stopped."""
+    if conn.dialect.name == "postgresql":
+        lock_rooms(conn, ids)
+    probes = probe_rooms(conn, ids)
+    chosen = sorted(room_id for room_id, p in probes.items() if p.status in allowed)
+    if not chosen:
+        return []
+    conn.execute(_STOP_ROOMS(conn), {"ids": chosen, "reason": reason, "now": now})
+    conn.execute(_STOP_TURNS(conn), {"ids": chosen, "now": now})
+    rows = [notice_row(i, probes[i], notice, notice_data, now) for i in chosen]
+    conn.execute(INSERT_EVENT, rows)
     return chosen
+
+
+def check_room_move(
+    notice: str, notice_data: dict[str, Any] | None, allowed: Collection[str]
+) -> None:
+    """The checks of a room's move made by a person or a study (a stop, a pause): its notice's
+    fields and the statuses it applies in."""
+    check_event_fields(speaker="room", content=notice, data=notice_data)
+    for word in allowed:
+        require_in(word, ROOM_STATUSES, "allowed status")
+
+
+def pause_on(
+    conn: Any,
+    room_id: int,
+    allowed: Collection[str],
+    notice: str,
+    notice_data: dict[str, Any] | None,
+    now: datetime,
+) -> bool:
+    """Pause a room inside the caller's write transaction (as ``update_room(status=paused,
+    expected_status=allowed, notice=...)`` does in its own): ``False`` (nothing written) when
+    its status is not one of ``allowed``."""
+    if lock_room(conn, room_id) not in allowed:
+        return False
+    conn.execute(
+        update(ROOMS).where(ROOMS.c.id == room_id).values(status=RoomStatus.PAUSED, updated_at=now)
+    )
+    append_notice(conn, room_id, notice, notice_data, now)
+    return True
 
 
 __all__ = [
     "BATCH_ROOMS",
+    "check_room_move",
     "create_room",
     "delete_room",
     "get_room",
     "live_leases",
     "new_room_values",
+    "pause_on",
     "set_room_archived",
     "stop_room",
     "stop_rooms",
+    "stop_rooms_on",
     "update_room",
 ]

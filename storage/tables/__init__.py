@@ -37,7 +37,14 @@ from storage.tables.rooms import (
     RoomConfigVersion,
     TurnDraft,
 )
-from storage.tables.studies import Study, StudyEvent, StudyGroup, StudyParticipant, StudyToken
+from storage.tables.studies import (
+    ServiceBeat,
+    Study,
+    StudyEvent,
+    StudyGroup,
+    StudyParticipant,
+    StudyToken,
+)
 
 # Instrument the models now: the repository builds snapshots with ``model_construct`` on Core
 # paths, and attribute access on those needs configured mappers even if no ORM query ran yet.
@@ -63,6 +70,7 @@ __all__ = [
     "RateBucket",
     "Room",
     "RoomConfigVersion",
+    "ServiceBeat",
     "Study",
     "StudyEvent",
     "StudyGroup",

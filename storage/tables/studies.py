@@ -88,6 +88,7 @@ class StudyParticipant(SQLModel, table=True):
     exit_code: str | None = Field(default=None, max_length=64)
     pre_survey: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc())
     post_survey: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc())
+    # No longer written: a participant's posting rate is a bucket of ``rate_buckets`` (issue 30).
     posts: list[float] | None = Field(default=None, sa_type=JSONDoc())
     joined_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
     consented_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
@@ -133,4 +134,25 @@ class StudyEvent(SQLModel, table=True):
     at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
 
 
-__all__ = ["Study", "StudyEvent", "StudyGroup", "StudyParticipant", "StudyToken"]
+class ServiceBeat(SQLModel, table=True):
+    """A service's continuity (revision 0017): when it last said it was up (``beat_at``) and since
+    when it has been up without a gap (``up_since``). Every app process beats the participants'
+    service (``participants``) every second; the study clock judges absence only while it is
+    up, and only since ``up_since``, so time the service was down is never absence."""
+
+    __tablename__ = "service_beats"
+
+    name: str = Field(primary_key=True, max_length=40)
+    up_since: datetime = Field(sa_type=UTCDateTime)
+    beat_at: datetime = Field(sa_type=UTCDateTime)
+    owner: str | None = Field(default=None, max_length=200)
+
+
+__all__ = [
+    "ServiceBeat",
+    "Study",
+    "StudyEvent",
+    "StudyGroup",
+    "StudyParticipant",
+    "StudyToken",
+]

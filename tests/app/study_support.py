@@ -1,5 +1,5 @@
-"""Shared set-up of the study page tests: a launched study from the shipped example with small
-settings, and AppTests of the participant page (each one a browser session of its own)."""
+"""Shared set-up of the study pages' tests: a launched study from the shipped example with small
+settings, the researcher's pages through AppTest, and participants acting through the library."""
 
 from __future__ import annotations
 
@@ -45,8 +45,34 @@ def page(path: str, **params: str) -> AppTest:
     return at
 
 
-def participant(code: str, **params: str) -> AppTest:
-    return page("pages/participate.py", study=code, **params)
+def joined(db: Any, code: str, **params: str) -> str:
+    """A person who opened the join link (at the consent): their token. The participant's page
+    itself is tested through its routes (tests/ui/participant) and in Chromium
+    (tests/browser/participant); these pages' tests act for participants through the library."""
+    from conversation import study
+
+    return study.join(db, code, params).token
+
+
+def in_lobby(db: Any, code: str, **params: str) -> str:
+    """A person past the consent and the pre-survey, waiting in the lobby: their token."""
+    from conversation import study
+
+    token = joined(db, code, **params)
+    study.give_consent(db, token)
+    study.answer_survey(db, token, {"bargained_before": "yes"})
+    return token
+
+
+def refusal(db: Any, code: str) -> str:
+    """What the join link says to a newcomer now: the refusal, or "" when they get in."""
+    from conversation import study
+
+    try:
+        joined(db, code)
+    except study.StudyRefused as refused:
+        return str(getattr(refused, "message", None) or refused)
+    return ""
 
 
 def texts(at: AppTest) -> str:
@@ -56,10 +82,6 @@ def texts(at: AppTest) -> str:
         parts += [str(e.value) for e in getattr(at, kind)]
     parts += [str(c.value) for c in at.code]
     return "\n".join(parts)
-
-
-def token_of(at: AppTest) -> str:
-    return str(at.session_state["_participant_token"])
 
 
 def click(at: AppTest, label: str) -> AppTest:

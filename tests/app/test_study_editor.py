@@ -43,3 +43,19 @@ def test_launch_stores_the_study_and_prints_its_links(db: Database) -> None:
     code = line.rsplit("study=", 1)[1]
     assert study.get_study(db, code).name == "Mug bargaining with a mediator"
     assert "/study_monitor?study=" + code in shown
+
+
+def test_validate_names_every_bad_field_not_only_the_first(db: Database) -> None:
+    """Issue 31: *Validate* showed only the first bad field; docs/studies.md promises all."""
+    at = editor()
+    text = at.text_area(key="study-definition").value
+    broken = text.replace("timeout_seconds = 180", "timeout_seconds = -1").replace(
+        'turns = "free"', 'turns = "whenever"'
+    )
+    assert broken.count("-1") and "whenever" in broken
+    at.text_area(key="study-definition").input(broken)
+    click(at, "Validate")
+    assert not at.exception, at.exception
+    [problems] = [c.value for c in at.code]
+    assert "lobby.timeout_seconds" in problems and "room.turns" in problems
+    assert len(problems.splitlines()) == 2

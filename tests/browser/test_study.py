@@ -39,7 +39,6 @@ def study_server(
 ) -> Iterator[AppServer]:
     monkeypatch.setenv("ROOMS_PARTICIPANT_POLL_SECONDS", "0.5")
     monkeypatch.setenv("ROOMS_PARTICIPANT_HEARTBEAT_SECONDS", "1")
-    monkeypatch.setenv("ROOMS_PARTICIPANT_TICK_SECONDS", "0.5")
     monkeypatch.setenv("ROOMS_RUNNER_POLL_SECONDS", "0.2")
     server = AppServer(tmp_path / "study")
     server.folder.mkdir()
@@ -141,8 +140,8 @@ def test_six_people_in_three_groups_through_the_whole_study(
     seats = [seat_of(p) for p in pages]
     db = study_server.database()
     try:
-        rows = {r["participant"]: r for r in study.participants_table(db, code)}
-        pid_of = {r["participant"]: r["PROLIFIC_PID"] for r in study.recruitment_table(db, code)}
+        rows = {r["pseudonym"]: r for r in study.participants_table(db, code)}
+        pid_of = {r["pseudonym"]: r["PROLIFIC_PID"] for r in study.recruitment_table(db, code)}
         by_pid = {pid_of[name]: row for name, row in rows.items()}
         groups = {}
         for n in range(PEOPLE):
@@ -193,7 +192,7 @@ def test_six_people_in_three_groups_through_the_whole_study(
         assert all(u.endswith("cc=CMUG0001") for u in urls), urls
 
         rows = study.participants_table(db, code)
-        statuses = {pid_of[r["participant"]]: r["exit_status"] for r in rows}
+        statuses = {pid_of[r["pseudonym"]]: r["exit_status"] for r in rows}
         assert statuses == {f"pid-{n}": ("dropped" if n == gone else "completed") for n in range(6)}
         assert all(r.get("post_satisfaction") == 4 for r in rows if r["exit_status"] == "completed")
         recruitment = study.recruitment_table(db, code)

@@ -45,7 +45,7 @@ def _revision(url: str) -> str | None:
 
 def test_revisions_are_linear_and_numbered() -> None:
     revisions = ["0001", "0002", "0003", "0005", "0007", "0008", "0009"]
-    revisions += ["0010", "0011", "0012", "0013", "0014", "0015", "0016", "0018"]
+    revisions += ["0010", "0011", "0012", "0013", "0014", "0015", "0016", "0017", "0018"]
     assert migrate.known_revisions() == revisions
     assert migrate.head_revision() == "0018"
 

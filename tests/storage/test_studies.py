@@ -25,13 +25,19 @@ def _at_once(count: int, call):  # type: ignore[no-untyped-def]
         return outcomes
 
 
-def test_two_people_joining_for_the_last_place_at_once(db: storage.Database) -> None:
+def test_two_people_consenting_for_the_last_place_at_once(db: storage.Database) -> None:
+    """The cap counts people who consented: both may join and read the consent; of two
+    consenting at once for the last place, one takes it and the other is told it is full."""
     study = launched(db, participants={"cap": 1})
-    outcomes = _at_once(2, lambda i: S.join(db, study.code, {"PROLIFIC_PID": f"p{i}"}))
-    joined = [o for o in outcomes if isinstance(o, S.ParticipantToken)]
-    refused = [o for o in outcomes if isinstance(o, S.StudyRefused)]
-    assert len(joined) == 1 and [r.reason for r in refused] == ["full"]
-    assert len(storage.list_participants(db, study.id)) == 1
+    people = [S.join(db, study.code, {"PROLIFIC_PID": f"p{i}"}) for i in range(2)]
+    views = _at_once(2, lambda i: S.give_consent(db, people[i].token))
+    assert sorted(v.stage for v in views) == ["exit", "pre_survey"]
+    (home,) = [v for v in views if v.stage == "exit"]
+    assert home.exit is not None and home.exit.status == "lobby_timeout"
+    with pytest.raises(S.StudyRefused) as refused:
+        S.join(db, study.code, {"PROLIFIC_PID": "p2"})
+    assert refused.value.reason == "full"
+    assert len(storage.list_participants(db, study.id)) == 2
 
 
 def test_the_same_pid_from_several_tabs_at_once_is_one_participant(db: storage.Database) -> None:
@@ -118,7 +124,7 @@ def test_a_whole_path_with_a_dropout_and_the_time_limit(db: storage.Database) ->
     assert S.tick(db, study.code, now=later).ended == 1
     done = S.answer_survey(db, stays.token, {"satisfaction": 3, "mediator_opinion": "ok"})
     assert done.exit is not None and done.exit.status == "completed"
-    statuses = {r["participant"]: r["exit_status"] for r in S.participants_table(db, study.code)}
+    statuses = {r["pseudonym"]: r["exit_status"] for r in S.participants_table(db, study.code)}
     assert statuses == {stays.pseudonym: "completed", leaves.pseudonym: "dropped"}
     kinds = [e["kind"] for e in S.study_events_table(db, study.code)]
     for kind in ("joined", "assigned", "dropped", "seat_taken_by_agent", "room_ended"):
@@ -149,7 +155,7 @@ def test_lobby_timeouts_at_once_seat_everyone_once_with_agents(db: storage.Datab
 def test_a_participants_seat_in_one_read(db: storage.Database) -> None:
     """``participant_seat``: the person, their study and where they sit (the post's checks),
     or ``ParticipantNotFound`` for a token nobody holds."""
-    from conversation.study.identity import token_hash
+    from conversation.study.participant.identity import token_hash
     from tests.conversation.study.helpers import seated
 
     study = launched(db)
@@ -168,3 +174,25 @@ def test_a_participants_seat_in_one_read(db: storage.Database) -> None:
     assert seat.participant == storage.participant_by_token(db, token_hash(a.token))
     with pytest.raises(storage.ParticipantNotFound):
         storage.participant_seat(db, token_hash("forged"))
+
+
+def test_a_stage_move_the_table_never_allows_is_refused_and_writes_nothing(
+    db: storage.Database,
+) -> None:
+    """Every stage written is checked against ``vocabulary.STAGE_TRANSITIONS``: nobody comes
+    back from the exit, nobody skips from consent into a room."""
+    study = launched(db)
+    token = S.join(db, study.code, {})
+    with pytest.raises(storage.InvalidTransition):
+        storage.update_participant(db, token.participant_id, stage="room")
+    with pytest.raises(storage.InvalidTransition):  # an expected stage the move never leaves
+        storage.update_participant(
+            db, token.participant_id, expected_stages={"consent", "exit"}, stage="lobby"
+        )
+    S.decline(db, token.token)
+    with pytest.raises(storage.InvalidTransition):
+        storage.update_participant(db, token.participant_id, stage="lobby")
+    person = storage.get_participant(db, token.participant_id)
+    assert (person.stage, person.exit_status) == ("exit", "declined")
+    with pytest.raises(storage.StorageValueError, match="must be one of"):
+        storage.update_participant(db, token.participant_id, stage="nowhere")

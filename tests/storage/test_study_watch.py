@@ -12,7 +12,7 @@ from datetime import timedelta
 
 import storage
 from conversation import study as S
-from conversation.study.identity import token_hash
+from conversation.study.participant.identity import token_hash
 from tests.conversation.study.helpers import launched, seated, to_lobby
 
 

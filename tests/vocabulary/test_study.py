@@ -51,5 +51,16 @@ def test_exit_statuses_are_the_stored_words_in_the_definition_order() -> None:
         "dropped",
         "removed",
         "error",
+        "abandoned",
+        "unfinished",
     ]
     assert ExitStatus("dropped") == "dropped"
+
+
+def test_every_stage_on_the_path_has_an_absence_rule_and_every_exit_a_log_word() -> None:
+    from vocabulary import ABSENCE_EXITS, ACTIVE_STAGES, StudyEventKind, exit_event
+
+    assert set(ABSENCE_EXITS) == set(ACTIVE_STAGES)
+    for stage, status in ABSENCE_EXITS.items():
+        assert ParticipantStage.EXIT in STAGE_TRANSITIONS[stage] and status in EXIT_STATUSES
+    assert {exit_event(s) for s in ExitStatus} <= set(StudyEventKind)

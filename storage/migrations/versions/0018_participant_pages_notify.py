@@ -9,7 +9,7 @@ notices into one, so a transaction that writes 10,000 rows sends one notice. SQL
 channel (an app process sees its own writes at once and polls for others'): nothing to create.
 
 Revision ID: 0018
-Revises: 0016
+Revises: 0017
 Create Date: 2026-12-05
 """
 
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from alembic import op
 
 revision: str = "0018"
-down_revision: str | None = "0016"
+down_revision: str | None = "0017"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -69,8 +69,15 @@ def test_a_single_string_is_one_address() -> None:
 # -- the hierarchy ----------------------------------------------------------------------------------
 
 ALLOWED = {
+    Role.PARTICIPANT: {Action.SPEAK_IN_SEAT},
     Role.OBSERVER: {Action.READ},
-    Role.MODERATOR: {Action.READ, Action.POST, Action.MODERATE, Action.CONTROL},
+    Role.MODERATOR: {
+        Action.SPEAK_IN_SEAT,
+        Action.READ,
+        Action.POST,
+        Action.MODERATE,
+        Action.CONTROL,
+    },
     Role.RESEARCHER: set(Action),
 }
 
@@ -78,7 +85,8 @@ ALLOWED = {
 @pytest.mark.parametrize("role", list(Role))
 @pytest.mark.parametrize("action", list(Action))
 def test_each_role_may_do_exactly_its_acts(role: Role, action: Action) -> None:
-    actor = Actor("p@lab.org", role, signed_in=True)
+    seat = "Buyer" if role is Role.PARTICIPANT else None
+    actor = Actor("p@lab.org", role, signed_in=True, seat=seat)
     assert actor.can(action) is (action in ALLOWED[role])
     if action in ALLOWED[role]:
         actor.require(action)
@@ -93,8 +101,38 @@ def test_each_role_may_do_exactly_its_acts(role: Role, action: Action) -> None:
 
 def test_roles_include_the_ones_below() -> None:
     assert Actor("r", Role.RESEARCHER).roles == frozenset(Role)
-    assert Actor("m", Role.MODERATOR).roles == {Role.MODERATOR, Role.OBSERVER}
+    assert Actor("m", Role.MODERATOR).roles == {Role.MODERATOR, Role.OBSERVER, Role.PARTICIPANT}
     assert Actor("o", Role.OBSERVER).roles == {Role.OBSERVER}
+    assert Actor.participant("p-1", "Buyer").roles == {Role.PARTICIPANT}
+
+
+def test_a_participant_posts_in_their_own_seat_and_nothing_else() -> None:
+    from conversation.access import require_post
+
+    person = Actor.participant("p-3fa9c2", "Buyer")
+    assert person.identity == "participant p-3fa9c2" and person.seat == "Buyer"
+    require_post(person, "Buyer")
+    for speaker, private in (("Seller", False), ("Mediator", False), ("Buyer", True)):
+        with pytest.raises(PermissionDenied, match="may not post messages"):
+            require_post(person, speaker, private=private)
+    for action in set(Action) - {Action.SPEAK_IN_SEAT}:
+        with pytest.raises(PermissionDenied):
+            require(person, action)
+    # an observer has no seat to speak in; a moderator may post as anyone
+    with pytest.raises(PermissionDenied):
+        require_post(Actor("o@lab.org", Role.OBSERVER), "Buyer")
+    require_post(Actor("m@lab.org", Role.MODERATOR), "Buyer", private=True)
+    with pytest.raises(ConversationValueError, match="seat"):
+        Actor("x@lab.org", Role.PARTICIPANT)
+    with pytest.raises(ConversationValueError, match="seat"):
+        Actor("x@lab.org", Role.MODERATOR, seat="Buyer")
+
+
+def test_the_table_of_e_mails_never_makes_a_participant() -> None:
+    with pytest.raises(ConversationValueError, match="not a role"):
+        RoleTable.from_settings({"default": "participant"})
+    with pytest.raises(ConversationValueError, match="unknown keys"):
+        RoleTable.from_settings({"participant": ["p@x.org"]})
 
 
 def test_no_actor_and_the_local_user_may_do_everything() -> None:

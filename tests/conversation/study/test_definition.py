@@ -134,3 +134,44 @@ def test_launch_cli_prints_the_links(tmp_path) -> None:  # type: ignore[no-untyp
     assert done.returncode == 0, done.stderr
     assert "participant link: https://study.example.org/participate?study=" in done.stdout
     assert "monitor link: https://study.example.org/study_monitor?study=" in done.stdout
+
+
+def test_definition_problems_lists_every_bad_field() -> None:
+    from tests.conversation.study.helpers import definition_dict
+
+    data = definition_dict(
+        lobby={"timeout_seconds": 1}, room={"turns": "whenever"}, participants={"cap": 0}
+    )
+    problems = S.definition_problems(json.dumps(data), fmt="json")
+    assert [p.split(" ")[0] for p in problems] == [
+        "lobby.timeout_seconds",
+        "room.turns",
+        "participants.cap",
+    ]
+    assert S.definition_problems("not = [toml", fmt="toml")[0].startswith(
+        "the study definition is not valid TOML"
+    )
+    assert S.definition_problems(json.dumps(definition_dict()), fmt="json") == []
+
+
+def test_the_cli_launches_into_the_apps_database_by_default(tmp_path, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Issue 31: the docs' ``--db sqlite:///study.db`` was not the app's database, so such a
+    study never appeared in the monitor: without ``--db`` the CLI uses the app's database."""
+    import storage
+
+    monkeypatch.delenv("ROOMS_DATABASE_URL", raising=False)
+    assert main(["launch", str(EXAMPLE)]) == 0
+    out = capsys.readouterr().out
+    code = out.split("study code: ")[1].split()[0]
+    with storage.Database(storage.database_url()) as db:  # what the app opens
+        assert S.get_study(db, code).name == "Mug bargaining with a mediator"
+    assert f"database: {storage.display_url(storage.database_url())}" in out
+
+
+def test_the_cli_names_every_bad_field(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    broken = tmp_path / "broken.json"
+    data = definition_dict(lobby={"timeout_seconds": 1}, room={"turns": "whenever"})
+    broken.write_text(json.dumps(data), encoding="utf-8")
+    assert main(["validate", str(broken)]) == 1
+    errors = capsys.readouterr().err.splitlines()
+    assert [e.split(" ")[1] for e in errors] == ["lobby.timeout_seconds", "room.turns"]

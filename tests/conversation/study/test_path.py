@@ -10,7 +10,7 @@ import storage
 from conversation import study as S
 from conversation.exceptions import ConversationValueError
 from conversation.rooms.room import Room
-from conversation.study.identity import token_hash
+from conversation.study.participant.identity import token_hash
 from tests.conversation.study.helpers import launched, seated, to_lobby
 
 
@@ -60,9 +60,34 @@ def test_the_same_pid_gets_the_same_participant_and_a_reload_the_same_place(db) 
     assert len(storage.list_participants(db, study.id)) == 1
 
 
+def test_people_who_never_consented_do_not_use_up_the_cap_and_the_monitor_says_full(
+    db,
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 31: the cap counts people who consented (or were assigned); someone reading the
+    consent, or gone from it, holds no place; the last place taken at consent tells the next
+    person the study is full; and the monitor says "full" when the link does."""
+    study = launched(db, participants={"cap": 2})
+    readers = [S.join(db, study.code, {"PROLIFIC_PID": f"r{i}"}) for i in range(3)]
+    assert not S.study_monitor(db, study.code).full
+    S.give_consent(db, readers[0].token)
+    S.decline(db, readers[1].token)  # left without consenting: no place taken
+    late = S.join(db, study.code, {"PROLIFIC_PID": "late"})
+    S.give_consent(db, late.token)
+    assert S.study_monitor(db, study.code).full
+    with pytest.raises(S.StudyRefused) as refused:
+        S.join(db, study.code, {"PROLIFIC_PID": "one more"})
+    assert refused.value.reason == "full"
+    # The third reader consents after the last place went: told so, with the lobby-timeout code.
+    view = S.give_consent(db, readers[2].token)
+    assert view.stage == "exit" and view.exit is not None
+    assert (view.exit.status, view.exit.code) == ("lobby_timeout", "CMUG0003")
+    assert [s.line() for s in S.list_studies(db)][0].count("full") == 1
+
+
 def test_locked_full_unknown_and_forged_are_refused_politely(db) -> None:  # type: ignore[no-untyped-def]
     study = launched(db, participants={"cap": 1})
-    S.join(db, study.code, {"PROLIFIC_PID": "a"})
+    a = S.join(db, study.code, {"PROLIFIC_PID": "a"})
+    S.give_consent(db, a.token)  # the cap counts people who consented
     with pytest.raises(S.StudyRefused) as full:
         S.join(db, study.code, {"PROLIFIC_PID": "b"})
     assert full.value.reason == "full" and "full" in str(full.value)
@@ -108,7 +133,13 @@ def test_posts_pass_the_room_door_with_provenance_and_a_rate_limit(db) -> None: 
     # a post proves the participant is here (no dropout is decided while they write)
     assert storage.get_participant(db, int(person.id)).last_seen_at > before
     assert S.post_as_participant(db, buyer.token, "<b>I offer $5</b>", request_id="r1") == seq
-    counted = len(storage.get_participant(db, int(person.id)).posts or [])
+    bucket = f"study-participant:{int(person.id)}"
+
+    def left() -> float:  # posts left in the participant's bucket (the model calls' own kind)
+        return next(b.requests for b in storage.rate_buckets(db) if b.key == bucket)
+
+    counted = left()
+    assert counted < 1  # two posts (one resent) of two: none left
     with pytest.raises(S.TooFast) as fast:
         S.post_as_participant(db, buyer.token, "and again")
     assert 0 < fast.value.retry_after <= 60
@@ -117,7 +148,7 @@ def test_posts_pass_the_room_door_with_provenance_and_a_rate_limit(db) -> None: 
         e.content != "and again"
         for e in storage.events(db, S.participant_view(db, buyer.token).room_id or 0)
     )
-    assert len(storage.get_participant(db, int(person.id)).posts or []) == counted
+    assert left() >= counted  # the bucket only refilled: the refused post took nothing
     view = S.participant_view(db, seller.token)
     message = next(m for m in view.messages if m.seq == seq)
     assert message.content == "<b>I offer $5</b>" and not message.own  # shown literally
@@ -193,8 +224,8 @@ def test_an_edited_definition_applies_to_those_assigned_after(db) -> None:  # ty
     assert S.update_definition(db, study.code, S.definition_from_dict(edited)).version == 2
     late = S.join(db, study.code, {"PROLIFIC_PID": "late"})
     assert S.participant_view(db, late.token).consent == "A shorter consent text. Agree?"
-    rows = {r["participant"]: r for r in S.participants_table(db, study.code)}
-    assert rows[early.pseudonym]["definition_version"] == 1
+    rows = {r["pseudonym"]: r for r in S.participants_table(db, study.code)}
+    assert rows[early.pseudonym]["version"] == 1
     redesigned = definition_dict()
     redesigned["experiment"]["conditions"] = redesigned["experiment"]["conditions"][:1]
     with pytest.raises(ConversationValueError, match="cannot change once the study is launched"):
@@ -216,16 +247,17 @@ def test_a_private_message_to_an_agent_is_not_shown_to_the_participants(db) -> N
 def test_an_unpaced_agent_appears_at_once() -> None:
     from datetime import UTC, datetime, timedelta
 
-    from conversation.study.view import seen
+    from conversation.study.participant.view import seen
 
     class E:  # a committed agent message, as the log holds it
-        kind, state, speaker, content, words, seq, visible_to, data = (
+        kind, state, speaker, content, words, seq, round, visible_to, data = (
             "agent",
             "done",
             "Mediator",
             "one two three",
             3,
             2,
+            0,
             None,
             None,
         )
@@ -283,3 +315,39 @@ def test_a_paced_message_makes_the_view_stale_when_it_appears(db) -> None:  # ty
     assert S.view_is_current(db, a.token, view, now=view.changes_at - timedelta(seconds=0.1))
     assert not S.view_is_current(db, a.token, view, now=view.changes_at)
     assert S.participant_view(db, a.token, now=view.changes_at).typing == []
+
+
+def test_a_participants_post_is_checked_by_the_message_rule_once_and_as_their_seat(
+    db, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The room's door checks the text (once), and the actor is the participant's own role,
+    which may speak only in their seat."""
+    from conversation.access import Role
+    from conversation.text import limits
+
+    study = launched(db)
+    a, _ = seated(db, study.code, "a", "b")
+    checked: list[object] = []
+    rule = limits.message_problem
+
+    def counted(value, *args, **kwargs):  # type: ignore[no-untyped-def]
+        checked.append(value)
+        return rule(value, *args, **kwargs)
+
+    monkeypatch.setattr(limits, "message_problem", counted)
+    actors = []
+    from conversation.rooms import posting
+
+    post = posting.post_message
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        actors.append(kwargs["actor"])
+        return post(*args, **kwargs)
+
+    monkeypatch.setattr("conversation.study.participant.acts.post_message", spy)
+    S.post_as_participant(db, a.token, "Hello there")
+    assert checked == ["Hello there"]
+    (actor,) = actors
+    me = S.participant_view(db, a.token)
+    assert actor.role is Role.PARTICIPANT and actor.seat == me.seat
+    assert actor.identity == f"participant {me.pseudonym}"

@@ -1,0 +1,7 @@
+"""A study's clock: everything time-driven, in one idempotent call (``ticks``: ``tick``), with the lobby's
+recorded draw (``lobby``), what happens to a seat its person left (``seats``) and human seats'
+turns (``turns``)."""
+
+from conversation.study.clock.ticks import TickReport, tick
+
+__all__ = ["TickReport", "tick"]

@@ -1,0 +1,279 @@
+"""The participant's acts: join by the link, consent or decline, answer a survey, say "still
+here", post in their room, write to the researcher.
+
+Every act takes the participant's token; only its sha256 is stored or looked up (a forged token
+is :class:`NotAParticipant`). Stage changes are conditional, so two tabs doing the same thing at
+once change it once. A post passes the same door as the researcher's (``rooms.posting``: the
+message rule of ``text.limits``, a person's name, one write) and is rate limited per participant;
+its provenance in the room's log is ``participant <pseudonym>``, never a recruitment id.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import storage
+from conversation.access.roles import Actor
+from conversation.boundary import translated
+from conversation.exceptions import ConversationValueError
+from conversation.rooms.posting import post_message
+from conversation.study.clock.ticks import is_full
+from conversation.study.definition.surveys import checked_answers
+from conversation.study.errors import REFUSALS, StudyRefused, TooFast, WrongStage
+from conversation.study.help import HelpSide, help_data
+from conversation.study.participant.identity import participant, seat_of, token_hash
+from conversation.study.participant.view import participant_view
+from conversation.study.record import exit_values, get_study, study_definition
+from conversation.text.limits import MAX_REQUEST_ID_CHARS, check_message, check_text
+from conversation.vocabulary import (
+    ENDED_ROOM_STATUSES,
+    ExitStatus,
+    GroupStatus,
+    ParticipantStage,
+    RoomStatus,
+    StudyEventKind,
+    StudyStatus,
+    exit_event,
+)
+
+#: Prolific's query parameters: the participant's recruitment id first.
+RECRUITMENT_KEYS = ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")
+#: Parameters of the link itself, never kept as labels.
+LINK_KEYS = frozenset({"study", "p", "token"})
+MAX_LABELS = 30
+MAX_LABEL_KEY = 64
+MAX_LABEL_VALUE = 500
+
+
+@dataclass(frozen=True, slots=True)
+class ParticipantToken:
+    """What ``join`` hands the page: the token to keep (in the page's URL), the participant's
+    id and pseudonym, and whether they were already in (a reload, a second tab, the same PID)."""
+
+    token: str
+    participant_id: int
+    pseudonym: str
+    resumed: bool
+
+
+def split_labels(labels: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+    """``(labels, recruitment)`` from a link's query parameters: Prolific's ids apart, the
+    link's own parameters dropped, every key and value bounded text."""
+    if not isinstance(labels, Mapping):
+        raise ConversationValueError("labels must map query parameter names to values")
+    kept: dict[str, str] = {}
+    recruitment: dict[str, str] = {}
+    for key, value in labels.items():
+        if key in LINK_KEYS:
+            continue
+        if isinstance(value, list | tuple):  # a repeated parameter: its first value
+            value = value[0] if value else ""
+        check_text(key, "a link parameter's name", MAX_LABEL_KEY, one_line=True)
+        check_text(value, f"link parameter {key!r}", MAX_LABEL_VALUE, one_line=True, empty=True)
+        (recruitment if key in RECRUITMENT_KEYS else kept)[key] = value
+    if len(kept) > MAX_LABELS:
+        raise ConversationValueError(f"the link holds {len(kept)} parameters; at most {MAX_LABELS}")
+    return kept, recruitment
+
+
+def join(db: storage.Database, code: Any, labels: Mapping[str, Any]) -> ParticipantToken:
+    """A person arrives by the link ``?study=<code>&...``. The same ``PROLIFIC_PID`` gets the
+    same participant (``resumed``), never a second seat. :class:`StudyRefused` when the study
+    is unknown, locked, closed or full."""
+    study = get_study(db, code)
+    kept, recruitment = split_labels(labels)
+    full = is_full(db, study, study_definition(db, study))
+    pid = recruitment.get("PROLIFIC_PID") or None
+    token = secrets.token_urlsafe(24)
+    with translated():
+        admission = storage.admit_participant(
+            db,
+            study.id,
+            token_hash=token_hash(token),
+            pseudonym=f"p-{secrets.token_hex(4)}",
+            recruitment_id=pid,
+            recruitment=recruitment or None,
+            labels=kept or None,
+            stage=ParticipantStage.CONSENT,
+            cap=0 if full else study.cap,  # full: only someone already in gets back in
+        )
+    if admission.participant is None:
+        raise StudyRefused(admission.refused or StudyStatus.CLOSED)
+    person = admission.participant
+    return ParticipantToken(token, int(person.id or 0), person.pseudonym, admission.resumed)
+
+
+def give_consent(db: storage.Database, token: str) -> Any:
+    """Consent given: on to the pre-survey, or the lobby when there is none. The study's cap
+    counts people who consented: when the last place was taken meanwhile, the person is told the
+    study is full (they leave with the ``lobby_timeout`` code, ``study_full`` in the log)."""
+    person, study, definition = participant(db, token)
+    now = db.now()
+    if definition.model.pre_survey:
+        fields: dict[str, Any] = {"stage": ParticipantStage.PRE_SURVEY}
+    else:
+        fields = {"stage": ParticipantStage.LOBBY, "lobby_at": now}
+    consent = storage.ParticipantMove(
+        int(person.id),
+        {ParticipantStage.CONSENT},
+        {"consented_at": now, **fields},
+        (StudyEventKind.CONSENTED, None),
+    )
+    timeout = ExitStatus.LOBBY_TIMEOUT
+    full = storage.ParticipantMove(
+        int(person.id),
+        {ParticipantStage.CONSENT},
+        exit_values(definition, timeout, now),
+        (exit_event(timeout), {"study_full": True, "where": ParticipantStage.CONSENT}),
+    )
+    cap = 0 if is_full(db, study, definition) else study.cap
+    with translated():
+        done = storage.consent_within_cap(db, study.id, cap, consent=consent, full=full)
+    if done is None:
+        _moved_meanwhile(db, person, fields["stage"], "consent")
+    return _view(db, token)
+
+
+def decline(db: storage.Database, token: str) -> Any:
+    """Consent declined: the participant leaves with the ``declined`` code."""
+    person, _, definition = participant(db, token)
+    exit_fields = exit_values(definition, ExitStatus.DECLINED, db.now())
+    declined = (exit_event(ExitStatus.DECLINED), None)
+    _move(db, person, ParticipantStage.CONSENT, declined, "decline", **exit_fields)
+    return _view(db, token)
+
+
+def answer_survey(db: storage.Database, token: str, answers: Mapping[str, Any]) -> Any:
+    """The answers of the current survey (every question answered, each by its type): the
+    pre-survey leads to the lobby, the post-survey to the exit with the ``completed`` code."""
+    person, _, definition = participant(db, token)
+    now = db.now()
+    if person.stage == ParticipantStage.PRE_SURVEY:
+        checked = checked_answers(definition.model.pre_survey, answers)
+        fields = {"pre_survey": checked, "stage": ParticipantStage.LOBBY, "lobby_at": now}
+    elif person.stage == ParticipantStage.POST_SURVEY:
+        checked = checked_answers(definition.model.post_survey, answers)
+        fields = {"post_survey": checked, **exit_values(definition, ExitStatus.COMPLETED, now)}
+    else:
+        raise WrongStage(person.stage, "answer a survey")
+    event = (StudyEventKind.ANSWERED, {"survey": person.stage.removesuffix("_survey")})
+    _move(db, person, person.stage, event, "answer a survey", **fields)
+    return _view(db, token)
+
+
+def heartbeat(db: storage.Database, token: str, *, now: Any = None) -> None:
+    """The page says the participant is still here (every ``heartbeat_seconds``)."""
+    person, _, _ = participant(db, token)
+    if person.stage == ParticipantStage.EXIT:
+        return
+    with translated():
+        storage.update_participant(db, int(person.id), last_seen_at=now or db.now())
+
+
+def post_as_participant(
+    db: storage.Database, token: str, text: Any, *, request_id: str | None = None
+) -> int:
+    """Post ``text`` in the participant's room as their seat (a human message with the
+    participant's provenance); returns its seq. :class:`WrongStage` outside a running room,
+    :class:`TooFast` over the study's rate, ``ConversationValueError`` for a refused text."""
+    person, study, definition, seat = seat_of(db, token)  # one read for all the checks
+    if request_id is not None:
+        check_text(request_id, "request_id", MAX_REQUEST_ID_CHARS - 40, one_line=True)
+    room_id = _open_room(person, seat)
+    rate = definition.model.participants.rate
+    actor = Actor.participant(person.pseudonym, str(person.seat))
+    # The rate count and the message are one write transaction (a refused post counts nothing;
+    # a post proves presence: no write of its own for it).
+    charge = storage.PostRate(int(person.id), rate.seconds, rate.messages, db.now())
+    with translated(REFUSALS):
+        event = post_message(
+            db,
+            room_id,
+            text,
+            speaker=person.seat,
+            request_id=f"participant-{person.id}-{request_id}" if request_id else None,
+            actor=actor,
+            config=seat.room_config,
+            charge=charge,
+        )
+    return int(event.seq)
+
+
+def _open_room(person: Any, seat: storage.ParticipantSeat) -> int:
+    if person.stage != ParticipantStage.ROOM or person.group_id is None:
+        raise WrongStage(person.stage, "post a message")
+    if seat.group_status != GroupStatus.RUNNING or seat.room_id is None:
+        raise WrongStage(ParticipantStage.POST_SURVEY, "post a message")
+    if seat.room_status == RoomStatus.PAUSED:
+        raise ConversationValueError("The conversation is paused; please wait.")
+    if seat.room_status in ENDED_ROOM_STATUSES:
+        raise ConversationValueError("The conversation has ended.")
+    return int(seat.room_id)
+
+
+def message_researcher(db: storage.Database, token: str, text: Any) -> None:
+    """A participant's help message to the researcher (the monitor shows it); rate limited
+    like their posts (:class:`TooFast`)."""
+    person, study, definition = participant(db, token)
+    check_message(text)
+    rate = definition.model.participants.rate
+    with translated(REFUSALS):
+        wait = storage.note_post(db, int(person.id), window=rate.seconds, limit=rate.messages)
+        if wait:
+            raise TooFast(wait)
+        storage.record_study_event(
+            db,
+            study.id,
+            StudyEventKind.HELP,
+            participant_id=int(person.id),
+            data=help_data(HelpSide.PARTICIPANT, text),
+        )
+
+
+def _move(
+    db: storage.Database,
+    person: Any,
+    from_stage: str,
+    event: tuple[str, Any],
+    act: str,
+    /,
+    **fields: Any,
+) -> None:
+    """Change the participant's fields if they are still at ``from_stage``; a second tab that
+    already did the same is fine, anything else is :class:`WrongStage`."""
+    with translated():
+        moved = storage.update_participant(
+            db, int(person.id), expected_stages={from_stage}, event=event, **fields
+        )
+    if moved is None:
+        _moved_meanwhile(db, person, fields.get("stage"), act)
+
+
+def _moved_meanwhile(db: storage.Database, person: Any, to: Any, act: str) -> None:
+    """A conditional move found the participant elsewhere: fine when a second tab made the same
+    move, else :class:`WrongStage`."""
+    with translated():
+        current = storage.get_participant(db, int(person.id)).stage
+    if current != to:
+        raise WrongStage(current, act)
+
+
+def _view(db: storage.Database, token: str) -> Any:
+    return participant_view(db, token)
+
+
+__all__ = [
+    "RECRUITMENT_KEYS",
+    "ParticipantToken",
+    "answer_survey",
+    "decline",
+    "give_consent",
+    "heartbeat",
+    "join",
+    "message_researcher",
+    "post_as_participant",
+    "split_labels",
+]

@@ -1,0 +1,122 @@
+"""What the participant's page receives: a view as JSON, and what changed between two views as
+the events of its stream (``view``, ``message``, ``typing``). Pure: no database, no clock.
+
+- ``view``: everything the page shows but the chat's messages and the typing line (the stage,
+  the consent or the questions, the lobby, the seat, the instructions, time left, notices, the
+  researcher's messages, the exit). Sent when the stream opens and whenever any of it changed
+  (time left alone is not a change: the page counts it down).
+- ``message``: one message the seat may see, once (the page keeps them by ``seq`` and ignores one
+  it has: a reconnected stream sends them all again, a paced message may come after a newer one).
+- ``typing``: the names of the agents writing now, when that list changed.
+
+Texts are data, never markup: the page sets them with ``textContent``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from conversation.text.limits import MAX_MESSAGE_CHARS
+from conversation.vocabulary import ExitStatus
+
+#: What the exit page says for each way of leaving (the code and the button follow).
+EXIT_TEXTS: dict[str, str] = {
+    ExitStatus.COMPLETED: "Thank you for taking part: the study is complete.",
+    ExitStatus.DECLINED: "You chose not to take part. Thank you for your time.",
+    ExitStatus.LOBBY_TIMEOUT: "We could not form a group in time. Thank you for waiting.",
+    ExitStatus.DROPPED: "You were away for too long, so your conversation went on without you.",
+    ExitStatus.REMOVED: "The researcher ended your participation.",
+    ExitStatus.ERROR: "Something went wrong on our side. We are sorry.",
+    ExitStatus.ABANDONED: "You were away for too long, so your place was given up.",
+    ExitStatus.UNFINISHED: "You were away for too long to finish the last questions. Thank you.",
+}
+#: Fields of the page's view that change with the clock alone (the page counts them down).
+CLOCK_FIELDS = ("time_left", "lobby_seconds_left")
+
+
+def message_json(message: Any) -> dict[str, Any]:
+    """One message as the page receives it (``SeenMessage``)."""
+    return {
+        "seq": int(message.seq),
+        "speaker": str(message.speaker),
+        "content": str(message.content),
+        "kind": str(message.kind),
+        "own": bool(message.own),
+        "private": bool(message.private),
+        "at": message.at.isoformat() if message.at is not None else None,
+    }
+
+
+def view_json(view: Any) -> dict[str, Any]:
+    """The page's part of a ``ParticipantView``: never the room's id, the person's token or a
+    recruitment id; the messages and the typing line are sent apart (:func:`pushes`)."""
+    exit_info = view.exit
+    return {
+        "stage": str(view.stage),
+        "study_name": view.study_name,
+        "consent": view.consent,
+        "questions": list(view.questions or []),
+        "waiting_for": view.waiting_for,
+        "lobby_seconds_left": view.lobby_seconds_left,
+        "seat": view.seat,
+        "instructions": view.instructions,
+        "your_turn": bool(view.your_turn),
+        "max_message_chars": MAX_MESSAGE_CHARS,
+        "time_left": view.time_left,
+        "notice": view.notice,
+        "help": [
+            {"from_researcher": bool(h.from_researcher), "text": h.text, "at": h.at.isoformat()}
+            for h in view.help or []
+        ],
+        "exit": None
+        if exit_info is None
+        else {
+            "status": exit_info.status,
+            "code": exit_info.code,
+            "redirect": exit_info.redirect,
+            "text": EXIT_TEXTS.get(exit_info.status, "Thank you."),
+        },
+    }
+
+
+def _steady(page: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in page.items() if k not in CLOCK_FIELDS}
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What a stream has sent so far: the view's page part, the messages' seqs, the typing
+    line (compared by :func:`pushes` with the next view)."""
+
+    page: dict[str, Any]
+    seqs: frozenset[int]
+    typing: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Push:
+    """One event of the stream: its name and its JSON data."""
+
+    event: str
+    data: Any
+
+
+def pushes(before: Shown | None, view: Any) -> tuple[list[Push], Shown]:
+    """The events that bring a page showing ``before`` (None: nothing yet) to ``view``, and what
+    it shows then. A stage change sends the whole view, then every message of the new stage."""
+    page = view_json(view)
+    messages = [message_json(m) for m in view.messages or []]
+    typing = tuple(view.typing or [])
+    out: list[Push] = []
+    fresh = before is None or before.page.get("stage") != page["stage"]
+    if fresh or _steady(before.page) != _steady(page):  # type: ignore[union-attr]
+        out.append(Push("view", page))
+    known = frozenset() if fresh else before.seqs  # type: ignore[union-attr]
+    out += [Push("message", m) for m in messages if m["seq"] not in known]
+    if fresh or before.typing != typing:  # type: ignore[union-attr]
+        out.append(Push("typing", list(typing)))
+    return out, Shown(page, frozenset(m["seq"] for m in messages), typing)
+
+
+__all__ = ["CLOCK_FIELDS", "EXIT_TEXTS", "Push", "Shown", "message_json", "pushes", "view_json"]

@@ -1,0 +1,116 @@
+"""The study editor of the Experiments page: edit a study definition (TOML or JSON), validate it
+with one clear error per field, launch it and get the participant and monitor links.
+
+The definition is the same file ``python -m conversation.study validate FILE`` reads
+(docs/studies.md); the editor starts from the shipped ``examples/study.toml``, or from a file the
+researcher uploads, and offers the edited text for download (the study's file of record).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from ui.widgets import escape_markdown
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "study.toml"
+TEXT_KEY = "study-definition"
+MAX_DEFINITION_BYTES = 200_000
+
+
+def _example() -> str:
+    try:
+        return EXAMPLE.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+
+
+def _fmt(text: str) -> str:
+    return "json" if text.lstrip().startswith("{") else "toml"
+
+
+def validate(text: str) -> tuple[Any | None, str | None]:
+    """(the definition, None) or (None, every problem, one line per bad field)."""
+    from conversation import study
+
+    if len(text.encode("utf-8")) > MAX_DEFINITION_BYTES:
+        return None, f"The definition is over {MAX_DEFINITION_BYTES:,} bytes."
+    problems = study.definition_problems(text, fmt=_fmt(text))
+    if problems:
+        return None, "\n".join(problems)
+    return study.load_definition(text, fmt=_fmt(text)), None
+
+
+def summary(definition: Any) -> str:
+    """One line: name, conditions, groups (program text built from the definition's fields)."""
+    data = definition.to_dict()
+    experiment = data.get("experiment") or {}
+    conditions = experiment.get("conditions") or []
+    return (
+        f"Valid: {data.get('name', '')} (version {data.get('version', '?')}), "
+        f"{len(conditions)} condition(s), {experiment.get('groups', '?')} group(s) each."
+    )
+
+
+def study_editor(db: Any, actor: Any) -> None:
+    """The editor: upload or edit, validate, download, launch."""
+    upload = st.file_uploader("Open a definition file", type=["toml", "json"], key="study-upload")
+    if upload is not None and st.session_state.get("_study-upload-seen") != upload.file_id:
+        st.session_state["_study-upload-seen"] = upload.file_id
+        st.session_state[TEXT_KEY] = upload.getvalue().decode("utf-8", errors="replace")
+    st.session_state.setdefault(TEXT_KEY, _example())
+    text = st.text_area("Study definition (TOML or JSON)", key=TEXT_KEY, height=400)
+    c1, c2, c3 = st.columns(3)
+    checked = c1.button("Validate", key="study-validate", width="stretch")
+    c2.download_button(
+        "Download the file",
+        text,
+        file_name=f"study.{_fmt(text)}",
+        key="study-download",
+        on_click="ignore",
+        width="stretch",
+    )
+    launch = c3.button("Launch the study", type="primary", key="study-launch", width="stretch")
+    if not (checked or launch):
+        return
+    definition, problem = validate(text)
+    if problem is not None:
+        st.error("The definition is not valid:")
+        st.code(problem, language=None, wrap_lines=True)
+        return
+    st.success(escape_markdown(summary(definition)))
+    if launch:
+        _launch(db, definition, actor)
+
+
+def _launch(db: Any, definition: Any, actor: Any) -> None:
+    from conversation import study
+
+    try:
+        launched = study.launch_study(db, definition, actor=actor)
+    except (ValueError, PermissionError) as exc:
+        st.error("Not launched: " + escape_markdown(exc))
+        return
+    links = study.study_links(launched.code, base_url=base_url())
+    st.success("Launched. Send the participant link to your participants.")
+    st.text("Participant link: " + links.participant)
+    st.text("Monitor: " + links.monitor)
+    st.page_link(
+        "pages/study_monitor.py", label="Open the monitor", query_params={"study": launched.code}
+    )
+
+
+def base_url() -> str:
+    """The address this app is reached at (scheme and host of the browser's URL)."""
+    from urllib.parse import urlsplit
+
+    url = str(getattr(st.context, "url", "") or "")
+    parts = urlsplit(url)
+    if parts.scheme and parts.netloc:
+        return f"{parts.scheme}://{parts.netloc}"
+    return "http://localhost:8501"
+
+
+__all__ = ["EXAMPLE", "base_url", "study_editor", "summary", "validate"]
