@@ -43,7 +43,6 @@ import signal
 import statistics
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -208,38 +207,6 @@ def partners(db_url: str, code: str, people: int) -> dict[int, int]:
     return found
 
 
-class StudyClock:
-    """The study's clock beside the app (forming groups) until the app's runner ticks studies:
-    one tick a second, in a thread of this process."""
-
-    def __init__(self, db_url: str, code: str) -> None:
-        self.db_url, self.code = db_url, code
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        from conversation import study
-        from storage import Database
-
-        db = Database(self.db_url)
-        try:
-            while not self._stop.wait(1.0):
-                try:
-                    study.tick(db, self.code)
-                except Exception as exc:  # noqa: BLE001 - the next tick tries again
-                    say(f"tick: {exc}")
-        finally:
-            db.dispose()
-
-    def __enter__(self) -> StudyClock:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: Any) -> None:
-        self._stop.set()
-        self._thread.join(5)
-
-
 def fresh_database(base: str | None, folder: Path) -> tuple[str, Any]:
     """A database for one run: a SQLite file in ``folder``, or a new database on the PostgreSQL
     server of ``base`` (returned with the function that drops it)."""
@@ -285,10 +252,7 @@ def one_run(args: Any) -> dict:
                 nginx, proxied = start_nginx(ports, folder / "nginx")
                 urls = [proxied]
             code = launch(db_url, args.participants)
-            with StudyClock(db_url, code):
-                figures = asyncio.run(
-                    run_load(urls, code, db_url, args, [p.pid for p in processes])
-                )
+            figures = asyncio.run(run_load(urls, code, db_url, args, [p.pid for p in processes]))
             figures["stored"] = stored(db_url, code)
             return figures
         finally:

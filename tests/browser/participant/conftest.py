@@ -1,11 +1,11 @@
-"""What the participant page's browser tests share (fixtures and helpers): a server of their own, the study's clock,
-a study, and a person in a browser context of their own who records every host their page asks.
+"""What the participant page's browser tests share (fixtures and helpers): a server of their own
+(its runner drives the agents and the study's clock), a study, and a person in a browser context
+of their own who records every host their pages ask.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -39,29 +39,6 @@ def site_db(site_server: AppServer) -> Iterator[Any]:
     database = site_server.database()
     yield database
     database.dispose()
-
-
-@pytest.fixture
-def clock(site_db: Any) -> Iterator[None]:
-    """The study's clock, every 0.3 s (forming groups), for as long as the test runs."""
-    from conversation import study
-
-    stop = threading.Event()
-
-    def run() -> None:
-        while not stop.is_set():
-            for code in [s.code for s in study.list_studies(site_db)]:
-                try:
-                    study.tick(site_db, code)
-                except Exception:  # noqa: BLE001, S112 - a tick racing the test's own is retried
-                    continue
-            stop.wait(0.3)
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    yield
-    stop.set()
-    thread.join(5)
 
 
 def launch(db: Any, **sections: Any) -> str:

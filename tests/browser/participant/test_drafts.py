@@ -56,7 +56,7 @@ def seated(browser: Any, server: AppServer, db: Any, code: str) -> Person:
 
 
 def test_by_default_the_person_sees_typing_and_none_of_the_partial_text(
-    browser: Any, site_server: AppServer, site_db: Any, clock: None
+    browser: Any, site_server: AppServer, site_db: Any
 ) -> None:
     from conversation import browse, study
 
@@ -88,7 +88,7 @@ def test_by_default_the_person_sees_typing_and_none_of_the_partial_text(
 
 
 def test_with_show_drafts_the_reply_grows_in_place_and_is_announced_once(
-    browser: Any, site_server: AppServer, site_db: Any, clock: None
+    browser: Any, site_server: AppServer, site_db: Any
 ) -> None:
     from conversation import study
 

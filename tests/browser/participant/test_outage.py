@@ -2,12 +2,15 @@
 person in a room. The page says the study's own words ("We lost contact with the server: keep
 this page open, your place is kept"); a message sent meanwhile stays in the box with them; a
 partner's message written meanwhile is there when the server is back on the same port; the page
-reconnects by itself, the words go, and the person can post again. No host but the app's own."""
+reconnects by itself, the words go, and the person can post again; an outage longer than the
+absence limit drops nobody (issue 31's outage rule, with presence from the open stream). No host
+but the app's own."""
 
 from __future__ import annotations
 
 import os
 import signal
+import time
 from typing import Any
 
 import pytest
@@ -26,11 +29,12 @@ TIMEOUT_MS = 60_000
 
 @pytest.mark.timeout(300)
 def test_the_page_says_the_studys_words_while_the_app_is_gone_and_comes_back(
-    browser: Any, site_server: AppServer, site_db: Any, clock: None
+    browser: Any, site_server: AppServer, site_db: Any
 ) -> None:
     from conversation import study
 
-    code = launch(site_db, participants={"cap": 2})
+    # Away for 10 s is a dropout; the outage lasts longer, and counts against nobody.
+    code = launch(site_db, participants={"cap": 2, "heartbeat_seconds": 1, "dropout_seconds": 10})
     ana = Person(browser, site_server, code, "pid-outage")
     try:
         ana.to_room()
@@ -54,6 +58,8 @@ def test_the_page_says_the_studys_words_while_the_app_is_gone_and_comes_back(
         ana.wait_text("Not sent yet.")
         assert ana.message_box().input_value() == "Sent during the outage"
         study.post_as_participant(site_db, partner, "Written while you were away", request_id="w")
+        time.sleep(15)  # longer than the absence limit
+        assert banner.inner_text() == OUTAGE
 
         site_server.start(timeout=90)  # the same port, the same database
         banner.wait_for(state="hidden", timeout=TIMEOUT_MS)

@@ -27,7 +27,7 @@ pytestmark = pytest.mark.browser
 
 
 def test_two_people_through_the_whole_path_with_a_pushed_chat(
-    browser: Any, site_server: AppServer, site_db: Any, clock: None
+    browser: Any, site_server: AppServer, site_db: Any
 ) -> None:
     from conversation import study
 
@@ -117,7 +117,7 @@ def check_axe(person: Person, stage: str, report: dict[str, list[str]]) -> None:
 
 
 def test_axe_finds_nothing_serious_at_any_stage_on_a_desktop_or_a_phone(
-    browser: Any, site_server: AppServer, site_db: Any, clock: None
+    browser: Any, site_server: AppServer, site_db: Any
 ) -> None:
     from conversation import study
 
@@ -166,7 +166,7 @@ def test_axe_finds_nothing_serious_at_any_stage_on_a_desktop_or_a_phone(
 
 
 def test_the_keyboard_alone_goes_from_the_link_to_the_redirect(
-    browser: Any, site_server: AppServer, site_db: Any, clock: None
+    browser: Any, site_server: AppServer, site_db: Any
 ) -> None:
     from conversation import study
 
@@ -254,7 +254,7 @@ def chat_state(page: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize("size", SIZES, ids=["desktop", "phone"])
 def test_the_chat_follows_the_newest_message_or_offers_a_pill(
-    browser: Any, site_server: AppServer, site_db: Any, clock: None, size: dict[str, int]
+    browser: Any, site_server: AppServer, site_db: Any, size: dict[str, int]
 ) -> None:
     from conversation import study
 

@@ -95,8 +95,6 @@ def test_two_processes_behind_nginx_serve_one_study(browser: Any, behind_proxy: 
         try:
             for person in (ana, bo):
                 person.to_room()
-            seated = [p.page.get_by_role("heading", name="You are") for p in (ana, bo)]
-            ticking(db, code, lambda: all(h.count() for h in seated))
             ana.seat()
             bo.seat()
             # One message posted through each process, straight to it: whichever process holds
@@ -133,15 +131,3 @@ def test_two_processes_behind_nginx_serve_one_study(browser: Any, behind_proxy: 
         assert study.transcripts_table(db, code)
     finally:
         db.dispose()
-
-
-def ticking(db: Any, code: str, done: Any) -> None:
-    """The study's clock, until ``done()`` (both people seated)."""
-    import time
-
-    from conversation import study
-
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not done():
-        study.tick(db, code)
-        time.sleep(0.3)
