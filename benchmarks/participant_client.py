@@ -32,6 +32,7 @@ class PageClient:
         self.view: dict[str, Any] = {}
         self.seen: dict[str, float] = {}
         self.reconnects = 0
+        self.outages = 0  # how often the server said the database could not be reached
         self.connected = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closed = False
@@ -99,6 +100,8 @@ class PageClient:
         now = time.time()
         if name == "message":
             self.seen.setdefault(data["content"], now)
+        elif name == "outage" and data.get("down"):
+            self.outages += 1
         elif name == "view":
             self.view = data
             for text in (data.get("notice"), *(h["text"] for h in data.get("help") or [])):

@@ -5,12 +5,12 @@ mediator) chatting, then
   keeps the study's clock running, and the app restarted on the same port;
 - a real PostgreSQL restart, down longer than the absence limit, the app and the worker up.
 
-Each time every page reconnects by itself (the sessions here do what Streamlit's page does), no
+Each time every page reconnects by itself (the sessions here do what the page's script does), no
 message is lost (everything sent before and after is stored and on the partner's screen), and
-nobody is dropped: the clock never counted the outage as anyone's absence. The participants are
-Streamlit sessions spoken to over its websocket (``tests.support.study_sessions``): 24 browsers
-would take the server's CPU on this machine; ``tests/browser/test_study_outage.py`` shows the
-outage's words in Chromium.
+nobody is dropped: the clock never counted the outage as anyone's absence (presence comes from
+the open streams). The participants are the page spoken over HTTP and its event stream
+(``tests.support.study_sessions``): 24 browsers would take the server's CPU on this machine;
+``tests/browser/participant/test_outage.py`` shows the outage's words in Chromium.
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ pytestmark = pytest.mark.slow
 PEOPLE = 24
 ABSENCE_LIMIT = 15  # seconds: every outage below lasts longer
 OUTAGE_SECONDS = 30
-OUTAGE_TEXT = "We lost contact with the server: keep this page open, your place is kept."
 
 
 class Server(AppServer):
@@ -114,7 +113,7 @@ async def seated(url: str, code: str) -> list[Participant]:
     for person in people:
         await person.open()
     await asyncio.gather(*(p.click("I agree") for p in people))
-    await asyncio.gather(*(p.wait_for("in this conversation", 240) for p in people))
+    await asyncio.gather(*(p.wait_seated(240) for p in people))
     return people
 
 
@@ -210,12 +209,7 @@ def test_kill_9_of_the_app_with_24_people_in_rooms(tmp_path: Path, worker_of: An
             await asyncio.sleep(OUTAGE_SECONDS)
             server.start(timeout=90)
             up = time.monotonic()
-            await asyncio.gather(
-                *(
-                    p.client.wait_until(lambda p=p: p.reconnects, 120, "a reconnection")
-                    for p in people
-                )
-            )
+            await asyncio.gather(*(p.wait_reconnected(120) for p in people))
             back = time.monotonic()
             sent += await exchange(people, partner, "after the restart")
             print(
@@ -271,7 +265,7 @@ def test_a_postgresql_restart_with_24_people_in_rooms(
             cluster.stop("fast")  # every connection cut; nothing answers
             down = time.monotonic()
             await asyncio.sleep(OUTAGE_SECONDS)
-            saw_the_words = sum(OUTAGE_TEXT in " ".join(p.seen) for p in people)
+            saw_the_words = sum(p.saw_outage for p in people)
             cluster.start()
             up = time.monotonic()
             sent += await exchange(people, partner, "after the restart")
