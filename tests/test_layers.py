@@ -264,21 +264,12 @@ def test_the_cycle_check_can_fail() -> None:
     assert _cycles({"p": {"p.x"}, "p.x": {"p"}}) == [["p", "p.x"]]
 
 
-#: Benchmarks that speak Streamlit's browser protocol to the app's server (a page's side of the
-#: websocket, nothing drawn): they may import Streamlit's protobuf messages, and nothing else of it.
-PROTOCOL_CLIENTS = {"benchmarks/stream_client.py"}
-
-
 def test_nothing_below_the_ui_imports_streamlit() -> None:
-    def allowed(path: Path, name: str) -> bool:
-        client = str(path.relative_to(ROOT)) in PROTOCOL_CLIENTS
-        return client and name.startswith("streamlit.proto.")
-
     offenders = [
         str(path.relative_to(ROOT))
         for folder in ("conversation", "storage", "examples", "benchmarks")
         for path in python_files(folder)
-        if any(top(n) == "streamlit" and not allowed(path, n) for n in imported(path))
+        if any(top(n) == "streamlit" for n in imported(path))
     ]
     assert offenders == []
 
