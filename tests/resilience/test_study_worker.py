@@ -25,13 +25,17 @@ from tests.support.room_common import ROOT, child_env
 pytestmark = pytest.mark.slow
 
 
-def wait_until(check: Callable[[], Any], timeout: float, what: str) -> Any:
+def wait_until(check: Callable[[], Any], timeout: float, what: str, worker: Any = None) -> Any:
     """Poll ``check`` until it returns something truthy (a deadline, not a speed figure)."""
     deadline = time.monotonic() + timeout
     while True:
         found = check()
         if found:
             return found
+        if worker is not None and worker.poll() is not None:
+            raise AssertionError(
+                f"the worker exited while waiting for {what}: {worker.stderr.read()}"
+            )
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.2)
 
@@ -59,7 +63,7 @@ def _exit(db: storage.Database, participant_id: int) -> tuple[str | None, str | 
     return person.exit_status, person.exit_code
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(600)
 def test_a_study_moves_with_only_a_worker_running(tmp_path: Path, db_url: str) -> None:
     db = storage.Database(db_url)
     data = definition_dict(
@@ -75,7 +79,10 @@ def test_a_study_moves_with_only_a_worker_running(tmp_path: Path, db_url: str) -
         S.give_consent(db, token.token)
         S.answer_survey(db, token.token, {"bargained_before": "no"})
         people[name] = token
+    # Both keep their page open until the group forms (a worker slow to start must not find
+    # one of them already gone from the lobby); then one of them closes it.
     stays = Present(db, people["stays"].token)
+    leaves = Present(db, people["leaves"].token)
     worker = subprocess.Popen(
         [sys.executable, "-m", "conversation.worker", "--db", db_url, "--poll", "0.2"],
         cwd=ROOT,
@@ -85,12 +92,14 @@ def test_a_study_moves_with_only_a_worker_running(tmp_path: Path, db_url: str) -
         text=True,
     )
     try:
-        # The lobby forms the group, with no page and no tick.
+        # The lobby forms the group, with no page and no tick (the worker's start included).
         view = wait_until(
             lambda: (v := S.participant_view(db, people["stays"].token)).stage == "room" and v,
-            60,
+            180,
             "the group to form",
+            worker,
         )
+        leaves.leave()
         # The one who left is recorded dropped, their seat given to its agent, in one write.
         assert (
             wait_until(lambda: _exit(db, people["leaves"].participant_id)[0], 60, "the absence")
@@ -127,6 +136,7 @@ def test_a_study_moves_with_only_a_worker_running(tmp_path: Path, db_url: str) -
         assert all(p.exit_code for p in storage.list_participants(db, found.id))
     finally:
         stays.leave()
+        leaves.leave()
         worker.send_signal(signal.SIGTERM)
         try:
             worker.wait(timeout=30)
