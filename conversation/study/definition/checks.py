@@ -91,9 +91,9 @@ class ShowIfIn(DoorModel):
             return all(part.holds(answers) for part in self.all)
         if self.any is not None:
             return any(part.holds(answers) for part in self.any)
-        if self.question not in answers or answers[self.question] is None:
+        answer = answers.get(str(self.question))
+        if answer is None:
             return False
-        answer = answers[self.question]
         if self.op == "==":
             return bool(answer == self.value)
         if self.op == "!=":

@@ -167,7 +167,9 @@ def condition_rules(
     return validated(type(base), merged, place=place)
 
 
-def check_room_rules(rules: RoomRulesIn, agents: Sequence[str], seats: Sequence[str], where: str) -> None:
+def check_room_rules(
+    rules: RoomRulesIn, agents: Sequence[str], seats: Sequence[str], where: str
+) -> None:
     """What the room's rules need from the rest of the definition: the idle rule's agent is an
     agent of the room (a template agent no person plays). ``ConversationValueError`` naming
     ``where``."""
@@ -179,7 +181,6 @@ def check_room_rules(rules: RoomRulesIn, agents: Sequence[str], seats: Sequence[
                 f"{where}.idle.wake_agent: {idle.wake_agent!r} is not an agent of the room "
                 f"{playing}; the wake-up is an agent's turn"
             )
-
 
 
 __all__ = [
