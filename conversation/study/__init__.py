@@ -20,7 +20,7 @@ from conversation.study.definition.document import (
     read_definition,
 )
 from conversation.study.definition.schema import DEFINITION_VERSION, EXIT_STATUSES
-from conversation.study.errors import NotAParticipant, StudyRefused, TooFast, WrongStage
+from conversation.study.errors import NotAParticipant, NotNow, StudyRefused, TooFast, WrongStage
 from conversation.study.help import HelpMessage, help_thread, mark_help_read, message_participant
 from conversation.study.participant.acts import (
     RECRUITMENT_KEYS,
@@ -30,6 +30,7 @@ from conversation.study.participant.acts import (
     give_consent,
     heartbeat,
     join,
+    leave_room,
     message_researcher,
     post_as_participant,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "Monitor",
     "MonitorRow",
     "NotAParticipant",
+    "NotNow",
     "ParticipantToken",
     "ParticipantView",
     "SeenMessage",
@@ -103,6 +105,7 @@ __all__ = [
     "help_thread",
     "heartbeat",
     "join",
+    "leave_room",
     "launch_study",
     "list_studies",
     "load_definition",

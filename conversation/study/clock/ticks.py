@@ -98,7 +98,7 @@ def tick(db: storage.Database, code: str, *, now: datetime | None = None) -> Tic
         dropped += len(here) - len(staying)
         if not staying:  # checked again in the write: nobody may have joined it since
             ended += finish_group(db, definition, group, [], EVERYONE_LEFT, now, only_if_empty=True)
-        elif definition.model.room.turns == TurnOrder.ORDERED:
+        elif definition.room_rules(str(group.condition)).turns == TurnOrder.ORDERED:
             turn_timeouts(db, study, definition, group, absence)
     return TickReport(formed, timed_out, dropped, ended)
 
@@ -205,7 +205,7 @@ def _form(db: storage.Database, study: Study, definition: StudyDefinition, draw:
         condition=draw.condition,
         replicate=draw.number,
         opening=condition.opening or template["opening"],
-        speaker=definition.model.room.host,
+        speaker=definition.room_rules(draw.condition).host,
         request_id=f"study-c{index}-g{draw.number}-opening",
     )
     notes = []
@@ -267,7 +267,8 @@ def _ends(
     if status in ENDED_ROOM_STATUSES:
         finish_group(db, definition, group, people, (reason or status), now, room_status=status)
         return True
-    if now - group.started_at < timedelta(seconds=definition.model.room.time_limit_seconds):
+    limit = definition.room_rules(str(group.condition)).time_limit_seconds
+    if now - group.started_at < timedelta(seconds=limit):
         return False
     finish_group(db, definition, group, people, TIME_LIMIT, now)
     return True

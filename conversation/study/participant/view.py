@@ -22,6 +22,7 @@ from conversation.study.definition.schema import TurnOrder
 from conversation.study.errors import REFUSALS
 from conversation.study.help import HelpMessage, thread_of
 from conversation.study.participant.identity import token_hash
+from conversation.study.participant.limits import RoomLimits, room_limits
 from conversation.study.record import Study, study_definition
 from conversation.vocabulary import (
     SURVEY_STAGES,
@@ -96,12 +97,24 @@ class ParticipantView:
     marker: tuple[Any, ...] = ()
     as_of: datetime | None = None
     changes_at: datetime | None = None
+    #: The room's rules for this person now (``limits``): may they leave, how many messages
+    #: they must and may still send, whether their box is open, the turn banner.
+    limits: RoomLimits | None = None
 
     def time_left_at(self, now: datetime) -> float | None:
         """The room's time left at ``now`` (the view holds it as of ``as_of``)."""
-        if self.time_left is None or self.as_of is None:
-            return self.time_left
-        return max(0.0, self.time_left - (now - self.as_of).total_seconds())
+        return _left_at(self.time_left, self.as_of, now)
+
+    def leave_in_at(self, now: datetime) -> float | None:
+        """Seconds until the person may leave at ``now`` (the minimum time; None: no wait)."""
+        left = _left_at(self.limits.leave_in if self.limits else None, self.as_of, now)
+        return left or None
+
+
+def _left_at(seconds: float | None, as_of: datetime | None, now: datetime) -> float | None:
+    if seconds is None or as_of is None:
+        return seconds
+    return max(0.0, seconds - (now - as_of).total_seconds())
 
 
 def participant_view(
@@ -185,13 +198,13 @@ def _room(
     assert group is not None
     seat = str(person.seat)
     condition = definition.condition(str(person.condition))
-    messages, typing, reveal_at = seen(
-        state.events, seat, definition.model.room.words_per_minute, now
-    )
-    limit = timedelta(seconds=definition.model.room.time_limit_seconds)
-    your_turn = False
-    if definition.model.room.turns == TurnOrder.ORDERED:
-        your_turn = due_seat(db, state.study.id or 0, definition, group, state.events)[0] == seat
+    rules = definition.room_rules(condition.label)
+    messages, typing, reveal_at = seen(state.events, seat, rules.words_per_minute, now)
+    limit = timedelta(seconds=rules.time_limit_seconds)
+    due = None
+    if rules.turns == TurnOrder.ORDERED:
+        due = due_seat(db, state.study.id or 0, definition, group, state.events)[0]
+    limits = room_limits(rules, seat, state.events, group.started_at, now, due=due)
     notices = [e for e in state.notes if e.kind in _SEAT_NOTICES]
     notice = None
     if notices:
@@ -199,17 +212,23 @@ def _room(
         data = last.data or {}
         seats = data.get("seats") or [data.get("seat", "A participant")]
         notice = _SEAT_NOTICES[StudyEventKind(last.kind)].format(seat=" and ".join(seats))
+    changes = [t for t in (reveal_at, _at(now, limits.leave_in)) if t is not None]
     return {
         "seat": seat,
         "instructions": (condition.instructions or {}).get(seat),
         "room_id": int(group.room_id or 0),
         "messages": messages,
         "typing": typing,
-        "your_turn": your_turn,
+        "your_turn": due == seat,
         "time_left": max(0.0, (group.started_at + limit - now).total_seconds()),
         "notice": notice,
-        "changes_at": reveal_at,
+        "changes_at": min(changes) if changes else None,
+        "limits": limits,
     }
+
+
+def _at(now: datetime, seconds: float | None) -> datetime | None:
+    return None if seconds is None else now + timedelta(seconds=seconds)
 
 
 def seen(
