@@ -17,6 +17,7 @@ __all__ = [
     "participant",
     "results",
     "room",
+    "service_beat",
     "study",
     "widgets",
 ]

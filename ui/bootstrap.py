@@ -34,6 +34,7 @@ from streamlit.navigation.page import StreamlitPage
 
 from settings import SETTINGS
 from storage.database import database_url, display_url
+from ui.service_beat import service_beat
 
 log = logging.getLogger(__name__)
 
@@ -59,9 +60,7 @@ SCREENS: tuple[Screen, ...] = (
     Screen("pages/study_monitor.py", "Study monitor", ":material/groups_3:", "study_monitor"),
 )
 #: The participant's page of a study (``/participate?study=CODE``): never in the navigation,
-#: reachable without sign-in, drawn without sidebar; see :func:`run_app`. Its icon is an emoji,
-#: which the browser draws itself: a ``:material/...:`` icon becomes the page's favicon, fetched
-#: from fonts.gstatic.com, and a participant's page contacts no host but the study's own.
+#: reachable without sign-in, drawn without sidebar (:func:`run_app`); emoji icon: no font host.
 PARTICIPANT_SCREEN = Screen("pages/participate.py", "Study", "💬", "participate")
 #: The query parameter of the participant token, which the page adds to its URL once the person
 #: joined (a reload or a copied URL returns to the same place).
@@ -142,7 +141,6 @@ def _participant_app(page: StreamlitPage) -> None:
         return
     _load_secrets_into_environment()
     ensure_runner()
-    ensure_service_beat()
     _run.via_app = True
     try:
         page.run()
@@ -204,7 +202,6 @@ def _shared_setup() -> None:
     st.set_page_config(page_title=APP_TITLE, page_icon="💬", layout="wide")
     _load_secrets_into_environment()
     ensure_runner()
-    ensure_service_beat()
     _sidebar()
 
 
@@ -355,7 +352,6 @@ def _start_with_server():  # type: ignore[no-untyped-def]
     _load_secrets_into_environment()
     try:
         runner = ensure_runner()
-        ensure_service_beat()
     except Exception:  # noqa: BLE001 - reported by the first page, which opens it again
         log.exception("the runner could not start with the server")
         runner = None
@@ -370,30 +366,14 @@ def _start_with_server():  # type: ignore[no-untyped-def]
 
 
 def ensure_runner():  # type: ignore[no-untyped-def]
-    """Start (once per process and URL) the runner that drives this database's rooms.
+    """Start (once per process and URL) this database's rooms' runner, and ``ui.service_beat``.
 
     ``ROOMS_APP_RUNNER=0`` leaves rooms to separate workers (``python -m conversation.worker``).
     """
+    service_beat(current_url(), _database(current_url()))
     if not SETTINGS.app_runner:
         return None
     return _runner(current_url())
-
-
-@st.cache_resource(show_spinner=False, on_release=_stop_runner)
-def _service_beat(url: str):  # type: ignore[no-untyped-def]
-    from conversation.rooms.engine import owner_id
-    from conversation.worker import ServiceBeat
-
-    beat = ServiceBeat(_database(url), owner=owner_id("app")).start()
-    atexit.register(_stop_runner, beat)
-    return beat
-
-
-def ensure_service_beat():  # type: ignore[no-untyped-def]
-    """Start (once per process and URL) the beat that says this process serves participants'
-    pages (``conversation.worker.ServiceBeat``), with or without the runner: the studies'
-    clock never counts the time no app served them as anyone's absence."""
-    return _service_beat(current_url())
 
 
 def wake_runner() -> None:

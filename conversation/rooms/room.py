@@ -45,6 +45,7 @@ from conversation.rooms.driving import drive
 from conversation.rooms.editing import changed_config, config_versions, fork_edit, version_notice
 from conversation.rooms.engine import Engine, owner_id
 from conversation.rooms.manage import store_room
+from conversation.rooms.moves import PAUSABLE, STOPPABLE, move_notice, stop_notice
 from conversation.rooms.posting import post_message
 from conversation.rooms.turn import Turn
 from conversation.sync import run_sync
@@ -54,8 +55,6 @@ from conversation.text.limits import (
     check_text,
 )
 from conversation.vocabulary import (
-    FINAL_ROOM_STATUSES,
-    OPEN_ROOM_STATUSES,
     RESUMABLE_ROOM_STATUSES,
     NoticeKind,
     RoomStatus,
@@ -475,22 +474,6 @@ class Room:
 
 
 _PAST = {"pause": NoticeKind.PAUSED, "resume": NoticeKind.RESUMED}
-#: The statuses a room may be paused from, and stopped from.
-PAUSABLE = frozenset(
-    OPEN_ROOM_STATUSES - {RoomStatus.PAUSED}
-    | {RoomStatus.SETTLED, RoomStatus.FAILED, RoomStatus.TERMINATED}
-)
-STOPPABLE = frozenset(OPEN_ROOM_STATUSES | FINAL_ROOM_STATUSES - {RoomStatus.STOPPED})
-
-
-def move_notice(past: NoticeKind, by: str) -> tuple[str, dict[str, Any]]:
-    """The notice (text, data) of a room paused or resumed by ``by``."""
-    return f"{past.capitalize()} by {by}.", {"event": past, "by": by}
-
-
-def stop_notice(reason: str, by: str) -> tuple[str, dict[str, Any]]:
-    """The notice (text, data) of a room stopped by ``by`` for ``reason``."""
-    return f"Stopped: {reason}", {"event": NoticeKind.STOPPED, "reason": reason, "by": by}
 
 
 def run_rooms(rooms: Sequence[Room]) -> None:
@@ -504,10 +487,6 @@ def run_rooms(rooms: Sequence[Room]) -> None:
 
 __all__ = [
     "MAX_MESSAGE_CHARS",
-    "PAUSABLE",
-    "STOPPABLE",
     "Room",
-    "move_notice",
     "run_rooms",
-    "stop_notice",
 ]

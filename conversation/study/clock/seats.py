@@ -18,7 +18,7 @@ import storage
 from conversation.boundary import translated
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.editing import changed_config, version_notice
-from conversation.rooms.room import PAUSABLE, STOPPABLE, move_notice, stop_notice
+from conversation.rooms.moves import PAUSABLE, STOPPABLE, move_notice, stop_notice
 from conversation.study.definition.document import StudyDefinition, stand_in
 from conversation.study.definition.schema import OnDropout
 from conversation.study.record import exit_values

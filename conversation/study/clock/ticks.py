@@ -27,7 +27,7 @@ from typing import Any
 
 import storage
 from conversation.boundary import translated
-from conversation.rooms.room import STOPPABLE, stop_notice
+from conversation.rooms.moves import STOPPABLE, stop_notice
 from conversation.study.clock.absence import Absence, absence_now
 from conversation.study.clock.lobby import Draw, draw_group
 from conversation.study.clock.seats import BY, leave
