@@ -13,14 +13,16 @@ ticking at once make each change once. In order:
    or sent home (the study's rule), or all sent home once every group has been formed;
 3. running groups whose room ended, or whose time is up, end (everyone on to the post-survey, or
    out with ``error`` when the room failed); people away from their room leave with the study's
-   rule for their seat (``clock.seats``); a room every person left is stopped; in ``ordered``
-   rooms a seat whose turn timed out is skipped, nudged, or given to its agent.
+   rule for their seat (``clock.seats``); a room every person left is stopped; the idle rules
+   wake an agent or end a silent room (``clock.idle``); in ``ordered`` rooms a seat whose turn
+   timed out is skipped, nudged, or given to its agent.
 
 Every such change is in the study's log with its time.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -29,6 +31,7 @@ import storage
 from conversation.boundary import translated
 from conversation.rooms.moves import STOPPABLE, stop_notice
 from conversation.study.clock.absence import Absence, absence_now
+from conversation.study.clock.idle import room_rules_now
 from conversation.study.clock.lobby import Draw, draw_group
 from conversation.study.clock.seats import BY, leave
 from conversation.study.clock.turns import turn_timeouts
@@ -98,6 +101,12 @@ def tick(db: storage.Database, code: str, *, now: datetime | None = None) -> Tic
         dropped += len(here) - len(staying)
         if not staying:  # checked again in the write: nobody may have joined it since
             ended += finish_group(db, definition, group, [], EVERYONE_LEFT, now, only_if_empty=True)
+            continue
+        early = room_rules_now(db, study, definition, group, staying, absence)
+        if early is not None:
+            ended += finish_group(
+                db, definition, group, staying, early.reason, now, notes=[early.note]
+            )
         elif definition.room_rules(str(group.condition)).turns == TurnOrder.ORDERED:
             turn_timeouts(db, study, definition, group, absence)
     return TickReport(formed, timed_out, dropped, ended)
@@ -285,11 +294,12 @@ def finish_group(
     room_status: str | None = None,
     by: str = BY,
     only_if_empty: bool = False,
+    notes: Sequence[storage.StudyNote] = (),
 ) -> bool:
     """One write: the group's room stopped for ``reason`` (unless it ended already:
     ``room_status``), the group ended, and everyone in it (``people``) on to the post-survey,
-    or out with ``error`` when the room failed. False: another process ended it first, or
-    (``only_if_empty``) someone is in it."""
+    or out with ``error`` when the room failed; ``notes``: what ended it, in the same write.
+    False: another process ended it first, or (``only_if_empty``) someone is in it."""
     stop = None
     if room_status not in ENDED_ROOM_STATUSES:
         stop = storage.StopRoom(int(group.room_id), reason, STOPPABLE, *stop_notice(reason, by))
@@ -297,7 +307,13 @@ def finish_group(
     moves = [_moved_on(definition, p, room_status or "", why, now) for p in people]
     with translated():
         return storage.end_group(
-            db, int(group.id), reason=why, moves=moves, room=stop, only_if_empty=only_if_empty
+            db,
+            int(group.id),
+            reason=why,
+            moves=moves,
+            room=stop,
+            only_if_empty=only_if_empty,
+            notes=notes,
         )
 
 

@@ -20,6 +20,7 @@ from conversation.access.roles import Actor
 from conversation.boundary import translated
 from conversation.exceptions import ConversationValueError
 from conversation.rooms.posting import post_message
+from conversation.study.clock.limits import RoomLimits, needs_log, room_limits
 from conversation.study.clock.seats import seat_rule
 from conversation.study.clock.ticks import end_fields, is_full
 from conversation.study.clock.turns import due_seat
@@ -28,7 +29,6 @@ from conversation.study.definition.surveys import checked_answers
 from conversation.study.errors import REFUSALS, NotNow, StudyRefused, TooFast, WrongStage
 from conversation.study.help import HelpSide, help_data
 from conversation.study.participant.identity import participant, seat_of, token_hash
-from conversation.study.participant.limits import RoomLimits, needs_log, room_limits
 from conversation.study.participant.view import participant_view
 from conversation.study.record import exit_values, get_study, study_definition
 from conversation.text.limits import MAX_REQUEST_ID_CHARS, check_message, check_text

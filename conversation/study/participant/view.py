@@ -16,13 +16,13 @@ from typing import Any
 
 import storage
 from conversation.boundary import translated
+from conversation.study.clock.limits import RoomLimits, room_limits
 from conversation.study.clock.turns import due_seat
 from conversation.study.definition.document import StudyDefinition
 from conversation.study.definition.schema import TurnOrder
 from conversation.study.errors import REFUSALS
 from conversation.study.help import HelpMessage, thread_of
 from conversation.study.participant.identity import token_hash
-from conversation.study.participant.limits import RoomLimits, room_limits
 from conversation.study.record import Study, study_definition
 from conversation.vocabulary import (
     SURVEY_STAGES,
