@@ -10,7 +10,7 @@ refusals a participant reads) and ``cli`` (``python -m conversation.study valida
 """
 
 from conversation.study.clock.absence import BEAT_SECONDS, GAP_SECONDS, note_service_up
-from conversation.study.clock.lobby import Draw, draw_group
+from conversation.study.clock.lobby import Draw, draw_group, replay_draw
 from conversation.study.clock.ticks import TickReport, tick, tick_all
 from conversation.study.definition.document import (
     StudyDefinition,
@@ -98,6 +98,7 @@ __all__ = [
     "definition_from_dict",
     "definition_problems",
     "draw_group",
+    "replay_draw",
     "end_conversation",
     "ended_study_room",
     "get_study",

@@ -77,7 +77,7 @@ def tick(db: storage.Database, code: str, *, now: datetime | None = None) -> Tic
     dropped = sum(_away(db, definition, p, absence) for p in people if p.stage in OUTSIDE_ROOMS)
     formed = timed_out = ended = 0
     if any(p.stage == ParticipantStage.LOBBY for p in people):
-        formed = _form_groups(db, study, definition, fill=False)
+        formed = _form_groups(db, study, definition, absence, fill=False)
         timed_out = _lobby_timeouts(db, study, definition, absence)
     # The running groups, then who is in them: in this order a group another process formed
     # meanwhile is either not in the list or has its people (never a group read as empty).
@@ -178,24 +178,55 @@ def _waiting(db: storage.Database, study: Study) -> list[Any]:
 
 
 def _form_groups(
-    db: storage.Database, study: Study, definition: StudyDefinition, *, fill: bool
+    db: storage.Database,
+    study: Study,
+    definition: StudyDefinition,
+    absence: Absence,
+    *,
+    fill: bool,
 ) -> int:
-    """Form every group the lobby can (``fill``: one group, empty seats to agents)."""
+    """Form every group the lobby's present people can (``fill``: one group, empty seats to
+    agents)."""
     formed = 0
     conditions = [(c.label, list(c.seats)) for c in definition.conditions]
+    compositions = {
+        c.label: c.composition.to_rule() for c in definition.conditions if c.composition
+    }
+    questions = {str(rule["question"]) for rule in compositions.values()}
+    lobby = definition.model.lobby
+    window = lobby.presence_seconds or 2 * definition.model.participants.heartbeat_seconds
     target = definition.model.experiment.groups
     while True:
-        waiting = [int(p.id) for p in _waiting(db, study)]
+        present = [p for p in _waiting(db, study) if _present(p, window, absence)]
+        waiting = [int(p.id) for p in present]
+        answers = {int(p.id): {q: (p.pre_survey or {}).get(q) for q in questions} for p in present}
         with translated():
             counts = storage.group_numbers(db, study.id)
-        draw = draw_group(conditions, counts, target, waiting, study.seed, fill=fill)
+        draw = draw_group(
+            conditions,
+            counts,
+            target,
+            waiting,
+            study.seed,
+            fill=fill,
+            compositions=compositions,
+            answers=answers,
+        )
         if draw is None:
             return formed
+        draw.assignment["present_within_s"] = window
         if _form(db, study, definition, draw) is None:
             return formed  # another process formed a group meanwhile: the next tick goes on
         formed += 1
         if fill:
             return formed
+
+
+def _present(person: Any, window: float, absence: Absence) -> bool:
+    """Whether a person's page is alive now: seen within ``window`` seconds, while the
+    participants' service is up (during an outage nobody is matched)."""
+    away = absence.away(person.last_seen_at)
+    return away is not None and away <= window
 
 
 def _form(db: storage.Database, study: Study, definition: StudyDefinition, draw: Draw) -> Any:
@@ -249,7 +280,7 @@ def _lobby_timeouts(
         if not late:
             return timed_out
         if definition.model.lobby.on_timeout == OnLobbyTimeout.AGENTS and not full:
-            if _form_groups(db, study, definition, fill=True):
+            if _form_groups(db, study, definition, absence, fill=True):
                 timed_out += 1
                 continue
             if not is_full(db, study, definition):

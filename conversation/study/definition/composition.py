@@ -84,13 +84,13 @@ def members(
     rule: Mapping[str, Any] | None,
     seats: int,
     waiting: Sequence[int],
-    answers: Mapping[int, Any],
+    answers: Mapping[int, Mapping[str, Any]],
     *,
     fill: bool = False,
 ) -> list[int] | None:
     """The people of a group of ``seats`` seats under ``rule`` (a composition as recorded, or
-    None: anyone), from ``waiting`` (ids in arrival order; ``answers``: each one's answer to
-    the rule's question): each answer's minimum from its earliest arrivals, then the earliest
+    None: anyone), from ``waiting`` (ids in arrival order; ``answers``: each one's pre-survey
+    answers by question): each answer's minimum from its earliest arrivals, then the earliest
     others within the maximums. None when the group cannot be met now. ``fill`` (a lobby
     timeout, empty seats to agents): the first waiting person and whoever fits the maximums,
     the minimums waived."""
@@ -103,8 +103,10 @@ def members(
     low: Mapping[str, int] = rule.get("min") or {}
     high: Mapping[str, int] = rule.get("max") or {}
 
+    question = str(rule.get("question"))
+
     def answer_of(person: int) -> str:
-        return str(answers.get(person))
+        return str((answers.get(person) or {}).get(question))
 
     taken: list[int] = []
     counts: dict[str, int] = {}
