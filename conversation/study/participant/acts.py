@@ -28,6 +28,7 @@ from conversation.study.definition.schema import OnDropout, TurnOrder
 from conversation.study.definition.surveys import checked_answers
 from conversation.study.errors import REFUSALS, NotNow, StudyRefused, TooFast, WrongStage
 from conversation.study.help import HelpSide, help_data
+from conversation.study.participant.checks import grade, survey_word
 from conversation.study.participant.identity import participant, seat_of, token_hash
 from conversation.study.participant.view import participant_view
 from conversation.study.record import exit_values, get_study, study_definition
@@ -151,20 +152,52 @@ def decline(db: storage.Database, token: str) -> Any:
 
 
 def answer_survey(db: storage.Database, token: str, answers: Mapping[str, Any]) -> Any:
-    """The answers of the current survey (every question answered, each by its type): the
-    pre-survey leads to the lobby, the post-survey to the exit with the ``completed`` code."""
-    person, _, definition = participant(db, token)
+    """The answers of the current survey (every question asked answered, each by its type; a
+    question whose condition does not hold is not asked): the pre-survey leads to the lobby,
+    the post-survey to the exit with the ``completed`` code. A survey with comprehension checks
+    grades each try (``checks``): a wrong answer with tries left keeps the person here (the
+    view says why), one out of tries ends their path with ``failed_check``."""
+    person, study, definition = participant(db, token)
     now = db.now()
-    if person.stage == ParticipantStage.PRE_SURVEY:
-        checked = checked_answers(definition.model.pre_survey, answers)
-        fields = {"pre_survey": checked, "stage": ParticipantStage.LOBBY, "lobby_at": now}
-    elif person.stage == ParticipantStage.POST_SURVEY:
-        checked = checked_answers(definition.model.post_survey, answers)
-        fields = {"post_survey": checked, **exit_values(definition, ExitStatus.COMPLETED, now)}
+    stage = person.stage
+    if stage == ParticipantStage.PRE_SURVEY:
+        questions, earlier = definition.model.pre_survey, {}
+    elif stage == ParticipantStage.POST_SURVEY:
+        questions, earlier = definition.model.post_survey, dict(person.pre_survey or {})
     else:
-        raise WrongStage(person.stage, "answer a survey")
-    event = (StudyEventKind.ANSWERED, {"survey": person.stage.removesuffix("_survey")})
-    _move(db, person, person.stage, event, "answer a survey", **fields)
+        raise WrongStage(stage, "answer a survey")
+    checked = checked_answers(questions, answers, earlier)
+    survey = survey_word(stage)
+    graded = None
+    if any(q.is_check for q in questions):
+        with translated():
+            tries = storage.study_events(
+                db, study.id, participant_id=int(person.id), kinds={StudyEventKind.CHECK_ATTEMPT}
+            )
+        graded = grade(questions, checked, survey, tries)
+    notes = []
+    if graded is not None:
+        attempt = storage.StudyNote(StudyEventKind.CHECK_ATTEMPT, graded.record, int(person.id))
+        notes.append(attempt)
+    if graded is not None and graded.wrong and not graded.failed:
+        with translated():
+            storage.record_study_notes(db, study.id, notes)  # a try, with tries left: stay
+        return _view(db, token)
+    if graded is not None and graded.failed:
+        fields = exit_values(definition, ExitStatus.FAILED_CHECK, now)
+        why = {"survey": survey, "questions": graded.failed}
+        event = (exit_event(ExitStatus.FAILED_CHECK), why)
+    elif stage == ParticipantStage.PRE_SURVEY:
+        fields = {"pre_survey": checked, "stage": ParticipantStage.LOBBY, "lobby_at": now}
+        event = (StudyEventKind.ANSWERED, {"survey": survey})
+    else:
+        fields = {"post_survey": checked, **exit_values(definition, ExitStatus.COMPLETED, now)}
+        event = (StudyEventKind.ANSWERED, {"survey": survey})
+    move = storage.ParticipantMove(int(person.id), {stage}, fields, event)
+    with translated():
+        moved = storage.exit_participant(db, move, None, notes=notes)
+    if not moved:
+        _moved_meanwhile(db, person, fields.get("stage"), "answer a survey")
     return _view(db, token)
 
 

@@ -22,6 +22,7 @@ from conversation.study.definition.document import StudyDefinition
 from conversation.study.definition.schema import TurnOrder
 from conversation.study.errors import REFUSALS
 from conversation.study.help import HelpMessage, thread_of
+from conversation.study.participant.checks import CheckFeedback, feedback_of, survey_word
 from conversation.study.participant.identity import token_hash
 from conversation.study.record import Study, study_definition
 from conversation.vocabulary import (
@@ -33,6 +34,11 @@ from conversation.vocabulary import (
     StudyEventKind,
     entry_of,
 )
+
+#: A question's parts the page is never sent (a check's key, its explanation until a wrong try).
+_NOT_SENT = {"correct", "explanation", "attempts"}
+#: The study log's entries about the person that their page shows.
+PERSON_NOTES = frozenset({StudyEventKind.CHECK_ATTEMPT})
 
 _NOTICES = {
     NoticeKind.STOPPED: "The conversation has ended.",
@@ -100,6 +106,10 @@ class ParticipantView:
     #: The room's rules for this person now (``limits``): may they leave, how many messages
     #: they must and may still send, whether their box is open, the turn banner.
     limits: RoomLimits | None = None
+    #: Surveys: the answers of the surveys before this one (a question's ``show_if`` may read
+    #: them), and after a wrong try at a check, each wrong question's explanation.
+    earlier_answers: dict[str, Any] = field(default_factory=dict)
+    check_feedback: list[CheckFeedback] = field(default_factory=list)
 
     def time_left_at(self, now: datetime) -> float | None:
         """The room's time left at ``now`` (the view holds it as of ``as_of``)."""
@@ -127,7 +137,9 @@ def participant_view(
         # The marker first: a change stored between the two reads is shown and still makes
         # the page read again once (``view_is_current``), never missed.
         marker = storage.participant_marker(db, hashed)
-        state = storage.participant_state(db, hashed, group_kinds=set(_SEAT_NOTICES))
+        state = storage.participant_state(
+            db, hashed, group_kinds=set(_SEAT_NOTICES), person_kinds=PERSON_NOTES
+        )
     person = state.participant
     definition = study_definition(db, Study.of(state.study))
     now = now or db.now()
@@ -147,7 +159,10 @@ def participant_view(
     if stage in SURVEY_STAGES:
         questions = model.pre_survey if stage == ParticipantStage.PRE_SURVEY else model.post_survey
         return ParticipantView(
-            **base, questions=[q.model_dump(exclude_none=True) for q in questions]
+            **base,
+            questions=[_asked(q) for q in questions],
+            earlier_answers=dict(person.pre_survey or {}),
+            check_feedback=feedback_of(questions, state.notes, survey_word(stage)),
         )
     if stage == ParticipantStage.LOBBY:
         return ParticipantView(**base, **_lobby(state, definition, now))
@@ -159,6 +174,12 @@ def participant_view(
         )
         return ParticipantView(**base, exit=info)
     return ParticipantView(**base, **_room(db, state, definition, now))
+
+
+def _asked(question: Any) -> dict[str, Any]:
+    """A survey question as the page gets it: EDSL's spec and its ``show_if`` (the page asks
+    it only when earlier answers meet it), never its right answer."""
+    return question.model_dump(exclude_none=True, exclude=_NOT_SENT)
 
 
 def view_is_current(
