@@ -10,6 +10,7 @@ refusals a participant reads) and ``cli`` (``python -m conversation.study valida
 """
 
 from conversation.study.clock.absence import BEAT_SECONDS, GAP_SECONDS, note_service_up
+from conversation.study.clock.attention import AttentionPrompt, send_attention_check
 from conversation.study.clock.lobby import Draw, draw_group, replay_draw
 from conversation.study.clock.ticks import TickReport, tick, tick_all
 from conversation.study.definition.document import (
@@ -25,6 +26,7 @@ from conversation.study.help import HelpMessage, help_thread, mark_help_read, me
 from conversation.study.participant.acts import (
     RECRUITMENT_KEYS,
     ParticipantToken,
+    answer_attention_check,
     answer_survey,
     decline,
     give_consent,
@@ -66,6 +68,9 @@ from conversation.study.researcher.listing import StudySummary, list_studies
 from conversation.study.researcher.monitor import GroupRow, Monitor, MonitorRow, study_monitor
 
 __all__ = [
+    "AttentionPrompt",
+    "answer_attention_check",
+    "send_attention_check",
     "BEAT_SECONDS",
     "BEFORE_ASSIGNMENT",
     "DEFINITION_VERSION",

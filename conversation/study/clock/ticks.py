@@ -15,7 +15,8 @@ ticking at once make each change once. In order:
    out with ``error`` when the room failed); people away from their room leave with the study's
    rule for their seat (``clock.seats``); a room every person left is stopped; the idle rules
    wake an agent or end a silent room (``clock.idle``); in ``ordered`` rooms a seat whose turn
-   timed out is skipped, nudged, or given to its agent.
+   timed out is skipped, nudged, or given to its agent; attention checks are put on schedule
+   and those not answered in time recorded as missed (``study.attention``).
 
 Every such change is in the study's log with its time.
 """
@@ -31,6 +32,7 @@ import storage
 from conversation.boundary import translated
 from conversation.rooms.moves import STOPPABLE, stop_notice
 from conversation.study.clock.absence import Absence, absence_now
+from conversation.study.clock.attention import attention_due
 from conversation.study.clock.idle import room_rules_now
 from conversation.study.clock.lobby import Draw, draw_group
 from conversation.study.clock.seats import BY, leave
@@ -87,6 +89,7 @@ def tick(db: storage.Database, code: str, *, now: datetime | None = None) -> Tic
     members: dict[int, list[Any]] = {}
     for person in in_rooms:
         members.setdefault(int(person.group_id or 0), []).append(person)
+    still: list[tuple[Any, list[Any]]] = []  # the groups running on, with their people
     for group, status, reason in running:
         here = members.get(int(group.id or 0), [])
         if _ends(db, definition, group, status, reason, here, now):
@@ -107,8 +110,11 @@ def tick(db: storage.Database, code: str, *, now: datetime | None = None) -> Tic
             ended += finish_group(
                 db, definition, group, staying, early.reason, now, notes=[early.note]
             )
-        elif definition.room_rules(str(group.condition)).turns == TurnOrder.ORDERED:
+            continue
+        if definition.room_rules(str(group.condition)).turns == TurnOrder.ORDERED:
             turn_timeouts(db, study, definition, group, absence)
+        still.append((group, staying))
+    attention_due(db, study, definition, still, absence)
     return TickReport(formed, timed_out, dropped, ended)
 
 

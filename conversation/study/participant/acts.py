@@ -20,6 +20,7 @@ from conversation.access.roles import Actor
 from conversation.boundary import translated
 from conversation.exceptions import ConversationValueError
 from conversation.rooms.posting import post_message
+from conversation.study.clock.attention import answer_check
 from conversation.study.clock.limits import RoomLimits, needs_log, room_limits
 from conversation.study.clock.seats import seat_rule
 from conversation.study.clock.ticks import end_fields, is_full
@@ -292,6 +293,17 @@ def _limits(
     return room_limits(rules, str(person.seat), events, group.started_at, now, due=due)
 
 
+def answer_attention_check(
+    db: storage.Database, token: str, check_id: Any, answer: Any, *, now: Any = None
+) -> bool:
+    """The participant's answer to the attention check on their page (``study.attention``);
+    True when it is right. :class:`NotNow` when it is not open any more."""
+    person, study, definition = participant(db, token)
+    if person.stage != ParticipantStage.ROOM:
+        raise WrongStage(person.stage, "answer this question")
+    return answer_check(db, study.id, definition, person, check_id, answer, now or db.now())
+
+
 def message_researcher(db: storage.Database, token: str, text: Any) -> None:
     """A participant's help message to the researcher (the monitor shows it); rate limited
     like their posts (:class:`TooFast`)."""
@@ -346,6 +358,7 @@ def _view(db: storage.Database, token: str) -> Any:
 __all__ = [
     "RECRUITMENT_KEYS",
     "ParticipantToken",
+    "answer_attention_check",
     "answer_survey",
     "decline",
     "give_consent",

@@ -16,6 +16,7 @@ from typing import Any
 
 import storage
 from conversation.boundary import translated
+from conversation.study.clock.attention import ATTENTION_KINDS, AttentionPrompt, pending_check
 from conversation.study.clock.limits import RoomLimits, room_limits
 from conversation.study.clock.turns import due_seat
 from conversation.study.definition.document import StudyDefinition
@@ -38,7 +39,7 @@ from conversation.vocabulary import (
 #: A question's parts the page is never sent (a check's key, its explanation until a wrong try).
 _NOT_SENT = {"correct", "explanation", "attempts"}
 #: The study log's entries about the person that their page shows.
-PERSON_NOTES = frozenset({StudyEventKind.CHECK_ATTEMPT})
+PERSON_NOTES = frozenset({StudyEventKind.CHECK_ATTEMPT, *ATTENTION_KINDS})
 
 _NOTICES = {
     NoticeKind.STOPPED: "The conversation has ended.",
@@ -110,6 +111,8 @@ class ParticipantView:
     #: them), and after a wrong try at a check, each wrong question's explanation.
     earlier_answers: dict[str, Any] = field(default_factory=dict)
     check_feedback: list[CheckFeedback] = field(default_factory=list)
+    #: The room: an attention check waiting for the person's answer (a popup), if any.
+    attention: AttentionPrompt | None = None
 
     def time_left_at(self, now: datetime) -> float | None:
         """The room's time left at ``now`` (the view holds it as of ``as_of``)."""
@@ -233,7 +236,9 @@ def _room(
         data = last.data or {}
         seats = data.get("seats") or [data.get("seat", "A participant")]
         notice = _SEAT_NOTICES[StudyEventKind(last.kind)].format(seat=" and ".join(seats))
-    changes = [t for t in (reveal_at, _at(now, limits.leave_in)) if t is not None]
+    attention = pending_check(state.notes)
+    closes = attention.deadline if attention is not None else None
+    changes = [t for t in (reveal_at, _at(now, limits.leave_in), closes) if t is not None]
     return {
         "seat": seat,
         "instructions": (condition.instructions or {}).get(seat),
@@ -245,6 +250,7 @@ def _room(
         "notice": notice,
         "changes_at": min(changes) if changes else None,
         "limits": limits,
+        "attention": attention,
     }
 
 
