@@ -165,6 +165,13 @@ class _Entry:
         return _mappings(self.data.get("decisions"))
 
     @property
+    def decision(self) -> Mapping[str, Any] | None:
+        """An agent's decision before it spoke (a hand-raising turn): ``should_respond``,
+        ``reason``, ``ready_to_end``, and ``by`` (``model``, or the room's rule that held it)."""
+        value = self.data.get("decision")
+        return value if isinstance(value, Mapping) else None
+
+    @property
     def denials(self) -> tuple[Mapping[str, Any], ...]:
         """Every denied draft of a turn (``draft``, ``reason``, ``by``), in order."""
         return _mappings(self.data.get("denials"))
@@ -380,6 +387,7 @@ _TURN_READINGS: Final[dict[TurnKind, Callable[[_Turn], Reading]]] = {
     TurnKind.CANDIDATES: _drafts,
     TurnKind.PICK: _picks,
     TurnKind.SUMMARY: _summarises,
+    TurnKind.HAND: _speaks,
 }
 
 

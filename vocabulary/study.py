@@ -55,6 +55,9 @@ class ExitStatus(StrEnum):
     pre-survey)."""
     UNFINISHED = "unfinished"
     """Took part in the conversation, then was away past the absence limit at the post-survey."""
+    FAILED_CHECK = "failed_check"
+    """Failed a comprehension check (out of attempts) or an attention check whose rule sends
+    the person home (its own code: Prolific pays failed attention checks apart)."""
 
 
 class StudyStatus(StrEnum):
@@ -108,6 +111,22 @@ class StudyEventKind(StrEnum):
     CLOSED = "closed"
     CAP = "cap"
     DEFINITION_CHANGED = "definition_changed"
+    # The study's rules (issue 33): checks, the room's pace, its turns and its idle time.
+    CHECK_ATTEMPT = "check_attempt"
+    """A try at a survey's comprehension check: the answers, right or wrong, attempts left."""
+    ATTENTION_CHECK = "attention_check"
+    """An attention check put to a person in the room (sent from the monitor, or scheduled)."""
+    ATTENTION_ANSWERED = "attention_answered"
+    ATTENTION_MISSED = "attention_missed"
+    """An attention check not answered within its time limit."""
+    LEFT_ROOM = "left_room"
+    """A person left the room once its minimums were met (on to the post-survey)."""
+    TURN_ORDER = "turn_order"
+    """An ordered room's cycle of human turns, drawn from a recorded seed."""
+    IDLE_WAKE = "idle_wake"
+    """Nobody spoke for the idle rule's time: its agent was asked to speak."""
+    IDLE_END = "idle_end"
+    """Nobody spoke for the idle rule's end time: the room ended."""
     # A participant's exits, one per exit status.
     COMPLETED = "completed"
     DECLINED = "declined"
@@ -117,6 +136,7 @@ class StudyEventKind(StrEnum):
     ERROR = "error"
     ABANDONED = "abandoned"
     UNFINISHED = "unfinished"
+    FAILED_CHECK = "failed_check"
 
 
 def exit_event(status: ExitStatus) -> StudyEventKind:
@@ -130,6 +150,9 @@ EXIT_STATUSES: Final = tuple(ExitStatus)
 LEFT_PARTWAY: Final = frozenset({ExitStatus.ABANDONED, ExitStatus.UNFINISHED})
 """The exit statuses added for absence at every stage (issue 31): a definition written before
 them may leave their codes out, and they take ``dropped``'s."""
+RULE_EXITS: Final = frozenset({ExitStatus.FAILED_CHECK})
+"""The exit statuses only a study rule produces (a check): a definition names their codes when
+it has such a rule, and only then."""
 STUDY_STATUSES: Final = frozenset(StudyStatus)
 GROUP_STATUSES: Final = frozenset(GroupStatus)
 SURVEY_STAGES: Final = frozenset({ParticipantStage.PRE_SURVEY, ParticipantStage.POST_SURVEY})
@@ -186,6 +209,7 @@ __all__ = [
     "GROUP_STATUSES",
     "LEFT_PARTWAY",
     "PARTICIPANT_STAGES",
+    "RULE_EXITS",
     "STAGE_TRANSITIONS",
     "STUDY_STATUSES",
     "SURVEY_STAGES",

@@ -60,6 +60,10 @@ class TurnKind(StrEnum):
     """A coordinator-after turn: every eligible agent drafts, the coordinator (or a person) picks."""
     PICK = "pick"
     """A coordinator-before turn: the coordinator agent picks who speaks next."""
+    HAND = "hand"
+    """An agent in a room with people decides whether to speak (its hand raised or not: its
+    ``decision``) and drafts in the same call; a rule of the room (a cap, one agent per
+    message, no reply to itself) may keep its hand down without a call. No: a pass."""
 
 
 class NoticeKind(StrEnum):

@@ -11,7 +11,8 @@ refusals a participant reads) and ``cli`` (``python -m conversation.study valida
 """
 
 from conversation.study.clock.absence import BEAT_SECONDS, GAP_SECONDS, note_service_up
-from conversation.study.clock.lobby import Draw, draw_group
+from conversation.study.clock.attention import AttentionPrompt, send_attention_check
+from conversation.study.clock.lobby import Draw, draw_group, replay_draw
 from conversation.study.clock.ticks import TickReport, tick, tick_all
 from conversation.study.definition.document import (
     StudyDefinition,
@@ -21,16 +22,18 @@ from conversation.study.definition.document import (
     read_definition,
 )
 from conversation.study.definition.schema import DEFINITION_VERSION, EXIT_STATUSES
-from conversation.study.errors import NotAParticipant, StudyRefused, TooFast, WrongStage
+from conversation.study.errors import NotAParticipant, NotNow, StudyRefused, TooFast, WrongStage
 from conversation.study.help import HelpMessage, help_thread, mark_help_read, message_participant
 from conversation.study.participant.acts import (
     RECRUITMENT_KEYS,
     ParticipantToken,
+    answer_attention_check,
     answer_survey,
     decline,
     give_consent,
     heartbeat,
     join,
+    leave_room,
     message_researcher,
     post_as_participant,
 )
@@ -76,6 +79,9 @@ from conversation.study.researcher.listing import StudySummary, list_studies
 from conversation.study.researcher.monitor import GroupRow, Monitor, MonitorRow, study_monitor
 
 __all__ = [
+    "AttentionPrompt",
+    "answer_attention_check",
+    "send_attention_check",
     "BEAT_SECONDS",
     "BEFORE_ASSIGNMENT",
     "DEFINITION_VERSION",
@@ -92,6 +98,7 @@ __all__ = [
     "Monitor",
     "MonitorRow",
     "NotAParticipant",
+    "NotNow",
     "ParticipantToken",
     "ParticipantView",
     "SeatDraft",
@@ -111,6 +118,7 @@ __all__ = [
     "definition_problems",
     "draft_rule",
     "draw_group",
+    "replay_draw",
     "end_conversation",
     "ended_study_room",
     "get_study",
@@ -118,6 +126,7 @@ __all__ = [
     "heartbeat",
     "help_thread",
     "join",
+    "leave_room",
     "launch_study",
     "list_studies",
     "load_definition",

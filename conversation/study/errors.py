@@ -52,6 +52,16 @@ class WrongStage(ConversationValueError):
         super().__init__(f"You cannot {act} now (you are at the {stage.replace('_', ' ')} step).")
 
 
+class NotNow(ConversationValueError):
+    """An act the study's rules do not allow yet, or any more (leaving before the minimum
+    time, posting when it is another seat's turn or past the most messages): the message says
+    why, in the participant's words."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
 def _not_a_participant(_: Any) -> NotAParticipant:
     return NotAParticipant()
 
@@ -72,4 +82,4 @@ REFUSALS: dict[type[storage.StorageError], Any] = {
     storage.RateLimited: _too_fast,
 }
 
-__all__ = ["REFUSALS", "NotAParticipant", "StudyRefused", "TooFast", "WrongStage"]
+__all__ = ["REFUSALS", "NotAParticipant", "NotNow", "StudyRefused", "TooFast", "WrongStage"]

@@ -77,11 +77,16 @@ class ParticipantState:
 
 
 def participant_state(
-    db: Database, token_hash: str, *, group_kinds: Collection[str] = ()
+    db: Database,
+    token_hash: str,
+    *,
+    group_kinds: Collection[str] = (),
+    person_kinds: Collection[str] = (),
 ) -> ParticipantState:
     """In one read transaction: the participant holding the token, their study, their group and
-    its room's log (in a room), their help messages and their group's events of
-    ``group_kinds``, and (in the lobby) how many wait and how many groups each condition has.
+    its room's log (in a room), their help messages and their own events of ``person_kinds``,
+    their group's events of ``group_kinds``, and (in the lobby) how many wait and how many
+    groups each condition has.
     Raises :class:`ParticipantNotFound`.
 
     Core reads and detached snapshots, not ORM queries: every open participant page calls this
@@ -116,7 +121,8 @@ def participant_state(
                     .order_by(EVENTS.c.seq)
                 )
             ]
-        mine = (notes_t.c.participant_id == person.id) & (notes_t.c.kind == StudyEventKind.HELP)
+        kinds = sorted({StudyEventKind.HELP, *person_kinds})
+        mine = (notes_t.c.participant_id == person.id) & notes_t.c.kind.in_(kinds)
         if group is not None and group_kinds:
             mine = mine | (
                 (notes_t.c.group_id == group.id) & notes_t.c.kind.in_(sorted(group_kinds))

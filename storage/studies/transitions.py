@@ -198,11 +198,12 @@ def end_group(
     room: StopRoom | None = None,
     data: Mapping[str, Any] | None = None,
     only_if_empty: bool = False,
+    notes: Sequence[StudyNote] = (),
 ) -> bool:
     """One write: the group ``running`` -> ``ended`` (``ended_at``), its room stopped
-    (``room``, when the conversation still ran: the time limit, the researcher), the
-    ``room_ended`` event with ``reason``, and each of ``moves`` (its people on to the
-    post-survey, or out). ``False``: nothing written (another tick ended it, or with
+    (``room``, when the conversation still ran: the time limit, the researcher), ``notes``
+    (what ended it: an idle room, say), the ``room_ended`` event with ``reason``, and each of
+    ``moves`` (its people on to the post-survey, or out). ``False``: nothing written (another tick ended it, or with
     ``only_if_empty`` someone is in its room: a group read as empty by a process that read
     its people before another seated them)."""
     now = db.now()
@@ -218,6 +219,8 @@ def end_group(
         conn = session.connection()
         if room is not None:
             room.apply(conn, now)
+        for note in notes:
+            write_note(conn, group.study_id, note, now)
         ended = StudyNote(
             StudyEventKind.ROOM_ENDED, {"reason": reason, **(data or {})}, None, group_id
         )

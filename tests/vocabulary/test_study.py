@@ -53,6 +53,7 @@ def test_exit_statuses_are_the_stored_words_in_the_definition_order() -> None:
         "error",
         "abandoned",
         "unfinished",
+        "failed_check",
     ]
     assert ExitStatus("dropped") == "dropped"
 

@@ -38,7 +38,7 @@ def test_kind_of_reads_the_stored_word_from_a_row_or_its_data(data: object, kind
 
 def test_stored_values_are_the_words_rows_always_carried() -> None:
     assert KIND_KEY == "event"
-    assert [k.value for k in TurnKind] == ["speak", "summary", "candidates", "pick"]
+    assert [k.value for k in TurnKind] == ["speak", "summary", "candidates", "pick", "hand"]
     assert {k.value for k in NoticeKind} == {
         "paused",
         "resumed",

@@ -5,7 +5,8 @@
   the stored document's shape;
 - ``room_config``: ``RoomConfig``, the settings with the room's behaviour (validated, storable);
 - ``agents``: the roster's ``AgentSpec``; ``names``: the name rule and a room's placement;
-- ``rules``: a planner, stop rule, context policy, breakpoints and prompt template as data;
+- ``rules``: a planner, stop rule, context policy, breakpoints, the agents' rules and prompt
+  template as data;
 - ``frozen``: the read-only JSON of a config shared by its readers.
 """
 
@@ -21,6 +22,8 @@ from conversation.rooms.config.room_config import RoomConfig
 from conversation.rooms.config.rules import (
     BREAKPOINT_KINDS,
     ROOM_PROMPT_VARIABLES,
+    AgentRules,
+    agent_rules_of,
     checked_breakpoints,
     planner_to_dict,
 )
@@ -41,11 +44,13 @@ __all__ = [
     "REQUEST_SETTINGS",
     "RESERVED_SPEAKERS",
     "ROOM_PROMPT_VARIABLES",
+    "AgentRules",
     "AgentSpec",
     "RetrySettings",
     "RoomConfig",
     "RoomSettings",
     "check_name",
+    "agent_rules_of",
     "check_placement",
     "checked_breakpoints",
     "planner_to_dict",

@@ -33,6 +33,7 @@ from conversation.rooms.config.agents import AgentSpec, checked_models, roster_s
 from conversation.rooms.config.frozen import frozen, plain
 from conversation.rooms.config.rules import (
     ROOM_PROMPT_VARIABLES,
+    checked_agent_rules,
     checked_breakpoints,
     planner_to_dict,
     storable_rules,
@@ -59,7 +60,7 @@ from conversation.text.schema import door_error, validated
 #: The key of ``RoomConfig._derived`` that marks a frozen config (read from storage).
 _FROZEN = object()
 #: The parts of a stored config that are JSON (read-only once shared).
-_JSON_PARTS = ("planner", "model", "termination", "context", "breakpoints")
+_JSON_PARTS = ("planner", "model", "termination", "context", "breakpoints", "agent_rules")
 
 
 class RoomConfig(RoomConfigBase):
@@ -105,6 +106,11 @@ class RoomConfig(RoomConfigBase):
         if roster is None:
             return value  # the roster's own error is reported
         return checked_breakpoints(value, tuple(spec.name for spec in roster))
+
+    @field_validator("agent_rules", mode="after")
+    @classmethod
+    def _agent_rules(cls, value: Any) -> Any:
+        return checked_agent_rules(value)
 
     @model_validator(mode="after")
     def _whole(self) -> RoomConfig:

@@ -1,18 +1,22 @@
 """What a room's behaviour is stored as, and the checks that it restores: a planner as data,
-a termination condition and a context policy as data, breakpoints on the roster, a prompt template
-tried with representative values.
+a termination condition and a context policy as data, breakpoints on the roster, the agents'
+rules (``AgentRules``, read by ``rooms/agent_rules.py``), a prompt template tried with
+representative values.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any
+
+from pydantic import Field, Strict
 
 from conversation.context.window import ContextPolicy
 from conversation.exceptions import ConversationValueError
 from conversation.planning.planner import RoundRobinRoomPlanner
 from conversation.planning.registry import planner_from_dict
 from conversation.text.limits import MAX_MESSAGE_CHARS
+from conversation.text.schema import DoorModel, validated
 
 #: Variables a room's prompt template may use.
 ROOM_PROMPT_VARIABLES = (
@@ -133,8 +137,41 @@ def trial_values(names: tuple[str, ...], max_turns: int | None) -> list[dict[str
     ]
 
 
+class AgentRules(DoorModel):
+    """The ``agent_rules`` setting: ``{"hand_raising": true, "max_replies": 5,
+    "one_per_message": true, "no_self_reply": true}`` (every key optional, all off by default;
+    what each does: ``rooms/agent_rules.py``)."""
+
+    hand_raising: Annotated[bool, Strict()] = False
+    max_replies: int | None = Field(default=None, ge=0, le=10_000)
+    one_per_message: Annotated[bool, Strict()] = False
+    no_self_reply: Annotated[bool, Strict()] = False
+
+
+def _agent_rules_place(loc: Sequence[Any]) -> str:
+    return " ".join(["agent_rules", *map(str, loc)])
+
+
+def checked_agent_rules(value: Any) -> dict[str, Any] | None:
+    """The ``agent_rules`` setting as stored: its keys checked (``ConversationValueError``
+    naming the key), or None when no rule is on."""
+    if value is None:
+        return None
+    rules = validated(AgentRules, value, place=_agent_rules_place)
+    stored = rules.model_dump(exclude_defaults=True)
+    return stored or None
+
+
+def agent_rules_of(setting: Mapping[str, Any] | None) -> AgentRules:
+    """The rules of a stored ``agent_rules`` setting (None: none)."""
+    return AgentRules.model_validate(dict(setting or {}))
+
+
 __all__ = [
+    "AgentRules",
     "BREAKPOINT_KINDS",
+    "agent_rules_of",
+    "checked_agent_rules",
     "ROOM_PROMPT_VARIABLES",
     "checked_breakpoints",
     "planner_to_dict",

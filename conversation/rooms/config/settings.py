@@ -227,6 +227,11 @@ class RoomConfigBase(BaseModel):
     partial_writes_per_second: Annotated[
         float, between(0.5, 10, "a number of writes per second"), Setting(omit_default=True)
     ] = Field(4.0, description="at most this many partial-draft writes per second per turn")
+    agent_rules: Annotated[JSONPart | None, Setting(omit_default=True)] = Field(
+        None,
+        description="what agents may do with people in the room: {hand_raising, max_replies, "
+        "one_per_message, no_self_reply} (rooms/agent_rules.py)",
+    )
 
 
 class RoomSettings(TypedDict, total=False):
@@ -250,6 +255,7 @@ class RoomSettings(TypedDict, total=False):
     breakpoints: Mapping[str, Any] | None
     streaming: bool
     partial_writes_per_second: float
+    agent_rules: Mapping[str, Any] | None
 
 
 def setting_of(info: FieldInfo) -> Setting:

@@ -13,14 +13,17 @@ ticking at once make each change once. In order:
    or sent home (the study's rule), or all sent home once every group has been formed;
 3. running groups whose room ended, or whose time is up, end (everyone on to the post-survey, or
    out with ``error`` when the room failed); people away from their room leave with the study's
-   rule for their seat (``clock.seats``); a room every person left is stopped; in ``ordered``
-   rooms a seat whose turn timed out is skipped, nudged, or given to its agent.
+   rule for their seat (``clock.seats``); a room every person left is stopped; the idle rules
+   wake an agent or end a silent room (``clock.idle``); in ``ordered`` rooms a seat whose turn
+   timed out is skipped, nudged, or given to its agent; attention checks are put on schedule
+   and those not answered in time recorded as missed (``study.attention``).
 
 Every such change is in the study's log with its time.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -29,6 +32,8 @@ import storage
 from conversation.boundary import translated
 from conversation.rooms.moves import STOPPABLE, stop_notice
 from conversation.study.clock.absence import Absence, absence_now
+from conversation.study.clock.attention import attention_due
+from conversation.study.clock.idle import room_rules_now
 from conversation.study.clock.lobby import Draw, draw_group
 from conversation.study.clock.seats import BY, leave
 from conversation.study.clock.turns import turn_timeouts
@@ -74,7 +79,7 @@ def tick(db: storage.Database, code: str, *, now: datetime | None = None) -> Tic
     dropped = sum(_away(db, definition, p, absence) for p in people if p.stage in OUTSIDE_ROOMS)
     formed = timed_out = ended = 0
     if any(p.stage == ParticipantStage.LOBBY for p in people):
-        formed = _form_groups(db, study, definition, fill=False)
+        formed = _form_groups(db, study, definition, absence, fill=False)
         timed_out = _lobby_timeouts(db, study, definition, absence)
     # The running groups, then who is in them: in this order a group another process formed
     # meanwhile is either not in the list or has its people (never a group read as empty).
@@ -84,6 +89,7 @@ def tick(db: storage.Database, code: str, *, now: datetime | None = None) -> Tic
     members: dict[int, list[Any]] = {}
     for person in in_rooms:
         members.setdefault(int(person.group_id or 0), []).append(person)
+    still: list[tuple[Any, list[Any]]] = []  # the groups running on, with their people
     for group, status, reason in running:
         here = members.get(int(group.id or 0), [])
         if _ends(db, definition, group, status, reason, here, now):
@@ -98,8 +104,17 @@ def tick(db: storage.Database, code: str, *, now: datetime | None = None) -> Tic
         dropped += len(here) - len(staying)
         if not staying:  # checked again in the write: nobody may have joined it since
             ended += finish_group(db, definition, group, [], EVERYONE_LEFT, now, only_if_empty=True)
-        elif definition.model.room.turns == TurnOrder.ORDERED:
+            continue
+        early = room_rules_now(db, study, definition, group, staying, absence)
+        if early is not None:
+            ended += finish_group(
+                db, definition, group, staying, early.reason, now, notes=[early.note]
+            )
+            continue
+        if definition.room_rules(str(group.condition)).turns == TurnOrder.ORDERED:
             turn_timeouts(db, study, definition, group, absence)
+        still.append((group, staying))
+    attention_due(db, study, definition, still, absence)
     return TickReport(formed, timed_out, dropped, ended)
 
 
@@ -169,24 +184,55 @@ def _waiting(db: storage.Database, study: Study) -> list[Any]:
 
 
 def _form_groups(
-    db: storage.Database, study: Study, definition: StudyDefinition, *, fill: bool
+    db: storage.Database,
+    study: Study,
+    definition: StudyDefinition,
+    absence: Absence,
+    *,
+    fill: bool,
 ) -> int:
-    """Form every group the lobby can (``fill``: one group, empty seats to agents)."""
+    """Form every group the lobby's present people can (``fill``: one group, empty seats to
+    agents)."""
     formed = 0
     conditions = [(c.label, list(c.seats)) for c in definition.conditions]
+    compositions = {
+        c.label: c.composition.to_rule() for c in definition.conditions if c.composition
+    }
+    questions = {str(rule["question"]) for rule in compositions.values()}
+    lobby = definition.model.lobby
+    window = lobby.presence_seconds or 2 * definition.model.participants.heartbeat_seconds
     target = definition.model.experiment.groups
     while True:
-        waiting = [int(p.id) for p in _waiting(db, study)]
+        present = [p for p in _waiting(db, study) if _present(p, window, absence)]
+        waiting = [int(p.id) for p in present]
+        answers = {int(p.id): {q: (p.pre_survey or {}).get(q) for q in questions} for p in present}
         with translated():
             counts = storage.group_numbers(db, study.id)
-        draw = draw_group(conditions, counts, target, waiting, study.seed, fill=fill)
+        draw = draw_group(
+            conditions,
+            counts,
+            target,
+            waiting,
+            study.seed,
+            fill=fill,
+            compositions=compositions,
+            answers=answers,
+        )
         if draw is None:
             return formed
+        draw.assignment["present_within_s"] = window
         if _form(db, study, definition, draw) is None:
             return formed  # another process formed a group meanwhile: the next tick goes on
         formed += 1
         if fill:
             return formed
+
+
+def _present(person: Any, window: float, absence: Absence) -> bool:
+    """Whether a person's page is alive now: seen within ``window`` seconds, while the
+    participants' service is up (during an outage nobody is matched)."""
+    away = absence.away(person.last_seen_at)
+    return away is not None and away <= window
 
 
 def _form(db: storage.Database, study: Study, definition: StudyDefinition, draw: Draw) -> Any:
@@ -205,7 +251,7 @@ def _form(db: storage.Database, study: Study, definition: StudyDefinition, draw:
         condition=draw.condition,
         replicate=draw.number,
         opening=condition.opening or template["opening"],
-        speaker=definition.model.room.host,
+        speaker=definition.room_rules(draw.condition).host,
         request_id=f"study-c{index}-g{draw.number}-opening",
     )
     notes = []
@@ -240,7 +286,7 @@ def _lobby_timeouts(
         if not late:
             return timed_out
         if definition.model.lobby.on_timeout == OnLobbyTimeout.AGENTS and not full:
-            if _form_groups(db, study, definition, fill=True):
+            if _form_groups(db, study, definition, absence, fill=True):
                 timed_out += 1
                 continue
             if not is_full(db, study, definition):
@@ -267,7 +313,8 @@ def _ends(
     if status in ENDED_ROOM_STATUSES:
         finish_group(db, definition, group, people, (reason or status), now, room_status=status)
         return True
-    if now - group.started_at < timedelta(seconds=definition.model.room.time_limit_seconds):
+    limit = definition.room_rules(str(group.condition)).time_limit_seconds
+    if now - group.started_at < timedelta(seconds=limit):
         return False
     finish_group(db, definition, group, people, TIME_LIMIT, now)
     return True
@@ -284,11 +331,12 @@ def finish_group(
     room_status: str | None = None,
     by: str = BY,
     only_if_empty: bool = False,
+    notes: Sequence[storage.StudyNote] = (),
 ) -> bool:
     """One write: the group's room stopped for ``reason`` (unless it ended already:
     ``room_status``), the group ended, and everyone in it (``people``) on to the post-survey,
-    or out with ``error`` when the room failed. False: another process ended it first, or
-    (``only_if_empty``) someone is in it."""
+    or out with ``error`` when the room failed; ``notes``: what ended it, in the same write.
+    False: another process ended it first, or (``only_if_empty``) someone is in it."""
     stop = None
     if room_status not in ENDED_ROOM_STATUSES:
         stop = storage.StopRoom(int(group.room_id), reason, STOPPABLE, *stop_notice(reason, by))
@@ -296,7 +344,13 @@ def finish_group(
     moves = [_moved_on(definition, p, room_status or "", why, now) for p in people]
     with translated():
         return storage.end_group(
-            db, int(group.id), reason=why, moves=moves, room=stop, only_if_empty=only_if_empty
+            db,
+            int(group.id),
+            reason=why,
+            moves=moves,
+            room=stop,
+            only_if_empty=only_if_empty,
+            notes=notes,
         )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +20,18 @@ from pydantic import ValidationError
 
 from conversation.exceptions import ConversationValueError
 from conversation.experiments.design import Condition, check_design, room_agents
-from conversation.study.definition.schema import StudyConditionIn, StudyIn, study_place
+from conversation.study.definition.rules import condition_rules
+from conversation.study.definition.schema import (
+    RoomRulesIn,
+    StudyConditionIn,
+    StudyIn,
+    study_place,
+)
 from conversation.text.limits import MAX_DESIGN_CHARS, check_json_value
 from conversation.text.schema import door_errors, validated
 
 #: The parts of a study condition that are not an experiment condition's.
-_SEAT_FIELDS = ("seats", "instructions")
+_SEAT_FIELDS = ("seats", "instructions", "room", "composition")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +40,8 @@ class StudyDefinition:
 
     data: Mapping[str, Any]
     model: StudyIn
+    #: Each condition's merged room rules, made once (a definition is immutable).
+    _rules: dict[str, RoomRulesIn] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def name(self) -> str:
@@ -52,6 +60,17 @@ class StudyDefinition:
             if condition.label == label:
                 return condition
         raise ConversationValueError(f"condition {label!r} is not in the study's definition")
+
+    def room_rules(self, label: str) -> RoomRulesIn:
+        """The room rules of condition ``label``: the study's ``[room]`` with the condition's
+        own ``room`` fields in their place."""
+        found = self._rules.get(label)
+        if found is None:
+            condition = self.condition(label)
+            where = f"condition {label!r} room"
+            found = condition_rules(self.model.room, condition.room, where)
+            self._rules[label] = found
+        return found
 
     def to_dict(self) -> dict[str, Any]:
         return json.loads(json.dumps(self.data))  # type: ignore[no-any-return]
@@ -174,6 +193,7 @@ def group_room_config(
             context=template.get("context"),
             seed=seed,
             budget=template.get("budget"),
+            agent_rules=definition.room_rules(label).agents.room_setting(),
             **request_settings(template),
         )
     except ConversationValueError as exc:

@@ -16,9 +16,22 @@ from pydantic import AfterValidator, Field, Strict, model_validator
 
 from conversation.exceptions import ConversationValueError
 from conversation.experiments.design_schema import MAX_REPLICATES, ConditionIn, TemplateIn
+from conversation.study.definition.checks import CheckFields, check_conditions
+from conversation.study.definition.composition import CompositionIn, check_composition
+from conversation.study.definition.payouts import PayoutsIn, check_payouts
+from conversation.study.definition.rules import (
+    AgentsIn,
+    AttentionChecks,
+    IdleIn,
+    OnCheckFail,
+    TurnDeal,
+    check_room_limits,
+    check_room_rules,
+    condition_rules,
+)
 from conversation.text.limits import MAX_CONDITION_CHARS, MAX_MESSAGE_CHARS, MAX_NAME_CHARS
 from conversation.text.schema import DoorModel, Loc, Problem, text_rule
-from conversation.vocabulary import EXIT_STATUSES, LEFT_PARTWAY, ExitStatus
+from conversation.vocabulary import EXIT_STATUSES, LEFT_PARTWAY, RULE_EXITS, ExitStatus
 
 DEFINITION_VERSION = 1
 
@@ -60,6 +73,7 @@ class OnDropout(StrEnum):
 _LobbyRule = Annotated[OnLobbyTimeout, Strict(False)]
 _TurnOrderWord = Annotated[TurnOrder, Strict(False)]
 _TurnRule = Annotated[OnTurnTimeout, Strict(False)]
+_TurnDealWord = Annotated[TurnDeal, Strict(False)]
 _DropoutRule = Annotated[OnDropout, Strict(False)]
 SURVEY_TYPES = ("free_text", "multiple_choice", "linear_scale")
 MAX_QUESTIONS = 50
@@ -86,9 +100,10 @@ def _option(value: Any) -> Any:
     return value
 
 
-class QuestionIn(DoorModel):
+class QuestionIn(CheckFields):
     """A survey question, as EDSL spells it (``free_text``, ``multiple_choice``,
-    ``linear_scale``)."""
+    ``linear_scale``), with the study's additions (``checks.CheckFields``: a right answer, a
+    condition for being asked)."""
 
     question_name: Annotated[str, AfterValidator(_question_name)]
     question_type: Literal["free_text", "multiple_choice", "linear_scale"]
@@ -137,6 +152,10 @@ class StudyConditionIn(ConditionIn):
 
     seats: Annotated[list[str], AfterValidator(_seat_names)]
     instructions: dict[str, Annotated[str, text_rule(MAX_MESSAGE_CHARS)]] | None = None
+    room: dict[str, Any] | None = None
+    """This condition's room rules in place of the study's ``[room]`` fields (``rules``)."""
+    composition: CompositionIn | None = None
+    """Who may make up a group, from the pre-survey's answers (``composition``)."""
 
 
 def _groups(value: int) -> int:
@@ -180,6 +199,8 @@ class StudyExperimentIn(DoorModel):
 class LobbyIn(DoorModel):
     timeout_seconds: int = Field(default=300, ge=10, le=86_400)
     on_timeout: _LobbyRule = OnLobbyTimeout.HOME
+    presence_seconds: int | None = Field(default=None, ge=2, le=3_600)
+    """Only people seen (a heartbeat) this recently are matched; None: twice the heartbeat."""
 
 
 class RoomRulesIn(DoorModel):
@@ -197,6 +218,20 @@ class RoomRulesIn(DoorModel):
     """True: an unpaced agent's reply that streams is shown as it is written; False: "<name> is
     typing" until it is complete (what the participants read is then only committed text)."""
     host: Annotated[str, text_rule(MAX_NAME_CHARS, one_line=True)] = "Host"
+    # The rules of issue 33 (``rules``): the room's time is from min_seconds to
+    # time_limit_seconds; each person's messages from min_messages to max_messages.
+    min_seconds: int = Field(default=0, ge=0, le=86_400)
+    min_messages: int = Field(default=0, ge=0, le=1_000)
+    max_messages: int | None = Field(default=None, ge=1, le=1_000)
+    turn_order: _TurnDealWord = TurnDeal.FIXED
+    idle: IdleIn | None = None
+    agents: AgentsIn = AgentsIn()
+    attention_checks: AttentionChecks = []
+
+    @model_validator(mode="after")
+    def _limits_fit(self) -> RoomRulesIn:
+        check_room_limits(self)
+        return self
 
 
 class RateIn(DoorModel):
@@ -233,7 +268,8 @@ class ExitIn(DoorModel):
 
     @model_validator(mode="after")
     def _every_status(self) -> ExitIn:
-        missing = [str(s) for s in EXIT_STATUSES if s not in self.codes and s not in LEFT_PARTWAY]
+        optional = LEFT_PARTWAY | RULE_EXITS  # RULE_EXITS: checked with the rules (StudyIn)
+        missing = [str(s) for s in EXIT_STATUSES if s not in self.codes and s not in optional]
         if missing:
             raise ConversationValueError(
                 f"exit.codes: a code is needed for every exit status; missing {missing}"
@@ -274,6 +310,49 @@ class StudyIn(DoorModel):
     exit: ExitIn
     pre_survey: Annotated[list[QuestionIn], AfterValidator(_questions)] = []
     post_survey: Annotated[list[QuestionIn], AfterValidator(_questions)] = []
+    payouts: PayoutsIn | None = None
+
+    @model_validator(mode="after")
+    def _rules_fit(self) -> StudyIn:
+        """What the rules of issue 33 need from the rest of the definition: each condition's
+        room rules (merged and checked), compositions, survey conditions, payouts, and the
+        ``failed_check`` code when anything can fail a check."""
+        agents = [a.name for a in self.experiment.template.agents]
+        for i, condition in enumerate(self.experiment.conditions):
+            where = f"experiment.conditions[{i}].room"
+            rules = condition_rules(self.room, condition.room, where)
+            check_room_rules(rules, agents, condition.seats, where)
+            if condition.composition is not None:
+                check_composition(
+                    condition.composition,
+                    len(condition.seats),
+                    self.pre_survey,
+                    f"experiment.conditions[{i}].composition",
+                )
+        check_room_rules(self.room, agents, [], "room")
+        check_conditions([("pre_survey", self.pre_survey), ("post_survey", self.post_survey)])
+        if self.payouts is not None:
+            seats = {s for c in self.experiment.conditions for s in c.seats}
+            surveys = {"pre_survey": self.pre_survey, "post_survey": self.post_survey}
+            check_payouts(self.payouts, seats, surveys)
+        if self.has_checks and ExitStatus.FAILED_CHECK not in self.exit.codes:
+            raise ConversationValueError(
+                "exit.codes.failed_check: the study has checks a person can fail; give their "
+                "code (Prolific pays failed attention checks apart)"
+            )
+        return self
+
+    @property
+    def has_checks(self) -> bool:
+        """Whether a person can fail a check (a comprehension check, or an attention check
+        that sends them home)."""
+        questions = [*self.pre_survey, *self.post_survey]
+        rooms = [self.room] + [
+            condition_rules(self.room, c.room, "") for c in self.experiment.conditions
+        ]
+        return any(q.is_check for q in questions) or any(
+            c.on_fail == OnCheckFail.EXIT for r in rooms for c in r.attention_checks
+        )
 
 
 def study_place(loc: Loc) -> str:

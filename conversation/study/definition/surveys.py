@@ -17,10 +17,14 @@ from conversation.study.definition.schema import QuestionIn
 from conversation.text.limits import MAX_MESSAGE_CHARS, check_text
 
 
-def checked_answers(questions: Sequence[QuestionIn], answers: Any) -> dict[str, Any]:
+def checked_answers(
+    questions: Sequence[QuestionIn], answers: Any, earlier: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """``answers`` (``{question_name: answer}``) checked against ``questions``: every question
-    answered, free text as bounded text, a choice among the options, a scale value among its
-    numbers; ``ConversationValueError`` naming the question."""
+    asked answered (a question whose ``show_if`` does not hold, given ``earlier`` surveys'
+    answers and this one's, is not asked, and an answer to it is dropped), free text as bounded
+    text, a choice among the options, a scale value among its numbers;
+    ``ConversationValueError`` naming the question."""
     if not isinstance(answers, Mapping):
         raise ConversationValueError("answers must map each question's name to its answer")
     names = {q.question_name for q in questions}
@@ -28,23 +32,31 @@ def checked_answers(questions: Sequence[QuestionIn], answers: Any) -> dict[str, 
     if unknown:
         raise ConversationValueError(f"answers name unknown question(s) {unknown[:5]}")
     checked: dict[str, Any] = {}
+    known = dict(earlier or {})
     for question in questions:
-        name = question.question_name
-        if name not in answers or answers[name] is None:
-            raise ConversationValueError(f"Please answer: {question.question_text}")
-        value = answers[name]
-        if question.question_type == "free_text":
-            checked[name] = check_text(value, f"the answer to {name!r}", MAX_MESSAGE_CHARS)
-            continue
-        options = list(question.question_options or [])
-        if question.question_type == "linear_scale" and isinstance(value, str) and value.isdigit():
-            value = int(value)
-        if isinstance(value, bool) or value not in options:
-            raise ConversationValueError(
-                f"the answer to {name!r} must be one of {options}, got {str(value)[:60]!r}"
-            )
-        checked[name] = value
+        if question.show_if is not None and not question.show_if.holds(known):
+            continue  # not asked: these answers do not meet its condition
+        checked[question.question_name] = _checked_answer(question, answers)
+        known[question.question_name] = checked[question.question_name]
     return checked
+
+
+def _checked_answer(question: QuestionIn, answers: Mapping[str, Any]) -> Any:
+    """One asked question's answer, checked by its type."""
+    name = question.question_name
+    if name not in answers or answers[name] is None:
+        raise ConversationValueError(f"Please answer: {question.question_text}")
+    value = answers[name]
+    if question.question_type == "free_text":
+        return check_text(value, f"the answer to {name!r}", MAX_MESSAGE_CHARS)
+    options = list(question.question_options or [])
+    if question.question_type == "linear_scale" and isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if isinstance(value, bool) or value not in options:
+        raise ConversationValueError(
+            f"the answer to {name!r} must be one of {options}, got {str(value)[:60]!r}"
+        )
+    return value
 
 
 def edsl_question(spec: QuestionIn) -> Any:

@@ -1,5 +1,5 @@
 """The participant's acts: join by the link, consent or decline, answer a survey, say "still
-here", post in their room, write to the researcher.
+here", post in their room, leave it once its minimums are met, write to the researcher.
 
 Every act takes the participant's token; only its sha256 is stored or looked up (a forged token
 is :class:`NotAParticipant`). Stage changes are conditional, so two tabs doing the same thing at
@@ -20,10 +20,16 @@ from conversation.access.roles import Actor
 from conversation.boundary import translated
 from conversation.exceptions import ConversationValueError
 from conversation.rooms.posting import post_message
-from conversation.study.clock.ticks import is_full
+from conversation.study.clock.attention import answer_check
+from conversation.study.clock.limits import RoomLimits, needs_log, room_limits
+from conversation.study.clock.seats import seat_rule
+from conversation.study.clock.ticks import end_fields, is_full
+from conversation.study.clock.turns import due_seat
+from conversation.study.definition.schema import OnDropout, TurnOrder
 from conversation.study.definition.surveys import checked_answers
-from conversation.study.errors import REFUSALS, StudyRefused, TooFast, WrongStage
+from conversation.study.errors import REFUSALS, NotNow, StudyRefused, TooFast, WrongStage
 from conversation.study.help import HelpSide, help_data
+from conversation.study.participant.checks import grade, survey_word
 from conversation.study.participant.identity import participant, seat_of, token_hash
 from conversation.study.participant.view import participant_view
 from conversation.study.record import exit_values, get_study, study_definition
@@ -147,20 +153,52 @@ def decline(db: storage.Database, token: str) -> Any:
 
 
 def answer_survey(db: storage.Database, token: str, answers: Mapping[str, Any]) -> Any:
-    """The answers of the current survey (every question answered, each by its type): the
-    pre-survey leads to the lobby, the post-survey to the exit with the ``completed`` code."""
-    person, _, definition = participant(db, token)
+    """The answers of the current survey (every question asked answered, each by its type; a
+    question whose condition does not hold is not asked): the pre-survey leads to the lobby,
+    the post-survey to the exit with the ``completed`` code. A survey with comprehension checks
+    grades each try (``checks``): a wrong answer with tries left keeps the person here (the
+    view says why), one out of tries ends their path with ``failed_check``."""
+    person, study, definition = participant(db, token)
     now = db.now()
-    if person.stage == ParticipantStage.PRE_SURVEY:
-        checked = checked_answers(definition.model.pre_survey, answers)
-        fields = {"pre_survey": checked, "stage": ParticipantStage.LOBBY, "lobby_at": now}
-    elif person.stage == ParticipantStage.POST_SURVEY:
-        checked = checked_answers(definition.model.post_survey, answers)
-        fields = {"post_survey": checked, **exit_values(definition, ExitStatus.COMPLETED, now)}
+    stage = person.stage
+    if stage == ParticipantStage.PRE_SURVEY:
+        questions, earlier = definition.model.pre_survey, {}
+    elif stage == ParticipantStage.POST_SURVEY:
+        questions, earlier = definition.model.post_survey, dict(person.pre_survey or {})
     else:
-        raise WrongStage(person.stage, "answer a survey")
-    event = (StudyEventKind.ANSWERED, {"survey": person.stage.removesuffix("_survey")})
-    _move(db, person, person.stage, event, "answer a survey", **fields)
+        raise WrongStage(stage, "answer a survey")
+    checked = checked_answers(questions, answers, earlier)
+    survey = survey_word(stage)
+    graded = None
+    if any(q.is_check for q in questions):
+        with translated():
+            tries = storage.study_events(
+                db, study.id, participant_id=int(person.id), kinds={StudyEventKind.CHECK_ATTEMPT}
+            )
+        graded = grade(questions, checked, survey, tries)
+    notes = []
+    if graded is not None:
+        attempt = storage.StudyNote(StudyEventKind.CHECK_ATTEMPT, graded.record, int(person.id))
+        notes.append(attempt)
+    if graded is not None and graded.wrong and not graded.failed:
+        with translated():
+            storage.record_study_notes(db, study.id, notes)  # a try, with tries left: stay
+        return _view(db, token)
+    if graded is not None and graded.failed:
+        fields = exit_values(definition, ExitStatus.FAILED_CHECK, now)
+        why = {"survey": survey, "questions": graded.failed}
+        event = (exit_event(ExitStatus.FAILED_CHECK), why)
+    elif stage == ParticipantStage.PRE_SURVEY:
+        fields = {"pre_survey": checked, "stage": ParticipantStage.LOBBY, "lobby_at": now}
+        event = (StudyEventKind.ANSWERED, {"survey": survey})
+    else:
+        fields = {"post_survey": checked, **exit_values(definition, ExitStatus.COMPLETED, now)}
+        event = (StudyEventKind.ANSWERED, {"survey": survey})
+    move = storage.ParticipantMove(int(person.id), {stage}, fields, event)
+    with translated():
+        moved = storage.exit_participant(db, move, None, notes=notes)
+    if not moved:
+        _moved_meanwhile(db, person, fields.get("stage"), "answer a survey")
     return _view(db, token)
 
 
@@ -183,6 +221,11 @@ def post_as_participant(
     if request_id is not None:
         check_text(request_id, "request_id", MAX_REQUEST_ID_CHARS - 40, one_line=True)
     room_id = _open_room(person, seat)
+    rules = definition.room_rules(str(person.condition))
+    if needs_log(rules):  # a maximum, or ordered turns: the room's rules say whether to post
+        closed = _limits(db, study, definition, person, room_id, db.now()).closed_reason
+        if closed is not None:
+            raise NotNow(closed)
     rate = definition.model.participants.rate
     actor = Actor.participant(person.pseudonym, str(person.seat))
     # The rate count and the message are one write transaction (a refused post counts nothing;
@@ -212,6 +255,53 @@ def _open_room(person: Any, seat: storage.ParticipantSeat) -> int:
     if seat.room_status in ENDED_ROOM_STATUSES:
         raise ConversationValueError("The conversation has ended.")
     return int(seat.room_id)
+
+
+def leave_room(db: storage.Database, token: str, *, now: Any = None) -> Any:
+    """The participant leaves their room once its minimums are met (``min_seconds`` since it
+    started, ``min_messages`` sent): on to the post-survey (or out with ``completed``), their
+    seat left empty (the others read that they left; the room ends when everyone has).
+    :class:`NotNow` before the minimums, saying how long or how many are left."""
+    person, study, definition, seat = seat_of(db, token)
+    room_id = _open_room(person, seat)
+    now = now or db.now()
+    limits = _limits(db, study, definition, person, room_id, now)
+    if limits.leave_refusal is not None:
+        raise NotNow(limits.leave_refusal)
+    group = storage.get_group(db, int(person.group_id))
+    fields, status = end_fields(definition, "", now)
+    data = {"seat": person.seat, "messages": limits.messages_sent}
+    event = (StudyEventKind.LEFT_ROOM if status is None else exit_event(status), data)
+    move = storage.ParticipantMove(int(person.id), {ParticipantStage.ROOM}, fields, event)
+    rule = OnDropout.CONTINUE
+    with translated():
+        storage.exit_participant(db, move, seat_rule(db, definition, group, str(person.seat), rule))
+    return _view(db, token)
+
+
+def _limits(
+    db: storage.Database, study: Any, definition: Any, person: Any, room_id: int, now: Any
+) -> RoomLimits:
+    """The person's limits in their room now, read fresh (the room's log and their group)."""
+    rules = definition.room_rules(str(person.condition))
+    with translated():
+        events = storage.events(db, room_id)
+        group = storage.get_group(db, int(person.group_id))
+    due = None
+    if rules.turns == TurnOrder.ORDERED:
+        due = due_seat(db, study.id, definition, group, events)[0]
+    return room_limits(rules, str(person.seat), events, group.started_at, now, due=due)
+
+
+def answer_attention_check(
+    db: storage.Database, token: str, check_id: Any, answer: Any, *, now: Any = None
+) -> bool:
+    """The participant's answer to the attention check on their page (``study.attention``);
+    True when it is right. :class:`NotNow` when it is not open any more."""
+    person, study, definition = participant(db, token)
+    if person.stage != ParticipantStage.ROOM:
+        raise WrongStage(person.stage, "answer this question")
+    return answer_check(db, study.id, definition, person, check_id, answer, now or db.now())
 
 
 def message_researcher(db: storage.Database, token: str, text: Any) -> None:
@@ -268,11 +358,13 @@ def _view(db: storage.Database, token: str) -> Any:
 __all__ = [
     "RECRUITMENT_KEYS",
     "ParticipantToken",
+    "answer_attention_check",
     "answer_survey",
     "decline",
     "give_consent",
     "heartbeat",
     "join",
+    "leave_room",
     "message_researcher",
     "post_as_participant",
     "split_labels",

@@ -16,11 +16,14 @@ from typing import Any
 
 import storage
 from conversation.boundary import translated
+from conversation.study.clock.attention import ATTENTION_KINDS, AttentionPrompt, pending_check
+from conversation.study.clock.limits import RoomLimits, room_limits
 from conversation.study.clock.turns import due_seat
 from conversation.study.definition.document import StudyDefinition
 from conversation.study.definition.schema import TurnOrder
 from conversation.study.errors import REFUSALS
 from conversation.study.help import HelpMessage, thread_of
+from conversation.study.participant.checks import CheckFeedback, feedback_of, survey_word
 from conversation.study.participant.identity import token_hash
 from conversation.study.record import Study, study_definition
 from conversation.vocabulary import (
@@ -32,6 +35,11 @@ from conversation.vocabulary import (
     StudyEventKind,
     entry_of,
 )
+
+#: A question's parts the page is never sent (a check's key, its explanation until a wrong try).
+_NOT_SENT = {"correct", "explanation", "attempts"}
+#: The study log's entries about the person that their page shows.
+PERSON_NOTES = frozenset({StudyEventKind.CHECK_ATTEMPT, *ATTENTION_KINDS})
 
 _NOTICES = {
     NoticeKind.STOPPED: "The conversation has ended.",
@@ -96,12 +104,30 @@ class ParticipantView:
     marker: tuple[Any, ...] = ()
     as_of: datetime | None = None
     changes_at: datetime | None = None
+    #: The room's rules for this person now (``limits``): may they leave, how many messages
+    #: they must and may still send, whether their box is open, the turn banner.
+    limits: RoomLimits | None = None
+    #: Surveys: the answers of the surveys before this one (a question's ``show_if`` may read
+    #: them), and after a wrong try at a check, each wrong question's explanation.
+    earlier_answers: dict[str, Any] = field(default_factory=dict)
+    check_feedback: list[CheckFeedback] = field(default_factory=list)
+    #: The room: an attention check waiting for the person's answer (a popup), if any.
+    attention: AttentionPrompt | None = None
 
     def time_left_at(self, now: datetime) -> float | None:
         """The room's time left at ``now`` (the view holds it as of ``as_of``)."""
-        if self.time_left is None or self.as_of is None:
-            return self.time_left
-        return max(0.0, self.time_left - (now - self.as_of).total_seconds())
+        return _left_at(self.time_left, self.as_of, now)
+
+    def leave_in_at(self, now: datetime) -> float | None:
+        """Seconds until the person may leave at ``now`` (the minimum time; None: no wait)."""
+        left = _left_at(self.limits.leave_in if self.limits else None, self.as_of, now)
+        return left or None
+
+
+def _left_at(seconds: float | None, as_of: datetime | None, now: datetime) -> float | None:
+    if seconds is None or as_of is None:
+        return seconds
+    return max(0.0, seconds - (now - as_of).total_seconds())
 
 
 def participant_view(
@@ -114,7 +140,9 @@ def participant_view(
         # The marker first: a change stored between the two reads is shown and still makes
         # the page read again once (``view_is_current``), never missed.
         marker = storage.participant_marker(db, hashed)
-        state = storage.participant_state(db, hashed, group_kinds=set(_SEAT_NOTICES))
+        state = storage.participant_state(
+            db, hashed, group_kinds=set(_SEAT_NOTICES), person_kinds=PERSON_NOTES
+        )
     person = state.participant
     definition = study_definition(db, Study.of(state.study))
     now = now or db.now()
@@ -134,7 +162,10 @@ def participant_view(
     if stage in SURVEY_STAGES:
         questions = model.pre_survey if stage == ParticipantStage.PRE_SURVEY else model.post_survey
         return ParticipantView(
-            **base, questions=[q.model_dump(exclude_none=True) for q in questions]
+            **base,
+            questions=[_asked(q) for q in questions],
+            earlier_answers=dict(person.pre_survey or {}),
+            check_feedback=feedback_of(questions, state.notes, survey_word(stage)),
         )
     if stage == ParticipantStage.LOBBY:
         return ParticipantView(**base, **_lobby(state, definition, now))
@@ -146,6 +177,12 @@ def participant_view(
         )
         return ParticipantView(**base, exit=info)
     return ParticipantView(**base, **_room(db, state, definition, now))
+
+
+def _asked(question: Any) -> dict[str, Any]:
+    """A survey question as the page gets it: EDSL's spec and its ``show_if`` (the page asks
+    it only when earlier answers meet it), never its right answer."""
+    return question.model_dump(exclude_none=True, exclude=_NOT_SENT)
 
 
 def view_is_current(
@@ -185,13 +222,13 @@ def _room(
     assert group is not None
     seat = str(person.seat)
     condition = definition.condition(str(person.condition))
-    messages, typing, reveal_at = seen(
-        state.events, seat, definition.model.room.words_per_minute, now
-    )
-    limit = timedelta(seconds=definition.model.room.time_limit_seconds)
-    your_turn = False
-    if definition.model.room.turns == TurnOrder.ORDERED:
-        your_turn = due_seat(db, state.study.id or 0, definition, group, state.events)[0] == seat
+    rules = definition.room_rules(condition.label)
+    messages, typing, reveal_at = seen(state.events, seat, rules.words_per_minute, now)
+    limit = timedelta(seconds=rules.time_limit_seconds)
+    due = None
+    if rules.turns == TurnOrder.ORDERED:
+        due = due_seat(db, state.study.id or 0, definition, group, state.events)[0]
+    limits = room_limits(rules, seat, state.events, group.started_at, now, due=due)
     notices = [e for e in state.notes if e.kind in _SEAT_NOTICES]
     notice = None
     if notices:
@@ -199,17 +236,26 @@ def _room(
         data = last.data or {}
         seats = data.get("seats") or [data.get("seat", "A participant")]
         notice = _SEAT_NOTICES[StudyEventKind(last.kind)].format(seat=" and ".join(seats))
+    attention = pending_check(state.notes)
+    closes = attention.deadline if attention is not None else None
+    changes = [t for t in (reveal_at, _at(now, limits.leave_in), closes) if t is not None]
     return {
         "seat": seat,
         "instructions": (condition.instructions or {}).get(seat),
         "room_id": int(group.room_id or 0),
         "messages": messages,
         "typing": typing,
-        "your_turn": your_turn,
+        "your_turn": due == seat,
         "time_left": max(0.0, (group.started_at + limit - now).total_seconds()),
         "notice": notice,
-        "changes_at": reveal_at,
+        "changes_at": min(changes) if changes else None,
+        "limits": limits,
+        "attention": attention,
     }
+
+
+def _at(now: datetime, seconds: float | None) -> datetime | None:
+    return None if seconds is None else now + timedelta(seconds=seconds)
 
 
 def seen(

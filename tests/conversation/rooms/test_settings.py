@@ -48,6 +48,7 @@ CHANGED: dict[str, Any] = {
     "breakpoints": {"before": ["Bo"], "after": []},
     "streaming": False,
     "partial_writes_per_second": 2.0,
+    "agent_rules": {"hand_raising": True, "max_replies": 3},
 }
 
 
@@ -107,7 +108,7 @@ def test_an_older_stored_config_gets_the_stored_defaults() -> None:
 def test_settings_at_their_default_that_older_configs_lack_are_left_out() -> None:
     data = stored(RoomConfig.build(agents=AGENTS, seed=1))
     omitted = {n for n, info in FIELDS.items() if setting_of(info).omit_default}
-    assert omitted == {"breakpoints", "streaming", "partial_writes_per_second"}
+    assert omitted == {"breakpoints", "streaming", "partial_writes_per_second", "agent_rules"}
     assert not omitted & set(data)
     assert RoomConfig.from_dict(data).to_dict() == data
 

@@ -27,6 +27,7 @@ def test_every_turn_kind_has_one_handler_in_claim_order() -> None:
         TurnKind.SUMMARY,
         TurnKind.CANDIDATES,
         TurnKind.PICK,
+        TurnKind.HAND,
         TurnKind.SPEAK,
     ]
     assert set(HANDLERS) == set(TurnKind)
@@ -41,6 +42,7 @@ def test_every_turn_kind_has_one_handler_in_claim_order() -> None:
         ({"event": "summary"}, TurnKind.SUMMARY),
         ({"event": "candidates"}, TurnKind.CANDIDATES),
         ({"event": "pick"}, TurnKind.PICK),
+        ({"event": "hand"}, TurnKind.HAND),
     ],
 )
 def test_a_stored_turn_is_handled_by_its_kind(data: Any, kind: TurnKind) -> None:

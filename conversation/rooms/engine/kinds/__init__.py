@@ -2,14 +2,15 @@
 turns there are.
 
 ``HANDLERS`` is in claim order: a new turn is of the first kind whose handler claims it (a context
-summary before anything else, then a coordinator's drafts, a coordinator's pick, and an agent
-speaking, which is always due). An open turn is resumed and a reply committed by the handler of
+summary before anything else, then a coordinator's drafts, a coordinator's pick, an agent's
+hand in a room with agent rules, and an agent speaking, which is always due). An open turn is resumed and a reply committed by the handler of
 the turn's stored kind, and a stored turn is shown to people by it (``show``, ``shown``). Adding a
 kind is one module (a ``TurnHandler``), one line here, and its member in the vocabulary with
 what a finished turn of it reads as (``vocabulary.log``)."""
 
 from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler
 from conversation.rooms.engine.kinds.candidates import CandidatesTurn
+from conversation.rooms.engine.kinds.hand import HandTurn
 from conversation.rooms.engine.kinds.pick import PickTurn
 from conversation.rooms.engine.kinds.registry import (
     HANDLERS,
@@ -27,6 +28,7 @@ __all__ = [
     "CandidatesTurn",
     "ClaimContext",
     "Form",
+    "HandTurn",
     "PickTurn",
     "Shown",
     "SpeakTurn",

@@ -6,6 +6,7 @@ from typing import Any
 
 from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler
 from conversation.rooms.engine.kinds.candidates import CandidatesTurn
+from conversation.rooms.engine.kinds.hand import HandTurn
 from conversation.rooms.engine.kinds.pick import PickTurn
 from conversation.rooms.engine.kinds.showing import Shown, human_shown, notice_shown
 from conversation.rooms.engine.kinds.speak import SpeakTurn
@@ -21,7 +22,8 @@ from conversation.vocabulary import (
 )
 
 HANDLERS: dict[TurnKind, TurnHandler] = {
-    handler.kind: handler for handler in (SummaryTurn(), CandidatesTurn(), PickTurn(), SpeakTurn())
+    handler.kind: handler
+    for handler in (SummaryTurn(), CandidatesTurn(), PickTurn(), HandTurn(), SpeakTurn())
 }
 
 
