@@ -55,6 +55,9 @@ class ExitStatus(StrEnum):
     pre-survey)."""
     UNFINISHED = "unfinished"
     """Took part in the conversation, then was away past the absence limit at the post-survey."""
+    WITHDRAWN = "withdrawn"
+    """Withdrew from the study (from their page, or the researcher for them): their data were
+    deleted, and later exports and packages leave them out (issue 34)."""
 
 
 class StudyStatus(StrEnum):
@@ -108,6 +111,8 @@ class StudyEventKind(StrEnum):
     CLOSED = "closed"
     CAP = "cap"
     DEFINITION_CHANGED = "definition_changed"
+    AMENDED = "amended"
+    """A preregistered study's frozen fields changed, with a reason (``study_amendments``)."""
     # A participant's exits, one per exit status.
     COMPLETED = "completed"
     DECLINED = "declined"
@@ -117,6 +122,9 @@ class StudyEventKind(StrEnum):
     ERROR = "error"
     ABANDONED = "abandoned"
     UNFINISHED = "unfinished"
+    WITHDRAWN = "withdrawn"
+    """A withdrawal: who and when and what was deleted, never the content (also for a person
+    who had already left: their exit status stays)."""
 
 
 def exit_event(status: ExitStatus) -> StudyEventKind:
@@ -130,6 +138,9 @@ EXIT_STATUSES: Final = tuple(ExitStatus)
 LEFT_PARTWAY: Final = frozenset({ExitStatus.ABANDONED, ExitStatus.UNFINISHED})
 """The exit statuses added for absence at every stage (issue 31): a definition written before
 them may leave their codes out, and they take ``dropped``'s."""
+CODE_OPTIONAL: Final = frozenset({ExitStatus.WITHDRAWN})
+"""Exit statuses a definition may give no code: a person who withdraws is owed no completion
+code (on Prolific they return the submission); without one their exit shows none."""
 STUDY_STATUSES: Final = frozenset(StudyStatus)
 GROUP_STATUSES: Final = frozenset(GroupStatus)
 SURVEY_STAGES: Final = frozenset({ParticipantStage.PRE_SURVEY, ParticipantStage.POST_SURVEY})
@@ -181,6 +192,7 @@ __all__ = [
     "ABSENCE_EXITS",
     "ACTIVE_STAGES",
     "AWAITING_PEOPLE_STATUSES",
+    "CODE_OPTIONAL",
     "ENDED_ROOM_STATUSES",
     "EXIT_STATUSES",
     "GROUP_STATUSES",

@@ -40,9 +40,7 @@ class StudyAmendment(SQLModel, table=True):
     fields it changed, the definition version it made and the hash of the amended bundle."""
 
     __tablename__ = "study_amendments"
-    __table_args__ = (
-        sa.UniqueConstraint("study_id", "number", name="uq_study_amendments_number"),
-    )
+    __table_args__ = (sa.UniqueConstraint("study_id", "number", name="uq_study_amendments_number"),)
 
     id: int | None = Field(default=None, primary_key=True)
     study_id: int = Field(foreign_key="studies.id", ondelete="CASCADE")

@@ -18,7 +18,7 @@ from conversation.exceptions import ConversationValueError
 from conversation.experiments.design_schema import MAX_REPLICATES, ConditionIn, TemplateIn
 from conversation.text.limits import MAX_CONDITION_CHARS, MAX_MESSAGE_CHARS, MAX_NAME_CHARS
 from conversation.text.schema import DoorModel, Loc, Problem, text_rule
-from conversation.vocabulary import EXIT_STATUSES, LEFT_PARTWAY, ExitStatus
+from conversation.vocabulary import CODE_OPTIONAL, EXIT_STATUSES, LEFT_PARTWAY, ExitStatus
 
 DEFINITION_VERSION = 1
 
@@ -230,7 +230,8 @@ class ExitIn(DoorModel):
 
     @model_validator(mode="after")
     def _every_status(self) -> ExitIn:
-        missing = [str(s) for s in EXIT_STATUSES if s not in self.codes and s not in LEFT_PARTWAY]
+        optional = LEFT_PARTWAY | CODE_OPTIONAL
+        missing = [str(s) for s in EXIT_STATUSES if s not in self.codes and s not in optional]
         if missing:
             raise ConversationValueError(
                 f"exit.codes: a code is needed for every exit status; missing {missing}"
