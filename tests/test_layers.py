@@ -38,6 +38,8 @@ ALLOWED: dict[str, set[str]] = {
     "dialogue": {"exceptions", "text", "planning", "termination", "models", "sync"},
     "analysis": {"exceptions", "boundary", "vocabulary", "text", "models", "access", "rooms"},
     "library": {"exceptions", "boundary", "access", "text", "models"},
+    # Personal data out of exported text (issue 34): Presidio, nothing of the project's.
+    "privacy": {"exceptions"},
     "rooms": {
         "exceptions",
         "boundary",
