@@ -75,6 +75,20 @@ ALLOWED: dict[str, set[str]] = {
         "analysis",
         "study",
     },
+    # Replication packages (issue 34): rooms re-run or replayed offline from a package's
+    # cache, an analysis plan computed again, the differences listed; studies and experiments
+    # package themselves through it (it knows neither).
+    "replication": {
+        "exceptions",
+        "boundary",
+        "vocabulary",
+        "text",
+        "rooms",
+        "models",
+        "analysis",
+        "access",
+        "privacy",
+    },
     # Studies with real participants (issue 21): experiments whose rooms have human seats.
     "study": {
         "exceptions",
@@ -85,6 +99,8 @@ ALLOWED: dict[str, set[str]] = {
         "experiments",
         "access",
         "models",
+        "replication",
+        "privacy",
     },
     # The pages' read side: nothing below may import it (the worker never loads it).
     "browse": {"exceptions", "vocabulary"},

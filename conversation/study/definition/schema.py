@@ -16,6 +16,8 @@ from pydantic import AfterValidator, Field, Strict, model_validator
 
 from conversation.exceptions import ConversationValueError
 from conversation.experiments.design_schema import MAX_REPLICATES, ConditionIn, TemplateIn
+from conversation.replication.plan import PlanIn
+from conversation.study.definition.instrument import SignalsIn, WithdrawalIn
 from conversation.text.limits import MAX_CONDITION_CHARS, MAX_MESSAGE_CHARS, MAX_NAME_CHARS
 from conversation.text.schema import DoorModel, Loc, Problem, text_rule
 from conversation.vocabulary import CODE_OPTIONAL, EXIT_STATUSES, LEFT_PARTWAY, ExitStatus
@@ -272,6 +274,25 @@ class StudyIn(DoorModel):
     exit: ExitIn
     pre_survey: Annotated[list[QuestionIn], AfterValidator(_questions)] = []
     post_survey: Annotated[list[QuestionIn], AfterValidator(_questions)] = []
+    # The study as a research instrument (issue 34; definition/instrument.py).
+    analysis: PlanIn = PlanIn()
+    signals: SignalsIn = SignalsIn()
+    withdrawal: WithdrawalIn = WithdrawalIn()
+
+    @model_validator(mode="after")
+    def _survey_measures_exist(self) -> StudyIn:
+        asked = {
+            "pre": {q.question_name for q in self.pre_survey},
+            "post": {q.question_name for q in self.post_survey},
+        }
+        for statistic in self.analysis.statistics:
+            source, _, name = statistic.measure.partition(".")
+            if source in asked and name not in asked[source]:
+                raise ConversationValueError(
+                    f"analysis.statistics {statistic.name!r}: measure {statistic.measure!r} "
+                    f"names no {source}-survey question {sorted(asked[source])}"
+                )
+        return self
 
 
 def study_place(loc: Loc) -> str:
