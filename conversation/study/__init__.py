@@ -5,8 +5,10 @@ condition and a seat by a recorded randomisation, chat, and leave with a complet
 By concept: ``definition/`` (the study file at the door), ``record`` (a launched study and the
 definition in force), ``participant/`` (a participant's token, acts and page), ``clock/``
 (everything time-driven: ``tick``, the lobby's draw, seats people left, ordered turns),
-``researcher/`` (launch and switches, the listing, the monitor, the exports), ``errors`` (the
-refusals a participant reads) and ``cli`` (``python -m conversation.study validate|launch``).
+``researcher/`` (launch and switches, amendments, the listing, the monitor, the exports),
+``preregistration/`` (a frozen bundle and the rule that refuses an edit of its fields),
+``errors`` (the refusals a participant reads) and ``cli`` (``python -m conversation.study
+validate|freeze|launch|package|replicate``).
 """
 
 from conversation.study.clock.absence import BEAT_SECONDS, GAP_SECONDS, note_service_up
@@ -40,8 +42,23 @@ from conversation.study.participant.view import (
     participant_view,
     view_is_current,
 )
+from conversation.study.preregistration import (
+    Bundle,
+    FrozenFieldChanged,
+    freeze,
+    load_bundle,
+    read_bundle,
+)
 from conversation.study.record import Study, ended_study_room, get_study
 from conversation.study.researcher.acts import end_conversation, remove_participant
+from conversation.study.researcher.amend import (
+    Amendment,
+    Preregistration,
+    amend_study,
+    launch_frozen,
+    preregistration,
+    study_amendments,
+)
 from conversation.study.researcher.attrition import BEFORE_ASSIGNMENT, AttritionRow
 from conversation.study.researcher.exports import (
     participants_table,
@@ -71,9 +88,12 @@ __all__ = [
     "EXIT_STATUSES",
     "GAP_SECONDS",
     "RECRUITMENT_KEYS",
+    "Amendment",
     "AttritionRow",
+    "Bundle",
     "Draw",
     "ExitInfo",
+    "FrozenFieldChanged",
     "GroupRow",
     "HelpMessage",
     "Monitor",
@@ -81,6 +101,7 @@ __all__ = [
     "NotAParticipant",
     "ParticipantToken",
     "ParticipantView",
+    "Preregistration",
     "SeenMessage",
     "Study",
     "StudyDefinition",
@@ -90,6 +111,7 @@ __all__ = [
     "TickReport",
     "TooFast",
     "WrongStage",
+    "amend_study",
     "answer_survey",
     "close_study",
     "decline",
@@ -98,13 +120,16 @@ __all__ = [
     "draw_group",
     "end_conversation",
     "ended_study_room",
+    "freeze",
     "get_study",
     "give_consent",
-    "help_thread",
     "heartbeat",
+    "help_thread",
     "join",
+    "launch_frozen",
     "launch_study",
     "list_studies",
+    "load_bundle",
     "load_definition",
     "lock_study",
     "mark_help_read",
@@ -114,10 +139,13 @@ __all__ = [
     "participant_view",
     "participants_table",
     "post_as_participant",
+    "preregistration",
+    "read_bundle",
     "read_definition",
     "recruitment_table",
     "remove_participant",
     "set_cap",
+    "study_amendments",
     "study_events_table",
     "study_links",
     "study_monitor",
