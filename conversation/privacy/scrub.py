@@ -136,6 +136,7 @@ def _build() -> tuple[Any, Any, str | None]:
         )
     )
     model = _installed_name_model()
+    nlp: Any
     if model is None:
         nlp = NoOpNlpEngine(models=[{"lang_code": "en", "model_name": "none"}])
     else:
