@@ -14,6 +14,7 @@ validate|freeze|launch|package|replicate``).
 from conversation.study.clock.absence import BEAT_SECONDS, GAP_SECONDS, note_service_up
 from conversation.study.clock.lobby import Draw, draw_group
 from conversation.study.clock.ticks import TickReport, tick, tick_all
+from conversation.study.consent import ConsentRecord, consent_versions
 from conversation.study.definition.document import (
     StudyDefinition,
     definition_from_dict,
@@ -91,6 +92,7 @@ __all__ = [
     "Amendment",
     "AttritionRow",
     "Bundle",
+    "ConsentRecord",
     "Draw",
     "ExitInfo",
     "FrozenFieldChanged",
@@ -114,6 +116,7 @@ __all__ = [
     "amend_study",
     "answer_survey",
     "close_study",
+    "consent_versions",
     "decline",
     "definition_from_dict",
     "definition_problems",

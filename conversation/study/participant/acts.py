@@ -21,6 +21,7 @@ from conversation.boundary import translated
 from conversation.exceptions import ConversationValueError
 from conversation.rooms.posting import post_message
 from conversation.study.clock.ticks import is_full
+from conversation.study.consent import agreed_version
 from conversation.study.definition.surveys import checked_answers
 from conversation.study.errors import REFUSALS, StudyRefused, TooFast, WrongStage
 from conversation.study.help import HelpSide, help_data
@@ -112,6 +113,7 @@ def give_consent(db: storage.Database, token: str) -> Any:
     study is full (they leave with the ``lobby_timeout`` code, ``study_full`` in the log)."""
     person, study, definition = participant(db, token)
     now = db.now()
+    version = agreed_version(db, study, definition)  # the text they are agreeing to
     if definition.model.pre_survey:
         fields: dict[str, Any] = {"stage": ParticipantStage.PRE_SURVEY}
     else:
@@ -119,8 +121,8 @@ def give_consent(db: storage.Database, token: str) -> Any:
     consent = storage.ParticipantMove(
         int(person.id),
         {ParticipantStage.CONSENT},
-        {"consented_at": now, **fields},
-        (StudyEventKind.CONSENTED, None),
+        {"consented_at": now, "consent_version": version, **fields},
+        (StudyEventKind.CONSENTED, {"consent_version": version}),
     )
     timeout = ExitStatus.LOBBY_TIMEOUT
     full = storage.ParticipantMove(
