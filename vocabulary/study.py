@@ -113,6 +113,9 @@ class StudyEventKind(StrEnum):
     DEFINITION_CHANGED = "definition_changed"
     AMENDED = "amended"
     """A preregistered study's frozen fields changed, with a reason (``study_amendments``)."""
+    DATA_DELETED = "data_deleted"
+    """A withdrawn person's data were deleted: who asked, the study's rule and the counts;
+    never the content."""
     # A participant's exits, one per exit status.
     COMPLETED = "completed"
     DECLINED = "declined"

@@ -81,6 +81,7 @@ from conversation.study.researcher.launch import (
 )
 from conversation.study.researcher.listing import StudySummary, list_studies
 from conversation.study.researcher.monitor import GroupRow, Monitor, MonitorRow, study_monitor
+from conversation.study.withdrawal import WithdrawalReport, withdraw, withdraw_participant
 
 __all__ = [
     "BEAT_SECONDS",
@@ -112,6 +113,7 @@ __all__ = [
     "StudySummary",
     "TickReport",
     "TooFast",
+    "WithdrawalReport",
     "WrongStage",
     "amend_study",
     "answer_survey",
@@ -160,4 +162,6 @@ __all__ = [
     "unlock_study",
     "update_definition",
     "view_is_current",
+    "withdraw",
+    "withdraw_participant",
 ]

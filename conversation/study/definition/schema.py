@@ -248,9 +248,11 @@ class ExitIn(DoorModel):
     def code(self, status: ExitStatus) -> str:
         """The completion code of ``status``: its own, or for a status a definition may leave
         out (``abandoned``, ``unfinished``: absence before or after the conversation) the
-        ``dropped`` code."""
+        ``dropped`` code; a withdrawal without a code of its own has none ("")."""
         if status in self.codes:
             return self.codes[status]
+        if status in CODE_OPTIONAL:
+            return ""
         return self.codes[ExitStatus.DROPPED]
 
 

@@ -141,9 +141,9 @@ def participant_view(
     if stage == ParticipantStage.EXIT or state.group is None:
         redirect = model.exit.redirect
         code = person.exit_code or ""
-        info = ExitInfo(
-            person.exit_status or "", code, redirect.replace("{code}", code) if redirect else None
-        )
+        # No code (a withdrawal): nothing to hand to the recruiter, so no redirect either.
+        link = redirect.replace("{code}", code) if redirect and code else None
+        info = ExitInfo(person.exit_status or "", code, link)
         return ParticipantView(**base, exit=info)
     return ParticipantView(**base, **_room(db, state, definition, now))
 
