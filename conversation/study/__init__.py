@@ -81,6 +81,14 @@ from conversation.study.researcher.launch import (
 )
 from conversation.study.researcher.listing import StudySummary, list_studies
 from conversation.study.researcher.monitor import GroupRow, Monitor, MonitorRow, study_monitor
+from conversation.study.signals import (
+    SIGNAL_COLUMNS,
+    ExclusionReport,
+    SignalSummary,
+    exclusions,
+    signal_summaries,
+    signals_table,
+)
 from conversation.study.withdrawal import WithdrawalReport, withdraw, withdraw_participant
 
 __all__ = [
@@ -90,11 +98,13 @@ __all__ = [
     "EXIT_STATUSES",
     "GAP_SECONDS",
     "RECRUITMENT_KEYS",
+    "SIGNAL_COLUMNS",
     "Amendment",
     "AttritionRow",
     "Bundle",
     "ConsentRecord",
     "Draw",
+    "ExclusionReport",
     "ExitInfo",
     "FrozenFieldChanged",
     "GroupRow",
@@ -106,6 +116,7 @@ __all__ = [
     "ParticipantView",
     "Preregistration",
     "SeenMessage",
+    "SignalSummary",
     "Study",
     "StudyDefinition",
     "StudyLinks",
@@ -124,6 +135,7 @@ __all__ = [
     "definition_problems",
     "draw_group",
     "end_conversation",
+    "exclusions",
     "ended_study_room",
     "freeze",
     "get_study",
@@ -150,6 +162,8 @@ __all__ = [
     "recruitment_table",
     "remove_participant",
     "set_cap",
+    "signal_summaries",
+    "signals_table",
     "study_amendments",
     "study_events_table",
     "study_links",

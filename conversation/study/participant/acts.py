@@ -28,6 +28,12 @@ from conversation.study.help import HelpSide, help_data
 from conversation.study.participant.identity import participant, seat_of, token_hash
 from conversation.study.participant.view import participant_view
 from conversation.study.record import exit_values, get_study, study_definition
+from conversation.study.signals.recording import (
+    message_signals,
+    record_message,
+    record_survey,
+    survey_signals,
+)
 from conversation.text.limits import MAX_REQUEST_ID_CHARS, check_message, check_text
 from conversation.vocabulary import (
     ENDED_ROOM_STATUSES,
@@ -148,10 +154,18 @@ def decline(db: storage.Database, token: str) -> Any:
     return _view(db, token)
 
 
-def answer_survey(db: storage.Database, token: str, answers: Mapping[str, Any]) -> Any:
+def answer_survey(
+    db: storage.Database,
+    token: str,
+    answers: Mapping[str, Any],
+    *,
+    signals: Mapping[str, Any] | None = None,
+) -> Any:
     """The answers of the current survey (every question answered, each by its type): the
-    pre-survey leads to the lobby, the post-survey to the exit with the ``completed`` code."""
-    person, _, definition = participant(db, token)
+    pre-survey leads to the lobby, the post-survey to the exit with the ``completed`` code.
+    ``signals``: the characters pasted into each answer (``signals.SurveySignalsIn``)."""
+    person, study, definition = participant(db, token)
+    checked_signals = survey_signals(signals) if signals is not None else None
     now = db.now()
     if person.stage == ParticipantStage.PRE_SURVEY:
         checked = checked_answers(definition.model.pre_survey, answers)
@@ -161,8 +175,10 @@ def answer_survey(db: storage.Database, token: str, answers: Mapping[str, Any]) 
         fields = {"post_survey": checked, **exit_values(definition, ExitStatus.COMPLETED, now)}
     else:
         raise WrongStage(person.stage, "answer a survey")
-    event = (StudyEventKind.ANSWERED, {"survey": person.stage.removesuffix("_survey")})
+    survey = person.stage.removesuffix("_survey")
+    event = (StudyEventKind.ANSWERED, {"survey": survey})
     _move(db, person, person.stage, event, "answer a survey", **fields)
+    record_survey(db, study, definition, person, survey, checked, checked_signals)
     return _view(db, token)
 
 
@@ -176,12 +192,19 @@ def heartbeat(db: storage.Database, token: str, *, now: Any = None) -> None:
 
 
 def post_as_participant(
-    db: storage.Database, token: str, text: Any, *, request_id: str | None = None
+    db: storage.Database,
+    token: str,
+    text: Any,
+    *,
+    request_id: str | None = None,
+    signals: Mapping[str, Any] | None = None,
 ) -> int:
     """Post ``text`` in the participant's room as their seat (a human message with the
     participant's provenance); returns its seq. :class:`WrongStage` outside a running room,
-    :class:`TooFast` over the study's rate, ``ConversationValueError`` for a refused text."""
+    :class:`TooFast` over the study's rate, ``ConversationValueError`` for a refused text.
+    ``signals``: how the page saw it written (``signals.MessageSignalsIn``), stored with it."""
     person, study, definition, seat = seat_of(db, token)  # one read for all the checks
+    checked = message_signals(signals) if signals is not None else None
     if request_id is not None:
         check_text(request_id, "request_id", MAX_REQUEST_ID_CHARS - 40, one_line=True)
     room_id = _open_room(person, seat)
@@ -201,6 +224,7 @@ def post_as_participant(
             config=seat.room_config,
             charge=charge,
         )
+    record_message(db, study, definition, person, room_id, int(event.seq), text, checked)
     return int(event.seq)
 
 
