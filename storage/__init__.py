@@ -19,7 +19,14 @@ error tree. This face names what the layers above use; the pandas frames of the 
 
 from __future__ import annotations
 
-from storage.database import Database, WorkListener, database_url, display_url, normalize_url
+from storage.database import (
+    Database,
+    WorkListener,
+    database_url,
+    display_url,
+    normalize_url,
+    recorded_revision,
+)
 from storage.errors import (
     AnalysisNotFound,
     CannotOpenDatabase,
@@ -225,6 +232,7 @@ __all__ = [
     "database_url",
     "display_url",
     "normalize_url",
+    "recorded_revision",
     # tables (rows come back as detached snapshots: read them, never assign to them)
     "AgentProfile",
     "Event",
