@@ -62,6 +62,8 @@ ALLOWED: dict[str, set[str]] = {
         "planning",
         "termination",
         "access",
+        # its CLI's package and replicate (issue 34)
+        "replication",
     },
     # The worker also asks the analyses' planned answers (worker/analyses.py, issue 24) and
     # runs the studies' clock (worker/studies.py, issue 31).
@@ -77,7 +79,8 @@ ALLOWED: dict[str, set[str]] = {
     },
     # Replication packages (issue 34): rooms re-run or replayed offline from a package's
     # cache, an analysis plan computed again, the differences listed; studies and experiments
-    # package themselves through it (it knows neither).
+    # package themselves through it (it knows neither package: an experiment's rooms are read
+    # from storage).
     "replication": {
         "exceptions",
         "boundary",
