@@ -27,6 +27,7 @@ from storage.database import (
     database_url,
     display_url,
     normalize_url,
+    recorded_revision,
 )
 from storage.errors import (
     AnalysisNotFound,
@@ -182,9 +183,14 @@ from storage.studies import (
     StopRoom,
     StudyCounts,
     StudyNote,
+    Withdrawal,
+    WithdrawalCounts,
     active_study_codes,
     admit_participant,
+    amend_study,
     beat_service,
+    consent_version,
+    consent_versions,
     consent_within_cap,
     count_places,
     create_study,
@@ -205,16 +211,21 @@ from storage.studies import (
     participant_marker,
     participant_markers,
     participant_seat,
+    participant_signals,
     participant_state,
+    record_signals,
     record_study_event,
     record_study_notes,
+    redact_texts,
     running_groups,
     service_continuity,
+    study_amendments,
     study_counts,
     study_events,
     update_group,
     update_participant,
     update_study,
+    withdraw_participant,
 )
 from storage.tables import AgentProfile, Event, Experiment, Room
 from vocabulary import EVENT_KINDS, ROOM_STATUSES, TURN_STATES
@@ -228,6 +239,7 @@ __all__ = [
     "database_url",
     "display_url",
     "normalize_url",
+    "recorded_revision",
     # tables (rows come back as detached snapshots: read them, never assign to them)
     "AgentProfile",
     "Event",
@@ -426,4 +438,14 @@ __all__ = [
     # what a process serving participants' pages reads and writes for all of them at once
     "mark_present",
     "participant_markers",
+    "Withdrawal",
+    "WithdrawalCounts",
+    "amend_study",
+    "consent_version",
+    "consent_versions",
+    "participant_signals",
+    "record_signals",
+    "redact_texts",
+    "study_amendments",
+    "withdraw_participant",
 ]

@@ -38,6 +38,8 @@ ALLOWED: dict[str, set[str]] = {
     "dialogue": {"exceptions", "text", "planning", "termination", "models", "sync"},
     "analysis": {"exceptions", "boundary", "vocabulary", "text", "models", "access", "rooms"},
     "library": {"exceptions", "boundary", "access", "text", "models"},
+    # Personal data out of exported text (issue 34): Presidio, nothing of the project's.
+    "privacy": {"exceptions"},
     "rooms": {
         "exceptions",
         "boundary",
@@ -60,6 +62,8 @@ ALLOWED: dict[str, set[str]] = {
         "planning",
         "termination",
         "access",
+        # its CLI's package and replicate (issue 34)
+        "replication",
     },
     # The worker also asks the analyses' planned answers (worker/analyses.py, issue 24) and
     # runs the studies' clock (worker/studies.py, issue 31).
@@ -73,6 +77,21 @@ ALLOWED: dict[str, set[str]] = {
         "analysis",
         "study",
     },
+    # Replication packages (issue 34): rooms re-run or replayed offline from a package's
+    # cache, an analysis plan computed again, the differences listed; studies and experiments
+    # package themselves through it (it knows neither package: an experiment's rooms are read
+    # from storage).
+    "replication": {
+        "exceptions",
+        "boundary",
+        "vocabulary",
+        "text",
+        "rooms",
+        "models",
+        "analysis",
+        "access",
+        "privacy",
+    },
     # Studies with real participants (issue 21): experiments whose rooms have human seats.
     "study": {
         "exceptions",
@@ -83,6 +102,8 @@ ALLOWED: dict[str, set[str]] = {
         "experiments",
         "access",
         "models",
+        "replication",
+        "privacy",
     },
     # The pages' read side: nothing below may import it (the worker never loads it).
     "browse": {"exceptions", "vocabulary"},

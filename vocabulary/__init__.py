@@ -10,7 +10,9 @@ everything above compares against the members, never against the strings.
   (``entry_of``) into ``HumanMessage | AgentTurn | Pass | Notice``, which knows who may see it,
   whether it is open, a message or a pass, and who acted;
 - ``study``: a participant's stages and exit statuses, a study's and a group's statuses, and the
-  one table of a participant's moves.
+  one table of a participant's moves;
+- ``signals``: a participant page's bot and AI-use signals and the measures summarised per
+  person (issue 34).
 """
 
 from vocabulary.log import (
@@ -26,10 +28,12 @@ from vocabulary.log import (
     entry_of,
     may_see,
 )
+from vocabulary.signals import SignalKind, SignalMeasure
 from vocabulary.study import (
     ABSENCE_EXITS,
     ACTIVE_STAGES,
     AWAITING_PEOPLE_STATUSES,
+    CODE_OPTIONAL,
     ENDED_ROOM_STATUSES,
     EXIT_STATUSES,
     GROUP_STATUSES,
@@ -87,6 +91,7 @@ __all__ = [
     "ABSENCE_EXITS",
     "ACTIVE_STAGES",
     "AWAITING_PEOPLE_STATUSES",
+    "CODE_OPTIONAL",
     "ENDED_ROOM_STATUSES",
     "ANALYSIS_STATUSES",
     "ANSWER_STATES",
@@ -135,6 +140,8 @@ __all__ = [
     "Reading",
     "RoomStatus",
     "SeatHolder",
+    "SignalKind",
+    "SignalMeasure",
     "StudyEventKind",
     "StudyStatus",
     "TurnKind",

@@ -58,6 +58,9 @@ class ExitStatus(StrEnum):
     FAILED_CHECK = "failed_check"
     """Failed a comprehension check (out of attempts) or an attention check whose rule sends
     the person home (its own code: Prolific pays failed attention checks apart)."""
+    WITHDRAWN = "withdrawn"
+    """Withdrew from the study (from their page, or the researcher for them): their data were
+    deleted, and later exports and packages leave them out (issue 34)."""
 
 
 class StudyStatus(StrEnum):
@@ -127,6 +130,11 @@ class StudyEventKind(StrEnum):
     """Nobody spoke for the idle rule's time: its agent was asked to speak."""
     IDLE_END = "idle_end"
     """Nobody spoke for the idle rule's end time: the room ended."""
+    AMENDED = "amended"
+    """A preregistered study's frozen fields changed, with a reason (``study_amendments``)."""
+    DATA_DELETED = "data_deleted"
+    """A withdrawn person's data were deleted: who asked, the study's rule and the counts;
+    never the content."""
     # A participant's exits, one per exit status.
     COMPLETED = "completed"
     DECLINED = "declined"
@@ -137,6 +145,9 @@ class StudyEventKind(StrEnum):
     ABANDONED = "abandoned"
     UNFINISHED = "unfinished"
     FAILED_CHECK = "failed_check"
+    WITHDRAWN = "withdrawn"
+    """A withdrawal: who and when and what was deleted, never the content (also for a person
+    who had already left: their exit status stays)."""
 
 
 def exit_event(status: ExitStatus) -> StudyEventKind:
@@ -153,6 +164,9 @@ them may leave their codes out, and they take ``dropped``'s."""
 RULE_EXITS: Final = frozenset({ExitStatus.FAILED_CHECK})
 """The exit statuses only a study rule produces (a check): a definition names their codes when
 it has such a rule, and only then."""
+CODE_OPTIONAL: Final = frozenset({ExitStatus.WITHDRAWN})
+"""Exit statuses a definition may give no code: a person who withdraws is owed no completion
+code (on Prolific they return the submission); without one their exit shows none."""
 STUDY_STATUSES: Final = frozenset(StudyStatus)
 GROUP_STATUSES: Final = frozenset(GroupStatus)
 SURVEY_STAGES: Final = frozenset({ParticipantStage.PRE_SURVEY, ParticipantStage.POST_SURVEY})
@@ -204,6 +218,7 @@ __all__ = [
     "ABSENCE_EXITS",
     "ACTIVE_STAGES",
     "AWAITING_PEOPLE_STATUSES",
+    "CODE_OPTIONAL",
     "ENDED_ROOM_STATUSES",
     "EXIT_STATUSES",
     "GROUP_STATUSES",

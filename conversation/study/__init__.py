@@ -6,14 +6,17 @@ By concept: ``definition/`` (the study file at the door), ``record`` (a launched
 definition in force), ``participant/`` (a participant's token, acts and page, and what a process serving many
 pages reads for all of them at once: ``watch``), ``clock/``
 (everything time-driven: ``tick``, the lobby's draw, seats people left, ordered turns),
-``researcher/`` (launch and switches, the listing, the monitor, the exports), ``errors`` (the
-refusals a participant reads) and ``cli`` (``python -m conversation.study validate|launch``).
+``researcher/`` (launch and switches, amendments, the listing, the monitor, the exports),
+``preregistration/`` (a frozen bundle and the rule that refuses an edit of its fields),
+``errors`` (the refusals a participant reads) and ``cli`` (``python -m conversation.study
+validate|freeze|launch|package|replicate``).
 """
 
 from conversation.study.clock.absence import BEAT_SECONDS, GAP_SECONDS, note_service_up
 from conversation.study.clock.attention import AttentionPrompt, send_attention_check
 from conversation.study.clock.lobby import Draw, draw_group, replay_draw
 from conversation.study.clock.ticks import TickReport, tick, tick_all
+from conversation.study.consent import ConsentRecord, consent_versions
 from conversation.study.definition.document import (
     StudyDefinition,
     definition_from_dict,
@@ -54,8 +57,23 @@ from conversation.study.participant.watch import (
     seat_drafts,
     view_markers,
 )
+from conversation.study.preregistration import (
+    Bundle,
+    FrozenFieldChanged,
+    freeze,
+    load_bundle,
+    read_bundle,
+)
 from conversation.study.record import Study, ended_study_room, get_study
 from conversation.study.researcher.acts import end_conversation, remove_participant
+from conversation.study.researcher.amend import (
+    Amendment,
+    Preregistration,
+    amend_study,
+    launch_frozen,
+    preregistration,
+    study_amendments,
+)
 from conversation.study.researcher.attrition import BEFORE_ASSIGNMENT, AttritionRow
 from conversation.study.researcher.exports import (
     participants_table,
@@ -77,6 +95,15 @@ from conversation.study.researcher.launch import (
 )
 from conversation.study.researcher.listing import StudySummary, list_studies
 from conversation.study.researcher.monitor import GroupRow, Monitor, MonitorRow, study_monitor
+from conversation.study.signals import (
+    SIGNAL_COLUMNS,
+    ExclusionReport,
+    SignalSummary,
+    exclusions,
+    signal_summaries,
+    signals_table,
+)
+from conversation.study.withdrawal import WithdrawalReport, withdraw, withdraw_participant
 
 __all__ = [
     "AttentionPrompt",
@@ -88,11 +115,17 @@ __all__ = [
     "EXIT_STATUSES",
     "GAP_SECONDS",
     "RECRUITMENT_KEYS",
+    "SIGNAL_COLUMNS",
+    "Amendment",
     "AttritionRow",
     "ChangeListener",
     "DraftRule",
+    "Bundle",
+    "ConsentRecord",
     "Draw",
+    "ExclusionReport",
     "ExitInfo",
+    "FrozenFieldChanged",
     "GroupRow",
     "HelpMessage",
     "Monitor",
@@ -102,7 +135,9 @@ __all__ = [
     "ParticipantToken",
     "ParticipantView",
     "SeatDraft",
+    "Preregistration",
     "SeenMessage",
+    "SignalSummary",
     "Study",
     "StudyDefinition",
     "StudyLinks",
@@ -110,9 +145,12 @@ __all__ = [
     "StudySummary",
     "TickReport",
     "TooFast",
+    "WithdrawalReport",
     "WrongStage",
+    "amend_study",
     "answer_survey",
     "close_study",
+    "consent_versions",
     "decline",
     "definition_from_dict",
     "definition_problems",
@@ -120,15 +158,19 @@ __all__ = [
     "draw_group",
     "replay_draw",
     "end_conversation",
+    "exclusions",
     "ended_study_room",
+    "freeze",
     "get_study",
     "give_consent",
     "heartbeat",
     "help_thread",
     "join",
     "leave_room",
+    "launch_frozen",
     "launch_study",
     "list_studies",
+    "load_bundle",
     "load_definition",
     "lock_study",
     "mark_help_read",
@@ -140,11 +182,16 @@ __all__ = [
     "participant_view",
     "participants_table",
     "post_as_participant",
+    "preregistration",
+    "read_bundle",
     "read_definition",
     "recruitment_table",
     "remove_participant",
     "seat_drafts",
     "set_cap",
+    "signal_summaries",
+    "signals_table",
+    "study_amendments",
     "study_events_table",
     "study_links",
     "study_monitor",
@@ -157,4 +204,6 @@ __all__ = [
     "update_definition",
     "view_is_current",
     "view_markers",
+    "withdraw",
+    "withdraw_participant",
 ]

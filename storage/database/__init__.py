@@ -11,6 +11,7 @@ from __future__ import annotations
 from storage.database.config import data_dir, database_url, display_url, normalize_url
 from storage.database.connection import DEFAULT_BUSY_TIMEOUT_MS, Database
 from storage.database.notify import PAGES_CHANNEL, WorkListener, after_local_writes
+from storage.database.schema_head import recorded_revision
 
 __all__ = [
     "DEFAULT_BUSY_TIMEOUT_MS",
@@ -22,4 +23,5 @@ __all__ = [
     "database_url",
     "display_url",
     "normalize_url",
+    "recorded_revision",
 ]

@@ -49,4 +49,14 @@ def at_head(engine: Engine) -> bool:
     return found == [head]
 
 
-__all__ = ["at_head", "file_head"]
+def recorded_revision(engine: Engine) -> str | None:
+    """The revision the database records (``alembic_version``), or None (one read)."""
+    try:
+        with engine.connect() as conn:
+            found = conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all()
+    except Exception:  # no table yet: a blank database
+        return None
+    return str(found[0]) if len(found) == 1 else None
+
+
+__all__ = ["at_head", "file_head", "recorded_revision"]

@@ -1,11 +1,15 @@
 """Studies with real participants (docs/studies.md), one module per entity: the study's row
 (``study``), its participants (``participants``), its groups (``groups``), its log
 (``study_log``), what a participant's page reads (``page_reads``), a participant's posting
-rate (``post_rate``), the transitions that move people and groups in one write
-(``transitions``), the participants' service's continuity (``continuity``) and what a process
-serving many participants' pages reads and writes for all of them at once (``watch``). Their errors
+rate (``post_rate``), the consent texts (``consent``), a preregistered study's amendments
+(``amendments``), the page's signals (``signals``), a withdrawal (``withdrawal``), the
+transitions that move people and groups in one write (``transitions``), the participants'
+service's continuity (``continuity``) and what a process serving many participants' pages reads
+and writes for all of them at once (``watch``). Their errors
 are in ``storage.errors``."""
 
+from storage.studies.amendments import amend_study, study_amendments
+from storage.studies.consent import consent_version, consent_versions
 from storage.studies.continuity import (
     PARTICIPANTS_SERVICE,
     ServiceContinuity,
@@ -39,6 +43,7 @@ from storage.studies.participants import (
     update_participant,
 )
 from storage.studies.post_rate import PostRate, note_post
+from storage.studies.signals import participant_signals, record_signals
 from storage.studies.study import (
     StudyCounts,
     active_study_codes,
@@ -61,6 +66,12 @@ from storage.studies.transitions import (
     record_study_notes,
 )
 from storage.studies.watch import mark_present, participant_markers
+from storage.studies.withdrawal import (
+    Withdrawal,
+    WithdrawalCounts,
+    redact_texts,
+    withdraw_participant,
+)
 
 __all__ = [
     "PARTICIPANTS_SERVICE",
@@ -109,5 +120,15 @@ __all__ = [
     "study_events",
     "update_group",
     "update_participant",
+    "Withdrawal",
+    "WithdrawalCounts",
+    "amend_study",
+    "consent_version",
+    "consent_versions",
+    "participant_signals",
+    "record_signals",
+    "redact_texts",
+    "study_amendments",
+    "withdraw_participant",
     "update_study",
 ]

@@ -26,9 +26,12 @@ def create_study(
     seed: int,
     cap: int | None,
     experiment_config: Mapping[str, Any],
+    bundle: Mapping[str, Any] | None = None,
+    bundle_hash: str | None = None,
 ) -> Study:
     """Store a study and the experiment its rooms belong to (status ``draft``: its rooms are
-    added one group at a time, never all at once by the runner), in one transaction."""
+    added one group at a time, never all at once by the runner), in one transaction; a
+    preregistered study with its frozen ``bundle`` and its hash."""
     document = json_object(dict(definition), "definition")
     config = json_object(dict(experiment_config), "experiment config")
     now = db.now()
@@ -49,6 +52,8 @@ def create_study(
             seed=seed,
             cap=cap,
             experiment_id=experiment.id,
+            bundle=json_object(dict(bundle), "bundle") if bundle is not None else None,
+            bundle_hash=bundle_hash,
             created_at=now,
             updated_at=now,
         )

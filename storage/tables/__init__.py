@@ -45,6 +45,7 @@ from storage.tables.studies import (
     StudyParticipant,
     StudyToken,
 )
+from storage.tables.study_records import ConsentVersion, ParticipantSignal, StudyAmendment
 
 # Instrument the models now: the repository builds snapshots with ``model_construct`` on Core
 # paths, and attribute access on those needs configured mappers even if no ORM query ran yet.
@@ -57,6 +58,7 @@ __all__ = [
     "AnalysisAnswer",
     "CachedResponse",
     "CodeLabel",
+    "ConsentVersion",
     "Event",
     "Experiment",
     "JudgeRubric",
@@ -66,12 +68,14 @@ __all__ = [
     "MessageTag",
     "OPEN_ANSWER_WHERE",
     "OPEN_TURN_WHERE",
+    "ParticipantSignal",
     "RUNNABLE_WHERE",
     "RateBucket",
     "Room",
     "RoomConfigVersion",
     "ServiceBeat",
     "Study",
+    "StudyAmendment",
     "StudyEvent",
     "StudyGroup",
     "StudyParticipant",

@@ -32,6 +32,10 @@ class Study(SQLModel, table=True):
     status: str = Field(default="open", max_length=20)
     cap: int | None = None
     seed: int = Field(default=0, sa_type=sa.BigInteger)
+    # A preregistered study (revision 0019): the frozen bundle it was launched from, amendments
+    # applied (``study_amendments``), and that bundle's current hash.
+    bundle: dict[str, Any] | None = Field(default=None, sa_type=JSONDoc())
+    bundle_hash: str | None = Field(default=None, max_length=64)
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
 
@@ -97,6 +101,10 @@ class StudyParticipant(SQLModel, table=True):
     finished_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     last_seen_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
     updated_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    # Revision 0019: the consent text version they agreed to (``consent_versions.version``) and
+    # when they withdrew (their data deleted then; later exports leave them out).
+    consent_version: int | None = None
+    withdrawn_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
 class StudyToken(SQLModel, table=True):

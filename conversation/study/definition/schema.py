@@ -16,8 +16,10 @@ from pydantic import AfterValidator, Field, Strict, model_validator
 
 from conversation.exceptions import ConversationValueError
 from conversation.experiments.design_schema import MAX_REPLICATES, ConditionIn, TemplateIn
+from conversation.replication.plan import PlanIn
 from conversation.study.definition.checks import CheckFields, check_conditions
 from conversation.study.definition.composition import CompositionIn, check_composition
+from conversation.study.definition.instrument import SignalsIn, WithdrawalIn
 from conversation.study.definition.payouts import PayoutsIn, check_payouts
 from conversation.study.definition.rules import (
     AgentsIn,
@@ -31,7 +33,13 @@ from conversation.study.definition.rules import (
 )
 from conversation.text.limits import MAX_CONDITION_CHARS, MAX_MESSAGE_CHARS, MAX_NAME_CHARS
 from conversation.text.schema import DoorModel, Loc, Problem, text_rule
-from conversation.vocabulary import EXIT_STATUSES, LEFT_PARTWAY, RULE_EXITS, ExitStatus
+from conversation.vocabulary import (
+    CODE_OPTIONAL,
+    EXIT_STATUSES,
+    LEFT_PARTWAY,
+    RULE_EXITS,
+    ExitStatus,
+)
 
 DEFINITION_VERSION = 1
 
@@ -268,7 +276,8 @@ class ExitIn(DoorModel):
 
     @model_validator(mode="after")
     def _every_status(self) -> ExitIn:
-        optional = LEFT_PARTWAY | RULE_EXITS  # RULE_EXITS: checked with the rules (StudyIn)
+        # RULE_EXITS: checked with the rules (StudyIn)
+        optional = LEFT_PARTWAY | RULE_EXITS | CODE_OPTIONAL
         missing = [str(s) for s in EXIT_STATUSES if s not in self.codes and s not in optional]
         if missing:
             raise ConversationValueError(
@@ -284,9 +293,11 @@ class ExitIn(DoorModel):
     def code(self, status: ExitStatus) -> str:
         """The completion code of ``status``: its own, or for a status a definition may leave
         out (``abandoned``, ``unfinished``: absence before or after the conversation) the
-        ``dropped`` code."""
+        ``dropped`` code; a withdrawal without a code of its own has none ("")."""
         if status in self.codes:
             return self.codes[status]
+        if status in CODE_OPTIONAL:
+            return ""
         return self.codes[ExitStatus.DROPPED]
 
 
@@ -353,6 +364,22 @@ class StudyIn(DoorModel):
         return any(q.is_check for q in questions) or any(
             c.on_fail == OnCheckFail.EXIT for r in rooms for c in r.attention_checks
         )
+
+    # The study as a research instrument (issue 34; definition/instrument.py).
+    analysis: PlanIn = PlanIn()
+    signals: SignalsIn = SignalsIn()
+    withdrawal: WithdrawalIn = WithdrawalIn()
+
+    def _survey_measures_exist(self) -> StudyIn:
+        asked = {
+            "pre": {q.question_name for q in self.pre_survey},
+            "post": {q.question_name for q in self.post_survey},
+        }
+        for statistic in self.analysis.statistics:
+            source, _, name = statistic.measure.partition(".")
+            if source in asked and name not in asked[source]:
+                f"analysis.statistics {statistic.name!r}: measure {statistic.measure!r} "
+                f"names no {source}-survey question {sorted(asked[source])}"
 
 
 def study_place(loc: Loc) -> str:

@@ -25,6 +25,7 @@ from conversation.study.clock.limits import RoomLimits, needs_log, room_limits
 from conversation.study.clock.seats import seat_rule
 from conversation.study.clock.ticks import end_fields, is_full
 from conversation.study.clock.turns import due_seat
+from conversation.study.consent import agreed_version
 from conversation.study.definition.schema import OnDropout, TurnOrder
 from conversation.study.definition.surveys import checked_answers
 from conversation.study.errors import REFUSALS, NotNow, StudyRefused, TooFast, WrongStage
@@ -33,6 +34,12 @@ from conversation.study.participant.checks import grade, survey_word
 from conversation.study.participant.identity import participant, seat_of, token_hash
 from conversation.study.participant.view import participant_view
 from conversation.study.record import exit_values, get_study, study_definition
+from conversation.study.signals.recording import (
+    message_signals,
+    record_message,
+    record_survey,
+    survey_signals,
+)
 from conversation.text.limits import MAX_REQUEST_ID_CHARS, check_message, check_text
 from conversation.vocabulary import (
     ENDED_ROOM_STATUSES,
@@ -118,6 +125,7 @@ def give_consent(db: storage.Database, token: str) -> Any:
     study is full (they leave with the ``lobby_timeout`` code, ``study_full`` in the log)."""
     person, study, definition = participant(db, token)
     now = db.now()
+    version = agreed_version(db, study, definition)  # the text they are agreeing to
     if definition.model.pre_survey:
         fields: dict[str, Any] = {"stage": ParticipantStage.PRE_SURVEY}
     else:
@@ -125,8 +133,8 @@ def give_consent(db: storage.Database, token: str) -> Any:
     consent = storage.ParticipantMove(
         int(person.id),
         {ParticipantStage.CONSENT},
-        {"consented_at": now, **fields},
-        (StudyEventKind.CONSENTED, None),
+        {"consented_at": now, "consent_version": version, **fields},
+        (StudyEventKind.CONSENTED, {"consent_version": version}),
     )
     timeout = ExitStatus.LOBBY_TIMEOUT
     full = storage.ParticipantMove(
@@ -152,13 +160,21 @@ def decline(db: storage.Database, token: str) -> Any:
     return _view(db, token)
 
 
-def answer_survey(db: storage.Database, token: str, answers: Mapping[str, Any]) -> Any:
+def answer_survey(
+    db: storage.Database,
+    token: str,
+    answers: Mapping[str, Any],
+    *,
+    signals: Mapping[str, Any] | None = None,
+) -> Any:
     """The answers of the current survey (every question asked answered, each by its type; a
     question whose condition does not hold is not asked): the pre-survey leads to the lobby,
     the post-survey to the exit with the ``completed`` code. A survey with comprehension checks
     grades each try (``checks``): a wrong answer with tries left keeps the person here (the
-    view says why), one out of tries ends their path with ``failed_check``."""
+    view says why), one out of tries ends their path with ``failed_check``. ``signals``: the
+    characters pasted into each answer (``signals.SurveySignalsIn``)."""
     person, study, definition = participant(db, token)
+    checked_signals = survey_signals(signals) if signals is not None else None
     now = db.now()
     stage = person.stage
     if stage == ParticipantStage.PRE_SURVEY:
@@ -199,6 +215,7 @@ def answer_survey(db: storage.Database, token: str, answers: Mapping[str, Any]) 
         moved = storage.exit_participant(db, move, None, notes=notes)
     if not moved:
         _moved_meanwhile(db, person, fields.get("stage"), "answer a survey")
+    record_survey(db, study, definition, person, survey, checked, checked_signals)
     return _view(db, token)
 
 
@@ -212,12 +229,19 @@ def heartbeat(db: storage.Database, token: str, *, now: Any = None) -> None:
 
 
 def post_as_participant(
-    db: storage.Database, token: str, text: Any, *, request_id: str | None = None
+    db: storage.Database,
+    token: str,
+    text: Any,
+    *,
+    request_id: str | None = None,
+    signals: Mapping[str, Any] | None = None,
 ) -> int:
     """Post ``text`` in the participant's room as their seat (a human message with the
     participant's provenance); returns its seq. :class:`WrongStage` outside a running room,
-    :class:`TooFast` over the study's rate, ``ConversationValueError`` for a refused text."""
+    :class:`TooFast` over the study's rate, ``ConversationValueError`` for a refused text.
+    ``signals``: how the page saw it written (``signals.MessageSignalsIn``), stored with it."""
     person, study, definition, seat = seat_of(db, token)  # one read for all the checks
+    checked = message_signals(signals) if signals is not None else None
     if request_id is not None:
         check_text(request_id, "request_id", MAX_REQUEST_ID_CHARS - 40, one_line=True)
     room_id = _open_room(person, seat)
@@ -242,6 +266,7 @@ def post_as_participant(
             config=seat.room_config,
             charge=charge,
         )
+    record_message(db, study, definition, person, room_id, int(event.seq), text, checked)
     return int(event.seq)
 
 

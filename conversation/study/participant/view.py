@@ -99,6 +99,10 @@ class ParticipantView:
     exit: ExitInfo | None = None
     notice: str | None = None
     heartbeat_seconds: int = 10
+    #: Whether the page records bot and AI-use signals with each message and survey, and the
+    #: honeypot instruction it places out of people's sight (issue 34; never shown to them).
+    record_signals: bool = True
+    honeypot: str | None = None
     #: What was stored when the view was read (``storage.participant_marker``), when it was
     #: read, and the next time it changes by the clock alone (a paced message appears).
     marker: tuple[Any, ...] = ()
@@ -155,6 +159,8 @@ def participant_view(
         "pseudonym": person.pseudonym,
         "help": thread_of(state.notes),
         "heartbeat_seconds": model.participants.heartbeat_seconds,
+        "record_signals": model.signals.record,
+        "honeypot": model.signals.honeypot.instruction if model.signals.honeypot else None,
     }
     stage = person.stage
     if stage == ParticipantStage.CONSENT:
@@ -172,9 +178,9 @@ def participant_view(
     if stage == ParticipantStage.EXIT or state.group is None:
         redirect = model.exit.redirect
         code = person.exit_code or ""
-        info = ExitInfo(
-            person.exit_status or "", code, redirect.replace("{code}", code) if redirect else None
-        )
+        # No code (a withdrawal): nothing to hand to the recruiter, so no redirect either.
+        link = redirect.replace("{code}", code) if redirect and code else None
+        info = ExitInfo(person.exit_status or "", code, link)
         return ParticipantView(**base, exit=info)
     return ParticipantView(**base, **_room(db, state, definition, now))
 

@@ -33,6 +33,7 @@ PARTICIPANT_COLUMNS = (
     "group",
     "room_id",
     "version",
+    "consent_version",
     "stage",
     "exit_status",
     "exit_code",
@@ -75,7 +76,7 @@ def participants_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
     study = get_study(db, code)
     groups = {g.id: g for g in storage.list_groups(db, study.id)}
     rows = []
-    for p in storage.list_participants(db, study.id):
+    for p in present(storage.list_participants(db, study.id)):
         group = groups.get(p.group_id)
         row: dict[str, Any] = {
             "study": study.code,
@@ -86,6 +87,7 @@ def participants_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
             "group": group.number if group else None,
             "room_id": group.room_id if group else None,
             "version": p.version,
+            "consent_version": p.consent_version,
             "stage": p.stage,
             "exit_status": p.exit_status,
             "exit_code": p.exit_code,
@@ -110,8 +112,22 @@ def recruitment_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
             "exit_status": p.exit_status,
             "exit_code": p.exit_code,
         }
-        for p in storage.list_participants(db, study.id)
+        for p in present(storage.list_participants(db, study.id))
     ]
+
+
+def present(people: Any) -> list[Any]:
+    """``people`` without those who withdrew: exports leave them out (issue 34)."""
+    return [p for p in people if getattr(p, "withdrawn_at", None) is None]
+
+
+def withdrawn_pseudonyms(db: storage.Database, study_id: int) -> set[str]:
+    """The pseudonyms of the study's people who withdrew."""
+    return {
+        p.pseudonym
+        for p in storage.list_participants(db, study_id)
+        if getattr(p, "withdrawn_at", None) is not None
+    }
 
 
 def transcripts_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
@@ -120,6 +136,7 @@ def transcripts_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
     or ``host`` for the opening)."""
     study = get_study(db, code)
     definition = study_definition(db, study)
+    gone = withdrawn_pseudonyms(db, study.id)
     rows = []
     for group in storage.list_groups(db, study.id):
         if group.room_id is None:
@@ -137,6 +154,8 @@ def transcripts_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
                 if by.startswith(PARTICIPANT_PREFIX)
                 else HOST
             )
+            if holder in gone:
+                continue  # a withdrawn person's messages leave with them
             rows.append(
                 {
                     "study": study.code,
@@ -160,7 +179,9 @@ def study_events_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
     """The study's log (:data:`LOG_COLUMNS`: assignments with their seeds, absences, removals,
     help messages), with pseudonyms."""
     study = get_study(db, code)
-    names = {p.id: p.pseudonym for p in storage.list_participants(db, study.id)}
+    people = storage.list_participants(db, study.id)
+    names = {p.id: p.pseudonym for p in present(people)}
+    gone = {p.id for p in people} - set(names)
     return [
         {
             "at": e.at,
@@ -170,6 +191,7 @@ def study_events_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
             "data": e.data,
         }
         for e in storage.study_events(db, study.id)
+        if e.participant_id not in gone
     ]
 
 
@@ -179,7 +201,7 @@ def survey_answers(db: storage.Database, code: str, which: str = "post") -> int:
     _check_which(which)
     study = get_study(db, code)
     field = "pre_survey" if which == "pre" else "post_survey"
-    return sum(bool(getattr(p, field)) for p in storage.list_participants(db, study.id))
+    return sum(bool(getattr(p, field)) for p in present(storage.list_participants(db, study.id)))
 
 
 def _check_which(which: Any) -> None:
@@ -204,7 +226,7 @@ def survey_results(db: storage.Database, code: str, which: str = "post") -> Any:
     specs = model.pre_survey if which == "pre" else model.post_survey
     survey = Survey([edsl_question(q) for q in specs]) if specs else Survey([])
     rows = []
-    for p in storage.list_participants(db, study.id):
+    for p in present(storage.list_participants(db, study.id)):
         answers = p.pre_survey if which == "pre" else p.post_survey
         if not answers:
             continue
@@ -230,9 +252,11 @@ __all__ = [
     "RECRUITMENT_COLUMNS",
     "TRANSCRIPT_COLUMNS",
     "participants_table",
+    "present",
     "recruitment_table",
     "study_events_table",
     "survey_answers",
     "survey_results",
     "transcripts_table",
+    "withdrawn_pseudonyms",
 ]

@@ -18,6 +18,7 @@ from conversation.boundary import translated
 from conversation.exceptions import ConversationValueError
 from conversation.experiments.design import experiment_budget
 from conversation.study.definition.document import StudyDefinition
+from conversation.study.preregistration.frozen import refuse_frozen_changes
 from conversation.study.record import Study, get_study, study_definition
 
 
@@ -28,10 +29,16 @@ class StudyLinks:
 
 
 def launch_study(
-    db: storage.Database, definition: StudyDefinition, *, actor: Actor | None = None
+    db: storage.Database,
+    definition: StudyDefinition,
+    *,
+    actor: Actor | None = None,
+    bundle: Any = None,
 ) -> Study:
     """Store the study (``open``) and its experiment; the first group's room is created when
-    the lobby can form it. ``actor`` needs the researcher role."""
+    the lobby can form it. ``actor`` needs the researcher role. ``bundle``: the frozen bundle
+    (``preregistration.Bundle``) ``definition`` comes from: the study is preregistered, its
+    frozen fields change only by amendments (``preregistration.launch_frozen``)."""
     require(actor, Action.CREATE_EXPERIMENT)
     if not isinstance(definition, StudyDefinition):
         raise ConversationValueError("launch_study takes a StudyDefinition (load_definition)")
@@ -48,6 +55,8 @@ def launch_study(
             seed=seed,
             cap=model.participants.cap,
             experiment_config=design,
+            bundle=bundle.to_dict() if bundle is not None else None,
+            bundle_hash=bundle.hash if bundle is not None else None,
         )
     return Study.of(row)
 
@@ -117,13 +126,8 @@ def update_definition(
     require(actor, Action.CREATE_EXPERIMENT)
     study = get_study(db, code)
     current = study_definition(db, study)
-    before = [(c.label, c.seats) for c in current.conditions]
-    after = [(c.label, c.seats) for c in definition.conditions]
-    if before != after or current.model.experiment.groups != definition.model.experiment.groups:
-        raise ConversationValueError(
-            "experiment.conditions: the conditions, their seats and the number of groups cannot "
-            "change once the study is launched; launch a new study for another design"
-        )
+    refuse_frozen_changes(db, study, current, definition)
+    check_same_design(current, definition)
     with translated():
         row = storage.update_study(db, study.id, definition=definition.to_dict())
         storage.record_study_event(
@@ -135,8 +139,21 @@ def update_definition(
     return Study.of(row)
 
 
+def check_same_design(current: StudyDefinition, definition: StudyDefinition) -> None:
+    """``ConversationValueError`` unless ``definition`` keeps the launched study's conditions,
+    their seats and its number of groups (groups were drawn from them)."""
+    before = [(c.label, c.seats) for c in current.conditions]
+    after = [(c.label, c.seats) for c in definition.conditions]
+    if before != after or current.model.experiment.groups != definition.model.experiment.groups:
+        raise ConversationValueError(
+            "experiment.conditions: the conditions, their seats and the number of groups cannot "
+            "change once the study is launched; launch a new study for another design"
+        )
+
+
 __all__ = [
     "StudyLinks",
+    "check_same_design",
     "close_study",
     "launch_study",
     "lock_study",

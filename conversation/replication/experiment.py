@@ -1,0 +1,124 @@
+"""An experiment's replication package (``python -m conversation.experiments package ID``):
+its design, every room re-run at packaging from the model cache (all its rooms are
+agent-only), the model cache of every call, scrubbed transcripts by default, and an analysis
+plan's results when one is given (``--plan FILE``: the ``[analysis]`` table of a study
+definition, or the plan alone). Replicated by the same ``replicate`` as a study's.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import storage
+from conversation.boundary import translated
+from conversation.exceptions import ConversationValueError
+from conversation.replication.package import PackageSource, Written, write_package
+from conversation.replication.plan import PlanIn, plan_place
+from conversation.replication.provenance import database, environment, program
+from conversation.replication.worlds import RoomWorld, build_room
+from conversation.text.schema import validated
+
+
+def read_plan(path: str | Path | None) -> PlanIn:
+    """An analysis plan from a TOML or JSON file (its ``[analysis]`` table, or the whole file);
+    none: an empty plan (transcripts only)."""
+    if path is None:
+        return PlanIn()
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+    except (OSError, ValueError) as exc:
+        raise ConversationValueError(f"cannot read the plan {str(path)!r}: {exc}") from None
+    if isinstance(data, dict) and isinstance(data.get("analysis"), dict):
+        data = data["analysis"]
+    return validated(PlanIn, data, place=plan_place)
+
+
+def package_experiment(
+    db: storage.Database,
+    experiment_id: int,
+    out: str | Path,
+    *,
+    plan: PlanIn | None = None,
+    scrub: bool = True,
+) -> Written:
+    """Write the experiment's replication package into ``out`` (and ``out.zip``)."""
+    with translated():
+        experiment = storage.get_experiment(db, experiment_id)
+        room_ids = storage.experiment_room_ids(db, experiment_id)
+        records = [storage.get_room(db, room_id) for room_id in room_ids]
+    scrubber = cache_scrubber = None
+    if scrub:
+        from conversation.privacy import Scrubber
+
+        scrubber, cache_scrubber = Scrubber(), Scrubber()
+    rooms: list[RoomWorld] = []
+    with tempfile.TemporaryDirectory(prefix="package-") as scratch_dir:
+        scratch = storage.Database(f"sqlite:///{scratch_dir}/world.db")
+        try:
+            for index, record in enumerate(records, start=1):
+                rooms.append(
+                    build_room(
+                        db,
+                        scratch,
+                        name=f"room-{index:04d}",
+                        room_id=int(record.id or 0),
+                        condition=record.condition,
+                        translate=scrubber.scrub if scrubber else None,
+                        translate_calls=cache_scrubber.scrub if cache_scrubber else None,
+                        meta={"replicate": record.replicate},
+                    )
+                )
+        finally:
+            scratch.dispose()
+    created = [r.created_at for r in records]
+    source = PackageSource(
+        kind="experiment",
+        name=experiment.name,
+        identifier=f"experiment {experiment_id}",
+        definition=dict(experiment.config or {}),
+        plan=plan or PlanIn(),
+        rooms=rooms,
+        people=[],
+        scrubbed=scrubber is not None,
+        scrub_lines=(
+            [*scrubber.report.lines(), f"model cache: {cache_scrubber.report.lines()[0]}"]
+            if scrubber is not None and cache_scrubber is not None
+            else []
+        ),
+        scrub_report=scrubber.report.to_dict() if scrubber is not None else None,
+        provenance={"program": program(), "environment": environment(), "database": database(db)},
+        dates={
+            "experiment_created": experiment.created_at.isoformat(),
+            "first_room": min(created).isoformat() if created else None,
+            "last_room": max(created).isoformat() if created else None,
+        },
+        command=f"python -m conversation.experiments replicate {Path(out)}",
+        tables={"transcripts": _transcripts(rooms)},
+    )
+    return write_package(source, out)
+
+
+def _transcripts(rooms: list[RoomWorld]) -> list[dict[str, Any]]:
+    return [
+        {
+            "room": room.name,
+            "condition": room.condition,
+            "replicate": room.meta.get("replicate"),
+            "seq": e["seq"],
+            "kind": e["kind"],
+            "speaker": e["speaker"],
+            "content": e["content"],
+        }
+        for room in rooms
+        for e in room.export["events"]
+        if e.get("kind") in ("human", "agent")
+    ]
+
+
+__all__ = ["package_experiment", "read_plan"]
