@@ -280,7 +280,17 @@ def turn_details(event: Any) -> dict[str, Any]:
         "saw (seqs)": _seqs(event.saw or []),
         "chosen because": (event.data or {}).get("chosen_because") or "-",
         "why a pass": (event.data or {}).get("pass_reason") or "-",
+        "near copy": near_copy_text((event.data or {}).get("near_copy")),
     }
+
+
+def near_copy_text(near: Any) -> str:
+    """A turn's near copy in words (``text.copies``), or "-"."""
+    if not isinstance(near, dict) or "seq" not in near:
+        return "-"
+    share = near.get("similarity")
+    alike = f" ({share:.0%} of the words alike)" if isinstance(share, int | float) else ""
+    return f"nearly copies message #{near['seq']}{alike}"
 
 
 #: A turn's facts list what it saw seq by seq up to this many messages, then as a count and range.

@@ -28,7 +28,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from conversation.text.scaffolding import made_up_turn_at, without_scaffolding
+from conversation.text.scaffolding import made_up_turn_at, name_key, without_scaffolding
 
 TRANSCRIPT_HEADER = "(oldest first, one message per line)"
 EMPTY_TRANSCRIPT = "(no messages yet)"
@@ -222,17 +222,17 @@ def strip_echo(reply: str, names: Iterable[str], roster: Iterable[str] = ()) -> 
     ...``, ``3. Bob: ...``: a turn the model made up) to the end, so a reply that *is* another
     member's turn leaves nothing. Other text is kept as written."""
     own = list(names)
-    known = {n.casefold() for n in own}
+    known = {name_key(n) for n in own}
     members = [*own, *roster]
     text = without_scaffolding(reply.strip())
     for _ in range(8):  # a few layers at most: "3. Alice: Alice: ..."
         before = text
         text = _OLD_HEADER.sub("", text, count=1).lstrip()
         numbered = _NUMBERED.match(text)
-        if numbered and numbered["name"].strip().casefold() in known:
+        if numbered and name_key(numbered["name"]) in known:
             text = text[numbered.end() :].lstrip()
         match = _LABEL.match(text)
-        if match and match["name"].strip().casefold() in known:
+        if match and name_key(match["name"]) in known:
             text = text[match.end() :].lstrip()
         first, _, rest = text.partition("\n")
         record = _json_record(first)
