@@ -72,6 +72,7 @@ TERMINATION = {
         {"kind": "max_turns", "max_turns": 8},
     ],
 }
+PLANNER = {"kind": "round_robin", "transitions": None}
 OPENER = "The seller asks $8 for the mug. Buyer, what do you say?"
 COUNTS = (
     "messages",
@@ -153,6 +154,7 @@ def measure(
                 name=f"mug {rooms + 1}",
                 agents=AGENTS,
                 model=spec,
+                planner=PLANNER,
                 termination=TERMINATION,
                 seed=1000 + rooms,
                 request_timeout=900,  # a loaded machine is slow; a timeout would fail the turn
