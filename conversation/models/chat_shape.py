@@ -101,6 +101,16 @@ def kept_reply(label: str, text: str | None, settings: CallSettings | None) -> s
     return kept
 
 
+def checks_copies(model: Any) -> bool:
+    """Whether ``model``'s replies are checked for copies of earlier messages: every model's but
+    a stand-in's answering in its own words (the offline model's voice, EDSL's canned test
+    model), which repeat by design and are no author; a scripted offline model stands for a
+    real one and is checked."""
+    if not family_of(model).in_process:
+        return True
+    return bool(getattr(model, "answers_a_script", False))
+
+
 def takes_chat_turns(model: Any) -> bool:
     """True when ``model``'s call is EDSL's OpenAI chat completion (see the module docstring)."""
     from edsl.inference_services.services.open_ai_service import OpenAIService
@@ -239,6 +249,7 @@ def shaped(model: Any, settings: CallSettings | None) -> Any:
 
 __all__ = [
     "CopiedReply",
+    "checks_copies",
     "EchoOnlyReply",
     "kept_reply",
     "MAX_STOP_SEQUENCES",

@@ -6,15 +6,19 @@ reads as a new message and feeds the next prompts, so the talk loops. This modul
 reply repeats what is already there:
 
 - ``copy_words(text)``: the words a comparison sees (case, punctuation and spacing ignored);
-- an **exact copy**: a reply whose words are those of an earlier message, at least
-  ``MIN_WORDS`` long; or a reply that repeats a draft of the same turn that a person denied or
-  stopped (the draft itself, the draft so far followed by more, or a near copy of it). Short replies ("I
-  agree.", "DEAL") repeat legitimately and are never copies. A room treats an exact copy like a
-  reply that only echoed its prompt: it asks again, and after its tries stores a pass with the
-  reason (``rooms.engine.asking``);
+- an **exact copy**: a reply whose words are those of an earlier message, at least ``MIN_WORDS``
+  long (SmolLM2 said "The seller accepts." six turns running); or a reply that repeats a draft
+  of the same turn that a person stopped or denied (the draft itself, the draft so far followed
+  by more, or a near copy of it). Shorter replies ("DEAL", "I agree.", "Ten dollars." answering
+  "Ten dollars.") repeat legitimately and are never copies. A room treats an exact copy like a
+  reply that only echoed its prompt: it asks again (the copy is never cached), and after its
+  tries stores a pass with the reason (``rooms.engine.asking``);
 - a **near copy**: a reply whose words match one of the last ``NEAR_WINDOW`` messages' at a ratio
-  of at least ``NEAR_RATIO`` (``difflib``'s ratio over words). It is kept, and flagged on the turn
-  (``data["near_copy"]``) and in Results.
+  of at least ``NEAR_RATIO`` (``difflib``'s ratio over words), both at least ``NEAR_MIN_WORDS``
+  long. It is kept, and flagged on the turn (``data["near_copy"]``) and in Results.
+
+Only models that author their replies are checked (``models.chat_shape.checks_copies``): the
+offline model's own voice and EDSL's canned test model repeat by design.
 
 ``MessageIndex`` keeps a room's messages as they are folded into its log (``rooms.log.RoomLog``):
 adding a message and looking a reply up cost the same in a long room as in a short one (a dict of
@@ -31,9 +35,12 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 #: Replies shorter than this many words are never copies (agreements repeat on purpose).
-MIN_WORDS = 5
+MIN_WORDS = 3
 #: A reply this close to a recent message (difflib's ratio over words) is a near copy.
 NEAR_RATIO = 0.8
+#: Near copies are looked for between messages of at least this many words (a ratio over three
+#: words says little: "The seller accepts." / "The buyer accepts.").
+NEAR_MIN_WORDS = 5
 #: How many of the latest messages a reply is compared with word by word.
 NEAR_WINDOW = 20
 
@@ -94,11 +101,11 @@ class MessageIndex:
     def near(self, text: str, before_seq: int | None = None) -> NearCopy | None:
         """The closest of the recent messages ``text`` nearly copies, or None."""
         words = copy_words(text)
-        if len(words) < MIN_WORDS:
+        if len(words) < NEAR_MIN_WORDS:
             return None
         best: NearCopy | None = None
         for seq, earlier in reversed(self._recent):
-            if before_seq is not None and seq >= before_seq:
+            if (before_seq is not None and seq >= before_seq) or len(earlier) < NEAR_MIN_WORDS:
                 continue
             matcher = SequenceMatcher(None, words, earlier, autojunk=False)
             if matcher.real_quick_ratio() < NEAR_RATIO or matcher.quick_ratio() < NEAR_RATIO:
@@ -146,6 +153,7 @@ class RepeatGuard:
 
 __all__ = [
     "MIN_WORDS",
+    "NEAR_MIN_WORDS",
     "NEAR_RATIO",
     "NEAR_WINDOW",
     "MessageIndex",

@@ -14,6 +14,8 @@ the talk falls into loops. This module recognises them:
   compared by ``name_key``) or an old ``[seq 3] Bob:`` header; None otherwise;
 - ``without_scaffolding(text)``: ``text`` with every scaffolding sentence removed (a line left
   empty goes too);
+- ``narrates_a_pass(line, roster)``: a line that only says a member passed ("The seller
+  passed.", as the chat shape shows a pass), which a model copies as if it were a message;
 - ``reply_problems(reply, own, roster)``: which of ``"scaffolding"`` and ``"made_up_turn"`` a
   reply shows (``benchmarks/echo_rate.py`` counts them).
 
@@ -51,6 +53,7 @@ SCAFFOLDING: tuple[str, ...] = (
     r"\byour previous reply was stopped before you finished it\b",
     r"\bthey gave no reason\b",
     r"\bwrite a different message, or reply pass\b",
+    r"^\(your turn\)$",
 )
 _SCAFFOLDING = re.compile("|".join(f"(?:{p})" for p in SCAFFOLDING), re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -104,6 +107,19 @@ def other_speaker(line: str, own: Iterable[str], roster: Iterable[str]) -> str |
     return None
 
 
+_PASS_LINE = re.compile(r"^\W*(?P<name>.{1,64}?)\s+passed\W*$", re.IGNORECASE)
+
+
+def narrates_a_pass(line: str, roster: Iterable[str]) -> bool:
+    """True when ``line`` only says that a member passed ("Ben passed.", "The seller passed."):
+    how a pass is shown to a chat model (``models.chat_shape``), copied back, never a message."""
+    match = _PASS_LINE.match(line.strip())
+    if match is None:
+        return False
+    name = name_key(match["name"])
+    return any(name_key(member) == name for member in roster)
+
+
 def made_up_turn_at(text: str, own: Iterable[str], roster: Iterable[str]) -> int | None:
     """The index of the first line of ``text`` that opens another member's turn, or None."""
     own, roster = list(own), list(roster)
@@ -126,6 +142,7 @@ def reply_problems(reply: str, own: Iterable[str], roster: Iterable[str]) -> set
 __all__ = [
     "SCAFFOLDING",
     "name_key",
+    "narrates_a_pass",
     "is_scaffolding",
     "made_up_turn_at",
     "other_speaker",

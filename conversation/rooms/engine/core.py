@@ -13,6 +13,7 @@ from typing import Any
 import storage
 from conversation import models
 from conversation.models.bindings import ModelCache
+from conversation.models.chat_shape import checks_copies
 from conversation.models.stored_cache import StoredCache
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.engine.asking import ask_with_retries, fail_turn
@@ -144,7 +145,11 @@ class Engine:
         else:
             model = self.models.get(config.model_of(speaker))
         settings = config.call_settings(speaker)
-        if held.log is not None and handler_of(turn).kind is TurnKind.SPEAK:
+        if (
+            held.log is not None
+            and handler_of(turn).kind is TurnKind.SPEAK
+            and checks_copies(model)
+        ):
             # what the reply must not copy: the messages before it, its denied drafts
             drafts = tuple(d.get("draft") or "" for d in (turn.data or {}).get("denials", ()))
             guard = RepeatGuard(held.log.copies, turn.seq, drafts)

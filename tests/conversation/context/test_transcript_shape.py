@@ -87,6 +87,11 @@ def test_what_a_model_copies_is_stripped() -> None:
         "Eight dollars.\n**The Bob**: fine": "Eight dollars.",
         "The Alice: Nine then.": "Nine then.",  # the speaker's own label, with an article
         "The price: $5 each": "The price: $5 each",  # not a member: kept
+        # the chat shape's "Ben passed." copied back as a message (issue 35)
+        "The bob passed.": "",
+        "Alice passed": "",
+        "OK.\nBob passed.": "OK.",
+        "Everyone passed.": "Everyone passed.",  # not a member
     }
     for reply, kept in cases.items():
         assert strip_echo(reply, names, roster) == kept, reply

@@ -26,10 +26,11 @@ def test_an_exact_copy_ignores_case_spacing_and_punctuation() -> None:
 
 
 def test_short_replies_repeat_legitimately() -> None:
-    index = index_of("DEAL", "I agree.", "Yes, that works.")
-    assert MIN_WORDS > 3
-    for reply in ("DEAL", "I agree.", "Yes, that works."):
+    index = index_of("DEAL", "I agree.", "Ten dollars.")
+    assert MIN_WORDS == 3
+    for reply in ("DEAL", "I agree.", "Ten dollars."):
         assert index.exact(reply) is None and index.near(reply) is None
+    assert index_of("The seller accepts.").exact("the seller ACCEPTS") == 1
 
 
 def test_a_near_copy_is_found_among_the_recent_messages_only() -> None:
