@@ -194,7 +194,7 @@ class Target:
     """Where one run's database lives: a temporary SQLite file, or a scratch PostgreSQL database."""
 
     def __init__(self, spec: str) -> None:
-        from storage.config import normalize_url
+        from storage import normalize_url
 
         self.spec = spec
         self.server = None if spec == "sqlite" else normalize_url(spec)

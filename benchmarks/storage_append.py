@@ -28,7 +28,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import storage  # noqa: E402
-from storage import Database, frames  # noqa: E402
+from storage import Database  # noqa: E402
+from storage.research import frames  # noqa: E402
 
 TURNS = 1000
 WRITERS = 4

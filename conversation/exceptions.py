@@ -8,9 +8,13 @@ Three families, so callers can tell a mistake in their own code from a failure d
   room, approving a turn that does not wait, a request id reused with different content).
 - ``ModelCallError``: a model call failed during a run; it carries the agent and the turn.
 - ``StorageUnavailableError``: the database cannot be used right now (transient).
+- ``NotFoundError`` (a ``ConversationValueError``): the id names no stored record (a room,
+  event, experiment, analysis, rubric ...); ``InUseError`` (a ``ConversationStateError``): a
+  worker holds the record; ``StorageFailure``: the database failed an operation in a way no
+  other error names.
 - ``PermissionDenied``: the signed-in person's role does not allow the act (nothing changed).
 
-Storage raises its own small tree (``storage.errors``); ``conversation.rooms.boundary`` is the one
+Storage raises its own small tree (``storage.errors``); ``conversation.boundary`` is the one
 place that translates it into this one.
 """
 
@@ -45,6 +49,16 @@ class TurnAlreadyDecided(ConversationStateError):
         self.verb = verb
 
 
+class NotFoundError(ConversationValueError):
+    """The id names no stored record (a room, event, experiment, analysis, rubric ...): it never
+    existed or was deleted."""
+
+
+class InUseError(ConversationStateError):
+    """A worker holds the record right now (a room it drives, an experiment it runs); nothing
+    was changed. Stop it first, or try again when it lets go."""
+
+
 class ImportRejected(ConversationValueError):
     """An import (an export file, a saved chat) was refused as a whole; nothing was stored."""
 
@@ -52,6 +66,11 @@ class ImportRejected(ConversationValueError):
 class StorageUnavailableError(ConversationError):
     """The database cannot be used right now (locked past its busy timeout, the server gone);
     nothing was changed. Trying again later may succeed."""
+
+
+class StorageFailure(ConversationError):
+    """The database failed an operation in a way no other error names (a lease lost, a schema
+    newer than this library); the message says what."""
 
 
 class PermissionDenied(ConversationError, PermissionError):
@@ -100,6 +119,9 @@ __all__ = [
     "TurnAlreadyDecided",
     "ImportRejected",
     "StorageUnavailableError",
+    "StorageFailure",
+    "NotFoundError",
+    "InUseError",
     "ModelCallError",
     "PermissionDenied",
 ]

@@ -6,10 +6,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from conversation import browse
-from conversation import library as agents_library
+from conversation import browse, library
 from conversation.access import Action
-from ui import library
+from conversation.exceptions import ConversationValueError
 from ui.access import note
 from ui.bootstrap import actor, database, page_setup
 from ui.templates import TEMPLATES
@@ -69,7 +68,7 @@ with left:
             added = library.add_missing(
                 TEMPLATES[tkey].agents,
                 by_name,
-                lambda d: agents_library.create_profile(
+                lambda d: library.create_profile(
                     db,
                     d.name,
                     traits=dict(d.traits),
@@ -89,15 +88,15 @@ with left:
         )
         if upload is not None and st.button("Import", key="do-import", disabled=not edits):
             try:
-                drafts = library.parse_import(upload.getvalue())
+                drafts = library.read_agents_file(upload.getvalue())
                 clashes = [d.name for d in drafts if d.name.lower() in {n.lower() for n in by_name}]
                 if clashes:
-                    raise library.LibraryError(
+                    raise library.AgentsFileRejected(
                         f"These names are already in the library: {', '.join(clashes)}. Rename "
                         "or delete them first; nothing was imported."
                     )
                 for draft in drafts:
-                    agents_library.create_profile(
+                    library.create_profile(
                         db,
                         draft.name,
                         traits=dict(draft.traits),
@@ -105,7 +104,7 @@ with left:
                         model=dict(draft.model) if draft.model else None,
                         actor=me,
                     )
-            except (library.LibraryError, agents_library.StorageValueError) as exc:
+            except ConversationValueError as exc:
                 st.error("Import rejected: " + escape_markdown(exc), icon=":material/block:")
             else:
                 st.session_state["agents_notice"] = f"Imported {len(drafts)} agent(s)."
@@ -202,7 +201,7 @@ with right:
         if not found:
             try:
                 if current is None:
-                    agents_library.create_profile(
+                    library.create_profile(
                         db,
                         draft.name,
                         traits=dict(draft.traits),
@@ -211,7 +210,7 @@ with right:
                         actor=me,
                     )
                 else:
-                    agents_library.update_profile(
+                    library.update_profile(
                         db,
                         int(current.id or 0),
                         name=draft.name,
@@ -220,7 +219,7 @@ with right:
                         model=dict(draft.model) if draft.model else None,
                         actor=me,
                     )
-            except agents_library.StorageValueError as exc:
+            except ConversationValueError as exc:
                 st.session_state[f"agent-problems-{slot}"] = {"name": str(exc)}
             else:
                 st.session_state.pop(f"agent-problems-{slot}", None)
@@ -234,7 +233,7 @@ with right:
         "Duplicate", key=f"dup-{slot}", width="stretch", disabled=not edits
     ):
         copy = library.unique_copy_name(current.name, by_name)
-        agents_library.create_profile(
+        library.create_profile(
             db,
             copy,
             traits=dict(current.traits),
@@ -250,7 +249,7 @@ with right:
         if delete.button(
             "Delete", key=f"del-{slot}", disabled=not confirm or not edits, width="stretch"
         ):
-            agents_library.delete_profile(db, int(current.id or 0), actor=me)
+            library.delete_profile(db, int(current.id or 0), actor=me)
             st.session_state["agents_notice"] = f"Deleted {current.name}."
             st.session_state["agent-choice-next"] = NEW
             st.rerun()

@@ -8,181 +8,152 @@ functions every upper layer reads and writes through. One namespace: ``storage.X
     room_id = storage.create_room(db, "demo", {"roster": [...]})
     storage.append_message(db, room_id, "human", "user", "hello", request_id="r-1")
 
-Every function takes the :class:`Database` first and documents its guarantees; they live in
-small modules by concept (``storage/README.md`` is the map): rooms, events (the append-only log),
-claims and turns (the turn protocol) with batch (many rooms per transaction), leases,
-experiments, profiles (the agent library), analysis, codes (qualitative coding), judges (rubric versions, judge runs and scores), cache (the
-persistent model cache). The pandas frames for the results pages are in :mod:`storage.frames`,
-imported on demand (pandas is heavy, and worker processes do not need it).
+Every function takes the :class:`Database` first and documents its guarantees. They live in
+sub-packages by concept (``storage/README.md`` is the map), each with its own face: ``database``
+(opening it), ``rooms`` (a room, its log and the turn protocol), ``experiments`` (experiments
+and the agent library), ``research`` (analyses, coding, judges, provenance), ``models`` (the
+model cache, rate limits, outages), ``studies``; ``tables`` holds every table, ``errors`` the
+error tree. This face names what the layers above use; the pandas frames of the results pages
+(``storage.research.frames``) are imported on demand (workers never load pandas).
 """
 
 from __future__ import annotations
 
-from storage.analysis import (
-    answers,
-    count_answers,
-    create_analysis,
-    delete_analysis,
-    get_analysis,
-    list_analyses,
-    record_answer,
-    update_analysis,
-)
-from storage.analysis_runs import (
-    answer_claim_holders,
-    answer_counts,
-    claim_answers,
-    free_answer_claims_of,
-    open_analyses,
-    plan_answers_again,
-    release_answer_claims,
-    renew_answer_claims,
-    settle_analysis,
-)
-from storage.batch import (
-    RoomSettlement,
-    apply_turns,
-    claim_turn,
-    claim_turns,
-    commit_turn,
-    commit_turns,
-    release_leases,
-    room_logs,
-    settle_rooms,
-)
-from storage.cache import cache_size, cached_responses, clear_model_cache, store_cached_responses
-from storage.claims import TurnClaim
-from storage.codes import (
-    add_code_label,
-    code_labels,
-    delete_tag,
-    get_tag,
-    message_tags,
-    remove_code_label,
-    tag_event,
-)
-from storage.config import data_dir, database_url, display_url, normalize_url
-from storage.config_versions import (
-    change_room_config,
-    post_after_config_change,
-    room_config_versions,
-)
-from storage.database import Database
-from storage.drafts import (
-    MAX_DRAFT_CHARS,
-    DraftWrite,
-    PartialDraft,
-    partial_draft,
-    request_stop,
-    room_draft,
-    start_draft,
-    stop_requested,
-    write_draft,
-)
+from storage.database import Database, WorkListener, database_url, display_url, normalize_url
 from storage.errors import (
-    AgentProfileNotFound,
     AnalysisNotFound,
     CannotOpenDatabase,
-    ConfigContainsSecret,
     DatabaseUnavailable,
-    DuplicateName,
-    EventNotFound,
     ExperimentNotFound,
-    InvalidTransition,
-    LeaseLost,
     RecordInUse,
     RecordNotFound,
     RequestIdConflict,
     RoomNotFound,
     StorageError,
     StorageValueError,
-    UnsupportedDatabaseVersion,
-)
-from storage.events import (
-    append_message,
-    events,
-    find_event,
-    get_event,
-    import_event,
-    import_events,
-    latest_seq,
-    open_turn,
 )
 from storage.experiments import (
     ExperimentRoom,
     add_experiment_rooms,
+    create_agent_profile,
     create_experiment,
+    delete_agent_profile,
     delete_experiment,
+    experiment_room_ids,
     experiment_spend,
+    experiment_status_counts,
     get_experiment,
+    list_agent_profiles,
     list_experiments,
     room_spend,
     set_experiment_archived,
+    update_agent_profile,
     update_experiment,
 )
-from storage.judges import (
-    create_judge_run,
-    get_judge_run,
-    get_rubric,
-    judge_scores,
-    list_judge_runs,
-    list_rubrics,
-    record_judge_scores,
-    save_rubric,
-    update_judge_run,
-)
-from storage.leases import (
-    acquire_lease,
-    acquire_leases,
-    free_leases_of,
-    get_lease,
-    in_flight_leases,
-    lease_holders,
-    lease_is_current,
-    release_lease,
-    renew_lease,
-    renew_leases,
-    require_lease,
-)
-from storage.notify import WorkListener
-from storage.outages import SERVER_UNAVAILABLE_CODE, waiting_for_server
-from storage.profiles import (
-    create_agent_profile,
-    delete_agent_profile,
-    get_agent_profile,
-    list_agent_profiles,
-    update_agent_profile,
-)
-from storage.rate_limits import (
-    BucketState,
+from storage.models import (
     RateLimit,
+    cached_responses,
+    clear_model_cache,
     give_back_rate,
     pause_rate,
     rate_buckets,
+    store_cached_responses,
     take_rate,
+    waiting_for_server,
+)
+from storage.research import (
+    PROVENANCE_COLUMNS,
+    SCORE_FIELDS,
+    add_code_label,
+    answer_claim_holders,
+    answer_counts,
+    answers,
+    claim_answers,
+    code_labels,
+    count_answers,
+    create_analysis,
+    create_judge_run,
+    delete_tag,
+    free_answer_claims_of,
+    get_analysis,
+    get_judge_run,
+    get_rubric,
+    iso,
+    judge_scores,
+    list_analyses,
+    list_judge_runs,
+    list_rubrics,
+    message_tags,
+    open_analyses,
+    plan_answers_again,
+    provenance_row,
+    record_answer,
+    record_judge_scores,
+    release_answer_claims,
+    remove_code_label,
+    renew_answer_claims,
+    save_rubric,
+    settle_analysis,
+    tag_event,
+    update_judge_run,
 )
 from storage.rooms import (
+    MAX_DRAFT_CHARS,
+    ROOM_SORTS,
+    PartialDraft,
+    RoomSettlement,
+    TurnClaim,
+    TurnCommit,
+    acquire_lease,
+    acquire_leases,
+    append_message,
+    apply_turns,
+    change_room_config,
+    claim_turn,
+    claim_turns,
+    commit_turn,
+    commit_turns,
     count_rooms,
     create_room,
     create_room_with_log,
     delete_room,
+    events,
+    find_event,
     fork_room,
+    free_leases_of,
+    get_event,
+    get_lease,
     get_room,
+    in_flight_leases,
+    latest_seq,
+    lease_holders,
+    lease_is_current,
     list_rooms,
     list_runnable_rooms,
+    open_turn,
+    partial_draft,
+    post_after_config_change,
+    record_attempt,
+    release_lease,
+    release_leases,
+    renew_lease,
+    renew_leases,
+    request_stop,
+    room_config_versions,
+    room_draft,
     room_family,
     room_ids,
+    room_logs,
     set_room_archived,
+    settle_rooms,
+    start_draft,
+    stop_requested,
     stop_room,
-    update_room,
-)
-from storage.scale import (
-    BATCH_ROOMS,
-    experiment_room_ids,
-    experiment_status_counts,
     stop_rooms,
+    update_room,
+    update_turn_state,
+    write_draft,
 )
-from storage.secret_guard import check_no_secrets
 from storage.studies import (
     Admission,
     ParticipantNotFound,
@@ -215,81 +186,40 @@ from storage.studies import (
     update_participant,
     update_study,
 )
-from storage.tables import (
-    AgentProfile,
-    Analysis,
-    AnalysisAnswer,
-    CodeLabel,
-    Event,
-    Experiment,
-    JudgeRubric,
-    JudgeRun,
-    JudgeScore,
-    Lease,
-    MessageTag,
-    Room,
-    RoomConfigVersion,
-)
-from storage.turns import TurnCommit, record_attempt, update_turn_state
-from vocabulary import (
-    EVENT_KINDS,
-    OPEN_TURN_STATES,
-    ROOM_STATUSES,
-    TURN_STATES,
-    TURN_TRANSITIONS,
-)
+from storage.tables import AgentProfile, Event, Experiment, Room
+from vocabulary import EVENT_KINDS, ROOM_STATUSES, TURN_STATES
 
 __all__ = [
     # connection and configuration
     "Database",
-    "SERVER_UNAVAILABLE_CODE",
-    "waiting_for_server",
-    "data_dir",
+    "WorkListener",
     "database_url",
     "display_url",
     "normalize_url",
     # tables (rows come back as detached snapshots: read them, never assign to them)
     "AgentProfile",
-    "Analysis",
-    "AnalysisAnswer",
-    "CodeLabel",
     "Event",
     "Experiment",
-    "JudgeRubric",
-    "JudgeRun",
-    "JudgeScore",
-    "Lease",
-    "MessageTag",
     "Room",
-    "RoomConfigVersion",
     # vocabulary
     "EVENT_KINDS",
-    "OPEN_TURN_STATES",
     "ROOM_STATUSES",
     "TURN_STATES",
-    "TURN_TRANSITIONS",
-    # errors
-    "AgentProfileNotFound",
+    # errors (the whole tree: storage.errors)
     "AnalysisNotFound",
     "CannotOpenDatabase",
-    "ConfigContainsSecret",
     "DatabaseUnavailable",
-    "DuplicateName",
-    "EventNotFound",
     "ExperimentNotFound",
-    "InvalidTransition",
-    "LeaseLost",
     "RecordInUse",
     "RecordNotFound",
     "RequestIdConflict",
     "RoomNotFound",
     "StorageError",
     "StorageValueError",
-    "UnsupportedDatabaseVersion",
-    "check_no_secrets",
-    # rooms
+    # rooms (storage.rooms)
     "count_rooms",
     "room_ids",
+    "ROOM_SORTS",
     "create_room",
     "create_room_with_log",
     "delete_room",
@@ -300,6 +230,7 @@ __all__ = [
     "room_family",
     "set_room_archived",
     "stop_room",
+    "stop_rooms",
     "update_room",
     "change_room_config",
     "post_after_config_change",
@@ -309,8 +240,6 @@ __all__ = [
     "events",
     "find_event",
     "get_event",
-    "import_event",
-    "import_events",
     "latest_seq",
     "open_turn",
     # the turn protocol: leases, claims, commits, settlements
@@ -325,7 +254,6 @@ __all__ = [
     "release_leases",
     "renew_lease",
     "renew_leases",
-    "require_lease",
     "RoomSettlement",
     "TurnClaim",
     "TurnCommit",
@@ -340,7 +268,6 @@ __all__ = [
     "update_turn_state",
     # partial drafts of streaming turns
     "MAX_DRAFT_CHARS",
-    "DraftWrite",
     "PartialDraft",
     "partial_draft",
     "request_stop",
@@ -348,33 +275,30 @@ __all__ = [
     "start_draft",
     "stop_requested",
     "write_draft",
-    # experiments
+    # experiments and the agent library (storage.experiments)
     "ExperimentRoom",
     "add_experiment_rooms",
     "create_experiment",
     "delete_experiment",
+    "experiment_room_ids",
     "experiment_spend",
+    "experiment_status_counts",
     "get_experiment",
     "list_experiments",
     "room_spend",
     "set_experiment_archived",
     "update_experiment",
-    # the agent library
     "create_agent_profile",
     "delete_agent_profile",
-    "get_agent_profile",
     "list_agent_profiles",
     "update_agent_profile",
-    # analyses
+    # analyses and their background runs (storage.research)
     "answers",
     "count_answers",
     "create_analysis",
-    "delete_analysis",
     "get_analysis",
     "list_analyses",
     "record_answer",
-    "update_analysis",
-    # an analysis's background run (storage.analysis_runs)
     "answer_claim_holders",
     "answer_counts",
     "claim_answers",
@@ -388,16 +312,11 @@ __all__ = [
     "add_code_label",
     "code_labels",
     "delete_tag",
-    "get_tag",
     "message_tags",
     "remove_code_label",
     "tag_event",
-    # the model cache
-    "cache_size",
-    "cached_responses",
-    "clear_model_cache",
-    "store_cached_responses",
     # judges: rubric versions, panel runs, scores
+    "SCORE_FIELDS",
     "create_judge_run",
     "get_judge_run",
     "get_rubric",
@@ -407,19 +326,21 @@ __all__ = [
     "record_judge_scores",
     "save_rubric",
     "update_judge_run",
-    # the cluster-wide rate limiter (issue 23)
-    "BucketState",
+    # the provenance every export shares
+    "PROVENANCE_COLUMNS",
+    "iso",
+    "provenance_row",
+    # what model calls share (storage.models): the cache, the rate limiter, outages
+    "cached_responses",
+    "clear_model_cache",
+    "store_cached_responses",
     "RateLimit",
     "give_back_rate",
     "pause_rate",
     "rate_buckets",
     "take_rate",
-    # whole experiments in bounded batches (issue 23)
-    "BATCH_ROOMS",
-    "experiment_room_ids",
-    "experiment_status_counts",
-    "stop_rooms",
-    "WorkListener",
+    "waiting_for_server",
+    # studies with real participants (storage.studies)
     "Admission",
     "ParticipantNotFound",
     "ParticipantSeat",

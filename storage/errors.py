@@ -96,7 +96,7 @@ class RequestIdConflict(StorageError):
 class LeaseLost(StorageError):
     """The caller's lease token is no longer current (expired, released, or taken over).
 
-    Raised by :func:`storage.leases.require_lease`; the fenced write functions return ``False`` or
+    Raised by :func:`storage.rooms.leases.require_lease`; the fenced write functions return ``False`` or
     ``None`` instead so a worker can re-plan without exception handling.
     """
 

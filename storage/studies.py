@@ -18,10 +18,11 @@ from sqlalchemy import func
 from sqlalchemy import select as sa_select
 from sqlmodel import col, select
 
-from storage._tx import EVENTS, UNSET, _Unset, event_from_row, json_object
+from storage.checks import UNSET, _Unset, json_object
 from storage.database import Database
 from storage.errors import RecordNotFound, StorageError, StorageValueError
-from storage.experiments import ExperimentRoom, _checked_room, _insert_rooms
+from storage.experiments.experiments import ExperimentRoom, _checked_room, _insert_rooms
+from storage.rooms.rows import EVENTS, event_from_row
 from storage.tables import (
     Event,
     Experiment,

@@ -90,7 +90,7 @@ def pytest_report_header(config: pytest.Config) -> str:
             f"database backends: sqlite (set {databases.TEST_DATABASE_ENV}=postgresql://USER@HOST:"
             "PORT/postgres to also run the database tests on PostgreSQL)"
         )
-    from storage.config import display_url
+    from storage import display_url
 
     return f"database backends: sqlite, postgresql ({display_url(url)})"
 

@@ -25,6 +25,8 @@ CONVERSATION = ROOT / "conversation"
 #: re-export modules at the top are the public face and may import anything.
 ALLOWED: dict[str, set[str]] = {
     "exceptions": set(),
+    # The one place storage errors become the project's (conversation/boundary.py).
+    "boundary": {"exceptions"},
     "vocabulary": set(),
     "access": {"exceptions"},
     "sync": {"exceptions"},
@@ -32,12 +34,13 @@ ALLOWED: dict[str, set[str]] = {
     "planning": {"exceptions", "text"},
     "termination": {"exceptions", "planning"},
     "context": {"exceptions", "planning", "text"},
-    "models": {"exceptions", "text"},
+    "models": {"exceptions", "boundary", "text"},
     "dialogue": {"exceptions", "text", "planning", "termination", "models", "sync"},
-    "analysis": {"exceptions", "vocabulary", "text", "models", "access", "rooms"},
-    "library": {"exceptions", "access"},
+    "analysis": {"exceptions", "boundary", "vocabulary", "text", "models", "access", "rooms"},
+    "library": {"exceptions", "boundary", "access", "text", "models"},
     "rooms": {
         "exceptions",
+        "boundary",
         "vocabulary",
         "sync",
         "text",
@@ -50,6 +53,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "experiments": {
         "exceptions",
+        "boundary",
         "vocabulary",
         "text",
         "rooms",
@@ -58,9 +62,26 @@ ALLOWED: dict[str, set[str]] = {
         "access",
     },
     # The worker also asks the analyses' planned answers (worker/analyses.py, issue 24).
-    "worker": {"exceptions", "vocabulary", "rooms", "experiments", "models", "analysis"},
+    "worker": {
+        "exceptions",
+        "boundary",
+        "vocabulary",
+        "rooms",
+        "experiments",
+        "models",
+        "analysis",
+    },
     # Studies with real participants (issue 21): experiments whose rooms have human seats.
-    "study": {"exceptions", "vocabulary", "text", "rooms", "experiments", "access", "models"},
+    "study": {
+        "exceptions",
+        "boundary",
+        "vocabulary",
+        "text",
+        "rooms",
+        "experiments",
+        "access",
+        "models",
+    },
     # The pages' read side: nothing below may import it (the worker never loads it).
     "browse": {"exceptions", "vocabulary"},
 }
@@ -402,9 +423,9 @@ def test_every_package_face_is_curated(path: Path) -> None:
 
 
 #: The one UI module that reaches storage: it opens the process's ``Database`` from the configured
-#: URL (``storage.config``). Every other page and helper reads and writes through ``conversation``.
+#: URL (``storage.database``). Every other page and helper reads and writes through ``conversation``.
 UI_STORAGE_DOOR = "ui.bootstrap"
-UI_STORAGE_DOOR_USES = {"storage", "storage.config", "storage.database"}
+UI_STORAGE_DOOR_USES = {"storage", "storage.database"}
 
 
 def _ui_files() -> list[Path]:
@@ -447,11 +468,11 @@ def _reachable(starts: tuple[str, ...]) -> set[str]:
 
 def test_no_module_the_worker_can_load_imports_a_dataframe_library() -> None:
     """Whatever a worker does (rooms, experiments caught up and marked done, budgets), no
-    module it can reach imports pandas, plotly or streamlit, even lazily; ``storage.frames``
-    (pandas) stays out of its reach too."""
+    module it can reach imports pandas, plotly or streamlit, even lazily; the frames of
+    ``storage.research`` (pandas) stay out of its reach too."""
     reachable = _reachable(WORKER_ENTRY)
     assert {"conversation.experiments.runs", "conversation.rooms.engine"} <= reachable
-    assert "storage.frames" not in reachable
+    assert not {"storage.research.frames", "storage.research.analysis_frames"} & reachable
     offenders = {
         name: sorted(n for n in imported(_module_path(name)) if top(n) in DATAFRAME_LIBRARIES)  # type: ignore[arg-type]
         for name in reachable

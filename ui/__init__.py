@@ -15,7 +15,6 @@ __all__ = [
     "coding",
     "condition_stats",
     "experiments",
-    "library",
     "live",
     "manage",
     "params",

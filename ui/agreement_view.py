@@ -14,7 +14,7 @@ import streamlit as st
 
 from conversation import browse
 from conversation.analysis import judges
-from conversation.analysis.raters import HUMAN, ratings
+from conversation.analysis.judges.raters import HUMAN, ratings
 
 from .widgets import escape_markdown
 
@@ -48,7 +48,7 @@ def _table(rows: tuple[Any, ...], level: str, order: tuple[Any, ...] | None, sta
 
 def render(db: Any, stored: judges.StoredRubric, room_ids: list[int] | Any) -> None:
     """The agreement view for ``stored`` over the selected rooms."""
-    from conversation.analysis import judge_tables
+    from conversation.analysis.judges import tables as judge_tables
 
     st.subheader("Agreement")
     c1, c2, c3 = st.columns(3)
@@ -84,7 +84,7 @@ def render(db: Any, stored: judges.StoredRubric, room_ids: list[int] | Any) -> N
 
 
 def _against_humans(db: Any, rows: list[Any], raters: list[str]) -> None:
-    from conversation.analysis import judge_tables
+    from conversation.analysis.judges import tables as judge_tables
 
     humans = [r for r in raters if r.startswith(HUMAN)]
     machines = [r for r in raters if not r.startswith(HUMAN)]

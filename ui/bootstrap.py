@@ -33,7 +33,7 @@ import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 
 from settings import SETTINGS
-from storage.config import database_url, display_url
+from storage.database import database_url, display_url
 
 log = logging.getLogger(__name__)
 
@@ -269,7 +269,7 @@ async def lifespan(app):  # type: ignore[no-untyped-def]
 HOME_WARM_UP_MODULES = (
     "streamlit.emojis",
     "pandas",
-    "storage.frames",
+    "storage.research.frames",
     "conversation",
     "ui.access",
     "ui.widgets",
@@ -282,7 +282,7 @@ WARM_UP_MODULES = HOME_WARM_UP_MODULES + (
     "ui.results",
     "ui.charts",
     "ui.live",
-    "ui.library",
+    "conversation.library.agents_file",
     "ui.room_forms",
     "scipy.special",  # the Statistics tab's t intervals (conversation.analysis.statistics)
     "scipy.stats",  # its bootstrap intervals

@@ -1,4 +1,4 @@
-"""The results frames, cached per database and data version (``storage.frames.data_version``):
+"""The results frames, cached per database and data version (``storage.research.frames.data_version``):
 a rerun caused by a widget (a filter, a tab's control, a chart click) reuses the frames instead of
 querying and aggregating again, and any write to the database (a turn, a message, a new, renamed,
 archived or deleted room) changes the version, so nothing stale is ever shown. The version itself
@@ -27,12 +27,12 @@ def _events_frame(
 
 
 def rooms_summary(db: Any, **kwargs: Any) -> pd.DataFrame:
-    """:func:`storage.frames.rooms_summary`, cached under the data version."""
+    """:func:`storage.research.frames.rooms_summary`, cached under the data version."""
     return _rooms_summary(db.url, browse.data_version(db), db, **kwargs)
 
 
 def events_frame(db: Any, room_ids: Any, **kwargs: Any) -> pd.DataFrame:
-    """:func:`storage.frames.events_frame`, cached under the data version."""
+    """:func:`storage.research.frames.events_frame`, cached under the data version."""
     ids = (int(room_ids),) if isinstance(room_ids, int) else tuple(int(r) for r in room_ids)
     return _events_frame(db.url, browse.data_version(db), db, ids, **kwargs)
 

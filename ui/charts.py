@@ -5,7 +5,7 @@ returns a figure that says there is nothing to show yet. Points carry ``customda
 click should filter on (a speaker, a room id, a condition, a stop reason); :func:`clicked_values`
 reads it back from the selection Streamlit returns for ``st.plotly_chart(..., on_select="rerun")``.
 
-Expected columns (as produced by :mod:`storage.frames`):
+Expected columns (as produced by :mod:`storage.research.frames`):
 - events: ``room_id``, ``seq``, ``kind`` (human / agent / pass / system), ``state``, ``speaker``,
   ``words``,
   ``latency``, ``input_tokens``, ``output_tokens``, ``cost``; optional ``room`` (a label).
@@ -57,7 +57,7 @@ def _n(frame: pd.DataFrame, what: str) -> str:
 
 
 def _messages(events: pd.DataFrame) -> pd.DataFrame:
-    """Human messages and finished agent messages (the counting rule of :mod:`storage.frames`)."""
+    """Human messages and finished agent messages (the counting rule of :mod:`storage.research.frames`)."""
     if events.empty or "kind" not in events:
         return events.iloc[0:0]
     done = events["state"].eq(TurnState.DONE) if "state" in events else True

@@ -16,7 +16,7 @@ import streamlit as st
 
 from conversation.access import Action
 from conversation.analysis import coding, judges
-from conversation.analysis.rubrics import Rubric
+from conversation.analysis.judges.rubrics import Rubric
 from conversation.models import default_model
 
 from .access import current_actor
@@ -204,7 +204,7 @@ def render(db: Any, experiment_id: int | None, room_ids: Sequence[int], names: M
 
 def scores_section(db: Any, stored: judges.StoredRubric, room_ids: Sequence[int], names: Mapping[str, str]) -> None:  # fmt: skip
     """The latest run, a retry of failures, scores by condition and the scores download."""
-    from conversation.analysis import judge_tables
+    from conversation.analysis.judges import tables as judge_tables
 
     runs = judges.runs(db, stored.id)
     if not runs:

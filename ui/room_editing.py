@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from conversation import browse
+from conversation.rooms.config import EDITABLE
 from conversation.vocabulary import RoomStatus
 
 from . import rooms
@@ -91,18 +92,8 @@ def settings_changes(config: Any, values: dict[str, Any]) -> dict[str, Any]:
     names = [a.name if hasattr(a, "name") else a["name"] for a in values["agents"]]
     if names != list(config.names):
         changes["agents"] = values["agents"]
-    fields = (
-        "planner",
-        "termination",
-        "moderated",
-        "prompt_template",
-        "context",
-        "max_output_tokens",
-        "request_timeout",
-        "context_window",
-        "use_cache",
-    )
-    for field in fields:
+    # Every setting the form gave (the roster, the model and breakpoints are compared apart).
+    for field in (f for f in EDITABLE if f not in ("agents", "model", "breakpoints")):
         if field in values and _normal(field, values[field]) != _normal(field, data.get(field)):
             changes[field] = values[field]
     if values.get("model") is not None and _normal("model", values["model"]) != _normal(
@@ -227,17 +218,9 @@ def settings_panel(db: Any, room_id: int, config: Any, actor: Any = None) -> Non
         for spec in config.roster
     ]
     st.dataframe(pd.DataFrame(roster), hide_index=True, width="stretch")
+    # Every setting as stored (the roster is the table above).
     st.json(
-        {
-            "planner": dict(config.planner),
-            "termination": dict(config.termination) if config.termination else None,
-            "context": dict(config.context) if config.context else None,
-            "model": dict(config.model),
-            "moderated": config.moderated,
-            "max_denials": config.max_denials,
-            "seed": config.seed,
-            "breakpoints": dict(config.breakpoints) if config.breakpoints else None,
-        },
+        {k: v for k, v in config.to_dict().items() if k not in ("version", "roster")},
         expanded=False,
     )
     prompt_preview(db, room_id)

@@ -11,6 +11,7 @@ from typing import Any
 import streamlit as st
 
 from conversation import browse
+from conversation.rooms.config import REQUEST_SETTINGS, setting_default
 
 from . import rooms
 from .access import current_actor
@@ -124,22 +125,21 @@ def model_settings_fields(key: str, current: Mapping[str, Any] | None = None) ->
     the context window (0: the model's own, see ``models.settings.context_window``) and the model
     cache. ``current``: a room config's values (``RoomConfig.to_dict()``) to edit; returns the
     keyword arguments ``Room.create`` takes."""
-    from conversation.models.settings import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
-
-    now = dict(current or {})
+    # A new room's defaults come from the one declaration of the settings.
+    now = {name: setting_default(name) for name in REQUEST_SETTINGS} | dict(current or {})
     c1, c2, c3 = st.columns(3)
     max_output = c1.number_input(
         "Max output tokens per reply",
         1,
         1_000_000,
-        int(now.get("max_output_tokens") or DEFAULT_MAX_OUTPUT_TOKENS),
+        int(now["max_output_tokens"]),
         key=f"{key}-max-output",
     )
     timeout = c2.number_input(
         "Request timeout (seconds)",
         1.0,
         3600.0,
-        float(now.get("request_timeout") or DEFAULT_TIMEOUT_SECONDS),
+        float(now["request_timeout"]),
         key=f"{key}-timeout",
     )
     window = c3.number_input(
@@ -152,7 +152,7 @@ def model_settings_fields(key: str, current: Mapping[str, Any] | None = None) ->
     )
     use_cache = st.checkbox(
         "Reuse cached answers (the model cache)",
-        value=bool(now.get("use_cache", True)),
+        value=bool(now["use_cache"]),
         key=f"{key}-use-cache",
         help="A call answered before (same model, prompts and seed) is answered from the "
         "database at no cost; off: the model is asked every time.",
@@ -183,7 +183,7 @@ def create_room_form(db: Any, key: str = "new") -> None:
         )
         moderated = c2.checkbox(
             "Moderated: a person approves each message",
-            value=bool(template.moderated) if template else False,
+            value=bool(template.moderated) if template else setting_default("moderated"),
             key=f"{key}-moderated-{tkey}",
         )
         b1, b2 = st.columns(2)

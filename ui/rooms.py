@@ -344,7 +344,7 @@ def overview(
 ) -> tuple[pd.DataFrame, int]:
     """One page of rooms for the Home page (status, activity, messages, cost so far, the last
     message) and how many rooms match in all. ``filters``: ``sort`` and the keywords of
-    :func:`storage.rooms.room_conditions` (search, status, experiment, dates, archived, ...).
+    :func:`storage.rooms.listing.room_conditions` (search, status, experiment, dates, archived, ...).
     Filtering, ordering, paging and the statistics are SQL (three queries for the page)."""
     total = browse.count_rooms(db, **{k: v for k, v in filters.items() if k != "sort"})
     rooms = browse.rooms_summary(db, limit=limit, offset=offset, **filters)

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .library import AgentDraft
+from conversation.library import AgentDraft
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from conversation.analysis.exports import (
     rooms_to_results,
     stream_edsl_results,
 )
+from conversation.analysis.judges import Dimension, Rubric
 from conversation.analysis.questions import (
     QUESTION_TYPES,
     Analysis,
@@ -31,7 +32,6 @@ from conversation.analysis.questions import (
     answer_from_reply,
     question_from_spec,
 )
-from conversation.analysis.rubrics import Dimension, Rubric
 from conversation.analysis.runs import (
     ANALYSIS_CHUNK,
     AnalysisProgress,

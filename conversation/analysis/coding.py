@@ -3,7 +3,7 @@ note) on any message, stored with who and when.
 
 A room in an experiment uses its experiment's codebook (every room of the study is coded with the
 same labels); a room outside any experiment has its own. A tag's label must be in the codebook
-that applies to its message's room. Tags live in their own table (``storage.codes``), never in
+that applies to its message's room. Tags live in their own table (``storage.research.codes``), never in
 event data, so coding a transcript never changes the room's log.
 
     add_label(db, "concession", experiment_id=3)
@@ -20,7 +20,8 @@ from typing import Any, TypeVar
 
 import storage
 from conversation.access import Action, require
-from conversation.exceptions import ConversationValueError, StorageUnavailableError
+from conversation.boundary import storage_errors
+from conversation.exceptions import ConversationValueError
 
 T = TypeVar("T")
 
@@ -55,13 +56,8 @@ class Tag:
 
 
 def _call(call: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Storage's refusals as the project's errors (the same translation as the rooms' boundary)."""
-    try:
-        return call(*args, **kwargs)
-    except (storage.RecordNotFound, storage.StorageValueError) as exc:
-        raise ConversationValueError(str(exc)) from exc
-    except storage.DatabaseUnavailable as exc:
-        raise StorageUnavailableError(str(exc)) from exc
+    """Storage's refusals as the project's errors (the rooms' boundary)."""
+    return storage_errors(call, *args, **kwargs)
 
 
 def codebook_owner(db: storage.Database, room_id: int) -> dict[str, int]:

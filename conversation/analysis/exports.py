@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from conversation.vocabulary import AgentTurn, entries_of
-from storage.provenance import provenance_row
+from storage import provenance_row
 
 
 def export_json(db: Any, room_ids: Sequence[int]) -> str:
@@ -70,7 +70,7 @@ def _survey() -> Any:
 def rooms_to_results(db: Any, room_ids: Sequence[int]) -> Any:
     """One EDSL ``Result`` per finished agent message: the agent (name, traits), the room as the
     scenario (name, condition, replicate, activity and the provenance columns every export
-    shares: ``storage.provenance.PROVENANCE_COLUMNS``), the model, the text as the answer to a
+    shares: ``storage.PROVENANCE_COLUMNS``), the model, the text as the answer to a
     ``dialogue`` free-text question, and the turn's tokens and cost. Text is neutralised the way
     every value entering EDSL is (``safety.neutralize``); the database keeps the original."""
     from edsl import Results

@@ -10,7 +10,7 @@ or ``failed`` while some answers failed (a successful retry makes it ``done``). 
 is always known from storage: ``progress_of`` counts it. The pages call these; no page writes
 an answer.
 
-Guarantees (``storage.analysis_runs``): two runners never ask the same room at once; a runner
+Guarantees (``storage.research.analysis_runs``): two runners never ask the same room at once; a runner
 that dies mid-chunk leaves its rooms to be asked again by the next one (at once when its process
 is gone from this host, else when its claim expires); rooms already answered are never asked
 again by a resumed run.
@@ -28,7 +28,8 @@ from typing import Any
 
 import storage
 from conversation.access.roles import Action, require
-from conversation.exceptions import ConversationValueError
+from conversation.boundary import storage_errors, translated
+from conversation.exceptions import ConversationValueError, NotFoundError
 from conversation.vocabulary import ANSWER_STATES, MESSAGE_EVENT_KINDS, AnswerState, entries_of
 
 log = logging.getLogger(__name__)
@@ -285,8 +286,9 @@ def _scenarios(db: Any, room_ids: list[int]) -> list[dict[str, Any]]:
     found = []
     for rid in room_ids:
         try:
-            found.append(transcript_scenario(db, rid))
-        except storage.RoomNotFound:
+            with translated():
+                found.append(transcript_scenario(db, rid))
+        except NotFoundError:
             log.info("analysis: room %s was deleted before it was asked", rid)
     return found
 
@@ -294,8 +296,8 @@ def _scenarios(db: Any, room_ids: list[int]) -> list[dict[str, Any]]:
 def _record(db: Any, analysis_id: int, room_id: int, answer: Any, **fields: Any) -> None:
     """Store one answer; a room (or the analysis) deleted meanwhile took its answer with it."""
     try:
-        storage.record_answer(db, analysis_id, room_id, answer, **fields)
-    except (storage.RoomNotFound, storage.AnalysisNotFound):
+        storage_errors(storage.record_answer, db, analysis_id, room_id, answer, **fields)
+    except NotFoundError:
         log.info("analysis %s: room %s was deleted while asked", analysis_id, room_id)
 
 

@@ -1,5 +1,5 @@
 """What the pages read, as pandas tables: rooms with their statistics, transcripts, analysis
-answers, message tags (``storage.frames``, its counting rules and columns).
+answers, message tags (``storage.research.frames``, its counting rules and columns).
 
 pandas is imported on the first call, not with this module: only pages call these, and a worker
 process never loads pandas (``tests/test_layers.py``).
@@ -15,43 +15,43 @@ if TYPE_CHECKING:
 
 
 def rooms_summary(db: Any, **filters: Any) -> pd.DataFrame:
-    """One row per room of a page, with its statistics (``storage.frames.rooms_summary``)."""
-    from storage import frames
+    """One row per room of a page, with its statistics (``storage.research.frames.rooms_summary``)."""
+    from storage.research import frames
 
     return frames.rooms_summary(db, **filters)
 
 
 def events_frame(db: Any, room_ids: int | Sequence[int], **options: Any) -> pd.DataFrame:
-    """The events of one or many rooms, by (room, seq) (``storage.frames.events_frame``)."""
-    from storage import frames
+    """The events of one or many rooms, by (room, seq) (``storage.research.frames.events_frame``)."""
+    from storage.research import frames
 
     return frames.events_frame(db, room_ids, **options)
 
 
 def last_messages(db: Any, room_ids: Sequence[int]) -> pd.DataFrame:
-    """Each room's latest message and current activity (``storage.frames.last_messages``)."""
-    from storage import frames
+    """Each room's latest message and current activity (``storage.research.frames.last_messages``)."""
+    from storage.research import frames
 
     return frames.last_messages(db, room_ids)
 
 
 def analysis_frame(db: Any, analysis_id: int) -> pd.DataFrame:
-    """An analysis's answers with each room's design fields (``storage.frames.analysis_frame``)."""
-    from storage import frames
+    """An analysis's answers with each room's design fields (``storage.research.analysis_frames.analysis_frame``)."""
+    from storage.research import analysis_frames
 
-    return frames.analysis_frame(db, analysis_id)
+    return analysis_frames.analysis_frame(db, analysis_id)
 
 
 def tags_frame(db: Any, room_ids: Sequence[int] | None = None) -> pd.DataFrame:
-    """Every message tag of some rooms with its message (``storage.frames.tags_frame``)."""
-    from storage import frames
+    """Every message tag of some rooms with its message (``storage.research.analysis_frames.tags_frame``)."""
+    from storage.research import analysis_frames
 
-    return frames.tags_frame(db, room_ids)
+    return analysis_frames.tags_frame(db, room_ids)
 
 
 def data_version(db: Any) -> tuple[Any, ...]:
     """A fingerprint that changes whenever what these tables show changes (cache key)."""
-    from storage import frames
+    from storage.research import frames
 
     return frames.data_version(db)
 

@@ -7,15 +7,29 @@ errors unchanged: a missing id is ``storage.RecordNotFound``, a ``LookupError``)
 
 from __future__ import annotations
 
-from storage.analysis import answers, get_analysis, list_analyses
-from storage.codes import message_tags
-from storage.drafts import PartialDraft, partial_draft, room_draft
-from storage.events import events, latest_seq
-from storage.experiments import get_experiment, list_experiments, room_spend
-from storage.outages import waiting_for_server
-from storage.profiles import list_agent_profiles
-from storage.rooms import ROOM_SORTS, count_rooms, get_room, list_rooms, room_family, room_ids
-from storage.tables import Event
+from storage import (
+    ROOM_SORTS,
+    Event,
+    PartialDraft,
+    answers,
+    count_rooms,
+    events,
+    get_analysis,
+    get_experiment,
+    get_room,
+    latest_seq,
+    list_agent_profiles,
+    list_analyses,
+    list_experiments,
+    list_rooms,
+    message_tags,
+    partial_draft,
+    room_draft,
+    room_family,
+    room_ids,
+    room_spend,
+    waiting_for_server,
+)
 from vocabulary import EventKind
 
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import storage
 from conversation.access import Action, require
-from conversation.exceptions import ConversationStateError, ConversationValueError
-from conversation.rooms.boundary import translated
+from conversation.boundary import translated
+from conversation.exceptions import ConversationValueError, InUseError
 from conversation.rooms.manage import MAX_NAME_CHARS
 from conversation.vocabulary import ExperimentStatus
 
@@ -88,10 +88,8 @@ def delete_experiment(db: Any, experiment_id: int, *, actor: Any = None) -> None
     try:
         with translated():
             deleted = storage.delete_experiment(db, experiment_id, with_rooms=True)
-    except storage.RecordInUse as exc:
-        raise ConversationStateError(
-            f"experiment {experiment_id} cannot be deleted now: {exc}"
-        ) from exc
+    except InUseError as exc:
+        raise InUseError(f"experiment {experiment_id} cannot be deleted now: {exc}") from exc
     if not deleted:
         raise ConversationValueError(f"experiment {experiment_id} does not exist")
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import storage
 from conversation.access.roles import Action, Actor, require, who
+from conversation.boundary import translated
 from conversation.exceptions import ConversationValueError
 from conversation.experiments.design import (
     FINISHED,
@@ -21,7 +22,6 @@ from conversation.experiments.design import (
     room_agents,
 )
 from conversation.experiments.tally import mark_done_if_finished, progress
-from conversation.rooms.boundary import translated
 from conversation.rooms.config import RoomConfig, check_placement, request_settings
 from conversation.vocabulary import ExperimentStatus, HumanMessage, RoomStatus, entries_of
 

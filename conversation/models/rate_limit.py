@@ -1,5 +1,5 @@
 """The cluster-wide rate limiter: requests and tokens per minute per provider (or per model),
-shared by every worker process and the app through the database (``storage.rate_limits``).
+shared by every worker process and the app through the database (``storage.models.rate_limits``).
 
 Beside the per-process in-flight limit (:mod:`conversation.models.limits`), which bounds how many
 calls one process has open, this bounds how fast all of them together send: a hosted provider's
@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_delay
 
 import storage
+from conversation.boundary import storage_errors
 from conversation.exceptions import ConversationValueError
 from conversation.models.limits import provider_key
 from conversation.models.retries import RATE_PAUSE, http_status, outage_seconds
@@ -84,10 +85,13 @@ def parse_rate_limits(text: str) -> dict[str, storage.RateLimit]:
                 f"{RATE_LIMITS_ENV}: {pattern!r} needs a positive rpm or tpm, e.g. '60rpm'"
             )
         try:
-            limits[pattern] = storage.RateLimit(
-                rpm=values.get("rpm"), tpm=values.get("tpm"), burst_seconds=values.get("s", 1.0)
+            limits[pattern] = storage_errors(
+                storage.RateLimit,
+                rpm=values.get("rpm"),
+                tpm=values.get("tpm"),
+                burst_seconds=values.get("s", 1.0),
             )
-        except storage.StorageValueError as exc:
+        except ConversationValueError as exc:
             raise ConversationValueError(f"{RATE_LIMITS_ENV}: {pattern!r}: {exc}") from None
     return limits
 

@@ -9,7 +9,7 @@ re-run experiment or a fork up to its fork point reuses them.
 
 Guarantees:
 - only the entry of the call's own key is read (never the whole table);
-- an answer is written once: storing a key already stored changes nothing (``storage.cache``), so
+- an answer is written once: storing a key already stored changes nothing (``storage.models.cache``), so
   concurrent writers are safe; it is durable before ``ask`` returns;
 - calls that run at the same time on one event loop share one read and one write transaction
   (a worker asks hundreds of rooms at once);
@@ -30,6 +30,8 @@ from typing import Any, Generic, TypeVar
 from edsl.caching import Cache, CacheEntry
 
 import storage
+from conversation.boundary import storage_errors
+from conversation.exceptions import ConversationValueError, StorageFailure, StorageUnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +58,10 @@ def cache_key(model: Any, *, user_prompt: str, system_prompt: str, iteration: in
 class _Batch(Generic[T, R]):
     done: asyncio.Future[dict[str, R]]
     items: dict[str, T] = field(default_factory=dict)
+
+
+#: What a cache read or write may meet: it is logged and the model is asked (or the answer kept).
+_CACHE_TROUBLE = (StorageUnavailableError, StorageFailure, ConversationValueError)
 
 
 class _Coalescer(Generic[T, R]):
@@ -95,7 +101,7 @@ class _Coalescer(Generic[T, R]):
 
 
 class StoredCache:
-    """EDSL's ``Cache``, one entry at a time, backed by ``storage.cache`` (see the module doc)."""
+    """EDSL's ``Cache``, one entry at a time, backed by ``storage.models.cache`` (see the module doc)."""
 
     def __init__(self, db: storage.Database) -> None:
         self.db = db
@@ -121,15 +127,15 @@ class StoredCache:
 
     def _read(self, keys: dict[str, None]) -> dict[str, dict[str, Any]]:
         try:
-            return storage.cached_responses(self.db, list(keys))
-        except storage.StorageError as exc:
+            return storage_errors(storage.cached_responses, self.db, list(keys))
+        except _CACHE_TROUBLE as exc:
             log.warning("model cache not read (%s); the model is asked", exc)
             return {}
 
     def _write(self, entries: dict[str, dict[str, Any]]) -> dict[str, None]:
         try:
-            storage.store_cached_responses(self.db, entries)
-        except storage.StorageError as exc:
+            storage_errors(storage.store_cached_responses, self.db, entries)
+        except _CACHE_TROUBLE as exc:
             log.warning("model cache not written (%s); the answer is kept", exc)
         return {}
 

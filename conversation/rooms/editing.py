@@ -9,61 +9,25 @@ claimed keeps the version it was planned with).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 import storage
+from conversation.boundary import storage_errors
 from conversation.exceptions import ConversationValueError
 from conversation.rooms.config import RoomConfig, check_name
+from conversation.rooms.config.settings import EDITABLE, FIELDS, KEYWORDS
 from conversation.text.limits import check_message
 from conversation.vocabulary import AgentTurn, HumanMessage, entry_of
 
-#: What ``Room.update_config`` may change: the names ``Room.create`` takes (``roster`` is an
-#: alias of ``agents``).
-EDITABLE = (
-    "agents",
-    "planner",
-    "model",
-    "termination",
-    "moderated",
-    "prompt_template",
-    "context",
-    "seed",
-    "max_denials",
-    "retry",
-    "max_output_tokens",
-    "request_timeout",
-    "context_window",
-    "use_cache",
-    "breakpoints",
-    "streaming",
-    "partial_writes_per_second",
-)
-
 
 def build_arguments(config: RoomConfig) -> dict[str, Any]:
-    """The ``RoomConfig.build`` arguments that rebuild ``config`` as it is."""
+    """The ``RoomConfig.build`` arguments that rebuild ``config`` as it is: every setting by its
+    keyword (the stored form of each), the roster as its specs."""
     data = config.to_dict()
-    return {
-        "agents": list(config.roster),
-        "planner": data["planner"],
-        "model": data["model"],
-        "termination": data["termination"],
-        "prompt_template": data["prompt_template"],
-        "context": data["context"],
-        "seed": data["seed"],
-        "moderated": data["moderated"],
-        "max_denials": data["max_denials"],
-        "retry": data["retry"],
-        "max_output_tokens": data["max_output_tokens"],
-        "request_timeout": data["request_timeout"],
-        "context_window": data["context_window"],
-        "use_cache": config.use_cache,
-        "breakpoints": data.get("breakpoints"),
-        "streaming": config.streaming,
-        "partial_writes_per_second": config.partial_writes_per_second,
-        "in_process_only": config.in_process_only,
-    }
+    arguments = {KEYWORDS[name]: data.get(name, getattr(config, name)) for name in FIELDS}
+    arguments["agents"] = list(config.roster)
+    arguments["in_process_only"] = config.in_process_only
+    return arguments
 
 
 def changed_config(
@@ -100,11 +64,40 @@ def changed_config(
         )
     new = RoomConfig.build(**arguments)
     if model is not None:
-        new = replace(new, model=model)
+        new = new.model_copy(update={"model": model})
     before, after = current.to_dict(), new.to_dict()
     fields = [k for k in after.keys() | before.keys() if before.get(k) != after.get(k)]
     order = list(after)
     return new, sorted(fields, key=lambda k: order.index(k) if k in order else len(order))
+
+
+def config_versions(db: storage.Database, room_id: int) -> list[dict[str, Any]]:
+    """Every configuration version of room ``room_id``, oldest first: ``{version, config, by,
+    changes, from_seq, created_at}`` (version 1 is the one the room was created with)."""
+    rows = storage_errors(storage.room_config_versions, db, room_id)
+    if not rows:
+        record = storage_errors(storage.get_room, db, room_id)
+        return [
+            {
+                "version": 1,
+                "config": dict(record.config),
+                "by": None,
+                "changes": [],
+                "from_seq": 0,
+                "created_at": record.created_at,
+            }
+        ]
+    return [
+        {
+            "version": row.version,
+            "config": row.config,
+            "by": row.by,
+            "changes": list(row.changes or []),
+            "from_seq": row.from_seq,
+            "created_at": row.created_at,
+        }
+        for row in rows
+    ]
 
 
 def version_notice(by: str, changes: list[str]) -> str:
@@ -165,6 +158,7 @@ __all__ = [
     "EDITABLE",
     "build_arguments",
     "changed_config",
+    "config_versions",
     "check_by",
     "fork_edit",
     "version_notice",

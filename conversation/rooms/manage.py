@@ -14,8 +14,8 @@ from typing import Any
 
 import storage
 from conversation.access import Action, require
-from conversation.exceptions import ConversationStateError, ConversationValueError
-from conversation.rooms.boundary import storage_errors, translated
+from conversation.boundary import storage_errors, translated
+from conversation.exceptions import ConversationStateError, ConversationValueError, InUseError
 from conversation.rooms.config import RoomConfig
 from conversation.vocabulary import ExperimentStatus
 
@@ -130,8 +130,8 @@ def delete_room(db: Any, room_id: int, *, actor: Any = None) -> None:
     try:
         with translated():
             deleted = storage.delete_room(db, room_id)
-    except storage.RecordInUse as exc:  # a worker took it between the check and the delete
-        raise ConversationStateError(str(exc)) from exc
+    except InUseError as exc:  # a worker took it between the check and the delete
+        raise InUseError(str(exc)) from exc
     if not deleted:
         raise ConversationValueError(f"room {room_id} does not exist (already deleted?)")
 

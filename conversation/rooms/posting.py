@@ -13,8 +13,8 @@ from typing import Any
 
 import storage
 from conversation.access.roles import Action, Actor, require, who
+from conversation.boundary import storage_errors
 from conversation.exceptions import ConversationValueError
-from conversation.rooms.boundary import storage_errors
 from conversation.rooms.config import RoomConfig, check_name, reserved_speaker
 from conversation.text.limits import (
     MAX_AGENTS,

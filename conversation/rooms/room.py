@@ -25,23 +25,25 @@ import asyncio
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from typing_extensions import Unpack
+
 import storage
 from conversation.access.roles import Action, Actor, require, who
+from conversation.boundary import storage_errors, translating
 from conversation.exceptions import (
     ConversationStateError,
     ConversationValueError,
 )
-from conversation.models.settings import DEFAULT_MAX_OUTPUT_TOKENS, DEFAULT_TIMEOUT_SECONDS
-from conversation.rooms.boundary import storage_errors
-from conversation.rooms.config import RoomConfig, check_placement
+from conversation.rooms.config import RoomConfig, RoomSettings, check_placement
 from conversation.rooms.continuing import (
     check_continue_turns,
     continued_termination,
     no_answer_reason,
     turns_taken,
 )
-from conversation.rooms.editing import changed_config, fork_edit, version_notice
-from conversation.rooms.engine import Engine, HeldRoom, StepKind, owner_id
+from conversation.rooms.driving import drive
+from conversation.rooms.editing import changed_config, config_versions, fork_edit, version_notice
+from conversation.rooms.engine import Engine, owner_id
 from conversation.rooms.manage import store_room
 from conversation.rooms.posting import post_message
 from conversation.rooms.turn import Turn
@@ -63,6 +65,7 @@ from conversation.vocabulary import (
 )
 
 
+@translating
 class Room:
     """A durable conversation room (see the module docstring)."""
 
@@ -81,59 +84,26 @@ class Room:
         *,
         name: str,
         agents: Any,
-        planner: Any = None,
-        model: Any = None,
-        termination: Any = None,
-        moderated: bool = False,
-        prompt_template: str | None = None,
-        context: Any = None,
-        seed: int | None = None,
-        max_denials: int = 3,
-        retry: Any = None,
         experiment_id: int | None = None,
         condition: str | None = None,
         replicate: int | None = None,
-        max_output_tokens: int = DEFAULT_MAX_OUTPUT_TOKENS,
-        request_timeout: float = DEFAULT_TIMEOUT_SECONDS,
-        context_window: int | None = None,
-        use_cache: bool = True,
-        budget: Any = None,
         in_process_only: bool = False,
-        breakpoints: Any = None,
-        streaming: bool = True,
-        partial_writes_per_second: float = 4.0,
         actor: Actor | None = None,
+        **settings: Unpack[RoomSettings],
     ) -> Room:
-        """Store a new room (status ``idle``) and return it. Bad configuration raises
-        ``ConversationValueError`` naming the field, and nothing is stored. A model object that
-        cannot be rebuilt in another process is refused unless ``in_process_only`` (the room then
-        runs in this process only); see ``RoomConfig`` for the request settings. ``budget``: a
-        ``Budget`` or ``{"max_tokens": ..., "max_dollars": ...}``; once the room's recorded spend
-        reaches it no new turn starts (``termination.budget``). ``actor`` needs the researcher role
+        """Store a new room (status ``idle``) and return it. ``settings`` are the room's settings
+        (``RoomSettings``: planner, model, termination, moderated, prompt_template, context,
+        seed, retry, the request settings, budget, breakpoints, streaming, ...; each declared
+        once, with its default and doc, in ``rooms.config.settings``). Bad
+        configuration raises ``ConversationValueError`` naming the field, and nothing is stored.
+        A model object that cannot be rebuilt in another process is refused unless
+        ``in_process_only`` (the room then runs in this process only). ``budget``: a ``Budget``
+        or ``{"max_tokens": ..., "max_dollars": ...}``; once the room's recorded spend reaches it
+        no new turn starts (``termination.budget``). ``actor`` needs the researcher role
         (``PermissionDenied``)."""
         require(actor, Action.CREATE_ROOM)
         check_placement(name, experiment_id, condition, replicate)
-        config = RoomConfig.build(
-            agents=agents,
-            planner=planner,
-            model=model,
-            termination=termination,
-            prompt_template=prompt_template,
-            context=context,
-            seed=seed,
-            moderated=moderated,
-            max_denials=max_denials,
-            retry=retry,
-            max_output_tokens=max_output_tokens,
-            request_timeout=request_timeout,
-            context_window=context_window,
-            use_cache=use_cache,
-            budget=budget,
-            in_process_only=in_process_only,
-            breakpoints=breakpoints,
-            streaming=streaming,
-            partial_writes_per_second=partial_writes_per_second,
-        )
+        config = RoomConfig.build(agents=agents, in_process_only=in_process_only, **settings)
         return cls(db, store_room(db, name, config, experiment_id, condition, replicate))
 
     @classmethod
@@ -365,43 +335,9 @@ class Room:
         return await self._drive(max_turns)
 
     async def _drive(self, max_turns: int) -> list[Turn]:
-        """Take up to ``max_turns`` turns under one lease (released at the end), one engine step
-        at a time; the room's log is kept between steps, so a step costs the same at turn 800 as
-        at turn 50."""
-        engine = self._turn_engine()
-        token = storage.acquire_lease(self.db, self.id, self._owner, engine.lease_ttl)
-        if token is None:
-            return []  # another worker drives this room right now
-        loop = asyncio.get_running_loop()
-        renewed = loop.time()
-        held = HeldRoom(self.id, token)
-        taken: list[Turn] = []
-        try:
-            while len(taken) < max_turns:
-                if loop.time() - renewed > engine.lease_ttl / 3:
-                    if not storage.renew_lease(
-                        self.db, self.id, self._owner, token, engine.lease_ttl
-                    ):
-                        break
-                    renewed = loop.time()
-                step = await engine.step(held, claim_next=len(taken) + 1 < max_turns)
-                if step.turn is None:
-                    if step.again:
-                        continue  # bounded: the engine's refusal and failure counters
-                    break
-                taken.append(Turn(self.db, step.turn))
-                if step.kind != StepKind.CLAIM and step.kind != StepKind.RESUME:
-                    break
-                if step.turn.state != TurnState.DONE:
-                    break
-            else:
-                if taken and held.pending is None:
-                    # Stopped by the count, not by the room: settle its status now (the UI shows
-                    # "settled" at once), as the next step would.
-                    engine.begin([held], claim=False)
-        finally:
-            storage.release_lease(self.db, self.id, self._owner, token)
-        return taken
+        """Up to ``max_turns`` turns under one lease (``driving.drive``)."""
+        events = await drive(self.db, self.id, self._owner, self._turn_engine(), max_turns)
+        return [Turn(self.db, event) for event in events]
 
     def run(self, max_turns: int = 1_000) -> list[Turn]:
         """Take turns until the room settles, stops, pauses, waits for approval, fails or is
@@ -498,34 +434,11 @@ class Room:
     def config_versions(self) -> list[dict[str, Any]]:
         """Every configuration version, oldest first: ``{version, config, by, changes, from_seq,
         created_at}`` (version 1 is the one the room was created with)."""
-        rows = storage_errors(storage.room_config_versions, self.db, self.id)
-        if not rows:
-            record = self.record
-            return [
-                {
-                    "version": 1,
-                    "config": dict(record.config),
-                    "by": None,
-                    "changes": [],
-                    "from_seq": 0,
-                    "created_at": record.created_at,
-                }
-            ]
-        return [
-            {
-                "version": row.version,
-                "config": row.config,
-                "by": row.by,
-                "changes": list(row.changes or []),
-                "from_seq": row.from_seq,
-                "created_at": row.created_at,
-            }
-            for row in rows
-        ]
+        return config_versions(self.db, self.id)
 
     def export(self) -> dict[str, Any]:
         """The room as versioned JSON data (config and log; no secrets: keys are never stored)."""
-        from conversation.rooms.transfer import export_room
+        from conversation.rooms.transfer.exporting import export_room
 
         return export_room(self)
 
@@ -551,7 +464,7 @@ class Room:
         message has ``role: "user"``). The room and its whole log are written in one transaction.
         ``actor`` needs the researcher role.
         """
-        from conversation.rooms.transfer import import_room
+        from conversation.rooms.transfer.importing import import_room
 
         require(actor, Action.CREATE_ROOM)
         return import_room(

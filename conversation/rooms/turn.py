@@ -19,6 +19,7 @@ from typing import Any
 
 import storage
 from conversation.access.roles import Action, Actor, check_identity, require, who
+from conversation.boundary import translating
 from conversation.exceptions import (
     ConversationStateError,
     ConversationValueError,
@@ -32,6 +33,7 @@ MAX_REASON_CHARS = 2_000
 MAX_CONTENT_CHARS = 20_000
 
 
+@translating
 class Turn:
     """One agent turn: ``id``, ``conversation`` (the room id), ``parent``, ``inputs``, ``outputs``,
     ``result``, ``state``, ``saw``, ``model``, ``error``, ``waiting``, ``usage``, ``request_id``."""

@@ -5,7 +5,7 @@ Untrusted input (an import, a model spec, a room config, an experiment design, a
 is described by a pydantic model built on :class:`DoorModel` (strict types, unknown fields
 refused by name) and checked once, by :func:`validated`, where it enters; the code behind the
 door receives checked data. Each concept keeps its schema beside its handler
-(``rooms/transfer_schema.py``, ``models/spec_schema.py``, ``experiments/design_schema.py``,
+(``rooms/transfer/schema.py``, ``models/spec_schema.py``, ``experiments/design_schema.py``,
 ``analysis/question_schema.py``): this module only holds what they share.
 
 Sizes are not pydantic's job: every caller measures its input first (``text.limits``), so a

@@ -7,7 +7,7 @@ blocks while it runs, so it stays off the rooms' event loop) that asks them a ch
 stores each as it is had, then looks again; between chunks it sleeps until woken or
 ``poll_interval`` passes. ``BackgroundWorker`` starts one beside the rooms' loop (in every web
 server process) and ``python -m conversation.worker`` runs one too, so several runners may share
-a database: the claims (``storage.analysis_runs``) keep them from asking a room twice.
+a database: the claims (``storage.research.analysis_runs``) keep them from asking a room twice.
 
 A runner that died mid-chunk (``kill -9``, a crash) leaves its rooms ``asking``: a runner on the
 same host frees them as soon as it sees the process is gone (``worker.takeover``), any other when
@@ -22,6 +22,8 @@ import time
 
 import storage
 from conversation.analysis.runs import ANALYSIS_CHUNK, ANSWER_CLAIM_SECONDS, ask_next
+from conversation.boundary import translated
+from conversation.exceptions import StorageUnavailableError
 from conversation.worker.takeover import gone_owners
 from settings import SETTINGS
 
@@ -87,9 +89,10 @@ class AnalysisRunner:
         backoff = 0.0
         while not self._stop.is_set():
             try:
-                asked = self.run_once()
+                with translated():
+                    asked = self.run_once()
                 backoff = 0.0
-            except storage.DatabaseUnavailable as exc:
+            except StorageUnavailableError as exc:
                 backoff = min(max(backoff * 2, self.poll_interval), 30.0)
                 log.warning("database unavailable, retrying in %.2f s: %s", backoff, exc)
                 self._stop.wait(backoff)

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import storage
+from conversation.boundary import translated, unavailable
+from conversation.exceptions import StorageUnavailableError
 from conversation.experiments.runs import catch_up
 from conversation.models.bindings import ModelCache
 from conversation.rooms.engine import Call, Engine, HeldRoom, Reply, Step, owner_id
@@ -122,13 +124,14 @@ class Worker:
         try:
             while not self._stopping.is_set():
                 try:
-                    self._take_over_gone_owners()
-                    self._acquire_rooms()
-                    if until_idle and not self._held:
-                        break  # nothing held and nothing runnable left
-                    await self._begin_due()
-                    self._backoff = 0.0
-                except storage.DatabaseUnavailable as exc:
+                    with translated():
+                        self._take_over_gone_owners()
+                        self._acquire_rooms()
+                        if until_idle and not self._held:
+                            break  # nothing held and nothing runnable left
+                        await self._begin_due()
+                        self._backoff = 0.0
+                except StorageUnavailableError as exc:
                     await self._wait_for_database(exc)
                     continue
                 self._wake.clear()
@@ -142,11 +145,12 @@ class Worker:
                 )
                 waiter.cancel()
                 try:
-                    await self._finish_replies()
-                    self._renew_leases()
-                    self._flush_releases()
-                    self._look_after_experiments()
-                except storage.DatabaseUnavailable as exc:
+                    with translated():
+                        await self._finish_replies()
+                        self._renew_leases()
+                        self._flush_releases()
+                        self._look_after_experiments()
+                except StorageUnavailableError as exc:
                     await self._wait_for_database(exc)
             self._look_after_experiments(force=True)
         finally:
@@ -241,7 +245,7 @@ class Worker:
                 continue
             error = task.exception()
             if error is not None:
-                if isinstance(error, storage.DatabaseUnavailable):
+                if unavailable(error):
                     held.record.forget_log()
                     held.due = True  # the turn is still open: resumed on the next plan
                     continue
@@ -304,9 +308,10 @@ class Worker:
             return
         self._experiments_checked = loop.time()
         try:
-            if catch_up(self.db):  # also marks finished experiments done
-                self.wake()
-        except storage.DatabaseUnavailable:
+            with translated():
+                if catch_up(self.db):  # also marks finished experiments done
+                    self.wake()
+        except StorageUnavailableError:
             raise
         except Exception:  # bookkeeping must never stop the rooms
             log.exception("experiment bookkeeping failed")

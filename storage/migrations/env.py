@@ -1,7 +1,7 @@
 """Alembic environment for the rooms database.
 
 Two ways in:
-- programmatic (the normal path): :func:`storage.migrate.upgrade` puts an open SQLAlchemy connection,
+- programmatic (the normal path): :func:`storage.database.migrate.upgrade` puts an open SQLAlchemy connection,
   already inside a write transaction, in ``config.attributes["connection"]``;
 - command line (developers): the URL comes from ``sqlalchemy.url`` or ``ROOMS_DATABASE_URL``.
 
@@ -15,7 +15,7 @@ from alembic import context
 from sqlalchemy import create_engine
 
 from storage import tables
-from storage.config import database_url
+from storage.database.config import database_url
 
 config = context.config
 target_metadata = tables.metadata

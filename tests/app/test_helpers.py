@@ -11,7 +11,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from ui import charts, experiments, library
+from conversation import library
+from ui import charts, experiments
 from ui.templates import TEMPLATES
 
 
@@ -160,8 +161,8 @@ def test_traits_rows_name_the_row_and_problem() -> None:
 def test_library_round_trips_json_and_edsl_agent_list() -> None:
     drafts = [library.AgentDraft("Buyer", {"role": "buyer"}, "Be terse."),
               library.AgentDraft("Seller", {"role": "seller"})]  # fmt: skip
-    assert library.parse_import(library.export_json(drafts)) == drafts
-    again = library.parse_import(library.export_agent_list(drafts))
+    assert library.read_agents_file(library.export_json(drafts)) == drafts
+    again = library.read_agents_file(library.export_agent_list(drafts))
     assert [(d.name, dict(d.traits), d.instruction) for d in again] == [
         ("Buyer", {"role": "buyer"}, "Be terse."),
         ("Seller", {"role": "seller"}, ""),
@@ -182,14 +183,14 @@ def test_library_round_trips_json_and_edsl_agent_list() -> None:
     ],
 )
 def test_hostile_imports_are_rejected_with_the_reason(payload: str, fragment: str) -> None:
-    with pytest.raises(library.LibraryError, match=fragment):
-        library.parse_import(payload)
+    with pytest.raises(library.AgentsFileRejected, match=fragment):
+        library.read_agents_file(payload)
 
 
 def test_import_size_cap() -> None:
     big = json.dumps([{"name": "A", "instruction": "x" * (library.MAX_IMPORT_BYTES + 1)}])
-    with pytest.raises(library.LibraryError, match="limited"):
-        library.parse_import(big)
+    with pytest.raises(library.AgentsFileRejected, match="1,000,000 bytes"):
+        library.read_agents_file(big)
 
 
 def test_unique_copy_name() -> None:
@@ -294,9 +295,7 @@ def test_results_filter_rooms_by_text_reason_and_condition() -> None:
     assert list(filter_rooms(rooms, conditions=["(none)"])["room_id"]) == [2]
 
 
-@pytest.mark.parametrize(
-    "module", ["charts", "library", "templates", "experiments", "results", "rooms"]
-)
+@pytest.mark.parametrize("module", ["charts", "templates", "experiments", "results", "rooms"])
 def test_ui_helpers_are_plain_python(module: str) -> None:
     """The helpers hold the logic and stay testable without a Streamlit session: only
     bootstrap, widgets, live and room_forms draw anything."""

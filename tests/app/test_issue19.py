@@ -115,7 +115,7 @@ def test_a_second_moderator_is_told_who_decided_the_draft_first(db: Database) ->
 def test_the_sidebar_shows_the_database_url_literally(db: Database, db_url: str) -> None:
     """The sidebar showed ``sqlite:\\u2060////...``: an invisible WORD JOINER, copied along with the
     URL, broke a pasted URL. It is plain text now, exactly the URL."""
-    from storage.config import display_url
+    from storage import display_url
 
     at = app()
     shown_texts = [t.value for t in at.sidebar.text] + [c.value for c in at.sidebar.caption]

@@ -94,7 +94,7 @@ def test_selecting_a_disagreement_shows_the_message_and_the_reason_literally(db:
 
 
 def coding_rubric(db: Database, experiment: int) -> Any:
-    from conversation.analysis.rubrics import Rubric
+    from conversation.analysis.judges.rubrics import Rubric
 
     return Rubric.from_codebook("book", coding.codebook(db, experiment_id=experiment), none_label="none")  # fmt: skip
 

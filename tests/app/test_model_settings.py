@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+from pydantic.fields import FieldInfo
 from streamlit.testing.v1 import AppTest
 
 import storage
@@ -84,3 +86,25 @@ def test_an_experiment_is_rerun_from_the_cache_with_one_button(db: Database) -> 
         if e.kind == "agent"
     ]
     assert turns and all(e.data["cache_hit"] for e in turns)
+
+
+def test_the_form_defaults_come_from_the_settings_declaration(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The new-room form reads each default from ``RoomConfigBase``: change the declared
+    default and the form shows the new one."""
+    from conversation.rooms.config import settings
+
+    declared = settings.FIELDS["max_output_tokens"]
+    monkeypatch.setitem(
+        settings.FIELDS, "max_output_tokens", FieldInfo.merge_field_infos(declared, default=321)
+    )
+    at = app("pages/room.py")
+    at.selectbox(key="new-tpl").set_value("planner_coder_reviewer").run()
+    assert at.number_input(key="new-model-settings-max-output").value == 321
+    assert at.number_input(key="new-model-settings-timeout").value == settings.setting_default(
+        "request_timeout"
+    )
+    assert at.checkbox(key="new-model-settings-use-cache").value is settings.setting_default(
+        "use_cache"
+    )

@@ -245,7 +245,7 @@ def test_a_redrawn_room_picker_falls_back_to_the_shown_room_not_new_room(db: Dat
 def test_room_exports_are_built_on_click_not_on_every_rerun(
     db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from storage import frames
+    from storage.research import frames
 
     built: list[str] = []
     export_text, events_frame = rooms.export_text, frames.events_frame

@@ -151,14 +151,14 @@ def test_agents_duplicate_rename_clash_and_delete(db: Database) -> None:
     storage.create_agent_profile(db, "Carol")
     at = app("pages/agents.py")
     at.selectbox(key="agent-choice").set_value("Bob").run()
-    bob = storage.get_agent_profile(db, "Bob")
+    bob = storage.experiments.get_agent_profile(db, "Bob")
     at.button(key=f"dup-{bob.id}").click().run()
-    assert storage.get_agent_profile(db, "Bob_copy").traits == {"role": "seller"}
+    assert storage.experiments.get_agent_profile(db, "Bob_copy").traits == {"role": "seller"}
     at.selectbox(key="agent-choice").set_value("Bob").run()
     at.text_input(key=f"agent-name-{bob.id}").set_value("carol")
     at.button(key=f"save-{bob.id}").click().run()
     assert any("already exists" in e.value for e in at.error)
-    assert storage.get_agent_profile(db, bob.id).name == "Bob"
+    assert storage.experiments.get_agent_profile(db, bob.id).name == "Bob"
     at.checkbox(key=f"confirm-{bob.id}").check().run()
     at.button(key=f"del-{bob.id}").click().run()
     assert sorted(p.name for p in storage.list_agent_profiles(db)) == ["Bob_copy", "Carol"]

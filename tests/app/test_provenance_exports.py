@@ -14,8 +14,8 @@ import pytest
 from edsl import Agent, AgentList
 
 from conversation import CoordinatorPolicy, OfflineModel, Room
-from storage import Database, frames
-from storage.provenance import PROVENANCE_COLUMNS, provenance_row
+from storage import PROVENANCE_COLUMNS, Database, provenance_row
+from storage.research import frames
 from tests.support.room_common import speaker_of
 from ui import results
 

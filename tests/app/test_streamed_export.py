@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 import storage
-from storage import Database, frames
+from storage import Database
+from storage.research import frames
 from tests.app.test_pages import app, open_section
 from tests.storage.test_streamed_exports import _config, _log
 
@@ -21,7 +22,7 @@ def _experiment(db: Database) -> tuple[int, list[int]]:
     experiment = storage.create_experiment(db, "big study", status="done", rooms=planned)
     ids = storage.room_ids(db, experiment_id=experiment)
     for room_id, n in zip(ids, (3, 4), strict=True):
-        storage.import_events(db, room_id, _log(n)[1:])  # after the opening
+        storage.rooms.import_events(db, room_id, _log(n)[1:])  # after the opening
     return experiment, ids
 
 

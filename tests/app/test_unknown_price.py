@@ -56,7 +56,7 @@ def self_hosted_room(db: Database):
 def test_self_hosted_spend_is_unknown_not_zero(db: Database, self_hosted_room: Room) -> None:
     tokens, dollars, unpriced = storage.room_spend(db, self_hosted_room.id)
     assert tokens > 0 and dollars == 0 and unpriced == 2
-    from storage import frames
+    from storage.research import frames
 
     (row,) = frames.rooms_summary(db).itertuples()
     assert row.unpriced_calls == 2

@@ -17,9 +17,9 @@ import pytest
 
 import storage
 from conversation.analysis import coding, judges
-from conversation.analysis.judge_tables import agreement
-from conversation.analysis.raters import ratings
-from conversation.analysis.rubrics import Rubric
+from conversation.analysis.judges.raters import ratings
+from conversation.analysis.judges.rubrics import Rubric
+from conversation.analysis.judges.tables import agreement
 from storage import Database
 
 pytestmark = pytest.mark.llm

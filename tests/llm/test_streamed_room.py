@@ -58,7 +58,7 @@ def test_a_streamed_room_turn_is_drafted_cached_and_rerun_identically(smollm2, d
     assert stored.data.get("cache_hit") is False
     assert stored.data.get("usage_estimated") is True  # llama.cpp sends no usage in a stream
     assert stored.output_tokens and stored.input_tokens
-    assert storage.cache_size(db) >= 1  # the answer is in the model cache
+    assert storage.models.cache_size(db) >= 1  # the answer is in the model cache
 
     again = twin(db, smollm2, "second")
     started = time.perf_counter()

@@ -63,7 +63,7 @@ def test_a_turn_killed_after_its_answer_is_resumed_from_the_cache(
     try:
         orphan = storage.events(db, room.id)[-1]
         assert (orphan.state, orphan.content) == ("running", "")
-        assert storage.cache_size(db) == 1  # the answer was kept before the process died
+        assert storage.models.cache_size(db) == 1  # the answer was kept before the process died
         wait_for_lease_expiry(db, room.id)
         model = scripted_model()
         resumed = drive_with(Room.open(db, room.id), model)
@@ -129,7 +129,7 @@ def test_a_rerun_by_another_worker_process_is_answered_from_the_shared_cache(
         assert not any(
             e.data["cache_hit"] for rows in original.values() for e in rows if e.kind == "agent"
         )
-        stored = storage.cache_size(db)
+        stored = storage.models.cache_size(db)
         assert stored == 16  # 4 rooms x 4 agent turns, written by the worker process
         again = rerun_experiment(db, first)
     finally:
@@ -144,6 +144,6 @@ def test_a_rerun_by_another_worker_process_is_answered_from_the_shared_cache(
         agent = [e for rows in rerun.values() for e in rows if e.kind == "agent"]
         assert len(agent) == 16 and all(e.data["cache_hit"] is True for e in agent)
         assert sum((e.input_tokens or 0) + (e.output_tokens or 0) for e in agent) == 0
-        assert storage.cache_size(db) == stored  # nothing new was asked
+        assert storage.models.cache_size(db) == stored  # nothing new was asked
     finally:
         db.dispose()

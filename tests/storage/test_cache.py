@@ -18,7 +18,7 @@ def test_entries_are_read_back_by_key_and_only_those(db: Database) -> None:
     storage.store_cached_responses(db, {"k1": entry("m", "one"), "k2": entry("m", "two")})
     assert storage.cached_responses(db, ["k1", "missing"]) == {"k1": entry("m", "one")}
     assert storage.cached_responses(db, []) == {}
-    assert storage.cache_size(db) == 2
+    assert storage.models.cache_size(db) == 2
 
 
 def test_a_key_is_written_once_and_a_second_writer_changes_nothing(db: Database) -> None:
@@ -47,7 +47,7 @@ def test_concurrent_writers_of_the_same_keys_never_fail(db_url: str) -> None:
         thread.join()
     try:
         assert errors == []
-        assert storage.cache_size(databases[0]) == 50
+        assert storage.models.cache_size(databases[0]) == 50
         outputs = {
             e["output"] for e in storage.cached_responses(databases[0], ["key-0-0"]).values()
         }
@@ -64,4 +64,4 @@ def test_bad_entries_are_refused_and_clearing_empties_the_cache(db: Database) ->
         storage.store_cached_responses(db, {"k": {"output": "no model"}})
     storage.store_cached_responses(db, {"k": entry("m", "x")})
     assert storage.clear_model_cache(db) == 1
-    assert storage.cache_size(db) == 0
+    assert storage.models.cache_size(db) == 0

@@ -1,4 +1,4 @@
-"""Qualitative coding storage (``storage.codes``) and its library API
+"""Qualitative coding storage (``storage.research.codes``) and its library API
 (``conversation.analysis.coding``): codebooks, tags with who and when, bounds, cascades."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ import pytest
 import storage
 from conversation.analysis import coding
 from conversation.exceptions import ConversationValueError
-from storage import Database, DuplicateName, StorageValueError
+from storage import Database, StorageValueError
+from storage.errors import DuplicateName
 
 
 def _room_with_message(db: Database, **room: object) -> tuple[int, int]:
@@ -74,7 +75,7 @@ def test_a_codebook_belongs_to_one_experiment_or_one_room(db: Database) -> None:
     with pytest.raises(DuplicateName):
         storage.add_code_label(db, "x", room_id=room_id)
         storage.add_code_label(db, "x", room_id=room_id)
-    for n in range(storage.codes.MAX_LABELS - 1):
+    for n in range(storage.research.codes.MAX_LABELS - 1):
         storage.add_code_label(db, f"l{n}", room_id=room_id)
     with pytest.raises(StorageValueError, match="at most 100 labels"):
         storage.add_code_label(db, "one too many", room_id=room_id)

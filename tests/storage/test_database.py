@@ -13,7 +13,8 @@ import pytest
 from sqlalchemy import text
 
 import storage
-from storage import Database, StorageValueError, config
+from storage import Database, StorageValueError
+from storage.database import config
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Partial drafts (storage.drafts): fenced writes, readers that see only a live writer's text,
+"""Partial drafts (storage.rooms.drafts): fenced writes, readers that see only a live writer's text,
 stop requests, and the commit that removes them."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def running(db: Database) -> tuple[int, int, int]:
 
 def test_a_written_draft_is_read_while_its_turn_runs_and_never_in_the_log(db, running) -> None:
     room, token, turn = running
-    assert storage.start_draft(db, turn, token) == storage.DraftWrite(True, None)
+    assert storage.start_draft(db, turn, token) == storage.rooms.DraftWrite(True, None)
     assert storage.partial_draft(db, turn) is None  # no text yet
     for text in ("Hello", "Hello there", "Hello there, Bob"):
         assert storage.write_draft(db, turn, token, text).applied
@@ -102,7 +102,7 @@ def test_a_stop_request_reaches_the_writer_and_names_who(db, running) -> None:
     assert storage.request_stop(db, turn, "mod@lab")
     assert storage.request_stop(db, turn, "second")  # the first name is kept
     assert storage.write_draft(db, turn, token, "Hello there").stop_by == "mod@lab"
-    assert storage.write_draft(db, turn, token, None) == storage.DraftWrite(True, "mod@lab")
+    assert storage.write_draft(db, turn, token, None) == storage.rooms.DraftWrite(True, "mod@lab")
     assert storage.stop_requested(db, turn) == "mod@lab"
     with pytest.raises(storage.StorageValueError):
         storage.request_stop(db, turn, "")

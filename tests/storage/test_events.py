@@ -108,7 +108,7 @@ def test_get_and_find_event(db: Database, room: int) -> None:
     assert stored.words == 1
     assert storage.find_event(db, room, "r-9") == event
     assert storage.find_event(db, room, "nope") is None
-    with pytest.raises(storage.EventNotFound):
+    with pytest.raises(storage.errors.EventNotFound):
         storage.get_event(db, 12345)
 
 
@@ -195,7 +195,7 @@ RECORDED = [
 
 
 def test_import_events_restores_recorded_fields_verbatim(db: Database, room: int) -> None:
-    imported = storage.import_events(db, room, RECORDED)
+    imported = storage.rooms.import_events(db, room, RECORDED)
     assert [e.seq for e in imported] == [1, 2, 3, 4]
     stored = storage.events(db, room)
     assert stored == imported
@@ -203,28 +203,28 @@ def test_import_events_restores_recorded_fields_verbatim(db: Database, room: int
         for field, value in record.items():
             assert getattr(event, field) == value, field
     # importing the same records again is idempotent where request ids exist
-    again = storage.import_event(db, room, **RECORDED[1])
+    again = storage.rooms.import_event(db, room, **RECORDED[1])
     assert again.id == imported[1].id and storage.latest_seq(db, room) == 4
 
 
 def test_import_events_is_all_or_nothing(db: Database, room: int) -> None:
     bad = [*RECORDED[:2], {"kind": "agent", "speaker": "Bob", "content": "x", "state": "zzz"}]
     with pytest.raises(StorageValueError, match="event 2 state"):
-        storage.import_events(db, room, bad)
+        storage.rooms.import_events(db, room, bad)
     with pytest.raises(StorageValueError, match=r"unknown field\(s\) \['api_key'\]"):
-        storage.import_event(db, room, "human", "u", "hi", api_key="sk-nope")
+        storage.rooms.import_event(db, room, "human", "u", "hi", api_key="sk-nope")
     with pytest.raises(StorageValueError, match="cost"):
-        storage.import_event(db, room, "agent", "Alice", "hi", cost=math.nan)
+        storage.rooms.import_event(db, room, "agent", "Alice", "hi", cost=math.nan)
     with pytest.raises(StorageValueError, match="no turn state"):
-        storage.import_event(db, room, "human", "u", "hi", state="done")
+        storage.rooms.import_event(db, room, "human", "u", "hi", state="done")
     conflicting = [RECORDED[0], {**RECORDED[0], "content": "changed"}]
     with pytest.raises(RequestIdConflict):
-        storage.import_events(db, room, conflicting)
+        storage.rooms.import_events(db, room, conflicting)
     assert storage.latest_seq(db, room) == 0  # nothing of any failed import was written
 
 
 def test_import_derives_activity_and_round_when_missing(db: Database, room: int) -> None:
-    first, second = storage.import_events(
+    first, second = storage.rooms.import_events(
         db,
         room,
         [
@@ -232,7 +232,7 @@ def test_import_derives_activity_and_round_when_missing(db: Database, room: int)
             {"kind": "agent", "speaker": "Alice", "content": "b", "round": 2},
         ],
     )
-    third = storage.import_event(db, room, "system", "system", "note")
+    third = storage.rooms.import_event(db, room, "system", "system", "note")
     assert [(e.activity, e.round) for e in (first, second, third)] == [(1, 0), (1, 2), (1, 2)]
 
 
@@ -254,7 +254,7 @@ def test_import_derives_activity_and_round_when_missing(db: Database, room: int)
 )
 def test_an_event_snapshot_is_what_model_construct_builds(values: dict) -> None:
     """The storage's fast snapshot builds the object ``Event.model_construct`` builds."""
-    from storage._tx import event_snapshot
+    from storage.rooms.rows import event_snapshot
     from storage.tables import Event
 
     fast, slow = event_snapshot(**values), Event.model_construct(**values)
@@ -271,7 +271,7 @@ def test_one_builder_of_an_event_row() -> None:
     the derived values: words from the content, lists for saw/visible_to, the times defaulted."""
     from datetime import UTC, datetime
 
-    from storage._tx import EVENT_COLUMNS, EVENTS, event_row
+    from storage.rooms.rows import EVENT_COLUMNS, EVENTS, event_row
 
     now = datetime(2026, 1, 2, tzinfo=UTC)
     row = event_row(7, 3, kind="agent", speaker="A", content="two words", saw=(1, 2), now=now)

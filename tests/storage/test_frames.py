@@ -11,7 +11,8 @@ import pytest
 from sqlalchemy import event
 
 import storage
-from storage import Database, frames
+from storage import Database
+from storage.research import analysis_frames, frames
 
 
 @pytest.fixture
@@ -147,7 +148,7 @@ def test_analysis_frame(db: Database) -> None:
     analysis = storage.create_analysis(db, "deal", {"text": "Deal?"})
     storage.record_answer(db, analysis, a, "yes")
     storage.record_answer(db, analysis, b, None, error={"type": "E", "message": "m"})
-    frame = frames.analysis_frame(db, analysis)
+    frame = analysis_frames.analysis_frame(db, analysis)
     assert list(frame["condition"]) == ["cheap", "pricey"]
     assert frame["answer"].iloc[0] == "yes" and pd.isna(frame["answer"].iloc[1])
     assert pd.isna(frame["error_type"].iloc[0]) and frame["error_type"].iloc[1] == "E"
@@ -326,7 +327,7 @@ def test_pages_stay_bounded_with_many_stored_events(db: Database) -> None:
 def test_the_lean_events_frame_is_the_full_one_without_its_provenance(db: Database) -> None:
     """``provenance=False`` (the charts' frame, built a column at a time) holds the same values
     and types as the full frame in every column but the provenance ones, which stay empty."""
-    from storage.provenance import PROVENANCE_COLUMNS
+    from storage.research.provenance import PROVENANCE_COLUMNS
 
     rooms = [_room_with_turns(db, "one"), _room_with_turns(db, "two")]
     full = frames.events_frame(db, rooms)

@@ -1,4 +1,4 @@
-"""Judge storage (``storage.judges``) on SQLite and PostgreSQL: rubric versions stored once,
+"""Judge storage (``storage.research.judges``) on SQLite and PostgreSQL: rubric versions stored once,
 scores replaced in place per (rubric version, unit, judge, dimension), run counters, cascades."""
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def test_a_judge_run_and_its_rescoring_on_this_backend(db: Database, room: int) 
     """The library over this backend: a run, a forced re-run from the model cache, an edit that
     re-asks its one changed dimension (JSON values, upserts and cache writes on both)."""
     from conversation.analysis import judges
-    from conversation.analysis.rubrics import Rubric
+    from conversation.analysis.judges.rubrics import Rubric
     from conversation.models import OfflineModel
 
     def rubric(points: int) -> Rubric:

@@ -7,7 +7,8 @@ from datetime import timedelta
 import pytest
 
 import storage
-from storage import Database, LeaseLost, RoomNotFound, StorageValueError
+from storage import Database, RoomNotFound, StorageValueError
+from storage.errors import LeaseLost
 from tests.support.clocks import FakeClock
 
 
@@ -88,10 +89,10 @@ def test_release_needs_the_current_owner_and_token(db: Database, room: int) -> N
 
 def test_require_lease_raises_lease_lost(db: Database, room: int, clock: FakeClock) -> None:
     token = storage.acquire_lease(db, room, "w1", 10)
-    storage.require_lease(db, room, token)
+    storage.rooms.require_lease(db, room, token)
     clock.advance(10)
     with pytest.raises(LeaseLost, match="no longer current"):
-        storage.require_lease(db, room, token)
+        storage.rooms.require_lease(db, room, token)
 
 
 def test_lease_validation(db: Database, room: int) -> None:

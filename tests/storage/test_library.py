@@ -7,7 +7,8 @@ import math
 import pytest
 
 import storage
-from storage import Database, DuplicateName, StorageValueError
+from storage import Database, StorageValueError
+from storage.errors import DuplicateName
 
 
 @pytest.fixture
@@ -49,8 +50,8 @@ def test_agent_profile_crud(db: Database) -> None:
     )
     bob = storage.create_agent_profile(db, "Bob")
     assert [p.name for p in storage.list_agent_profiles(db)] == ["Alice", "Bob"]
-    assert storage.get_agent_profile(db, "Alice").id == alice
-    assert storage.get_agent_profile(db, bob).traits == {}
+    assert storage.experiments.get_agent_profile(db, "Alice").id == alice
+    assert storage.experiments.get_agent_profile(db, bob).traits == {}
     updated = storage.update_agent_profile(db, alice, traits={"persona": "seller"})
     assert updated.traits == {"persona": "seller"} and updated.instruction == "Negotiate firmly."
     assert updated.updated_at >= updated.created_at
@@ -58,10 +59,10 @@ def test_agent_profile_crud(db: Database) -> None:
         storage.create_agent_profile(db, "Bob")
     with pytest.raises(DuplicateName):
         storage.update_agent_profile(db, alice, name="Bob")
-    assert storage.get_agent_profile(db, alice).name == "Alice"
+    assert storage.experiments.get_agent_profile(db, alice).name == "Alice"
     assert storage.delete_agent_profile(db, bob)
-    with pytest.raises(storage.AgentProfileNotFound):
-        storage.get_agent_profile(db, "Bob")
+    with pytest.raises(storage.errors.AgentProfileNotFound):
+        storage.experiments.get_agent_profile(db, "Bob")
 
 
 @pytest.mark.parametrize(
@@ -106,11 +107,11 @@ def test_analysis_answers_are_upserted_per_room(db: Database) -> None:
         (rooms[1], None, None),
     ]
     assert answers[1].error["code"] == "timeout"
-    assert storage.update_analysis(db, analysis, status="done").status == "done"
+    assert storage.research.update_analysis(db, analysis, status="done").status == "done"
     assert [a.id for a in storage.list_analyses(db, experiment_id=experiment)] == [analysis]
     with pytest.raises(storage.RoomNotFound):
         storage.record_answer(db, analysis, 999, "yes")
-    assert storage.delete_analysis(db, analysis)
+    assert storage.research.delete_analysis(db, analysis)
     with pytest.raises(storage.AnalysisNotFound):
         storage.record_answer(db, analysis, rooms[0], "yes")
     with pytest.raises(StorageValueError, match="question"):

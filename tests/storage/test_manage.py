@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 import storage
-from storage import Database, frames
+from storage import Database
+from storage.research import frames
 
 
 @pytest.fixture

@@ -13,8 +13,9 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 import storage
-from storage import Database, UnsupportedDatabaseVersion, migrate
-from storage.config import normalize_url
+from storage import Database, normalize_url
+from storage.database import migrate
+from storage.errors import UnsupportedDatabaseVersion
 from storage.tables import metadata
 
 
@@ -199,7 +200,7 @@ def test_migrations_work_from_any_working_directory(
 
 def test_the_fast_head_check_agrees_with_alembic(blank_db_url: str) -> None:
     """Opening a database at head skips Alembic; the files name the same head Alembic knows."""
-    from storage import schema_head
+    from storage.database import schema_head
 
     assert schema_head.file_head() == migrate.head_revision()
     with Database(blank_db_url) as db:

@@ -21,8 +21,9 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 
 import storage
-from storage import CannotOpenDatabase, Database, RequestIdConflict, frames, migrate
-from storage.config import normalize_url
+from storage import CannotOpenDatabase, Database, RequestIdConflict, normalize_url
+from storage.database import migrate
+from storage.research import frames
 from storage.tables import metadata
 from tests.support import databases
 

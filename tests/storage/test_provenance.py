@@ -1,4 +1,4 @@
-"""The provenance columns of one event (``storage.provenance``): where each value comes from."""
+"""The provenance columns of one event (``storage.research.provenance``): where each value comes from."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from types import SimpleNamespace
 from typing import Any
 
-from storage.provenance import PROVENANCE_COLUMNS, provenance_row
+from storage.research.provenance import PROVENANCE_COLUMNS, provenance_row
 
 
 def event(**changes: Any) -> SimpleNamespace:

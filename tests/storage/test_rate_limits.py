@@ -1,4 +1,4 @@
-"""The rate limiter's buckets (storage.rate_limits): refill, debt, pause, and the shared row."""
+"""The rate limiter's buckets (storage.models.rate_limits): refill, debt, pause, and the shared row."""
 
 from __future__ import annotations
 

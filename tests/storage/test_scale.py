@@ -106,7 +106,7 @@ def experiment_with_rooms(db: Database, count: int, opened: bool = True) -> tupl
 def test_stopping_many_rooms_takes_a_few_statements_per_batch(
     db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("storage.scale.BATCH_ROOMS", 10)
+    monkeypatch.setattr("storage.rooms.room.BATCH_ROOMS", 10)
     experiment_id, ids = experiment_with_rooms(db, 25)
     storage.update_room(db, ids[0], status="terminated")  # finished: left alone
     done: list[tuple[int, int]] = []
@@ -139,7 +139,7 @@ def test_stopping_many_rooms_takes_a_few_statements_per_batch(
 def test_a_design_is_created_in_batches_with_progress(
     db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("storage.experiments.CREATE_BATCH", 7)
+    monkeypatch.setattr("storage.experiments.experiments.CREATE_BATCH", 7)
     rooms = [
         storage.ExperimentRoom(
             name=f"big | c | #{i}",
@@ -183,6 +183,6 @@ def test_a_secret_in_any_room_refuses_the_whole_design(db: Database) -> None:
         )
         for i in range(1, 4)
     ]
-    with pytest.raises(storage.ConfigContainsSecret):
+    with pytest.raises(storage.errors.ConfigContainsSecret):
         storage.create_experiment(db, "s", {}, status="running", rooms=rooms)
     assert storage.list_experiments(db) == [] and storage.count_rooms(db) == 0

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 import storage
-from storage import ConfigContainsSecret, Database
+from storage import Database
+from storage.errors import ConfigContainsSecret
 from storage.secret_guard import check_no_secrets, is_secret_key
 
 

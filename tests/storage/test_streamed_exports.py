@@ -15,7 +15,8 @@ import pytest
 import storage
 from conversation import analysis, browse
 from conversation.browse import streamed
-from storage import Database, frames
+from storage import Database
+from storage.research import frames
 
 
 @pytest.fixture

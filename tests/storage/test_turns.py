@@ -7,7 +7,8 @@ from datetime import timedelta
 import pytest
 
 import storage
-from storage import Database, InvalidTransition, StorageValueError, TurnCommit
+from storage import Database, StorageValueError, TurnCommit
+from storage.errors import InvalidTransition
 from tests.support.clocks import FakeClock
 
 

@@ -26,8 +26,7 @@ from pathlib import Path
 import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
 
-from storage import Database
-from storage.config import normalize_url
+from storage import Database, normalize_url
 
 TEST_DATABASE_ENV = "ROOMS_TEST_DATABASE"
 #: Folders under ``tests/`` whose database-backed tests run on both backends when a server is set.

@@ -7,6 +7,8 @@ from __future__ import annotations
 import time
 
 import storage
+from conversation.boundary import translated
+from conversation.exceptions import NotFoundError
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.engine.plan import Budgets
 from conversation.rooms.engine.records import BUDGET_TTL_SECONDS, HeldRoom
@@ -44,8 +46,9 @@ class ExperimentBudgets:
         if known is not None and known[0] > now:
             return known[1]
         try:
-            config = storage.get_experiment(self.db, experiment_id).config
-        except storage.ExperimentNotFound:
+            with translated():
+                config = storage.get_experiment(self.db, experiment_id).config
+        except NotFoundError:
             config = {}
         budget = Budget.from_dict((config or {}).get("budget"), field="experiment budget")
         self._known[experiment_id] = (now + BUDGET_TTL_SECONDS, budget)

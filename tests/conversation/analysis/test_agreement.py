@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import cohen_kappa_score
 
 from conversation.analysis import agreement as ag
+from conversation.analysis.agreement.values import missing
 from conversation.exceptions import ConversationValueError
 
 NAN = float("nan")
@@ -33,7 +34,7 @@ WORDS = ["very low", "low", "mid", "high", "very high"]
 
 
 def _as_words(table: list[list[object]]) -> list[list[object]]:
-    return [[None if ag._missing(v) else WORDS[int(v) - 1] for v in row] for row in table]
+    return [[None if missing(v) else WORDS[int(v) - 1] for v in row] for row in table]
 
 
 # --- Krippendorff's alpha -----------------------------------------------------------------------
@@ -304,7 +305,7 @@ def _long(table: list[list[object]], names: list[str]) -> pd.DataFrame:
         (f"m{unit}", name, value)
         for name, row in zip(names, table, strict=True)
         for unit, value in enumerate(row)
-        if not ag._missing(value)
+        if not missing(value)
     ]
     return pd.DataFrame(rows, columns=["unit", "rater", "value"])
 

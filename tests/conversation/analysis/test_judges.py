@@ -10,7 +10,9 @@ import pytest
 
 import storage
 from conversation.analysis import coding, judges
-from conversation.analysis.judge_tables import (
+from conversation.analysis.judges.raters import human_ratings, ratings
+from conversation.analysis.judges.rubrics import Rubric
+from conversation.analysis.judges.tables import (
     agreement,
     by_condition,
     confusion,
@@ -19,8 +21,6 @@ from conversation.analysis.judge_tables import (
     export_scores_csv,
     scores_frame,
 )
-from conversation.analysis.raters import human_ratings, ratings
-from conversation.analysis.rubrics import Rubric
 from conversation.exceptions import ConversationValueError
 from conversation.models import OfflineModel
 from storage import Database

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conversation.analysis.rubrics import (
+from conversation.analysis.judges.rubrics import (
     UNIT_FIELDS,
     Dimension,
     IntervalScale,

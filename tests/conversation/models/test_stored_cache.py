@@ -58,7 +58,7 @@ def test_the_key_is_edsls_own_and_other_prompts_or_iterations_ask_again(db: Data
     other = ask_sync(model, user_prompt="q", system_prompt="s", cache=cache, iteration=7)
     changed = ask_sync(model, user_prompt="q2", system_prompt="s", cache=cache)
     assert [one.text, other.text, changed.text] == ["draw 1", "draw 2", "draw 3"]
-    assert storage.cache_size(db) == 3
+    assert storage.models.cache_size(db) == 3
     stored = cache.entries([one.cache_key])[one.cache_key]
     assert (stored.user_prompt, stored.system_prompt, stored.iteration) == ("q", "s", 0)
 
@@ -80,7 +80,7 @@ def test_an_empty_answer_is_never_stored(db: Database) -> None:
     cache = StoredCache(db)
     with pytest.raises(ModelCallError, match="no text"):
         ask_sync(model, user_prompt="q", system_prompt="s", cache=cache)
-    assert storage.cache_size(db) == 0
+    assert storage.models.cache_size(db) == 0
     assert ask_sync(model, user_prompt="q", system_prompt="s", cache=cache).text == "now an answer"
 
 

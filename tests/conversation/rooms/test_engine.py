@@ -207,15 +207,15 @@ def test_stopping_is_one_write_with_its_notice(
 def test_an_import_that_fails_halfway_leaves_no_room(
     db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import storage.rooms as rooms_module
+    import storage.rooms.imports as imports_module
 
-    real = rooms_module._insert_imported
+    real = imports_module._insert_imported
 
     def half(conn: Any, room_id: int, prepared: Any, now: Any) -> Any:
         real(conn, room_id, prepared[:1], now)
         raise storage.StorageValueError("the disk said no halfway through")
 
-    monkeypatch.setattr(rooms_module, "_insert_imported", half)
+    monkeypatch.setattr(imports_module, "_insert_imported", half)
     messages = [{"speaker": "user", "content": "hi"}, {"speaker": "Alice", "content": "hello"}]
     with pytest.raises(ImportRejected, match="halfway"):
         Room.import_messages(db, messages, agents=agents())

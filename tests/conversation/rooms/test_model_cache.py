@@ -100,7 +100,7 @@ def test_a_room_with_the_cache_off_always_asks_the_model(db: Database) -> None:
     second = run_room(db, model, use_cache=False)
     assert [r.content for r in agent_rows(first)] != [r.content for r in agent_rows(second)]
     assert not any(r.data["cache_hit"] for r in agent_rows(second))
-    assert storage.cache_size(db) == 0
+    assert storage.models.cache_size(db) == 0
     assert first.config.use_cache is False
 
 
