@@ -118,8 +118,8 @@ def tally_room(db: Database, room_id: int, tally: dict[str, Any], verbose: bool)
         if words in earlier:
             key = "copies" if len(words) >= MIN_WORDS else "short_repeats"
             tally[key] += 1
-            if key == "copies" and len(tally["examples"]) < 6:
-                tally["examples"].append(f"copy: {text[:160]}")
+            if len(tally["examples"]) < 8:
+                tally["examples"].append(f"{key[:-1]}: {text[:160]}")
         earlier.append(words)
         problems = reply_problems(text, [event.speaker], roster)
         tally["made_up_turns"] += "made_up_turn" in problems
