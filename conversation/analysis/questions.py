@@ -109,9 +109,15 @@ def analyze(
     model: Any = None,
     cache: Any = None,
     actor: Actor | None = None,
+    iteration: int = 0,
 ) -> Analysis:
     """Ask every question about every scenario with ``model`` (default: ``default_model()``).
-    ``actor`` needs the researcher role (``PermissionDenied`` before any model is asked)."""
+    ``actor`` needs the researcher role (``PermissionDenied`` before any model is asked).
+
+    ``iteration``: EDSL's cache iteration of the answers kept (0: the usual one). A panel's
+    second judge on the same model asks at iteration 1, so its answers are its own samples, not
+    the first judge's cached ones (EDSL runs the iterations before it too: those are the earlier
+    judges' answers, from the cache, and are not kept)."""
     require(actor, Action.RUN_ANALYSIS)
     from edsl import Cache, Scenario, ScenarioList, Survey
 
@@ -129,7 +135,10 @@ def analyze(
     job = Survey(question_list).by(ScenarioList(prepared)).by(chosen)
     remote = needs_remote_jobs(chosen)
     local_only = getattr(chosen, "_inference_service_", None) == OFFLINE_SERVICE or not remote
+    if not isinstance(iteration, int) or isinstance(iteration, bool) or iteration < 0:
+        raise ConversationValueError(f"iteration must be a whole number >= 0, got {iteration!r}")
     results = job.run(
+        n=iteration + 1,
         cache=Cache(data={}) if cache is None else cache,
         disable_remote_inference=local_only,
         disable_remote_cache=local_only,
@@ -140,6 +149,11 @@ def analyze(
     names = [q.question_name for q in question_list]
     if results is None or len(results) == 0:
         raise ModelCallError(_failure_message(results, names), code="analysis_failed")
+    if iteration:  # the earlier iterations were the earlier judges' answers: not kept
+        from edsl import Results
+
+        kept = [result for result in results if result["iteration"] == iteration]
+        results = Results(survey=results.survey, data=kept)
     rows, failures = _rows(results, originals, question_list)
     return Analysis(results=results, rows=rows, failures=failures)
 

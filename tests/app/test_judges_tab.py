@@ -77,7 +77,7 @@ def test_selecting_a_disagreement_shows_the_message_and_the_reason_literally(db:
     rubric = coding_rubric(db, experiment)
 
     def hostile(prompt: str, system: str) -> str:  # a judge whose reason holds markup
-        return REASON if "why?" in prompt else "concession"
+        return f"concession\n{REASON}"  # the score, and its reason on the next line
 
     judge = judges.Judge("j", OfflineModel(func=hostile))
     judges.run_judges(db, rubric, [judge], rooms, experiment_id=experiment)
