@@ -17,7 +17,7 @@ from conversation.planning.policies import RoundRobinPolicy
 from conversation.termination.conditions import MaxTurns
 from storage import Database
 from tests.support.openai_server import OpenAICompatibleServer, Reply
-from ui import rooms
+from ui.room import rooms
 
 AGENTS = [{"name": "Ann", "traits": {}}, {"name": "Ben", "traits": {}}]
 OFFER = "I can sell you the mug for eight dollars today."
