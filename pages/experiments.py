@@ -359,7 +359,9 @@ def progress_panel() -> None:
     k1.metric("Rooms created", f"{now.created} / {now.planned}")
     k2.metric("Running", now.running)
     k3.metric("Messages", int(table["messages"].sum()) if not table.empty else 0)
-    k4.metric("Cost", now.cost_text)
+    # A tile cuts a long value ("unknown (1…"): the short form there, the whole one in its help
+    # and in the spend line below.
+    k4.metric("Cost", now.spent.cost_short, help=now.cost_text)
     st.caption(escape_markdown(ex.spend_line(now)))
     table = rooms.with_status_words(db, table)
     st.caption(escape_markdown(rooms.status_counts(table, now.by_status)))

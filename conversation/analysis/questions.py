@@ -347,7 +347,9 @@ def answer_from_reply(question: Any, reply: str) -> Any:
     if not isinstance(options, list) or not options or not isinstance(reply, str):
         return None
     first = next((line for line in reply.splitlines() if _WORD.search(line)), "")
-    words = _WORD.findall(_ANSWER_LABEL.sub("", first.replace("*", "").replace("_", " ")).casefold())
+    words = _WORD.findall(
+        _ANSWER_LABEL.sub("", first.replace("*", "").replace("_", " ")).casefold()
+    )
     found: list[tuple[int, Any]] = []
     for option in options:
         wanted = _WORD.findall(str(option).casefold())

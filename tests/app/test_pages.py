@@ -244,7 +244,7 @@ def test_a_long_room_opens_on_its_newest_page_and_shows_earlier_messages(db: Dat
     assert MUG_NEGOTIATION.opening not in texts(at)  # the opening is older than the first page
     turn_seqs = at.selectbox(key=f"turn-pick-{room.id}").options
     assert len(turn_seqs) <= FIRST_PAGE  # the pickers list the events read, not the whole log
-    tokens, _, _ = storage.room_spend(db, room.id)
+    tokens, *_ = storage.room_spend(db, room.id)
     spent = f"Spent: {tokens:,} tokens"  # the whole room's, not only the events read
     assert any(spent in shown(c.value) for c in at.caption)
     saw = [e for e in room.events() if e.kind == "agent"][-1].saw or []  # 20 of them listed

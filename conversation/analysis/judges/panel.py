@@ -151,9 +151,15 @@ class RunSummary:
     cost: float | None
     input_tokens: int = 0
     output_tokens: int = 0
+    #: Model calls of the run whose price is not known (a self-hosted server): their dollars
+    #: are not in ``cost``, which is then no total.
+    unpriced: int = 0
 
     def describe(self) -> str:
-        spend = "unknown cost" if self.cost is None else f"${self.cost:.4f}"
+        """One line; a spend with calls of unknown price says so (never ``$0.0000``)."""
+        from conversation.termination.budget import format_cost
+
+        spend = "unknown cost" if self.cost is None and not self.unpriced else format_cost(self.cost, self.unpriced)  # fmt: skip
         return (
             f"run #{self.run_id}: {self.asked} asked ({self.cached} from the model cache), "
             f"{self.reused} carried over, {self.failed} failed; {spend}"
@@ -161,11 +167,16 @@ class RunSummary:
 
 
 def summary(db: Any, run_id: int) -> RunSummary:
-    """The stored counters of a run."""
+    """The stored counters of a run, and how many of its calls have no known price."""
     run = storage.get_judge_run(db, run_id)
+    unpriced = sum(
+        1
+        for s in storage.judge_scores(db, run_id=run_id)
+        if s.error is None and not s.cached and s.cost is None and s.reused_from is None
+    )
     return RunSummary(
         int(run.id or 0), run.rubric_id, run.status, run.asked, run.reused, run.cached, run.failed,
-        run.cost, run.input_tokens, run.output_tokens,
+        run.cost, run.input_tokens, run.output_tokens, unpriced,
     )  # fmt: skip
 
 

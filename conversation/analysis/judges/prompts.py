@@ -125,7 +125,9 @@ def judge_questions(rubric: Rubric, dimension: Dimension) -> JudgeQuestions:
     elif isinstance(scale, IntervalScale):
         low = "" if scale.minimum is None else f" from {scale.minimum:g}"
         high = "" if scale.maximum is None else f" to {scale.maximum:g}"
-        text = _prompt(rubric, dimension, f"Answer with one number{low}{high}. {REASON_INSTRUCTION}")
+        text = _prompt(
+            rubric, dimension, f"Answer with one number{low}{high}. {REASON_INSTRUCTION}"
+        )
         score = QuestionNumerical(
             question_name=name,
             question_text=text,

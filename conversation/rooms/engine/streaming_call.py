@@ -36,7 +36,6 @@ from conversation.vocabulary import TurnState
 from settings import SETTINGS
 
 
-
 class TurnNoLongerOurs(ModelCallError):
     """A partial-draft write was refused: the lease was lost or the turn stopped meanwhile."""
 

@@ -275,7 +275,11 @@ def test_a_judge_that_copies_anothers_cached_answers_is_no_rater(db, rooms) -> N
     run = judges.run_judges(db, rubric(), panel(), rooms)
     stored = storage.judge_scores(db, rubric_id=run.rubric_id)
     copied = [
-        {**{name: getattr(s, name) for name in storage.SCORE_FIELDS}, "judge": "copy", "cached": True}
+        {
+            **{name: getattr(s, name) for name in storage.SCORE_FIELDS},
+            "judge": "copy",
+            "cached": True,
+        }
         for s in stored
         if s.judge == "keyword"
     ]
@@ -293,3 +297,17 @@ def test_a_judge_that_copies_anothers_cached_answers_is_no_rater(db, rooms) -> N
             assert by[(unit, "panel")] is None
     table = agreement(db, run.rubric_id, "code", n_boot=50)
     assert "copy" not in table.raters
+
+
+def test_a_run_of_calls_of_unknown_price_never_says_zero_dollars(db, rooms, monkeypatch) -> None:
+    """Issue 35: the Judges run line said "$0.0000" for calls of unknown price (a self-hosted
+    server): their price is unknown, not zero."""
+    from conversation.models import calls
+
+    monkeypatch.setattr(calls, "known_cost", lambda model, cost: None)  # a self-hosted server
+    run = judges.run_judges(db, rubric(), [judges.Judge("j", OfflineModel(func=reply))], rooms)
+    assert run.unpriced == 12 and "$0.0000" not in run.describe()
+    assert "unknown (12 calls of unknown price)" in run.describe()
+    mixed = judges.RunSummary(1, 1, "done", 4, 0, 2, 0, 0.25, unpriced=2)
+    assert mixed.describe().endswith("$0.25 + 2 calls of unknown price")
+    assert judges.RunSummary(1, 1, "done", 2, 0, 2, 0, 0.0).describe().endswith("$0.00")

@@ -98,7 +98,9 @@ def test_a_near_copy_is_kept_and_flagged_on_the_turn(db: Database) -> None:
 
 def test_a_redraft_after_a_stop_does_not_repeat_the_stopped_text(db: Database) -> None:
     long = " ".join(f"word{i}" for i in range(40))
-    model = OfflineModel(replies=[long, long, "Something else entirely, then."], words_per_second=20)
+    model = OfflineModel(
+        replies=[long, long, "Something else entirely, then."], words_per_second=20
+    )
     room = make_room(db, model, turns=1, streaming=True)
     stopper = threading.Thread(target=_stop_when_drafting, args=(db, room))
     stopper.start()
