@@ -22,6 +22,7 @@ from ui.bootstrap import (
     request_id,
     wake_runner,
 )
+from ui.browser import open_at_top
 from ui.params import parse_id
 from ui.results import condition_charts, tables
 from ui.room import rooms
@@ -292,6 +293,7 @@ if current is None:
         else:
             wake_runner()
             st.query_params["experiment"] = str(made)
+            open_at_top(f"experiment-{made}")  # its progress, not the form's scroll position
             st.rerun()
     st.stop()
 

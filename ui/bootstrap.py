@@ -202,6 +202,9 @@ def _shared_setup() -> None:
     _load_secrets_into_environment()
     ensure_runner()
     _sidebar()
+    from ui.browser import scrolled_if_asked
+
+    scrolled_if_asked()  # a page opened by Create room / Create and run starts at its top
 
 
 # --- database and runner -------------------------------------------------------------------------

@@ -87,10 +87,28 @@ def scroll_to_top(token: str) -> None:
     _component("rooms_scroll_to_top", _TOP_JS)(key=f"scroll-top-{token}", height=0)
 
 
+_AT_TOP = "_open_at_top"
+
+
+def open_at_top(token: str) -> None:
+    """Ask that the next run of the page (after ``st.rerun()``: a new room, a new experiment)
+    open at its top (``scrolled_if_asked``, called in every page's set-up)."""
+    st.session_state[_AT_TOP] = token
+
+
+def scrolled_if_asked() -> None:
+    """Scroll to the top when the run before asked for it (``open_at_top``)."""
+    token = st.session_state.pop(_AT_TOP, None)
+    if token is not None:
+        scroll_to_top(str(token))
+
+
 __all__ = [
     "NAME_COOKIE",
     "NAME_COOKIE_SECONDS",
+    "open_at_top",
     "remember_name",
     "remembered_name",
     "scroll_to_top",
+    "scrolled_if_asked",
 ]

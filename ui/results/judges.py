@@ -158,8 +158,20 @@ def _run(db: Any, stored: judges.StoredRubric, panel: list[judges.Judge], room_i
     except ValueError as exc:
         st.error(escape_markdown(exc))
         return
-    st.session_state["jd-notice"] = run.describe()
+    st.session_state["jd-notice"] = run_line(run)
     st.rerun()
+
+
+def run_line(run: judges.RunSummary) -> str:
+    """A run's counts and its spend: a price not known is said so (``format_cost``: "unknown
+    (12 calls of unknown price)"), never ``$0.0000`` (issue 35)."""
+    from conversation.termination.budget import format_cost
+
+    if run.cost is None and not run.unpriced:
+        spend = "no spend recorded"
+    else:
+        spend = format_cost(run.cost, run.unpriced)
+    return f"{run.describe()}; {spend}"
 
 
 @st.fragment
@@ -208,10 +220,10 @@ def scores_section(db: Any, stored: judges.StoredRubric, room_ids: Sequence[int]
         st.caption("No scores yet for this rubric version: pick a panel and score the rooms.")
         return
     latest = runs[0]
-    st.text(latest.describe())
+    st.text(run_line(latest))
     if latest.failed and st.button(f"Retry {latest.failed:d} failed score(s)", key="jd-retry"):
         done = judges.retry_failed_scores(db, latest.run_id, actor=current_actor())
-        st.session_state["jd-notice"] = done.describe()
+        st.session_state["jd-notice"] = run_line(done)
         st.rerun()
     frame = judge_tables.scores_frame(db, stored.id, room_ids=room_ids)
     d1, d2 = st.columns(2)

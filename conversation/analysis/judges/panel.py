@@ -156,13 +156,11 @@ class RunSummary:
     unpriced: int = 0
 
     def describe(self) -> str:
-        """One line; a spend with calls of unknown price says so (never ``$0.0000``)."""
-        from conversation.termination.budget import format_cost
-
-        spend = "unknown cost" if self.cost is None and not self.unpriced else format_cost(self.cost, self.unpriced)  # fmt: skip
+        """The counts in one line (the spend is said by the page: ``ui.results.judges``, in
+        the words every page uses for money, an unknown price never ``$0.0000``)."""
         return (
             f"run #{self.run_id}: {self.asked} asked ({self.cached} from the model cache), "
-            f"{self.reused} carried over, {self.failed} failed; {spend}"
+            f"{self.reused} carried over, {self.failed} failed"
         )
 
 

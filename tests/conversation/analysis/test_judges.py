@@ -305,9 +305,11 @@ def test_a_run_of_calls_of_unknown_price_never_says_zero_dollars(db, rooms, monk
     from conversation.models import calls
 
     monkeypatch.setattr(calls, "known_cost", lambda model, cost: None)  # a self-hosted server
+    from ui.results.judges import run_line
+
     run = judges.run_judges(db, rubric(), [judges.Judge("j", OfflineModel(func=reply))], rooms)
-    assert run.unpriced == 12 and "$0.0000" not in run.describe()
-    assert "unknown (12 calls of unknown price)" in run.describe()
+    assert run.unpriced == 12 and "$0.0000" not in run_line(run)
+    assert run_line(run).endswith("; unknown (12 calls of unknown price)")
     mixed = judges.RunSummary(1, 1, "done", 4, 0, 2, 0, 0.25, unpriced=2)
-    assert mixed.describe().endswith("$0.25 + 2 calls of unknown price")
-    assert judges.RunSummary(1, 1, "done", 2, 0, 2, 0, 0.0).describe().endswith("$0.00")
+    assert run_line(mixed).endswith("$0.25 + 2 calls of unknown price")
+    assert run_line(judges.RunSummary(1, 1, "done", 2, 0, 2, 0, 0.0)).endswith("; $0.00")
