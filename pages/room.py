@@ -39,6 +39,7 @@ from ui.widgets import (
     escape_markdown,
     limited_chat_input,
     synced_selectbox,
+    text_title,
 )
 
 #: The right-hand tabs; only the open one is drawn (``st.tabs(..., on_change="rerun")``).
@@ -119,7 +120,7 @@ record, polled = refresh(db, shown_id)
 config = RoomConfig.from_dict(record.config)
 roster = list(config.names)
 
-st.title(escape_markdown(record.name))
+text_title(record.name)  # copied, it is the name as typed (no invisible joiner)
 facts = [
     f"**Status:** {escape_markdown(status_word(record.status))}",
     f"**Model:** {escape_markdown(describe_spec(config.model))}",

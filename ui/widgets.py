@@ -4,6 +4,7 @@ Markdown escaped; nothing here renders HTML."""
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -51,6 +52,15 @@ def escape_markdown(text: Any) -> str:
     unlinked = _AUTOLINK.sub(lambda m: m.group(0)[:-1] + WORD_JOINER + m.group(0)[-1], str(text))
     escaped = _MD_SPECIAL.sub(r"\\\1", unlinked).replace(":", "&#58;")
     return escaped.replace("\n", "  \n")
+
+
+def text_title(text: Any) -> None:
+    """A page title that is plain text: ``text`` HTML-escaped in an ``<h1>`` (Streamlit styles
+    every heading of the app alike). Not Markdown: a title with a URL needed an invisible WORD
+    JOINER to stay unlinked there (``escape_markdown``), and a person copying the title pasted
+    it along. Nothing in ``text`` is markup: ``html.escape`` leaves no tag, and Streamlit's
+    sanitiser runs after it."""
+    st.html(f'<h1 class="rooms-title">{html.escape(str(text))}</h1>')
 
 
 def synced_selectbox(
@@ -277,6 +287,7 @@ def describe_spec(spec: Mapping[str, Any] | None) -> str:
 
 
 __all__ = [
+    "text_title",
     "avatar",
     "follow_latest_selectbox",
     "keep_if_too_long",

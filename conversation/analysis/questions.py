@@ -47,10 +47,10 @@ from conversation.analysis.question_schema import (
     variables_used,
 )
 from conversation.exceptions import ConversationValueError, ModelCallError
+from conversation.text.copies import MIN_WORDS, copy_words
 from conversation.text.limits import check_depth
 from conversation.text.safety import neutralize_value
 from conversation.text.schema import validated
-from conversation.text.copies import MIN_WORDS, copy_words
 from conversation.text.transcript import TRANSCRIPT_HEADER, parse_transcript, render_transcript
 
 _ROW_FIELD = ROW_FIELD

@@ -29,6 +29,7 @@ and nothing it interrupts), and ends the wait at once when it does.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 import time
@@ -119,10 +120,8 @@ async def accepts_connections(base_url: str | None, timeout: float = TIMEOUT_SEC
     except (OSError, TimeoutError):
         return False
     writer.close()
-    try:
+    with contextlib.suppress(OSError):
         await writer.wait_closed()
-    except OSError:
-        pass
     return True
 
 

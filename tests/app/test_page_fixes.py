@@ -332,5 +332,9 @@ def test_names_are_drawn_escaped(db: Database) -> None:
     )
     Room.open(db, room.id).stop(reason=hostile)
     at = app("pages/room.py", room=str(room.id))
-    assert [t.value for t in at.title] == [escape_markdown(hostile)]
+    import html as html_text
+
+    assert [h.proto.body for h in at.get("html")][:1] == [
+        f'<h1 class="rooms-title">{html_text.escape(hostile)}</h1>'
+    ]  # the title as plain text (issue 35: no invisible joiner copied with a URL)
     assert any(shown(i.value) == f"Stopped: {hostile}." for i in at.info)

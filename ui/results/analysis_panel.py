@@ -111,10 +111,11 @@ def stored_analyses(db: Any, me: Any, experiment_id: int | None, names: dict[str
         ),
         key="chart-analysis",
     )
-    st.dataframe(answers, hide_index=True, width="stretch")
+    table = tables.answers_table(answers, names)
+    st.dataframe(table, hide_index=True, width="stretch")
     st.download_button(
         "Download answers (CSV)",
-        answers.to_csv(index=False),
+        table.to_csv(index=False),
         file_name=f"analysis-{aid}.csv",
         mime="text/csv",
     )

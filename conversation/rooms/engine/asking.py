@@ -18,7 +18,6 @@ from typing import Any
 import storage
 from conversation.models.bindings import ModelCache
 from conversation.models.chat_shape import EchoOnlyReply
-from conversation.models.server_window import wait_until_up
 from conversation.models.retries import (
     OUTAGE_ENV,
     OUTAGE_WAIT,
@@ -31,6 +30,7 @@ from conversation.models.retries import (
     outage_seconds,
     unavailable_cause,
 )
+from conversation.models.server_window import wait_until_up
 from conversation.rooms.engine.kinds import handler_of
 from conversation.rooms.engine.kinds.speak import pass_after_echoes
 from conversation.rooms.engine.rate import ask_within_rate

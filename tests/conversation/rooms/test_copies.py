@@ -94,6 +94,10 @@ def test_a_near_copy_is_kept_and_flagged_on_the_turn(db: Database) -> None:
     assert 0.8 <= ben.data["near_copy"]["similarity"] < 1
     assert "near_copy" not in ann.data
     assert "nearly copies message #" in rooms.turn_details(ben)["near copy"]
+    from storage.research import frames  # and in Results: the rooms table counts them
+
+    (row,) = frames.rooms_summary(db, room_ids=[room.id]).itertuples()
+    assert row.near_copies == 1
 
 
 def test_a_redraft_after_a_stop_does_not_repeat_the_stopped_text(db: Database) -> None:
