@@ -107,3 +107,36 @@ _SCROLL = """() => {
     const main = document.querySelector('[data-testid="stMain"]');
     return Math.max(main ? main.scrollTop : 0, window.scrollY);
 }"""
+
+
+def test_the_readmes_tour_works_as_written(app_server, db, page) -> None:  # type: ignore[no-untyped-def]
+    """Issue 35: the README said to open a running room and type a message, but with the
+    instant offline model all 12 rooms ended within half a second. As the README says now: set
+    "Offline model: seconds per reply" to 2, Create and run, open a running room, step in."""
+    before = {e.id for e in storage.list_experiments(db)}
+    open_page(page, app_server, "/experiments")
+    pace = page.get_by_label("Offline model: seconds per reply", exact=True)
+    pace.fill("2")
+    pace.press("Tab")
+    idle(page)
+    page.get_by_role("button", name="Create and run", exact=True).click()
+    made = until(lambda: [e for e in storage.list_experiments(db) if e.id not in before])
+    assert made
+    running = until(
+        lambda: [
+            r.id
+            for r in storage.list_rooms(db, experiment_id=made[0].id)
+            if r.status == "running"
+        ]
+    )
+    assert running, "no room of the tour's experiment was still running"
+    open_page(page, app_server, f"/room?room={running[0]}")
+    box = page.get_by_test_id("stChatInputTextArea")
+    box.fill("Could you both meet at $7?")
+    box.press("Enter")
+    wait_text(page, "Could you both meet at $7?")
+    assert until(
+        lambda: any(
+            e.content == "Could you both meet at $7?" for e in storage.events(db, running[0])
+        )
+    )
