@@ -137,6 +137,8 @@ def test_a_judge_copying_anothers_cached_answers_is_named_and_left_out(db: Datab
     at = open_section(app("pages/results.py", experiment=str(experiment)), "Judges")
     assert not at.exception, at.exception
     said = [shown(w.value) for w in at.warning]
-    assert any(w.startswith("second is left out: its scores are first's cached answers") for w in said)
+    assert any(
+        w.startswith("second is left out: its scores are first's cached answers") for w in said
+    )
     table = next(f for f in _frames(at) if "first" in f.index)
     assert "second" not in table.index and "second" not in table.columns
