@@ -124,9 +124,7 @@ def test_the_readmes_tour_works_as_written(app_server, db, page) -> None:  # typ
     assert made
     running = until(
         lambda: [
-            r.id
-            for r in storage.list_rooms(db, experiment_id=made[0].id)
-            if r.status == "running"
+            r.id for r in storage.list_rooms(db, experiment_id=made[0].id) if r.status == "running"
         ]
     )
     assert running, "no room of the tour's experiment was still running"
