@@ -138,3 +138,15 @@ def test_the_readmes_tour_works_as_written(app_server, db, page) -> None:  # typ
             e.content == "Could you both meet at $7?" for e in storage.events(db, running[0])
         )
     )
+
+
+def test_a_room_title_with_a_url_copies_as_typed(app_server, db, page) -> None:  # type: ignore[no-untyped-def]
+    """Issue 35: a title holding a URL carried an invisible U+2060 into copied text."""
+    name = "Pricing per https://example.org/mugs and www.example.org"
+    draft = rooms.draft_from_template(MUG_NEGOTIATION, name=name)
+    room = rooms.create_room(db, draft, opening=MUG_NEGOTIATION.opening)
+    open_page(page, app_server, f"/room?room={room.id}")
+    heading = page.get_by_role("heading", name=name, exact=True)
+    heading.wait_for()
+    assert heading.inner_text() == name and "\u2060" not in heading.inner_text()
+    assert heading.locator("a").count() == 0  # shown as text, not as a link
