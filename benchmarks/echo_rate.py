@@ -1,33 +1,39 @@
-"""Echo rate: how often a real small chat model copies the prompt's scaffolding into its reply, or
-writes made-up turns of other speakers, through the rooms' own prompt path.
+"""Echo rate: what a real small chat model leaves in a room's stored messages, through the app's own
+rooms: copies of an earlier message, made-up turns of other speakers, and the prompt's scaffolding.
 
-    python benchmarks/echo_rate.py [--rooms 6] [--turns 8] [--max-tokens N] [--base-url URL]
+    python benchmarks/echo_rate.py [--replies 40] [--max-tokens N] [--base-url URL] [--verbose]
 
 What it does (SmolLM2-135M-Instruct on llama.cpp's server: started here from the GGUF that
 ``.ci/install-llm`` fetches, unless ``--base-url`` names a running one):
-1. runs ``--rooms`` two-agent mug negotiations (a buyer and a seller; the room's seed differs
-   per room) of ``--turns`` turns each, every turn asked exactly as a room asks it: the prompt
-   of ``rooms.prompt.build_turn_prompt`` (whatever shape the code under test builds), the room's
-   call settings (``RoomConfig.call_settings``: the default output limit, the speaker names),
-   and ``models.ask``;
-2. classifies each reply with ``text.scaffolding.reply_problems``: ``scaffolding`` (a phrase of
-   the prompt's instructions) and ``made_up_turn`` (a line opening another member's turn), on the
-   raw reply (what the server sent) and on the stored one (``ModelReply.text``, what the room
-   keeps); a reply left empty after stripping (``empty_response``: a room retries it) is stored
-   as a pass here;
-3. prints the rates, the latency and output tokens per turn, and a few raw examples.
+1. runs mug negotiations (the app's template: a buyer and a seller, the room's default prompt,
+   streaming on, the model cache on, round robin, ending on DEAL or after 8 turns; each room its
+   own seed) as the app runs them: ``Room.create`` and ``Room.run`` on a temporary SQLite
+   database, the same engine, retries, stripping and copy check as the in-app runner and the
+   worker, until at least ``--replies`` agent turns are stored;
+2. counts every agent turn as stored: messages, passes (and why the engine passed: copies,
+   echoes), failed turns; and among the messages, each one that
+   - copies an earlier message of its room word for word (``text.copies``: at least
+     ``MIN_WORDS`` words, case and punctuation ignored; shorter repeats such as "DEAL" are
+     counted apart, as ``short_repeats``),
+   - keeps a made-up turn of another member or the prompt's scaffolding
+     (``text.scaffolding.reply_problems``),
+   - was flagged a near copy (``data["near_copy"]``);
+   and the same for the raw replies the model sent, where stripping changed them;
+3. prints the counts and rates (the targets: stored copies and kept made-up turns each <= 2%),
+   the latency and a few raw examples.
 
-The model samples with a fixed seed per request, so rates move a little between runs; compare
-code versions by running this on each (the numbers in docs/models.md say which commit).
+The server samples with a seed that advances with each request, so counts move a little between
+runs; compare code versions by running this on each (the numbers in docs/models.md say which
+commit).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -35,127 +41,149 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conversation.exceptions import ModelCallError  # noqa: E402
-from conversation.models import ask, resolve_model  # noqa: E402
-from conversation.planning.events import RoomEvent  # noqa: E402
-from conversation.rooms.config import RoomConfig  # noqa: E402
-from conversation.rooms.prompt import build_turn_prompt, is_pass  # noqa: E402
-from conversation.termination.state import RoomState  # noqa: E402
+import storage  # noqa: E402
+from conversation import Room  # noqa: E402
+from conversation.text.copies import MIN_WORDS, copy_words  # noqa: E402
 from conversation.text.scaffolding import reply_problems  # noqa: E402
+from storage import Database  # noqa: E402
 
 AGENTS = [
     {
         "name": "Buyer",
-        "traits": {},
-        "instruction": "You want to buy a mug. It is worth $10 to you; pay as little as you can.",
+        "traits": {
+            "role": "buyer of a coffee mug",
+            "private_value": "the mug is worth $10 to you; never reveal this",
+            "rule": "say DEAL when you accept a price",
+        },
     },
     {
         "name": "Seller",
-        "traits": {},
-        "instruction": "You sell a mug that cost you $4; get as much as you can for it.",
+        "traits": {
+            "role": "seller of a coffee mug",
+            "private_cost": "the mug cost you $4; never reveal this",
+            "rule": "say DEAL when you accept a price",
+        },
     },
 ]
-OPENER = "Please negotiate the price of the mug. Say DEAL when you agree."
+TERMINATION = {
+    "kind": "any",
+    "parts": [
+        {"kind": "text_mention", "text": "DEAL"},
+        {"kind": "max_turns", "max_turns": 8},
+    ],
+}
+PLANNER = {"kind": "round_robin", "transitions": None}
+OPENER = "The seller asks $8 for the mug. Buyer, what do you say?"
+COUNTS = (
+    "messages",
+    "passes",
+    "failed",
+    "copies",
+    "short_repeats",
+    "made_up_turns",
+    "scaffolding",
+    "near_copies",
+    "raw_made_up_turns",
+    "raw_scaffolding",
+    "passes_for_copies",
+    "passes_for_echoes",
+)
 
 
-def _raw_text(reply_raw: Any) -> str:
-    try:
-        return str(reply_raw["choices"][0]["message"]["content"] or "")
-    except (KeyError, IndexError, TypeError):
-        return ""
-
-
-async def run_room(
-    config: RoomConfig, model: Any, turns: int, tally: dict[str, Any], verbose: bool
-) -> None:
-    names = list(config.names)
-    roster = [*names, "user"]
-    events = [RoomEvent("user", OPENER)]
-    for turn in range(turns):
-        speaker = names[turn % 2]
-        view = RoomState(config.names, events, seqs=range(1, len(events) + 1))
-        prompt = build_turn_prompt(config, view, speaker)
-        settings = config.call_settings(speaker)
-        started = time.perf_counter()
-        try:
-            reply = await ask(
-                model,
-                user_prompt=prompt.user_prompt,
-                system_prompt=prompt.system_prompt,
-                iteration=config.seed,
-                settings=settings,
-            )
-            raw, stored = _raw_text(reply.raw), reply.text
-            tally["output_tokens"].append(reply.output_tokens or 0)
-        except ModelCallError as exc:
-            if exc.code == "timeout":  # counted, and asked as a pass (a room would retry)
-                tally["timeouts"] += 1
-                raw = stored = ""
-            elif exc.code in ("empty_response", "echo_only"):  # nothing left once stripped
-                raw, stored = str(getattr(exc, "raw_text", "")), ""
-                tally["emptied"] += 1
-            else:
-                raise
-        tally["latency"].append(time.perf_counter() - started)
-        for where, text in (("raw", raw), ("stored", stored)):
-            for problem in reply_problems(text, [speaker], roster):
-                tally[f"{where}_{problem}"] += 1
+def tally_room(db: Database, room_id: int, tally: dict[str, Any], verbose: bool) -> None:
+    """Count one finished room's agent turns into ``tally``."""
+    roster = [a["name"] for a in AGENTS] + ["user"]
+    earlier: list[tuple[str, ...]] = []
+    for event in storage.events(db, room_id):
+        if event.kind == "human":
+            earlier.append(copy_words(event.content or ""))
+            continue
+        if event.kind not in ("agent", "pass"):
+            continue
+        data = event.data or {}
+        if event.latency is not None:
+            tally["latency"].append(event.latency)
+        if event.kind == "pass" or event.state == "stopped":
+            tally["passes"] += 1
+            reason = str(data.get("pass_reason") or "")
+            tally["passes_for_copies"] += "copied an earlier message" in reason
+            tally["passes_for_echoes"] += "instructions" in reason
+            continue
+        if event.state != "done":
+            tally["failed"] += 1
+            continue
+        tally["messages"] += 1
+        text, raw = event.content or "", str(data.get("raw_reply") or event.content or "")
+        words = copy_words(text)
+        if words in earlier:
+            key = "copies" if len(words) >= MIN_WORDS else "short_repeats"
+            tally[key] += 1
+            if len(tally["examples"]) < 8:
+                tally["examples"].append(f"{key[:-1]}: {text[:160]}")
+        earlier.append(words)
+        problems = reply_problems(text, [event.speaker], roster)
+        tally["made_up_turns"] += "made_up_turn" in problems
+        tally["scaffolding"] += "scaffolding" in problems
+        raw_problems = reply_problems(raw, [event.speaker], roster)
+        tally["raw_made_up_turns"] += "made_up_turn" in raw_problems
+        tally["raw_scaffolding"] += "scaffolding" in raw_problems
+        if "made_up_turn" in problems and len(tally["examples"]) < 6:
+            tally["examples"].append(f"made-up turn kept: {text[:160]}")
+        tally["near_copies"] += "near_copy" in data
         if verbose:
-            print(f"{config.seed}.{turn} {speaker}: {raw[:200]!r}", file=sys.stderr)
-        if reply_problems(raw, [speaker], roster) and len(tally["examples"]) < 4:
-            tally["examples"].append(raw[:200])
-        passed = not stored or is_pass(stored)
-        events.append(RoomEvent(speaker, "" if passed else stored, passed=passed))
+            print(f"room {room_id} #{event.seq} {event.speaker}: {raw[:200]!r}", file=sys.stderr)
 
 
-async def measure(
-    base_url: str, rooms: int, turns: int, verbose: bool, max_tokens: int | None = None
+def measure(
+    base_url: str,
+    replies: int,
+    verbose: bool = False,
+    max_tokens: int | None = None,
+    folder: Path | None = None,
 ) -> dict[str, Any]:
+    """Run rooms until ``replies`` agent turns are stored; the counts (see the module doc)."""
     spec = {"service": "openai_compatible", "model": "smollm2", "base_url": base_url}
-    model = resolve_model(spec)
-    tally: dict[str, Any] = {
-        "latency": [],
-        "output_tokens": [],
-        "examples": [],
-        "emptied": 0,
-        "timeouts": 0,
-        **{f"{w}_{p}": 0 for w in ("raw", "stored") for p in ("scaffolding", "made_up_turn")},
-    }
-    config = None
-    for room in range(rooms):
-        config = RoomConfig.build(
-            agents=AGENTS,
-            model=spec,
-            termination={"kind": "max_turns", "max_turns": turns},
-            seed=1000 + room,
-            use_cache=False,
-            request_timeout=900,  # a loaded machine is slow; a timeout would count as a pass
-            **({"max_output_tokens": max_tokens} if max_tokens else {}),
-        )
-        await run_room(config, model, turns, tally, verbose)
-    count = rooms * turns
+    tally: dict[str, Any] = {"latency": [], "examples": [], **{k: 0 for k in COUNTS}}
+    with tempfile.TemporaryDirectory() as scratch:
+        db = Database(f"sqlite:///{Path(folder or scratch) / 'echo_rate.db'}")
+        rooms = turns = 0
+        started = time.perf_counter()
+        while turns < replies:
+            room = Room.create(
+                db,
+                name=f"mug {rooms + 1}",
+                agents=AGENTS,
+                model=spec,
+                planner=PLANNER,
+                termination=TERMINATION,
+                seed=1000 + rooms,
+                request_timeout=900,  # a loaded machine is slow; a timeout would fail the turn
+                **({"max_output_tokens": max_tokens} if max_tokens else {}),
+            )
+            room.post(OPENER)
+            taken = room.run()
+            rooms += 1
+            turns += len(taken)
+            tally_room(db, room.id, tally, verbose)
+        elapsed = time.perf_counter() - started
+        db.dispose()
+    stored = tally["messages"] + tally["passes"] + tally["failed"]
     return {
-        "replies": count,
-        "max_output_tokens": config.max_output_tokens if config else None,
-        **{
-            f"{w}_{p}_rate": round(tally[f"{w}_{p}"] / count, 3)
-            for w in ("raw", "stored")
-            for p in ("scaffolding", "made_up_turn")
-        },
-        "emptied_by_stripping": tally["emptied"],
-        "timeouts": tally["timeouts"],
-        "latency_median_s": round(statistics.median(tally["latency"]), 2),
-        "latency_max_s": round(max(tally["latency"]), 2),
-        "output_tokens_median": statistics.median(tally["output_tokens"] or [0]),
-        "output_tokens_max": max(tally["output_tokens"] or [0]),
+        "rooms": rooms,
+        "agent_turns": stored,
+        **{k: tally[k] for k in COUNTS},
+        "copies_rate": round(tally["copies"] / max(tally["messages"], 1), 3),
+        "made_up_turns_rate": round(tally["made_up_turns"] / max(tally["messages"], 1), 3),
+        "latency_median_s": round(statistics.median(tally["latency"] or [0.0]), 2),
+        "latency_max_s": round(max(tally["latency"] or [0.0]), 2),
+        "seconds": round(elapsed, 1),
         "examples": tally["examples"],
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--rooms", type=int, default=6)
-    parser.add_argument("--turns", type=int, default=8)
+    parser.add_argument("--replies", type=int, default=40, help="at least this many agent turns")
     parser.add_argument("--base-url", default=None)
     parser.add_argument(
         "--max-tokens", type=int, default=None, help="the output limit (default: the room's)"
@@ -177,9 +205,7 @@ def main() -> None:
         server = LlamaServer.start(gguf)
         base_url = server.base_url
     try:
-        result = asyncio.run(
-            measure(base_url, args.rooms, args.turns, args.verbose, args.max_tokens)
-        )
+        result = measure(base_url, args.replies, args.verbose, args.max_tokens)
         print(json.dumps(result, indent=2, ensure_ascii=False))
     finally:
         if server is not None:

@@ -22,6 +22,7 @@ from ui.bootstrap import (
     request_id,
     wake_runner,
 )
+from ui.browser import open_at_top
 from ui.params import parse_id
 from ui.results import condition_charts, tables
 from ui.room import rooms
@@ -292,6 +293,7 @@ if current is None:
         else:
             wake_runner()
             st.query_params["experiment"] = str(made)
+            open_at_top(f"experiment-{made}")  # its progress, not the form's scroll position
             st.rerun()
     st.stop()
 
@@ -359,7 +361,9 @@ def progress_panel() -> None:
     k1.metric("Rooms created", f"{now.created} / {now.planned}")
     k2.metric("Running", now.running)
     k3.metric("Messages", int(table["messages"].sum()) if not table.empty else 0)
-    k4.metric("Cost", now.cost_text)
+    # A tile cuts a long value ("unknown (1…"): the short form there, the whole one in its help
+    # and in the spend line below.
+    k4.metric("Cost", now.spent.cost_short, help=now.cost_text)
     st.caption(escape_markdown(ex.spend_line(now)))
     table = rooms.with_status_words(db, table)
     st.caption(escape_markdown(rooms.status_counts(table, now.by_status)))

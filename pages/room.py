@@ -9,13 +9,11 @@ from conversation.exceptions import (
     ConversationStateError,
     PermissionDenied,
     RequestConflictError,
-    TurnAlreadyDecided,
 )
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.continuing import MAX_CONTINUE_TURNS
 from conversation.rooms.room import MAX_MESSAGE_CHARS, Room
 from conversation.rooms.status_words import status_word
-from conversation.rooms.turn import DraftChanged
 from conversation.vocabulary import OPEN_ROOM_STATUSES, RESUMABLE_ROOM_STATUSES, RoomStatus
 from ui.access import note
 from ui.bootstrap import (
@@ -35,12 +33,13 @@ from ui.room.details import turn_details_panel
 from ui.room.editing import breakpoint_notice, settings_panel
 from ui.room.forms import create_room_form, import_room_form
 from ui.room.live import forget, live_transcript, refresh
-from ui.room.provenance import already_decided
+from ui.room.moderation import draft_panel
 from ui.widgets import (
     describe_spec,
     escape_markdown,
     limited_chat_input,
     synced_selectbox,
+    text_title,
 )
 
 #: The right-hand tabs; only the open one is drawn (``st.tabs(..., on_change="rerun")``).
@@ -58,9 +57,6 @@ room_id = linked.value
 # the labels: other rooms change while this page shows one, and the picker is only redrawn with
 # the page (the status of the shown room is in the line under its title).
 PICKER_PAGE = 100
-# A moderator reading the newest message approves or denies without reaching for the mouse
-# (Alt: a plain letter would fire while typing an edit or a reason).
-APPROVE_KEYS, DENY_KEYS = "Alt+A", "Alt+D"
 s1, s2 = st.columns([4, 1])
 find = s1.text_input(
     "Find a room", key="room-find", placeholder="name, condition or #id", icon=":material/search:"
@@ -124,7 +120,7 @@ record, polled = refresh(db, shown_id)
 config = RoomConfig.from_dict(record.config)
 roster = list(config.names)
 
-st.title(escape_markdown(record.name))
+text_title(record.name)  # copied, it is the name as typed (no invisible joiner)
 facts = [
     f"**Status:** {escape_markdown(status_word(record.status))}",
     f"**Model:** {escape_markdown(describe_spec(config.model))}",
@@ -179,40 +175,6 @@ def act(action, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
     st.rerun()
 
 
-def keep_edit(text: str, draft: str) -> None:
-    """Keep a person's half-typed edit of a draft that went away (it is shown under the panel)."""
-    if text.strip() and text.strip() != draft.strip():
-        st.session_state[f"_kept-edit:{shown_id}"] = text
-
-
-def moderate(verb: str, turn_id: int, draft: str, keys: str, version: str) -> None:
-    """``on_click`` of Approve and Deny, bound to the draft the person saw (its turn): it runs
-    even when that draft is gone from the page (another moderator decided it meanwhile), so the
-    engine's refusal reaches the person instead of the click being dropped."""
-    turn = room.turn(turn_id)
-    edited = str(st.session_state.get(f"draft-{keys}", draft))
-    try:
-        if verb == "approve":
-            edit = edited if edited.strip() != draft.strip() else None
-            turn.approve(edit, actor=me, seen=version)
-        else:
-            reason = str(st.session_state.get(f"deny-reason-{keys}", "")).strip()
-            if not reason:
-                return  # the page says why under the button
-            turn.deny(reason, actor=me, seen=version)
-    except DraftChanged:
-        # Bound to the draft the person read: another moderator's decision replaced it.
-        keep_edit(edited, draft)
-        st.session_state[f"_notice:{shown_id}"] = "The draft changed; read it again."
-    except TurnAlreadyDecided:
-        keep_edit(edited, draft)
-        st.session_state[f"_notice:{shown_id}"] = already_decided(room.turn(turn_id).event)
-    except (ConversationStateError, PermissionDenied, ValueError) as exc:
-        st.session_state[f"_notice:{shown_id}"] = str(exc)
-    forget(shown_id)
-    wake_runner()
-
-
 with right:
     pending = room.pending()
     status = record.status
@@ -259,63 +221,12 @@ with right:
     ):
         act(pending.abandon if pending.entry.is_interrupted else pending.stop, actor=me)
 
-    # A draft swapped under a half-typed edit (another moderator decided, the agent drafted
-    # again): the edit is kept and shown below, never silently dropped.
-    shown_drafts = st.session_state.setdefault(f"_shown-drafts:{shown_id}", {})
-    drawn_key = (
-        f"{pending.id}-{len(pending.inputs['denials'])}"
-        if pending is not None and pending.entry.is_draft
-        else None
-    )
-    for old_key, old_draft in list(shown_drafts.items()):
-        if old_key != drawn_key:
-            keep_edit(str(st.session_state.get(f"draft-{old_key}", old_draft)), old_draft)
-            del shown_drafts[old_key]
     if pending is not None and pending.entry.is_open and not moderates:
         with st.container(border=True):
             st.text(f"{pending.speaker}'s turn waits for a moderator ({pending.state}).")
             note(Action.MODERATE)
-    elif pending is not None and pending.entry.is_draft:
-        with st.container(border=True):
-            st.markdown(f"**Draft by {escape_markdown(pending.speaker)}** waits for approval")
-            denials = len(pending.inputs["denials"])
-            draft = pending.waiting[0]["draft"]
-            keys = f"{pending.id}-{denials}"
-            shown_drafts[keys] = draft
-            version = pending.draft_version
-            st.text_area(
-                "Message (edit before approving if you like)", value=draft, key=f"draft-{keys}"
-            )
-            st.button(
-                "Approve",
-                type="primary",
-                key=f"approve-{keys}",
-                shortcut=APPROVE_KEYS,
-                on_click=moderate,
-                args=("approve", pending.id, draft, keys, version),
-            )
-            reason = st.text_input("Reason (the agent is told)", key=f"deny-reason-{keys}")
-            if (
-                st.button(
-                    "Deny",
-                    key=f"deny-{keys}",
-                    shortcut=DENY_KEYS,
-                    on_click=moderate,
-                    args=("deny", pending.id, draft, keys, version),
-                )
-                and not reason.strip()
-            ):
-                st.error("Say why: the agent is told the reason and tries again.")
-    elif pending is not None and pending.entry.is_interrupted:
-        pass  # drawn below
-    kept = st.session_state.get(f"_kept-edit:{shown_id}")
-    if kept:
-        with st.container(border=True):
-            st.caption("Your edit of a draft that changed (not applied): copy what you need.")
-            st.code(kept, language=None, wrap_lines=True)
-            if st.button("Dismiss", key=f"kept-edit-dismiss-{shown_id}"):
-                st.session_state.pop(f"_kept-edit:{shown_id}", None)
-                st.rerun()
+    elif moderates:
+        draft_panel(room, me, pending)
     if pending is not None and pending.entry.is_interrupted and moderates:
         with st.container(border=True):
             error = pending.error or {}

@@ -172,6 +172,9 @@ def _shared_setup() -> None:
     ensure_runner()
     ensure_service_beat()
     _sidebar()
+    from ui.browser import scrolled_if_asked
+
+    scrolled_if_asked()  # a page opened by Create room / Create and run starts at its top
 
 
 # --- database and runner -------------------------------------------------------------------------
@@ -412,7 +415,8 @@ def other_providers(choice) -> list[str]:  # type: ignore[no-untyped-def]
 
 
 def _sidebar() -> None:
-    from ui.access import default_name, identity_sidebar
+    from ui.access import default_name, identity_sidebar, typed_name
+    from ui.browser import remember_name, remembered_name
     from ui.widgets import escape_markdown
 
     with st.sidebar:
@@ -433,12 +437,15 @@ def _sidebar() -> None:
             st.caption(
                 "Also configured (a room may pick them): " + escape_markdown(", ".join(others))
             )
-        st.session_state.setdefault("human_name", default_name())
+        if "human_name" not in st.session_state:  # a new session: this browser's name, if any
+            st.session_state["human_name"] = remembered_name() or default_name()
         st.text_input(
             "Your name in rooms",
             key="human_name",
-            help="Messages you post are signed with this name (not an agent's name).",
+            help="Messages you post, and your approvals, edits and denials, are signed with "
+            "this name (not an agent's name). This browser remembers it.",
         )
+        remember_name(typed_name())
         # As text: a URL in Markdown needs an invisible joiner to stay unlinked, which a person
         # copying it would paste along.
         st.text(f"Database: {display_url(current_url())}")

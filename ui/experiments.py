@@ -59,7 +59,7 @@ def spend_line(progress: Progress) -> str:
     """What the experiment's rooms spent, against its budget if it has one."""
     spent = progress.spent
     if progress.budget is None:
-        return f"Spent: {spent.tokens:,} tokens, {spent.cost_text}; no budget"
+        return f"Spent: {spent.tokens_text}, {spent.cost_text}; no budget"
     reached = progress.budget.reached(spent) is not None
     return f"Spent: {progress.budget.describe(spent)} budget" + (
         " (reached: no new turns start)" if reached else ""

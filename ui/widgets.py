@@ -4,6 +4,7 @@ Markdown escaped; nothing here renders HTML."""
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -53,6 +54,15 @@ def escape_markdown(text: Any) -> str:
     return escaped.replace("\n", "  \n")
 
 
+def text_title(text: Any) -> None:
+    """A page title that is plain text: ``text`` HTML-escaped in an ``<h1>`` (Streamlit styles
+    every heading of the app alike). Not Markdown: a title with a URL needed an invisible WORD
+    JOINER to stay unlinked there (``escape_markdown``), and a person copying the title pasted
+    it along. Nothing in ``text`` is markup: ``html.escape`` leaves no tag, and Streamlit's
+    sanitiser runs after it."""
+    st.html(f'<h1 class="rooms-title">{html.escape(str(text))}</h1>')
+
+
 def synced_selectbox(
     label: str,
     options: Sequence[Any],
@@ -84,10 +94,25 @@ def synced_selectbox(
     # The shown option is also the widget's default. The browser falls back to the default when
     # it redraws the widget without a remembered value (seen after a fragment's rerun), and sends
     # it back: with option 0 as the default, an open room jumped to "+ New room" and a message
-    # sent at that moment was lost. (Not in the run that writes the state: Streamlit warns when
-    # both are given.)
+    # sent at that moment was lost. Not while the state written above is still Streamlit's
+    # "new" value: the run that writes it, and a run that st.rerun() started right after it
+    # (Streamlit takes the state in only when the browser sends the next run), where both given
+    # make Streamlit warn in the server's log.
+    if _state_just_written(key):
+        return st.selectbox(label, options, format_func=format_func, key=key, **kwargs)
     index = options.index(st.session_state[key])
     return st.selectbox(label, options, index=index, format_func=format_func, key=key, **kwargs)
+
+
+def _state_just_written(key: str) -> bool:
+    """Whether ``key``'s value was written through ``st.session_state`` and Streamlit has not
+    taken it in yet (its own test before it warns of a default beside a state value)."""
+    try:
+        from streamlit.runtime.state.session_state_proxy import get_session_state
+
+        return bool(get_session_state().is_new_state_value(key))
+    except Exception:  # noqa: BLE001 - Streamlit's internals moved: keep the default
+        return False
 
 
 def follow_latest_selectbox(label: str, options: Sequence[Any], *, key: str, **kwargs: Any) -> Any:
@@ -277,6 +302,7 @@ def describe_spec(spec: Mapping[str, Any] | None) -> str:
 
 
 __all__ = [
+    "text_title",
     "avatar",
     "follow_latest_selectbox",
     "keep_if_too_long",

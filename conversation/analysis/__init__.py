@@ -29,7 +29,7 @@ from conversation.analysis.questions import (
     Analysis,
     AnswerFailure,
     analyze,
-    lenient_answer,
+    answer_from_reply,
     question_from_spec,
 )
 from conversation.analysis.runs import (
@@ -65,7 +65,7 @@ __all__ = [
     "export_json",
     "failed_answers",
     "finish_analysis",
-    "lenient_answer",
+    "answer_from_reply",
     "progress_of",
     "progress_of_many",
     "question_from_spec",

@@ -5,9 +5,18 @@ and returns both EDSL's ``Results`` (for export) and one row per scenario (for p
 Answers are kept one by one: EDSL 1.0.9 reports a failed answer (a model error, or a reply its
 validation refused) as ``None`` instead of raising, so such an answer never enters a row; it is
 listed in ``Analysis.failures`` (scenario, question, reason, the raw reply) and every valid answer
-is kept. Before giving up on a reply, a lenient reading is tried where the question has fixed
-options: a reply that names exactly one of them as a word ("I'd say **Yes**.") counts as that
-option, with a comment saying so (EDSL itself already reads "No\n\nYes" and ``{"answer": "Yes"}``).
+is kept. Answers are strict, so that a chart never counts a reply that did not answer:
+
+- a reply that reproduces the transcript it was shown (its header, or a message of it word for
+  word: a small model often echoes its prompt) is refused, even where EDSL parsed an option out of
+  it (``reproduces_transcript``);
+- otherwise EDSL's parsed answer counts (EDSL itself reads "No\n\nYes" and ``{"answer": "Yes"}``);
+- where EDSL refused the reply and the question has fixed options, the reply counts only when its
+  answer *is* an option: its first line is the option, or it begins with the option's words
+  ("Yes, at $7."; an "Answer:" label before it is allowed), with a comment saying it was read so
+  (``answer_from_reply``). An option named anywhere else ("no doubt about it", "I'd say yes")
+  is not an answer: the reply is a failure, with its raw text.
+
 Only a job that returns nothing at all raises ``ModelCallError(code="analysis_failed")``.
 
 Scenario values are neutralised (``safety.neutralize_value``) before they enter EDSL, which renders
@@ -38,10 +47,11 @@ from conversation.analysis.question_schema import (
     variables_used,
 )
 from conversation.exceptions import ConversationValueError, ModelCallError
+from conversation.text.copies import MIN_WORDS, copy_words
 from conversation.text.limits import check_depth
 from conversation.text.safety import neutralize_value
 from conversation.text.schema import validated
-from conversation.text.transcript import render_transcript
+from conversation.text.transcript import TRANSCRIPT_HEADER, parse_transcript, render_transcript
 
 _ROW_FIELD = ROW_FIELD
 _EDSL_NAMES = frozenset({"scenario", "agent", "question", "answer", "loop", "range"})
@@ -99,9 +109,15 @@ def analyze(
     model: Any = None,
     cache: Any = None,
     actor: Actor | None = None,
+    iteration: int = 0,
 ) -> Analysis:
     """Ask every question about every scenario with ``model`` (default: ``default_model()``).
-    ``actor`` needs the researcher role (``PermissionDenied`` before any model is asked)."""
+    ``actor`` needs the researcher role (``PermissionDenied`` before any model is asked).
+
+    ``iteration``: EDSL's cache iteration of the answers kept (0: the usual one). A panel's
+    second judge on the same model asks at iteration 1, so its answers are its own samples, not
+    the first judge's cached ones (EDSL runs the iterations before it too: those are the earlier
+    judges' answers, from the cache, and are not kept)."""
     require(actor, Action.RUN_ANALYSIS)
     from edsl import Cache, Scenario, ScenarioList, Survey
 
@@ -119,7 +135,10 @@ def analyze(
     job = Survey(question_list).by(ScenarioList(prepared)).by(chosen)
     remote = needs_remote_jobs(chosen)
     local_only = getattr(chosen, "_inference_service_", None) == OFFLINE_SERVICE or not remote
+    if not isinstance(iteration, int) or isinstance(iteration, bool) or iteration < 0:
+        raise ConversationValueError(f"iteration must be a whole number >= 0, got {iteration!r}")
     results = job.run(
+        n=iteration + 1,
         cache=Cache(data={}) if cache is None else cache,
         disable_remote_inference=local_only,
         disable_remote_cache=local_only,
@@ -130,6 +149,11 @@ def analyze(
     names = [q.question_name for q in question_list]
     if results is None or len(results) == 0:
         raise ModelCallError(_failure_message(results, names), code="analysis_failed")
+    if iteration:  # the earlier iterations were the earlier judges' answers: not kept
+        from edsl import Results
+
+        kept = [result for result in results if result["iteration"] == iteration]
+        results = Results(survey=results.survey, data=kept)
     rows, failures = _rows(results, originals, question_list)
     return Analysis(results=results, rows=rows, failures=failures)
 
@@ -253,6 +277,7 @@ def _rows(
 ) -> tuple[list[dict[str, Any]], list[AnswerFailure]]:
     rows: list[tuple[int, dict[str, Any]]] = []
     failures: list[AnswerFailure] = []
+    transcript_texts = [_message_texts(o.get(TRANSCRIPT_FIELD)) for o in originals]
     for result in results:
         index = int(result["scenario"][_ROW_FIELD])
         answers = result["answer"]
@@ -266,10 +291,13 @@ def _rows(
             answer, comment = answers.get(name), comments.get(f"{name}_comment")
             raw = generated.get(f"{name}_generated_tokens")
             raw = raw if isinstance(raw, str) else None
+            if raw is not None and reproduces_transcript(raw, transcript_texts[index]):
+                failures.append(_echo_failure(index, name, raw))
+                continue
             if answer is None and raw is not None:
-                answer = lenient_answer(question, raw)
+                answer = answer_from_reply(question, raw)
                 if answer is not None:
-                    comment = f"read leniently from the reply {raw[:200]!r}"
+                    comment = f"read from the start of the reply {raw[:200]!r}"
             if answer is None:
                 failures.append(_failure(index, name, comment, raw))
                 continue
@@ -305,21 +333,79 @@ def _failure(index: int, name: str, comment: Any, raw: str | None) -> AnswerFail
 
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'\-]*")
+#: A label a reply may put before its answer ("Answer: No").
+_ANSWER_LABEL = re.compile(r"^\W*(?:final\s+)?answer\s*[:\-]\s*", re.IGNORECASE)
 
 
-def lenient_answer(question: Any, reply: str) -> Any:
-    """The one option of ``question`` (yes/no, multiple choice) that ``reply`` names as a whole
-    word or phrase, ignoring case and markup; None when it names none or several."""
+def answer_from_reply(question: Any, reply: str) -> Any:
+    """The option of ``question`` (yes/no, multiple choice) that ``reply`` answers with: its
+    first non-empty line is that option, or begins with its words (markup, quotes and an
+    "Answer:" label ignored; the longest option wins) and names no other option after them.
+    None when the reply does not start with an option: an option named later is not an answer
+    (see the module docstring)."""
     options = getattr(question, "question_options", None)
     if not isinstance(options, list) or not options or not isinstance(reply, str):
         return None
-    text = " ".join(_WORD.findall(reply.casefold()))
-    found = []
+    first = next((line for line in reply.splitlines() if _WORD.search(line)), "")
+    words = _WORD.findall(
+        _ANSWER_LABEL.sub("", first.replace("*", "").replace("_", " ")).casefold()
+    )
+    found: list[tuple[int, Any]] = []
     for option in options:
-        words = " ".join(_WORD.findall(str(option).casefold()))
-        if words and re.search(rf"(?<![\w']){re.escape(words)}(?![\w'])", text):
-            found.append(option)
-    return found[0] if len(found) == 1 else None
+        wanted = _WORD.findall(str(option).casefold())
+        if wanted and words[: len(wanted)] == wanted:
+            found.append((len(wanted), option))
+    if not found:
+        return None
+    longest = max(size for size, _ in found)
+    best = [option for size, option in found if size == longest]
+    if len(best) != 1:
+        return None
+    rest = f" {' '.join(words[longest:])} "
+    for option in options:  # "Yes or no, hard to say" is no answer
+        other = " ".join(_WORD.findall(str(option).casefold()))
+        if option != best[0] and other and f" {other} " in rest:
+            return None
+    return best[0]
+
+
+def _message_texts(transcript: Any) -> list[tuple[str, ...]]:
+    """The words of each message of a scenario's transcript (records, or text in the shape the
+    transcript is shown in), for ``reproduces_transcript``."""
+    if isinstance(transcript, list | tuple):
+        records = [r for r in transcript if isinstance(r, Mapping)]
+        texts = [str(r.get("text") or r.get("content") or "") for r in records]
+    elif isinstance(transcript, str):
+        parsed = parse_transcript(transcript)
+        texts = [str(r.get("text") or "") for r in parsed] or transcript.splitlines()
+    else:
+        return []
+    return [words for words in map(copy_words, texts) if len(words) >= MIN_WORDS]
+
+
+def reproduces_transcript(reply: str, messages: Sequence[tuple[str, ...]] = ()) -> bool:
+    """True when ``reply`` copies the transcript it was shown instead of answering: the
+    transcript's header line, or one of its ``messages`` (their words, ``text.copies``) as a
+    line of the reply, a message line, or a line after a ``Name:`` label."""
+    if TRANSCRIPT_HEADER in reply:
+        return True
+    known = set(messages)
+    if not known:
+        return False
+    lines = [record.get("text") or "" for record in parse_transcript(reply)]
+    for line in reply.splitlines():
+        lines += [line, line.partition(":")[2]]  # as written, or after a "Name:" label
+    return any(copy_words(str(line)) in known for line in lines)
+
+
+def _echo_failure(index: int, name: str, raw: str) -> AnswerFailure:
+    return AnswerFailure(
+        index,
+        name,
+        f"the reply to {name!r} reproduced the transcript instead of answering the question",
+        raw,
+        code="reproduced_transcript",
+    )
 
 
 def _failure_message(results: Any, names: Sequence[str]) -> str:
@@ -341,7 +427,8 @@ __all__ = [
     "Analysis",
     "AnswerFailure",
     "analyze",
-    "lenient_answer",
+    "answer_from_reply",
+    "reproduces_transcript",
     "question_from_spec",
     "QUESTION_TYPES",
 ]

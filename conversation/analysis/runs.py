@@ -271,8 +271,10 @@ def _ask_claimed(db: Any, analysis_id: int, room_ids: list[int], owner: str) -> 
     except Exception as exc:  # a failed batch stores its error with each of its rooms
         error = {"type": type(exc).__name__, "code": getattr(exc, "code", None),
                  "message": str(exc)[:500]}  # fmt: skip
+        before = {a.room_id: a.error for a in storage.answers(db, analysis_id, room_ids=room_ids)}
         for rid in room_ids:
-            _record(db, analysis_id, rid, None, model=label, error=error, claimed_by=owner)
+            failed = again(before.get(rid), error)
+            _record(db, analysis_id, rid, None, model=label, error=failed, claimed_by=owner)
     else:
         _store_outcome(
             db, analysis_id, question.question_name, outcome, scenarios, label, chosen, owner
@@ -360,9 +362,29 @@ def _store_outcome(
                 cost=known_cost(model, usage.get("cost")) if model is not None else None,
                 claimed_by=owner,
             )
-    for failure in outcome.failures:
-        rid = int(scenarios[failure.scenario_index]["room_id"])
-        _record(db, analysis_id, rid, None, model=label, error=failure.to_error(), claimed_by=owner)
+    failed = {int(scenarios[f.scenario_index]["room_id"]): f for f in outcome.failures}
+    before = (
+        {a.room_id: a.error for a in storage.answers(db, analysis_id, room_ids=failed)}
+        if failed
+        else {}
+    )
+    for rid, failure in failed.items():
+        error = again(before.get(rid), failure.to_error())
+        _record(db, analysis_id, rid, None, model=label, error=error, claimed_by=owner)
+
+
+def again(previous: Any, error: dict[str, Any]) -> dict[str, Any]:
+    """A failed answer's error after ``previous`` (the error of the try before, kept while it
+    was asked again): the tries counted, and a retry that failed the same way (the same code)
+    says so, so nobody reads a new failure into the same one."""
+    if not isinstance(previous, dict) or not previous.get("code"):
+        return error
+    tries = int(previous.get("tries") or 1) + 1
+    same = previous.get("code") == error.get("code") and previous.get("same", True)
+    if not same:
+        return {**error, "tries": tries, "same": False}
+    message = f"asked {tries} times, failing the same way each time: {error.get('message', '')}"
+    return {**error, "tries": tries, "same": True, "message": message[:1000]}
 
 
 def _count(value: Any) -> int | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
@@ -98,8 +98,27 @@ def _values(values: Iterable[Any]) -> list[float]:
     return [float(v) for v in out]
 
 
-def mean_t(values: Iterable[Any], confidence: float = CONFIDENCE) -> Estimate:
-    """The mean with its Student t interval (scipy); non-numbers are left out."""
+#: The bounds of a scale (``(low, high)``, either None): a mean's interval never leaves them.
+Bounds = tuple[float | None, float | None]
+
+
+def within(estimate: Estimate, bounds: Bounds | None) -> Estimate:
+    """``estimate`` with its interval clipped to ``bounds``: the t interval of two scores on a
+    1..5 scale (1 and 5) runs from about -22 to +28, values no score can take."""
+    if bounds is None or math.isnan(estimate.low):
+        return estimate
+    low, high = bounds
+    clipped_low = estimate.low if low is None else max(estimate.low, low)
+    clipped_high = estimate.high if high is None else min(estimate.high, high)
+    return replace(estimate, low=clipped_low, high=clipped_high)
+
+
+def mean_t(
+    values: Iterable[Any], confidence: float = CONFIDENCE, *, bounds: Bounds | None = None
+) -> Estimate:
+    """The mean with its Student t interval (scipy), clipped to ``bounds`` (a scale's); non-
+    numbers are left out. No interval (NaN) from one value, or from values that do not vary
+    (the data give no spread to build one from; "no interval", as a difference says)."""
     data = _values(values)
     n = len(data)
     if n == 0:
@@ -109,9 +128,9 @@ def mean_t(values: Iterable[Any], confidence: float = CONFIDENCE) -> Estimate:
         return Estimate(mean, NAN, NAN, 1, "t", confidence)
     sem = math.sqrt(_variance(data, mean) / n)
     if sem == 0:
-        return Estimate(mean, mean, mean, n, "t", confidence)
+        return Estimate(mean, NAN, NAN, n, "t", confidence)
     half = _t_quantile(confidence, n - 1) * sem
-    return Estimate(mean, mean - half, mean + half, n, "t", confidence)
+    return within(Estimate(mean, mean - half, mean + half, n, "t", confidence), bounds)
 
 
 def _variance(data: Sequence[float], mean: float) -> float:
@@ -132,8 +151,10 @@ def mean_bootstrap(
     *,
     resamples: int = 2000,
     seed: int = 0,
+    bounds: Bounds | None = None,
 ) -> Estimate:
-    """The mean with a BCa bootstrap interval (``scipy.stats.bootstrap``, seeded: repeatable)."""
+    """The mean with a BCa bootstrap interval (``scipy.stats.bootstrap``, seeded: repeatable);
+    no interval from one value or values that do not vary, as :func:`mean_t`."""
     import numpy as np
     from scipy import stats
 
@@ -143,7 +164,7 @@ def mean_bootstrap(
         return Estimate(NAN, NAN, NAN, 0, "bootstrap", confidence)
     mean = sum(data) / n
     if n == 1 or len(set(data)) == 1:
-        return Estimate(mean, NAN if n == 1 else mean, NAN if n == 1 else mean, n, "bootstrap")
+        return Estimate(mean, NAN, NAN, n, "bootstrap", confidence)
     result = stats.bootstrap(
         (np.asarray(data),),
         np.mean,
@@ -152,7 +173,8 @@ def mean_bootstrap(
         rng=np.random.default_rng(seed),
     )
     interval = result.confidence_interval
-    return Estimate(mean, float(interval.low), float(interval.high), n, "bootstrap", confidence)
+    found = Estimate(mean, float(interval.low), float(interval.high), n, "bootstrap", confidence)
+    return within(found, bounds)
 
 
 def _groups(frame: pd.DataFrame, by: str, order: Sequence[str] | None) -> list[str]:
@@ -197,16 +219,18 @@ def means_by_condition(
     order: Sequence[str] | None = None,
     method: str = "t",
     confidence: float = CONFIDENCE,
+    bounds: Bounds | None = None,
 ) -> pd.DataFrame:
     """Per condition: ``n`` numeric values, their mean and its interval (``method``: ``t`` or
-    ``bootstrap``). Ordered as :func:`rates_by_condition`."""
+    ``bootstrap``; clipped to ``bounds``, a scale's lowest and highest values). Ordered as
+    :func:`rates_by_condition`."""
     if method not in ("t", "bootstrap"):
         raise ValueError(f"method={method!r}: use 't' or 'bootstrap'")
     estimate = mean_t if method == "t" else mean_bootstrap
     rows = []
     for condition in _groups(frame, by, order):
         part = frame[frame[by].astype(str) == condition][column] if len(frame) else []
-        est = estimate(part, confidence)
+        est = estimate(part, confidence, bounds=bounds)
         rows.append((condition, est.n, est.estimate, est.low, est.high))
     return pd.DataFrame(rows, columns=MEAN_COLUMNS)
 
@@ -279,6 +303,8 @@ __all__ = [
     "Estimate",
     "MEAN_COLUMNS",
     "RATE_COLUMNS",
+    "Bounds",
+    "within",
     "mean_bootstrap",
     "mean_difference",
     "mean_t",

@@ -40,7 +40,10 @@ With ``settings`` (``CallSettings``):
 - a reply that starts by repeating a transcript header or a ``Name:`` label of one of the
   ``speakers`` has it removed, and so do copied instructions and made-up turns of others
   (``text.transcript.strip_echo``; ``raw_text`` keeps what the model sent); a reply with
-  nothing left raises ``chat_shape.EchoOnlyReply`` (``code="echo_only"``).
+  nothing left raises ``chat_shape.EchoOnlyReply`` (``code="echo_only"``);
+- a reply that copies what ``settings.repeats`` guards (an earlier message of the room, word for
+  word; a stopped or denied draft of the same turn) raises ``chat_shape.CopiedReply``
+  (``code="copied_reply"``), before anything is cached (``chat_shape.kept_reply``).
 """
 
 from __future__ import annotations
@@ -62,13 +65,12 @@ from conversation.models.call_rules import (
     reply_text,
     timeout_error,
 )
-from conversation.models.chat_shape import EchoOnlyReply, shaped
+from conversation.models.chat_shape import kept_reply, shaped
 from conversation.models.limits import call_slot
 from conversation.models.providers.families import family_of
 from conversation.models.providers.labels import model_label, needs_remote_jobs
 from conversation.models.settings import CallSettings
 from conversation.models.stored_cache import StoredCache, cache_key
-from conversation.text.transcript import strip_echo
 
 log = logging.getLogger(__name__)
 
@@ -169,11 +171,8 @@ def _reply(
 ) -> ModelReply:
     """The ``ModelReply`` of EDSL's ``outputs`` (echo stripped; a cache hit costs nothing), or
     a ``ModelCallError`` when the model returned no text."""
-    text = raw_text = reply_text(model, outputs.response, edsl_dict)
-    if text is not None and settings is not None and settings.speakers:
-        text = strip_echo(text, settings.speakers, settings.roster) or None
-        if text is None:
-            raise EchoOnlyReply(label, raw_text or "")
+    raw_text = reply_text(model, outputs.response, edsl_dict)
+    text = kept_reply(label, raw_text, settings)
     if text is None:
         raise ModelCallError(
             f"{label} returned no text (raw response: {_short(outputs.response)}); "

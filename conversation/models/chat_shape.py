@@ -41,6 +41,7 @@ from conversation.text.transcript import (
     EMPTY_TRANSCRIPT,
     TRANSCRIPT_HEADER,
     message_spans,
+    strip_echo,
 )
 
 #: The user turn that ends a chat the speaker spoke last in (or an empty one).
@@ -63,6 +64,51 @@ class EchoOnlyReply(ModelCallError):
             code="echo_only",
         )
         self.raw_text = raw_text
+
+
+class CopiedReply(EchoOnlyReply):
+    """A reply that copies an earlier message of the room word for word, or repeats a draft of
+    the same turn that a person stopped or denied (``text.copies``). Handled like an echo: a
+    room retries it (a try counted; the copy was never cached), then stores a pass with the
+    reason; ``raw_text`` is what the model sent, ``copied`` what it repeats."""
+
+    def __init__(self, label: str, raw_text: str, copied: str) -> None:
+        ModelCallError.__init__(
+            self,
+            f"{label} replied with a copy of {copied} ({raw_text[:200]!r}), not a new message",
+            code="copied_reply",
+        )
+        self.raw_text = raw_text
+        self.copied = copied
+
+
+def kept_reply(label: str, text: str | None, settings: CallSettings | None) -> str | None:
+    """A reply's text as a room keeps it: what a model copied of its prompt or made up of
+    others' turns stripped (``text.transcript.strip_echo``), refused when nothing is left
+    (``EchoOnlyReply``) or when it copies what ``settings.repeats`` guards (``CopiedReply``).
+    Both raise before the answer is cached. ``text`` None (no answer) stays None."""
+    if text is None or settings is None:
+        return text
+    kept: str | None = text
+    if settings.speakers:
+        kept = strip_echo(text, settings.speakers, settings.roster) or None
+        if kept is None:
+            raise EchoOnlyReply(label, text)
+    if settings.repeats is not None and kept is not None:
+        copied = settings.repeats.copied(kept)
+        if copied is not None:
+            raise CopiedReply(label, text, copied)
+    return kept
+
+
+def checks_copies(model: Any) -> bool:
+    """Whether ``model``'s replies are checked for copies of earlier messages: every model's but
+    a stand-in's answering in its own words (the offline model's voice, EDSL's canned test
+    model), which repeat by design and are no author; a scripted offline model stands for a
+    real one and is checked."""
+    if not family_of(model).in_process:
+        return True
+    return bool(getattr(model, "answers_a_script", False))
 
 
 def takes_chat_turns(model: Any) -> bool:
@@ -202,7 +248,10 @@ def shaped(model: Any, settings: CallSettings | None) -> Any:
 
 
 __all__ = [
+    "CopiedReply",
+    "checks_copies",
     "EchoOnlyReply",
+    "kept_reply",
     "MAX_STOP_SEQUENCES",
     "YOUR_TURN",
     "chat_messages",

@@ -23,11 +23,10 @@ from edsl.inference_services.services.open_ai_service import OpenAIParameterBuil
 
 from conversation.models.call_rules import reply_text
 from conversation.models.calls import known_cost
-from conversation.models.chat_shape import EchoOnlyReply, chat_request, chat_turns_of
+from conversation.models.chat_shape import chat_request, chat_turns_of, kept_reply
 from conversation.models.providers.labels import model_label
 from conversation.models.settings import CallSettings
 from conversation.text.tokens import estimate_tokens, prompt_tokens
-from conversation.text.transcript import strip_echo
 
 
 def request_parameters(model: Any, user_prompt: str, system_prompt: str) -> dict[str, Any]:
@@ -131,12 +130,10 @@ def final_text(
 ) -> tuple[str | None, str | None]:
     """The reply's text as ``ask`` keeps it (echo, scaffolding and made-up turns stripped) and
     what the model sent when stripping changed it; ``chat_shape.EchoOnlyReply`` when nothing is
-    left (the engine retries it, then stores a pass), as for an unstreamed reply."""
-    text = raw_text = reply_text(model, raw)
-    if text is not None and settings is not None and settings.speakers:
-        text = strip_echo(text, settings.speakers, settings.roster) or None
-        if text is None:
-            raise EchoOnlyReply(label, raw_text or "")
+    left, ``chat_shape.CopiedReply`` when it copies an earlier message (the engine retries
+    both, then stores a pass), as for an unstreamed reply (``chat_shape.kept_reply``)."""
+    raw_text = reply_text(model, raw)
+    text = kept_reply(label, raw_text, settings)
     return text, (raw_text if raw_text != text else None)
 
 

@@ -141,6 +141,15 @@ def slots_for(model: Any) -> Slots | None:
         return slots
 
 
+def calls_in_flight(base_url: str) -> int:
+    """How many calls of this process to the server at ``base_url`` are running now (holding a
+    slot): a server busy answering one is not probed (``server_window``)."""
+    suffix = f" at {base_url.rstrip('/')}"
+    with _registry_lock:
+        found = [slots for (key, _), slots in _registry.items() if key.endswith(suffix)]
+    return sum(slots.in_flight for slots in found)
+
+
 @contextlib.asynccontextmanager
 async def call_slot(model: Any) -> AsyncIterator[None]:
     """Hold a slot of ``model``'s provider for the duration of the block."""
@@ -159,6 +168,7 @@ __all__ = [
     "PROVIDER_ENV",
     "Slots",
     "call_slot",
+    "calls_in_flight",
     "is_local",
     "limit_for",
     "provider_key",

@@ -3,7 +3,9 @@
 ``CallSettings`` travel with one ``ask()``: the output limit (``max_output_tokens``, sent the way
 the service understands it: see ``providers.clients``), the request timeout in seconds, the context window
 the prompt must fit in (with the output limit), the speaker names whose copied labels are
-stripped from a reply, and the room's other names (a reply is cut where it makes up their turn). A room builds them from its config (``RoomConfig.call_settings``).
+stripped from a reply, the room's other names (a reply is cut where it makes up their turn), and
+what the reply must not copy (``repeats``). A room builds them from its config
+(``RoomConfig.call_settings``; the engine adds ``repeats`` per turn).
 
 ``context_window(spec)``, first found wins: the room's ``context_window``; for a known hosted model
 its window (by name); for a self-hosted server (OpenAI-compatible, Ollama) the window the server
@@ -23,6 +25,7 @@ from typing import Any
 from conversation.exceptions import ConversationValueError
 from conversation.models.providers.families import family_of
 from conversation.models.server_window import reported_context_window
+from conversation.text.copies import RepeatGuard
 from settings import SETTINGS, env_name
 
 #: A conversational default: a chat message, not an essay (a person's reply is rarely over 150
@@ -87,6 +90,9 @@ class CallSettings:
     context_window: int | None = None
     speakers: tuple[str, ...] = ()
     roster: tuple[str, ...] = ()
+    #: What the reply must not copy (a room's earlier messages, the turn's denied drafts): a
+    #: reply that does raises ``chat_shape.CopiedReply`` before it is cached (``text.copies``).
+    repeats: RepeatGuard | None = None
 
     def __post_init__(self) -> None:
         if self.max_output_tokens is not None:

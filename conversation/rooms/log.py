@@ -34,6 +34,7 @@ from conversation.context.window import event_tokens
 from conversation.planning.events import EventLog, RoomEvent
 from conversation.termination.budget import Spend
 from conversation.termination.state import RoomState, TokenUsage
+from conversation.text.copies import MessageIndex
 from conversation.text.transcript import event_line
 from vocabulary import (
     CONSUMED_TURN_STATES,
@@ -120,6 +121,7 @@ class RoomLog:
         "_speakers",
         "_turns_before",
         "_spent",
+        "copies",
     )
 
     def __init__(self, roster: Sequence[str], rows: Sequence[Any] = ()) -> None:
@@ -141,6 +143,8 @@ class RoomLog:
         self._speakers: list[str] = []
         self._turns_before = [0]
         self._spent = [0, 0.0]  # tokens and dollars of every folded row (budgets)
+        #: The messages by their words, for the copy check of the next reply (``text.copies``).
+        self.copies = MessageIndex()
         self.extend(rows)
 
     @property
@@ -218,6 +222,8 @@ class RoomLog:
             if len(self._events) > known:
                 event = self._events[-1]
                 if event.kind == "message":
+                    if not event.passed:
+                        self.copies.add(self._seqs[-1], event.content)
                     if event.speaker in self._members:
                         self._turns += 0 if event.stopped else 1
                         self._speakers.append(event.speaker)

@@ -32,6 +32,7 @@ from conversation.text.tokens import estimate_tokens, prompt_tokens
 from conversation.text.transcript import (
     EMPTY_TRANSCRIPT,
     TRANSCRIPT_HEADER,
+    escape,
     event_line,
     render_lines,
     render_record,
@@ -94,16 +95,28 @@ class TurnPrompt:
     saw: tuple[int, ...]
 
 
+#: The reason of a denial by a stop while the reply was streaming (``engine.streaming_call``).
+STOPPED_WHILE_DRAFTING = "stopped while drafting"
+
+
 def denial_feedback(denials: Sequence[Mapping[str, Any]]) -> str | None:
-    """What the agent is told after a person denied its draft(s)."""
+    """What the agent is told after its last draft was stopped while it was written, or denied
+    by a moderator: what happened, said once. A stopped draft is not repeated to the agent (a
+    small model copies what it is shown; the copy check refuses a redraft that repeats it, see
+    ``text.copies``); a denied one is quoted on one line, with the moderator's reason."""
     if not denials:
         return None
     last = denials[-1]
-    reason = last.get("reason") or "no reason given"
+    if last.get("reason") == STOPPED_WHILE_DRAFTING:
+        return (
+            "Your previous reply was stopped before you finished it. "
+            "Write a different message, or reply PASS."
+        )
+    draft = escape(str(last.get("draft") or ""))
+    reason = last.get("reason")
+    why = f"Their reason: {escape(str(reason))}." if reason else "They gave no reason."
     return (
-        "A moderator did not allow your previous draft: "
-        f"{render_record({'draft': last.get('draft', '')})}\n"
-        f"Their reason: {render_record({'reason': reason})}\n"
+        f'A moderator did not allow your previous draft ("{draft}"). {why}\n'
         "Write a different message, or reply PASS."
     )
 

@@ -24,7 +24,14 @@ from typing import Any
 
 from conversation.exceptions import ConversationValueError
 
-__all__ = ["Budget", "Spend", "format_cost", "format_dollars"]
+__all__ = [
+    "Budget",
+    "Spend",
+    "format_cost",
+    "format_cost_short",
+    "format_dollars",
+    "format_tokens",
+]
 
 
 def format_dollars(value: float) -> str:
@@ -32,6 +39,11 @@ def format_dollars(value: float) -> str:
     if value == 0 or abs(value) >= 0.01:
         return f"${value:,.2f}"
     return f"${value:.2g}" if abs(value) < 0.0001 else f"${value:.4f}"
+
+
+def format_tokens(tokens: int, *, estimated: bool = False) -> str:
+    """``8,440 tokens``; ``≈8,440 tokens (estimated)`` when the count is (partly) an estimate."""
+    return f"≈{tokens:,} tokens (estimated)" if estimated else f"{tokens:,} tokens"
 
 
 def format_cost(dollars: float | None, unpriced: int = 0) -> str:
@@ -46,26 +58,50 @@ def format_cost(dollars: float | None, unpriced: int = 0) -> str:
     return f"{format_dollars(known)} + {calls}" if known > 0 else f"unknown ({calls})"
 
 
+def format_cost_short(dollars: float | None, unpriced: int = 0) -> str:
+    """``format_cost`` in a few characters, for a metric tile (the full sentence goes beside
+    it): ``$0.42``, ``≥ $0.42`` when some calls have no known price, ``unknown`` when none
+    has one."""
+    known = float(dollars or 0.0)
+    if not unpriced:
+        return format_dollars(known)
+    return f"≥ {format_dollars(known)}" if known > 0 else "unknown"
+
+
 @dataclass(frozen=True, slots=True)
 class Spend:
-    """What was spent: tokens (prompt + completion), US dollars (known prices only) and the
-    number of model calls whose price is unknown (their dollars are not in ``dollars``)."""
+    """What was spent: tokens (prompt + completion), US dollars (known prices only), the
+    number of model calls whose price is unknown (their dollars are not in ``dollars``) and the
+    number whose token counts are estimates (the server reported none: llama.cpp's stream)."""
 
     tokens: int = 0
     dollars: float = 0.0
     unpriced: int = 0
+    estimated: int = 0
 
     def __add__(self, other: Spend) -> Spend:
         return Spend(
             self.tokens + other.tokens,
             self.dollars + other.dollars,
             self.unpriced + other.unpriced,
+            self.estimated + other.estimated,
         )
 
     @property
     def cost_text(self) -> str:
         """``format_cost`` of this spend."""
         return format_cost(self.dollars, self.unpriced)
+
+    @property
+    def cost_short(self) -> str:
+        """``format_cost_short`` of this spend (a metric tile; ``cost_text`` beside it)."""
+        return format_cost_short(self.dollars, self.unpriced)
+
+    @property
+    def tokens_text(self) -> str:
+        """``8,440 tokens``, or ``≈8,440 tokens (estimated)`` when some counts are estimates:
+        never an estimate shown as exact."""
+        return format_tokens(self.tokens, estimated=self.estimated > 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +158,8 @@ class Budget:
             parts.append(
                 f"{self.max_tokens:,} tokens"
                 if spent is None
-                else f"{spent.tokens:,} of {self.max_tokens:,} tokens"
+                else f"{'≈' if spent.estimated else ''}{spent.tokens:,} of {self.max_tokens:,} "
+                f"tokens{' (estimated)' if spent.estimated else ''}"
             )
         return ", ".join(parts) if parts else "no budget"
 

@@ -10,9 +10,12 @@ the talk falls into loops. This module recognises them:
   transcript header); a *sentence* holding one is scaffolding;
 - ``other_speaker(line, own, roster)``: the member of ``roster`` (not one of ``own``) whose turn
   a line opens, as a transcript line (``3. Bob: ...``), a label (``Bob: ...``, ``**Bob**: ...``,
-  ``- Bob (private to Ann): ...``) or an old ``[seq 3] Bob:`` header; None otherwise;
+  ``- Bob (private to Ann): ...``, ``The seller: ...`` for a member named Seller: names are
+  compared by ``name_key``) or an old ``[seq 3] Bob:`` header; None otherwise;
 - ``without_scaffolding(text)``: ``text`` with every scaffolding sentence removed (a line left
   empty goes too);
+- ``narrates_a_pass(line, roster)``: a line that only says a member passed ("The seller
+  passed.", as the chat shape shows a pass), which a model copies as if it were a message;
 - ``reply_problems(reply, own, roster)``: which of ``"scaffolding"`` and ``"made_up_turn"`` a
   reply shows (``benchmarks/echo_rate.py`` counts them).
 
@@ -47,7 +50,10 @@ SCAFFOLDING: tuple[str, ...] = (
     r"\bstay in character as\b",
     r"\byour traits:",
     r"\ba moderator did not allow your previous draft\b",
+    r"\byour previous reply was stopped before you finished it\b",
+    r"\bthey gave no reason\b",
     r"\bwrite a different message, or reply pass\b",
+    r"^\(your turn\)$",
 )
 _SCAFFOLDING = re.compile("|".join(f"(?:{p})" for p in SCAFFOLDING), re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
@@ -79,17 +85,39 @@ def without_scaffolding(text: str) -> str:
     return "\n".join(kept).strip()
 
 
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
+
+
+def name_key(name: str) -> str:
+    """How a speaker's name is compared with a label a model wrote: case-folded, without a
+    leading article ("The seller:" opens the turn of a member named Seller)."""
+    return _ARTICLE.sub("", name.strip()).casefold()
+
+
 def other_speaker(line: str, own: Iterable[str], roster: Iterable[str]) -> str | None:
     """The member of ``roster`` other than ``own`` whose turn ``line`` opens, or None."""
     match = _TURN_OPENER.match(line)
     if match is None:
         return None
-    name = match["name"].strip().casefold()
-    mine = {n.casefold() for n in own}
+    name = name_key(match["name"])
+    mine = {name_key(n) for n in own}
     for member in roster:
-        if member.casefold() == name and name not in mine:
+        if name_key(member) == name and name not in mine:
             return member
     return None
+
+
+_PASS_LINE = re.compile(r"^\W*(?P<name>.{1,64}?)\s+passed\W*$", re.IGNORECASE)
+
+
+def narrates_a_pass(line: str, roster: Iterable[str]) -> bool:
+    """True when ``line`` only says that a member passed ("Ben passed.", "The seller passed."):
+    how a pass is shown to a chat model (``models.chat_shape``), copied back, never a message."""
+    match = _PASS_LINE.match(line.strip())
+    if match is None:
+        return False
+    name = name_key(match["name"])
+    return any(name_key(member) == name for member in roster)
 
 
 def made_up_turn_at(text: str, own: Iterable[str], roster: Iterable[str]) -> int | None:
@@ -113,6 +141,8 @@ def reply_problems(reply: str, own: Iterable[str], roster: Iterable[str]) -> set
 
 __all__ = [
     "SCAFFOLDING",
+    "name_key",
+    "narrates_a_pass",
     "is_scaffolding",
     "made_up_turn_at",
     "other_speaker",

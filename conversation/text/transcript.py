@@ -28,7 +28,12 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from conversation.text.scaffolding import made_up_turn_at, without_scaffolding
+from conversation.text.scaffolding import (
+    made_up_turn_at,
+    name_key,
+    narrates_a_pass,
+    without_scaffolding,
+)
 
 TRANSCRIPT_HEADER = "(oldest first, one message per line)"
 EMPTY_TRANSCRIPT = "(no messages yet)"
@@ -220,19 +225,20 @@ def strip_echo(reply: str, names: Iterable[str], roster: Iterable[str] = ()) -> 
     Name:`` header (a record's text is kept when nothing else is), and quotes wrapping the whole
     reply; and from the first line that opens a turn of another member of ``roster`` (``Bob:
     ...``, ``3. Bob: ...``: a turn the model made up) to the end, so a reply that *is* another
-    member's turn leaves nothing. Other text is kept as written."""
+    member's turn leaves nothing; and every line that only says a member passed ("The seller
+    passed.": how a pass is shown to a chat model). Other text is kept as written."""
     own = list(names)
-    known = {n.casefold() for n in own}
+    known = {name_key(n) for n in own}
     members = [*own, *roster]
     text = without_scaffolding(reply.strip())
     for _ in range(8):  # a few layers at most: "3. Alice: Alice: ..."
         before = text
         text = _OLD_HEADER.sub("", text, count=1).lstrip()
         numbered = _NUMBERED.match(text)
-        if numbered and numbered["name"].strip().casefold() in known:
+        if numbered and name_key(numbered["name"]) in known:
             text = text[numbered.end() :].lstrip()
         match = _LABEL.match(text)
-        if match and match["name"].strip().casefold() in known:
+        if match and name_key(match["name"]) in known:
             text = text[match.end() :].lstrip()
         first, _, rest = text.partition("\n")
         record = _json_record(first)
@@ -245,6 +251,8 @@ def strip_echo(reply: str, names: Iterable[str], roster: Iterable[str] = ()) -> 
     cut = made_up_turn_at(text, own, members)
     if cut is not None:
         text = "\n".join(text.splitlines()[:cut]).rstrip()
+    if "passed" in text.casefold():  # "The seller passed.": the chat shape's pass, copied
+        text = "\n".join(t for t in text.splitlines() if not narrates_a_pass(t, members)).strip()
     return text
 
 

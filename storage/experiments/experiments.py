@@ -322,10 +322,12 @@ def experiment_status_counts(db: Database, experiment_id: int) -> dict[str, int]
 
 def experiment_spend(
     db: Database, experiment_id: int, *, excluding_room: int | None = None
-) -> tuple[int, float, int]:
-    """``(tokens, dollars, unpriced calls)`` recorded on the events of the experiment's rooms
-    (tokens: input + output; dollars: the known costs; unpriced: calls with tokens and no known
-    cost), optionally leaving one room out: one aggregate query
+) -> tuple[int, float, int, int]:
+    """``(tokens, dollars, unpriced calls, estimated calls)`` recorded on the events of the
+    experiment's rooms (tokens: input + output; dollars: the known costs; unpriced: calls with
+    tokens and no known cost; estimated: calls whose token counts are estimates, the server
+    having reported none: ``data.usage_estimated``), optionally leaving one room out: one
+    aggregate query
     (rooms by ``ix_rooms_experiment``, their events by ``uq_events_room_seq``), run before a
     budgeted experiment's turns start."""
     rooms = sa_select(ROOMS.c.id).where(ROOMS.c.experiment_id == experiment_id)
@@ -334,21 +336,24 @@ def experiment_spend(
     return _spend(db, EVENTS.c.room_id.in_(rooms.scalar_subquery()))
 
 
-def room_spend(db: Database, room_id: int) -> tuple[int, float, int]:
-    """``(tokens, dollars, unpriced calls)`` recorded on one room's events (see :func:`experiment_spend`)."""
+def room_spend(db: Database, room_id: int) -> tuple[int, float, int, int]:
+    """``(tokens, dollars, unpriced calls, estimated calls)`` recorded on one room's events (see
+    :func:`experiment_spend`)."""
     return _spend(db, EVENTS.c.room_id == room_id)
 
 
-def _spend(db: Database, where: Any) -> tuple[int, float, int]:
+def _spend(db: Database, where: Any) -> tuple[int, float, int, int]:
+    estimated = EVENTS.c.data["usage_estimated"].as_boolean()
     query = sa_select(
         func.coalesce(func.sum(EVENTS.c.input_tokens), 0),
         func.coalesce(func.sum(EVENTS.c.output_tokens), 0),
         func.coalesce(func.sum(EVENTS.c.cost), 0.0),
         func.coalesce(func.sum(case((unpriced_call(EVENTS), 1), else_=0)), 0),
+        func.coalesce(func.sum(case((estimated.is_(True), 1), else_=0)), 0),
     ).where(where)
     with db.read_connection() as conn:
         row = conn.execute(query).one()
-    return int(row[0]) + int(row[1]), float(row[2]), int(row[3])
+    return int(row[0]) + int(row[1]), float(row[2]), int(row[3]), int(row[4])
 
 
 def unpriced_call(events: Any) -> Any:

@@ -202,16 +202,15 @@ def record_answer(
         return row
 
 
-def answers(db: Database, analysis_id: int) -> list[AnalysisAnswer]:
-    """Every stored answer of an analysis, by room id."""
+def answers(
+    db: Database, analysis_id: int, *, room_ids: Collection[int] | None = None
+) -> list[AnalysisAnswer]:
+    """Every stored answer of an analysis (or those of ``room_ids``), by room id."""
+    query = select(AnalysisAnswer).where(AnalysisAnswer.analysis_id == analysis_id)
+    if room_ids is not None:
+        query = query.where(col(AnalysisAnswer.room_id).in_(sorted(room_ids)))
     with db.read() as session:
-        return list(
-            session.exec(
-                select(AnalysisAnswer)
-                .where(AnalysisAnswer.analysis_id == analysis_id)
-                .order_by(col(AnalysisAnswer.room_id))
-            )
-        )
+        return list(session.exec(query.order_by(col(AnalysisAnswer.room_id))))
 
 
 def count_answers(

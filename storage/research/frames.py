@@ -10,6 +10,7 @@ Counting rules (the same everywhere):
 - *messages*: human messages plus agent messages in state ``done`` (drafts, failures, passes and
   system events are not messages); *words* are summed over messages only;
 - *passes*: events of kind ``pass``; *failed_turns*: agent turns in state ``failed``;
+  *near_copies*: turns flagged as nearly copying a recent message (``data.near_copy``);
 - tokens, cost and latency are summed (latency averaged) over every agent/pass turn that has them.
 """
 
@@ -51,6 +52,7 @@ STAT_COLUMNS = [
     "agent_messages",
     "passes",
     "failed_turns",
+    "near_copies",
     "words",
     "input_tokens",
     "output_tokens",
@@ -97,6 +99,7 @@ SPEAKER_COLUMNS = [
     "messages",
     "passes",
     "failed_turns",
+    "near_copies",
     "words",
     "mean_words",
     "input_tokens",
@@ -254,6 +257,7 @@ def _stats_query(room_ids: list[int]) -> Any:
             _count_if(and_(_T.c.kind == EventKind.AGENT, _T.c.state == TurnState.DONE)),
             _count_if(_T.c.kind == EventKind.PASS),
             _count_if(_T.c.state == TurnState.FAILED),
+            _count_if(_T.c.data["near_copy"].as_string().is_not(None)),
             _sum(case((message, _T.c.words), else_=0)),
             _sum(_T.c.input_tokens),
             _sum(_T.c.output_tokens),
@@ -380,6 +384,7 @@ def speaker_stats(
             _count_if(message),
             _count_if(_T.c.kind == EventKind.PASS),
             _count_if(_T.c.state == TurnState.FAILED),
+            _count_if(_T.c.data["near_copy"].as_string().is_not(None)),
             _sum(case((message, _T.c.words), else_=0)),
             _sum(_T.c.input_tokens),
             _sum(_T.c.output_tokens),

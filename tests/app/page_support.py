@@ -68,6 +68,20 @@ def shown(markdown: str) -> str:
     return literal.replace("  \n", "\n")
 
 
+def titles(at: AppTest) -> list[str]:
+    """The page's titles as the browser shows them: Markdown titles, and a room's title, drawn
+    as plain text in an ``<h1>`` (``ui.widgets.text_title``)."""
+    import html
+
+    found = [shown(t.value) for t in at.title]
+    for element in at.get("html"):
+        body = str(element.proto.body)
+        match = re.fullmatch(r'<h1 class="rooms-title">(.*)</h1>', body, re.DOTALL)
+        if match:
+            found.append(html.unescape(match.group(1)))
+    return found
+
+
 def captions(at: AppTest) -> list[str]:
     """The page's captions as the browser shows them."""
     return [shown(c.value) for c in at.caption]

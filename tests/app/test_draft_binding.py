@@ -1,5 +1,7 @@
 """A moderator's decision is bound to the draft they read: a draft replaced meanwhile (another
-moderator denied it, the agent drafted again) is not approved, and a half-typed edit is kept."""
+moderator denied it, the agent drafted again) is not approved, a half-typed edit is kept in its
+own box with who decided the draft, and an edit that was applied is never shown as kept (issue
+35: "Your edit of a draft that changed (not applied)" appeared after a successful approval)."""
 
 from __future__ import annotations
 
@@ -48,7 +50,8 @@ def test_a_half_typed_edit_of_a_replaced_draft_is_kept(db: Database) -> None:
     at.button(key=f"approve-{turn_id}-0").click().run()
     assert not at.exception
     assert room.turn(turn_id).state == "waiting"  # the edit was not published over the new draft
-    assert "My careful edit" in [c.value for c in at.code]
+    assert at.text_area(key=f"draft-{turn_id}-0").value == "My careful edit"  # kept, in its box
+    assert any("denied by bob" in shown(m.value) for m in at.markdown)  # and who decided
 
 
 def test_an_edit_is_kept_when_the_panel_swaps_without_a_click(db: Database) -> None:
@@ -59,4 +62,29 @@ def test_an_edit_is_kept_when_the_panel_swaps_without_a_click(db: Database) -> N
     at.run()  # the live view reruns the page with the new draft
     assert not at.exception
     assert at.text_area(key=f"draft-{turn_id}-1").value != "Half typed"
-    assert "Half typed" in [c.value for c in at.code]
+    assert at.text_area(key=f"draft-{turn_id}-0").value == "Half typed"
+    at.button(key=f"dismiss-{turn_id}-0").click().run()  # gone once the person dismisses it
+    assert [t.key for t in at.text_area] == [f"draft-{turn_id}-1"]
+
+
+def test_an_applied_edit_is_not_said_to_be_lost(db: Database) -> None:
+    room, turn_id, _ = redrafted(db)
+    at = app("pages/room.py", room=str(room.id))
+    at.text_area(key=f"draft-{turn_id}-0").set_value("My edit, approved")
+    at.button(key=f"approve-{turn_id}-0").click().run()
+    assert not at.exception
+    assert room.turn(turn_id).result == "My edit, approved"  # edited and approved
+    at.run()
+    said = [shown(c.value) for c in [*at.caption, *at.markdown, *at.warning]]
+    assert not any("not applied" in s for s in said), said
+    assert f"draft-{turn_id}-0" not in [t.key for t in at.text_area]
+
+
+def test_approve_and_deny_say_whom_the_act_is_recorded_under(db: Database) -> None:
+    room, turn_id, _ = redrafted(db)
+    at = app("pages/room.py", room=str(room.id))
+    assert "Acting as user" in [shown(c.value) for c in at.caption]
+    at.sidebar.text_input(key="human_name").set_value("ann").run()
+    assert "Acting as ann" in [shown(c.value) for c in at.caption]
+    at.button(key=f"approve-{turn_id}-0").click().run()
+    assert room.turn(turn_id).event.data["decisions"][-1]["by"] == "ann"

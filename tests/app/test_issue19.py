@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import storage
 from storage import Database
-from tests.app.page_support import app, mug_room, shown, two_condition_experiment
+from tests.app.page_support import app, mug_room, shown, titles, two_condition_experiment
 from ui.room.templates import CAR_BUYING, MUG_NEGOTIATION
 
 
@@ -50,7 +50,7 @@ def test_a_room_link_without_the_page_path_opens_the_room(db: Database) -> None:
     """``/?room=1`` silently showed Home; it opens the room, as ``/room?room=1`` does."""
     room = mug_room(db, name="Linked room")
     at = app(room=str(room.id))
-    assert [t.value for t in at.title] == ["Linked room"]
+    assert titles(at) == ["Linked room"]
     assert at.selectbox(key="room-pick").value == room.id
 
 

@@ -77,7 +77,7 @@ def test_selecting_a_disagreement_shows_the_message_and_the_reason_literally(db:
     rubric = coding_rubric(db, experiment)
 
     def hostile(prompt: str, system: str) -> str:  # a judge whose reason holds markup
-        return REASON if "why?" in prompt else "concession"
+        return f"concession\n{REASON}"  # the score, and its reason on the next line
 
     judge = judges.Judge("j", OfflineModel(func=hostile))
     judges.run_judges(db, rubric, [judge], rooms, experiment_id=experiment)
@@ -119,3 +119,26 @@ def test_a_rubric_written_by_hand_is_saved_as_a_new_version(db: Database) -> Non
     at.session_state["jd-rows"] = {"edited_rows": {0: {"levels": "zero"}}, "added_rows": [], "deleted_rows": []}  # fmt: skip
     at.button(key="jd-save").click().run()
     assert any("dimensions[0].scale" in shown(e.value) for e in at.error)  # the field is named
+
+
+def test_a_judge_copying_anothers_cached_answers_is_named_and_left_out(db: Database) -> None:
+    """Issue 35: judge 2's scores were judge 1's cached answers and the agreement table showed
+    alpha 1.00 [1.00, 1.00] between the two "raters"."""
+    from conversation.models import OfflineModel
+
+    experiment, rooms = _study(db)
+    rubric = judges.Rubric.from_codebook("book", ["concession", "none"])
+    run = judges.run_judges(
+        db, rubric, [judges.Judge("first", OfflineModel(seed=3))], rooms, experiment_id=experiment
+    )
+    stored = storage.judge_scores(db, rubric_id=run.rubric_id)
+    copy = [{**{f: getattr(s, f) for f in storage.SCORE_FIELDS}, "judge": "second"} for s in stored]
+    storage.record_judge_scores(db, run.run_id, run.rubric_id, copy)
+    at = open_section(app("pages/results.py", experiment=str(experiment)), "Judges")
+    assert not at.exception, at.exception
+    said = [shown(w.value) for w in at.warning]
+    assert any(
+        w.startswith("second is left out: its scores are first's cached answers") for w in said
+    )
+    table = next(f for f in _frames(at) if "first" in f.index)
+    assert "second" not in table.index and "second" not in table.columns

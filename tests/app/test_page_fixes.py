@@ -19,11 +19,11 @@ from tests.app.page_support import (
     mug_room,
     open_section,
     shown,
+    titles,
     two_condition_experiment,
 )
 from ui.room import rooms
 from ui.room.templates import CAR_BUYING, MUG_NEGOTIATION
-from ui.widgets import escape_markdown
 
 
 def _rows(at: AppTest, key: str, rows: list[int]) -> None:
@@ -80,7 +80,7 @@ def test_the_experiments_room_table_opens_a_room(db: Database) -> None:
     wanted = storage.get_room(db, int(table.value.iloc[1]["room_id"]))
     _rows(at, "exp-rooms", [1])
     assert at.query_params["room"] in ([str(wanted.id)], str(wanted.id))
-    assert [shown(t.value) for t in at.title] == [wanted.name]
+    assert titles(at) == [wanted.name]
     assert at.selectbox(key="room-pick").value == wanted.id
 
 
@@ -213,7 +213,7 @@ def test_switching_rooms_keeps_one_picker_with_one_key(db: Database) -> None:
     at = app("pages/room.py", room=str(first.id))
     at.selectbox(key="room-pick").set_value(second.id).run()
     assert not at.exception
-    assert [shown(t.value) for t in at.title] == ["second"]
+    assert titles(at) == ["second"]
     assert [s.key for s in at.selectbox if s.label == "Room"] == ["room-pick"]
     assert at.selectbox(key="room-pick").value == second.id
     at.switch_page("pages/home.py")
@@ -222,7 +222,7 @@ def test_switching_rooms_keeps_one_picker_with_one_key(db: Database) -> None:
     at.query_params["room"] = str(first.id)
     at.run()
     assert at.selectbox(key="room-pick").value == first.id
-    assert [shown(t.value) for t in at.title] == ["first"]
+    assert titles(at) == ["first"]
 
 
 def test_a_redrawn_room_picker_falls_back_to_the_shown_room_not_new_room(db: Database) -> None:
@@ -332,5 +332,37 @@ def test_names_are_drawn_escaped(db: Database) -> None:
     )
     Room.open(db, room.id).stop(reason=hostile)
     at = app("pages/room.py", room=str(room.id))
-    assert [t.value for t in at.title] == [escape_markdown(hostile)]
+    import html as html_text
+
+    assert [h.proto.body for h in at.get("html")][:1] == [
+        f'<h1 class="rooms-title">{html_text.escape(hostile)}</h1>'
+    ]  # the title as plain text (issue 35: no invisible joiner copied with a URL)
     assert any(shown(i.value) == f"Stopped: {hostile}." for i in at.info)
+
+
+def test_the_room_picker_never_warns_of_a_default_and_a_state_value(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 35: the server log repeated "widget with key room-pick was created with a default
+    value but also had its value set via the Session State API": a run that moved the picker
+    to the linked room (through its state) and then reran (a button, the live view) drew it
+    again with a default before Streamlit took the state in."""
+    import logging
+
+    from streamlit.elements.lib import policies
+
+    monkeypatch.setattr(policies, "_shown_default_value_warning", False)  # once per process
+    said: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: said.append(record.getMessage())  # type: ignore[method-assign]
+    logger = logging.getLogger(policies.__name__)
+    logger.addHandler(handler)
+    try:
+        first, second = mug_room(db), mug_room(db)
+        at = app("pages/room.py", room=str(first.id))
+        at.query_params["room"] = str(second.id)  # a link to another room, then a click
+        at.button(key="ctl-pause").click().run()
+        assert not at.exception
+    finally:
+        logger.removeHandler(handler)
+    assert not [s for s in said if "room-pick" in s], said

@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 import storage
 from conversation.worker import AnalysisRunner
 from storage import Database
-from tests.app.page_support import app, mug_room, open_section, shown
+from tests.app.page_support import app, mug_room, open_section, shown, titles
 from ui.room import rooms
 from ui.room.details import SAW_SHOWN
 from ui.room.live import EARLIER_PAGE, FIRST_PAGE
@@ -34,7 +34,7 @@ def texts(at: AppTest) -> list[str]:
 
 def test_home_labels_the_offline_model_and_starts_a_template_room(db: Database) -> None:
     at = app()
-    assert [t.value for t in at.title] == ["Conversation rooms"]
+    assert titles(at) == ["Conversation rooms"]
     assert any("not an LLM" in w.value for w in at.warning)
     assert any("not an LLM" in w.value for w in at.sidebar.warning)
     assert {b.key for b in at.button} >= {
@@ -46,7 +46,7 @@ def test_home_labels_the_offline_model_and_starts_a_template_room(db: Database) 
     assert not at.exception
     (room,) = storage.list_rooms(db)
     assert at.query_params["room"] == [str(room.id)] or at.query_params["room"] == str(room.id)
-    assert [t.value for t in at.title] == [PLANNER_CODER_REVIEWER.title]
+    assert titles(at) == [PLANNER_CODER_REVIEWER.title]
     first = storage.events(db, room.id)[0]
     assert (first.kind, first.content) == ("human", PLANNER_CODER_REVIEWER.opening)
     assert room.status == "running"  # the runner (not started here) would pick it up
@@ -144,14 +144,14 @@ def test_agents_import_rejected_with_a_message_then_accepted(db: Database) -> No
 
 def test_room_new_room_form_creates_and_opens_the_room(db: Database) -> None:
     at = app("pages/room.py")
-    assert [t.value for t in at.title] == ["Rooms"]
+    assert titles(at) == ["Rooms"]
     at.selectbox(key="new-tpl").set_value("planner_coder_reviewer").run()
     at.button(key="new-create").click().run()
     assert not at.exception
     (room,) = storage.list_rooms(db)
     assert room.name == PLANNER_CODER_REVIEWER.title
     assert [e.content for e in storage.events(db, room.id)] == [PLANNER_CODER_REVIEWER.opening]
-    assert [t.value for t in at.title] == [room.name]
+    assert titles(at) == [room.name]
 
 
 def test_room_deep_link_shows_the_transcript_as_text(db: Database) -> None:
@@ -159,7 +159,7 @@ def test_room_deep_link_shows_the_transcript_as_text(db: Database) -> None:
     room.post("<script>alert(1)</script> **bold** {{ 7*7 }}", speaker="eve", request_id="x")
     room.run()
     at = app("pages/room.py", room="1")
-    assert [t.value for t in at.title] == [room.name]
+    assert titles(at) == [room.name]
     names = [m.name for m in at.chat_message]
     assert names[0] == "user" and "Buyer" in names and "eve" in names
     assert "<script>alert(1)</script> **bold** {{ 7*7 }}" in texts(at)
@@ -244,7 +244,7 @@ def test_a_long_room_opens_on_its_newest_page_and_shows_earlier_messages(db: Dat
     assert MUG_NEGOTIATION.opening not in texts(at)  # the opening is older than the first page
     turn_seqs = at.selectbox(key=f"turn-pick-{room.id}").options
     assert len(turn_seqs) <= FIRST_PAGE  # the pickers list the events read, not the whole log
-    tokens, _, _ = storage.room_spend(db, room.id)
+    tokens, *_ = storage.room_spend(db, room.id)
     spent = f"Spent: {tokens:,} tokens"  # the whole room's, not only the events read
     assert any(spent in shown(c.value) for c in at.caption)
     saw = [e for e in room.events() if e.kind == "agent"][-1].saw or []  # 20 of them listed

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 import storage
 from storage import Database
-from tests.app.page_support import APP, app, mug_room, open_section
+from tests.app.page_support import APP, app, mug_room, open_section, titles
 from ui.results import charts, condition_charts
 from ui.room.templates import MUG_NEGOTIATION
 
@@ -110,7 +110,7 @@ def test_room_picker_reaches_rooms_beyond_the_newest_hundreds(db: Database) -> N
     assert at.selectbox(key="room-pick").options == ["+ New room", f"#{oldest} the very first room"]
     at.selectbox(key="room-pick").set_value(oldest).run()
     assert not at.exception
-    assert [t.value for t in at.title] == ["the very first room"]
+    assert titles(at) == ["the very first room"]
 
 
 def test_experiment_short_names_reach_results_with_intervals_and_n(db: Database) -> None:

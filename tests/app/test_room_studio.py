@@ -95,7 +95,6 @@ def test_the_branch_tree_and_the_side_by_side_compare(db: Database) -> None:
     row = shown.index("#2 ≠")
     assert shown[row + 1] == "Buyer: Five dollars, final offer."
     assert shown[row + 2] == f"Buyer: {original}"
-    assert "#3 ≠" in shown  # the edited branch's fork notice against the original's reply
     captions = [shown_text(c.value) for c in at.caption]
     assert any(c.startswith("From message #2, where the two branches diverge:") for c in captions)
 
@@ -181,13 +180,14 @@ def test_a_planner_the_form_does_not_offer_is_kept(db: Database) -> None:
     assert again.config.moderated is True and again.config.planner["kind"] == "coordinator"
 
 
-def test_branches_are_compared_aligned_by_message_number() -> None:
-    """Issue 19: the comparison was two narrow columns whose messages did not line up. Rows are
-    aligned by message number; a message only one branch has faces "" (shown as "(no
-    message)"); each row says whether the two differ."""
+def test_branches_are_compared_aligned_by_what_the_messages_are() -> None:
+    """Issue 19: the comparison was two narrow columns whose messages did not line up. Issue 35:
+    aligned by message number, a fork's own notice shifted every later message ("22 of 23
+    messages differ" for branches that differ only from #3). Rows face the messages that are
+    the same; what only one branch has faces "" (shown as "(no message)")."""
     from types import SimpleNamespace
 
-    from ui.room.branches import comparison_rows
+    from ui.room.branches import comparison_rows, row_label
 
     def E(**row: object) -> SimpleNamespace:  # noqa: N802 - an event row, as stored
         return SimpleNamespace(**({"round": 0, "visible_to": None, "data": None} | row))
@@ -204,7 +204,22 @@ def test_branches_are_compared_aligned_by_message_number() -> None:
         E(seq=4, kind="system", speaker="room", content="Paused by ann.", state=None),
     ]
     assert comparison_rows(left, right, 2) == [
-        (2, "A: same", "A: same", False),
-        (3, "B: left only", "", True),
-        (4, "", "[Paused by ann.]", True),
+        (2, 2, "A: same", "A: same", False),
+        (3, 4, "B: left only", "[Paused by ann.]", True),
     ]
+    # a fork at #3: its notice, then the same continuation one number later
+    original = [
+        E(seq=3, kind="agent", speaker="B", content="nine", state="done"),
+        E(seq=4, kind="agent", speaker="A", content="eight", state="done"),
+        E(seq=5, kind="agent", speaker="B", content="DEAL", state="done"),
+    ]
+    fork = [
+        E(seq=3, kind="agent", speaker="B", content="nine", state="done"),
+        E(seq=4, kind="system", speaker="room", content="Forked from #3.", state=None),
+        E(seq=5, kind="agent", speaker="A", content="eight", state="done"),
+        E(seq=6, kind="agent", speaker="B", content="DEAL", state="done"),
+    ]
+    rows = comparison_rows(fork, original, 3)
+    assert [r[4] for r in rows] == [False, True, False, False]  # one row differs, not three
+    assert rows[1] == (4, None, "[Forked from #3.]", "", True)
+    assert [row_label(r) for r in rows] == ["#3 =", "#4 / #- ≠", "#5 / #4 =", "#6 / #5 ="]

@@ -54,7 +54,7 @@ def self_hosted_room(db: Database):
 
 
 def test_self_hosted_spend_is_unknown_not_zero(db: Database, self_hosted_room: Room) -> None:
-    tokens, dollars, unpriced = storage.room_spend(db, self_hosted_room.id)
+    tokens, dollars, unpriced, _ = storage.room_spend(db, self_hosted_room.id)
     assert tokens > 0 and dollars == 0 and unpriced == 2
     from storage.research import frames
 
@@ -76,3 +76,42 @@ def test_the_experiment_spend_counts_unknown_prices(db: Database) -> None:
     progress_spend = Spend(*storage.experiment_spend(db, 999))
     assert progress_spend == Spend(0, 0.0, 0)
     assert shown(progress_spend.cost_text) == "$0.00"
+
+
+def test_estimated_tokens_are_said_to_be_estimates(db: Database) -> None:
+    """Issue 35: llama.cpp's stream reports no usage, so every count is an estimate, yet the
+    Room page said "Spent: 8,440 tokens" as exact and a turn's details "cost ($) None"."""
+    from tests.support.openai_server import Reply
+    from ui.room import rooms
+
+    with OpenAICompatibleServer(default_text="Fine.") as server:
+        server.script(Reply(text="Nine dollars.", stream_usage=False))
+        server.script(Reply(text="Eight then.", stream_usage=False))
+        room = Room.create(
+            db,
+            name="llama-like",
+            agents=[{"name": "Ann"}, {"name": "Ben"}],
+            planner=RoundRobinPolicy(),
+            termination=MaxTurns(2),
+            model={"service": "openai_compatible", "model": "tiny", "base_url": server.base_url},
+        )
+        room.post("Hello.")
+        room.run()
+    turn = next(e for e in room.events() if e.kind == "agent")
+    assert turn.data.get("usage_estimated")
+    details = rooms.turn_details(turn)
+    assert details["input tokens"].startswith("≈") and "(estimated)" in details["input tokens"]
+    assert details["cost ($)"] == "unknown"
+    *_, estimated = storage.room_spend(db, room.id)
+    assert estimated == 2
+    page = app("pages/room.py", room=str(room.id))
+    line = next(c for c in captions(page) if c.startswith("Spent:"))
+    assert line.startswith("Spent: ≈") and "tokens (estimated)" in line
+    assert "None" not in line and "$0.00" not in line
+
+
+def test_a_cost_tile_is_short_and_its_sentence_beside_it() -> None:
+    assert Spend(10, 0.0, 1).cost_short == "unknown"
+    assert Spend(10, 0.42, 3).cost_short == "≥ $0.42"
+    assert Spend(10, 0.42).cost_short == "$0.42"
+    assert Spend(10, 0.0, 0, 2).tokens_text == "≈10 tokens (estimated)"

@@ -316,6 +316,6 @@ def test_a_current_lease_holder_does_terminate_the_room(db_url: str) -> None:
         driver = Engine(db, "worker", models=FixedModels(OfflineModel(replies=["x"])))
         asyncio.run(driver.step_room(room.id, token))
         assert (room.status, room.stop_reason) == ("terminated", "'DEAL' mentioned by Alice")
-        assert room.events()[-1].content == "Stopped: 'DEAL' mentioned by Alice"
+        assert room.events()[-1].content == "Ended: 'DEAL' mentioned by Alice"
     finally:
         db.dispose()

@@ -83,7 +83,7 @@ def test_a_judge_run_and_its_rescoring_on_this_backend(db: Database, room: int) 
         ]})  # fmt: skip
 
     def reply(prompt: str, system: str) -> str:
-        return "why not" if "why?" in prompt else ("2" if "Rate it" in prompt else "b")
+        return ("2" if "Rate it" in prompt else "b") + "\nwhy not"
 
     first = judges.run_judges(db, rubric(3), [judges.Judge("j", OfflineModel(func=reply))], [room])
     model = OfflineModel(func=reply)

@@ -55,6 +55,19 @@ def render(db: Any, stored: judges.StoredRubric, room_ids: list[int] | Any) -> N
     statistic = c2.radio("Statistic", ["alpha", "kappa"], horizontal=True, key="ag-stat")
     n_boot = int(c3.number_input("Bootstrap samples", 100, 5000, 500, step=100, key="ag-boot"))
     rows = ratings(db, stored.id, dimension, room_ids=list(room_ids))
+    copied = {
+        s.rater: s.copy_of
+        for s in judges.scores(db, stored.id, room_ids=list(room_ids), panel=False)
+        if s.copy_of
+    }
+    for rater, original in sorted(copied.items()):
+        st.warning(
+            escape_markdown(
+                f"{rater} is left out: its scores are {original}'s cached answers (the same "
+                "model cache entries), not an independent rating. Score again with "
+                "'Ask again what is already scored' and each judge asks on its own."
+            )
+        )
     raters = sorted({s.rater for s in rows})
     if len(raters) < 2:
         st.caption("Agreement needs two raters: score with a panel, or tag messages by hand.")

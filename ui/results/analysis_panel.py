@@ -86,7 +86,10 @@ def stored_analyses(db: Any, me: Any, experiment_id: int | None, names: dict[str
     if not found:
         return
     progress = analysis.progress_of_many(db, [int(a.id or 0) for a in found])
-    labels = {int(a.id or 0): f"#{a.id} {a.name} ({progress[int(a.id or 0)].state})" for a in found}
+    # No state in an option's label: Chromium kept showing the label a select box first drew
+    # for its value ("(running)" above a finished chart until a reload); the state is the line
+    # under it, drawn anew on every run.
+    labels = {int(a.id or 0): f"#{a.id} {a.name}" for a in found}
     if st.session_state.get("an-pick-next") in labels:
         st.session_state["an-pick"] = st.session_state.pop("an-pick-next")
     aid = int(
@@ -98,7 +101,7 @@ def stored_analyses(db: Any, me: Any, experiment_id: int | None, names: dict[str
     if shown.to_come:
         live_progress(db, aid, shown.answered + shown.failed)
     elif shown.total:
-        st.caption(escape_markdown(shown.summary()))
+        st.caption(escape_markdown(f"{shown.state.capitalize()}: {shown.summary()}"))
     if shown.failed and not shown.to_come:
         retry_failed(db, me, aid, shown.failed)
     answers = browse.analysis_frame(db, aid)
@@ -111,10 +114,11 @@ def stored_analyses(db: Any, me: Any, experiment_id: int | None, names: dict[str
         ),
         key="chart-analysis",
     )
-    st.dataframe(answers, hide_index=True, width="stretch")
+    table = tables.answers_table(answers, names)
+    st.dataframe(table, hide_index=True, width="stretch")
     st.download_button(
         "Download answers (CSV)",
-        answers.to_csv(index=False),
+        table.to_csv(index=False),
         file_name=f"analysis-{aid}.csv",
         mime="text/csv",
     )

@@ -15,6 +15,7 @@ Expected columns (as produced by :mod:`storage.research.frames`):
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -36,14 +37,40 @@ def plain(text: Any) -> str:
 def empty_figure(title: str, message: str = "Nothing to show yet.") -> go.Figure:
     """A figure with no data that says why (``message``) under its ``title``."""
     fig = go.Figure()
-    fig.update_layout(title=title, xaxis={"visible": False}, yaxis={"visible": False}, height=320)
+    fig.update_layout(
+        title=wrapped(title), xaxis={"visible": False}, yaxis={"visible": False}, height=320
+    )
     fig.add_annotation(text=message, showarrow=False, font={"size": 14})
     return fig
 
 
+#: Characters of a chart title's line: the charts stand two to a row on the Results page, and
+#: a longer line ran past a chart's right edge, clipped.
+TITLE_WIDTH = 48
+
+
+def wrapped(title: str, width: int = TITLE_WIDTH) -> str:
+    """``title`` (already ``plain``) on lines of at most ``width`` characters (Plotly never
+    wraps a title): what it shows, then its parenthesis (the n, the interval) on a line of its
+    own, each broken at spaces only where it is longer still."""
+    head, found, rest = title.partition(" (")
+    parts = [head, f"({rest}"] if found and len(title) > width else [title]
+    lines = [line for part in parts for line in textwrap.wrap(part, width, break_long_words=False)]
+    return "<br>".join(lines) or title
+
+
 def laid_out(fig: go.Figure, title: str, **kw: Any) -> go.Figure:
-    """``fig`` with its title and the Results page's chart size (``kw``: more layout)."""
-    fig.update_layout(title=title, height=360, margin={"t": 60, "b": 40}, **kw)
+    """``fig`` with its title (wrapped to the chart's width) and the Results page's chart size;
+    a legend goes under the plot, where it covers no axis and no tick (at the top right it sat
+    on the right-hand axis' top tick). ``kw``: more layout."""
+    text = wrapped(title)
+    lines = text.count("<br>") + 1
+    layout: dict[str, Any] = {
+        "legend": {"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0},
+        "margin": {"t": 40 + 22 * lines, "b": 90},
+    }
+    layout.update(kw)
+    fig.update_layout(title={"text": text}, height=380, **layout)
     return fig
 
 
@@ -195,13 +222,21 @@ def tokens_and_cost(events: pd.DataFrame) -> go.Figure:
     )
 
 
+def charted_reasons(rooms: pd.DataFrame) -> pd.Series:
+    """Each room's stop reason as the chart shows it (and a click filters by): its reason, or
+    its status in the words every page uses ("(ended)", "(running)"; never "terminated")."""
+    from conversation.rooms.status_words import status_word
+
+    words = rooms["status"].map(lambda s: f"({status_word(s)})")
+    return rooms["stop_reason"].where(rooms["stop_reason"].notna(), words)
+
+
 def stop_reasons(rooms: pd.DataFrame) -> go.Figure:
     """How rooms ended: count per stop reason (rooms still going are counted by status)."""
-    title = "Termination reasons"
+    title = "How rooms ended"
     if rooms.empty:
         return empty_figure(title)
-    reason = rooms["stop_reason"].where(rooms["stop_reason"].notna(), "(" + rooms["status"] + ")")
-    counts = reason.value_counts().sort_index()
+    counts = charted_reasons(rooms).value_counts().sort_index()
     fig = go.Figure()
     fig.add_bar(
         x=counts.values,

@@ -45,14 +45,15 @@ def tag_panel(db: Any, room_id: int, events: Sequence[Any], *, by: str) -> None:
     messages = [e for e in map(entry_of, events) if e.is_message]
     labels = coding.codebook(db, room_id=room_id)
     with st.form(f"code-add-{room_id}", clear_on_submit=True, border=False):
-        c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
-        new_label = c1.text_input(
+        # One under the other: side by side in the Room page's narrow right column, the
+        # button was cut to "Add l…".
+        new_label = st.text_input(
             "New codebook label",
             key=f"code-new-{room_id}",
             placeholder="e.g. concession",
             help="A room in an experiment uses the experiment's codebook.",
         )
-        if c2.form_submit_button("Add label") and new_label.strip():
+        if st.form_submit_button("Add label") and new_label.strip():
             try:
                 labels = coding.add_label(db, new_label.strip(), room_id=room_id, actor=me)
             except ValueError as exc:

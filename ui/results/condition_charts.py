@@ -75,6 +75,37 @@ def n_ticks(
     }
 
 
+def nice_axis(*series: Any, bounds: tuple[float | None, float | None] | None = None) -> dict[str, Any]:  # fmt: skip
+    """A y axis holding every value of ``series`` whose first and last ticks lie at or beyond
+    them (a step of 1, 2 or 5 times a power of ten, about five ticks), so the highest mean is
+    never above the last tick; within ``bounds`` (a scale's ends: a 1..5 rubric's axis is 1..5
+    at most, whatever its intervals did). ``{}`` when there is no number."""
+    values = pd.concat([pd.to_numeric(pd.Series(list(v)), errors="coerce") for v in series])
+    values = values.dropna()
+    if values.empty:
+        return {}
+    low, high = float(values.min()), float(values.max())
+    floor, ceiling = bounds if bounds is not None else (None, None)
+    if floor is not None:
+        low, high = max(low, floor), max(high, floor)
+    if ceiling is not None:
+        low, high = min(low, ceiling), min(high, ceiling)
+    span = (high - low) or max(abs(high), 1.0)
+    raw = span / 5
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    bottom = math.floor(low / step) * step
+    top = math.ceil(high / step) * step
+    if top <= high:
+        top += step  # a little room above the highest point, on a tick
+    if floor is not None:
+        bottom = max(bottom, floor)
+    if ceiling is not None:
+        top = min(top, ceiling)
+    pad = step * 0.15  # the markers at the ends are drawn whole
+    return {"range": [bottom - pad, top + pad], "tick0": bottom, "dtick": step}
+
+
 def padded_range(*series: Any, pad: float = 0.1) -> list[float] | None:
     """A y range holding every value of ``series`` (points, interval ends) with ``pad`` of the
     span free above and below, so the top point and its interval are never cut by the plot's
@@ -277,7 +308,7 @@ def metric_by_condition(
         f"{title} (mean and 95% {ci} CI)",
         showlegend=False,
         xaxis=n_ticks(order, counts),
-        yaxis={"title": plain(label), "range": padded_range(frame[metric], *_interval_ends(means))},
+        yaxis={"title": plain(label), **nice_axis(frame[metric], *_interval_ends(means))},
     )
 
 
@@ -288,6 +319,7 @@ __all__ = [
     "condition_labels",
     "metric_by_condition",
     "n_ticks",
+    "nice_axis",
     "outcomes_by_condition",
     "padded_range",
 ]

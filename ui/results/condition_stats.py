@@ -46,7 +46,7 @@ def render(
         key="chart-metric",
     )
     means = statistics.means_by_condition(frame, metric, by="label", order=order, method=method)
-    st.dataframe(_rounded(means), hide_index=True, width="stretch", key="stat-means")
+    st.dataframe(with_intervals(means), hide_index=True, width="stretch", key="stat-means")
 
     rates = None
     if analysis is not None:
@@ -75,4 +75,18 @@ def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.round(4)
 
 
-__all__ = ["render"]
+def with_intervals(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (``low`` and ``high`` columns) rounded, with its interval in words beside: the
+    bounds, or "no interval" where there is none (one value, or values that do not vary), as
+    the difference line says; never low = high = mean as if it were measured."""
+
+    def interval(low: float, high: float) -> str:
+        if pd.isna(low) or pd.isna(high):
+            return "no interval"
+        return f"[{low:.4g}, {high:.4g}]"
+
+    shown = _rounded(frame)
+    return shown.assign(interval=[interval(lo, hi) for lo, hi in zip(frame["low"], frame["high"], strict=True)])  # fmt: skip
+
+
+__all__ = ["render", "with_intervals"]

@@ -23,7 +23,7 @@ from ui.access import note as role_note
 from ui.widgets import escape_markdown, model_picker, progress_bar, spec_label
 
 from .charts import plain
-from .condition_charts import n_ticks
+from .condition_charts import n_ticks, nice_axis
 
 MAX_PANEL = 4
 LEVEL_KINDS = ["nominal", "ordinal", "interval", "ratio"]
@@ -158,8 +158,20 @@ def _run(db: Any, stored: judges.StoredRubric, panel: list[judges.Judge], room_i
     except ValueError as exc:
         st.error(escape_markdown(exc))
         return
-    st.session_state["jd-notice"] = run.describe()
+    st.session_state["jd-notice"] = run_line(run)
     st.rerun()
+
+
+def run_line(run: judges.RunSummary) -> str:
+    """A run's counts and its spend: a price not known is said so (``format_cost``: "unknown
+    (12 calls of unknown price)"), never ``$0.0000`` (issue 35)."""
+    from conversation.termination.budget import format_cost
+
+    if run.cost is None and not run.unpriced:
+        spend = "no spend recorded"
+    else:
+        spend = format_cost(run.cost, run.unpriced)
+    return f"{run.describe()}; {spend}"
 
 
 @st.fragment
@@ -208,19 +220,22 @@ def scores_section(db: Any, stored: judges.StoredRubric, room_ids: Sequence[int]
         st.caption("No scores yet for this rubric version: pick a panel and score the rooms.")
         return
     latest = runs[0]
-    st.text(latest.describe())
+    st.text(run_line(latest))
     if latest.failed and st.button(f"Retry {latest.failed:d} failed score(s)", key="jd-retry"):
         done = judges.retry_failed_scores(db, latest.run_id, actor=current_actor())
-        st.session_state["jd-notice"] = done.describe()
+        st.session_state["jd-notice"] = run_line(done)
         st.rerun()
     frame = judge_tables.scores_frame(db, stored.id, room_ids=room_ids)
     d1, d2 = st.columns(2)
     dimension = d1.selectbox("Dimension", [d.name for d in stored.rubric.dimensions], key="jd-dim")
     raters = [judges.PANEL, *sorted(r for r in set(frame["rater"]) if r != judges.PANEL)]
     rater = d2.selectbox("Rater", raters, key="jd-rater")
-    level = stored.rubric.dimension(dimension).level
-    per = judge_tables.by_condition(frame, dimension, level, rater=rater)
-    st.plotly_chart(condition_chart(per, dimension, rater, names), key="jd-chart")
+    wanted = stored.rubric.dimension(dimension)
+    bounds = wanted.bounds()
+    per = judge_tables.by_condition(
+        frame, dimension, wanted.level, rater=rater, bounds=bounds, order=list(names)
+    )
+    st.plotly_chart(condition_chart(per, dimension, rater, names, bounds), key="jd-chart")
     st.dataframe(frame, hide_index=True, width="stretch", key="jd-scores")
     st.download_button(
         "Scores (CSV)",
@@ -229,9 +244,17 @@ def scores_section(db: Any, stored: judges.StoredRubric, room_ids: Sequence[int]
     )  # fmt: skip
 
 
-def condition_chart(per: pd.DataFrame, dimension: str, rater: str, names: Mapping[str, str]) -> go.Figure:  # fmt: skip
-    """Scores by condition: the mean (numbers) or each label's share, with 95% intervals and the
-    n of each condition under its tick."""
+def condition_chart(
+    per: pd.DataFrame,
+    dimension: str,
+    rater: str,
+    names: Mapping[str, str],
+    bounds: tuple[float | None, float | None] | None = None,
+) -> go.Figure:
+    """Scores by condition, in the design's order (``per``'s, from ``by_condition``): the mean
+    (numbers) or each label's share, with 95% intervals and the n of each condition under its
+    tick, always with a legend (one label too: what the bars are), the axis within the scale
+    (``bounds``; shares within 0..1)."""
     fig = go.Figure()
     title = f"{plain(dimension)} by condition ({plain(rater)}; 95% CI)"
     if per.empty:
@@ -240,7 +263,8 @@ def condition_chart(per: pd.DataFrame, dimension: str, rater: str, names: Mappin
         return fig
     per = per.assign(condition=per["condition"].map(lambda c: names.get(c, c)))
     order = list(dict.fromkeys(per["condition"]))
-    groups = [(None, per)] if per["label"].isna().all() else list(per.groupby("label", sort=True))
+    numbers = per["label"].isna().all()
+    groups = [(None, per)] if numbers else list(per.groupby("label", sort=True))
     for label, part in groups:
         fig.add_bar(
             x=[plain(c) for c in part["condition"]], y=part["estimate"],
@@ -249,8 +273,13 @@ def condition_chart(per: pd.DataFrame, dimension: str, rater: str, names: Mappin
                      "array": (part["high"] - part["estimate"]).fillna(0).clip(lower=0).tolist(),
                      "arrayminus": (part["estimate"] - part["low"]).fillna(0).clip(lower=0).tolist()},
         )  # fmt: skip
-    counts = dict(zip(per["condition"], per["n"], strict=False))
-    fig.update_layout(title=title, barmode="group", height=380, xaxis=n_ticks(order, counts))
+    counts = dict(per.groupby("condition", sort=False)["n"].first())
+    axis = nice_axis(per["estimate"], per["low"], per["high"], bounds=bounds if numbers else (0.0, 1.0))  # fmt: skip
+    fig.update_layout(
+        title=title, barmode="group", height=380, xaxis=n_ticks(order, counts),
+        yaxis={"title": "mean score" if numbers else "share of units", **axis},
+        showlegend=True, legend={"title": {"text": "score" if numbers else "label"}},
+    )  # fmt: skip
     return fig
 
 

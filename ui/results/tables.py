@@ -44,8 +44,9 @@ def filter_rooms(
         haystack = out["name"].str.lower() + " " + out["condition"].fillna("").str.lower()
         out = out[haystack.str.contains(needle, regex=False)]
     if stop_reasons:
-        charted = out["stop_reason"].where(out["stop_reason"].notna(), "(" + out["status"] + ")")
-        out = out[charted.isin(list(stop_reasons))]
+        from .charts import charted_reasons
+
+        out = out[charted_reasons(out).isin(list(stop_reasons))]
     if conditions:
         labels = out["condition"].fillna("(none)").astype(str)
         out = out[labels.isin([str(c) for c in conditions])]
@@ -57,10 +58,32 @@ def rooms_table(rooms: pd.DataFrame) -> pd.DataFrame:
     columns = [
         "room_id", "name", "status", "stop_reason", "experiment_id", "short", "condition",
         "replicate",
-        "messages", "human_messages", "agent_messages", "passes", "failed_turns", "words",
+        "messages", "human_messages", "agent_messages", "passes", "failed_turns", "near_copies",
+        "words",
         "input_tokens", "output_tokens", "cost", "mean_latency", "created_at", "updated_at",
     ]  # fmt: skip
-    return rooms[[c for c in columns if c in rooms]]
+    from conversation.rooms.status_words import status_word
+
+    shown = rooms[[c for c in columns if c in rooms]]
+    if "status" in shown and not shown.empty:  # in the words every page uses: "ended"
+        shown = shown.assign(status=shown["status"].map(status_word))
+    return shown
+
+
+#: The analysis answers table, what a person reads first: the answer and what went wrong, then
+#: which room (its condition by short name), then the rest (at 1400 px the answer sat off screen
+#: behind the room's id, its long name, the experiment id and the full condition).
+ANSWER_COLUMNS = [
+    "answer", "state", "error_message", "comment", "short", "room_id", "name", "replicate",
+    "condition", "model", "cost", "error_type", "status", "experiment_id",
+]  # fmt: skip
+
+
+def answers_table(answers: pd.DataFrame, names: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """An analysis's answers (``browse.analysis_frame``) as shown and downloaded
+    (:data:`ANSWER_COLUMNS`; ``short``: the condition's short name)."""
+    shown = answers.assign(short=answers["condition"].map(lambda c: (names or {}).get(c, c)))
+    return shown[[c for c in ANSWER_COLUMNS if c in shown]]
 
 
 def events_table(events: pd.DataFrame) -> pd.DataFrame:
@@ -171,6 +194,8 @@ def question_spec(label: str, text: str, options: str = "") -> dict[str, Any]:
 
 
 __all__ = [
+    "ANSWER_COLUMNS",
+    "answers_table",
     "QUESTION_TYPES",
     "STATUSES",
     "events_by_seq",

@@ -8,11 +8,13 @@ text (names, messages) is drawn as plain text or inside dataframes, never as mar
 from __future__ import annotations
 
 from collections.abc import Sequence
+from difflib import SequenceMatcher
 from typing import Any
 
 import streamlit as st
 
 from conversation import browse
+from conversation.rooms.status_words import status_word
 from conversation.vocabulary import (
     AgentTurn,
     HumanMessage,
@@ -114,11 +116,12 @@ def tree_rows(family: Sequence[Any], current: int) -> list[dict[str, Any]]:
             marker = "▶ " if r.id == current else ""
             rows.append(
                 {
+                    # the status in the branch's own cell: a status column of its own was cut
+                    # to "termi…" in the page's narrow right column
                     "branch": "    " * depth
                     + ("└ " if depth else "")
-                    + f"{marker}#{r.id} {r.name}",
+                    + f"{marker}#{r.id} {r.name} ({status_word(r.status)})",
                     "forked at": r.parent_seq if r.parent_room_id is not None else None,
-                    "status": r.status,
                     "id": r.id,
                 }
             )
@@ -172,18 +175,43 @@ def message_text(event: Any) -> str | None:
     return None
 
 
-def comparison_rows(
-    left: Sequence[Any], right: Sequence[Any], from_seq: int
-) -> list[tuple[int, str, str, bool]]:
-    """The two logs aligned by message number from ``from_seq`` on: ``(seq, A's line, B's line,
-    differs)``, an empty line where a branch has no message at that number; at most
-    ``COMPARE_LIMIT`` rows."""
-    a = {int(e.seq): t for e in left if e.seq >= from_seq and (t := message_text(e)) is not None}
-    b = {int(e.seq): t for e in right if e.seq >= from_seq and (t := message_text(e)) is not None}
-    return [
-        (seq, a.get(seq, ""), b.get(seq, ""), a.get(seq) != b.get(seq))
-        for seq in sorted(a.keys() | b.keys())[:COMPARE_LIMIT]
-    ]
+#: A row of a comparison: branch A's seq and line, branch B's, and whether they differ (a seq is
+#: None, and its line "", where one branch has no message facing the other's).
+Row = tuple[int | None, int | None, str, str, bool]
+
+
+def comparison_rows(left: Sequence[Any], right: Sequence[Any], from_seq: int) -> list[Row]:
+    """The two logs from ``from_seq`` on, aligned by what the messages are, not by their
+    numbers: the lines both branches have face each other, and what only one has (a fork's own
+    notice, a message the other lacks) faces an empty line (``difflib``'s alignment of the two
+    lists of lines), so a branch that differs from #3 by one notice is not shown as differing
+    everywhere after it. At most ``COMPARE_LIMIT`` rows."""
+    a = [(int(e.seq), t) for e in left if e.seq >= from_seq and (t := message_text(e)) is not None]
+    b = [(int(e.seq), t) for e in right if e.seq >= from_seq and (t := message_text(e)) is not None]
+    a, b = a[: 2 * COMPARE_LIMIT], b[: 2 * COMPARE_LIMIT]  # bounded work on long branches
+    matcher = SequenceMatcher(None, [t for _, t in a], [t for _, t in b], autojunk=False)
+    rows: list[Row] = []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            rows += [(a[i][0], b[j][0], a[i][1], b[j][1], False) for i, j in zip(range(i1, i2), range(j1, j2), strict=True)]  # fmt: skip
+            continue
+        for k in range(max(i2 - i1, j2 - j1)):
+            mine = a[i1 + k] if i1 + k < i2 else None
+            theirs = b[j1 + k] if j1 + k < j2 else None
+            rows.append((
+                mine[0] if mine else None, theirs[0] if theirs else None,
+                mine[1] if mine else "", theirs[1] if theirs else "", True,
+            ))  # fmt: skip
+    return rows[:COMPARE_LIMIT]
+
+
+def row_label(row: Row) -> str:
+    """``#5 =``, or ``#5 / #6 ≠`` when the two messages have different numbers."""
+    a_seq, b_seq, *_, differs = row
+    mark = "≠" if differs else "="
+    if a_seq == b_seq:
+        return f"#{a_seq} {mark}"
+    return f"#{a_seq if a_seq is not None else '-'} / #{b_seq if b_seq is not None else '-'} {mark}"
 
 
 @st.fragment
@@ -223,14 +251,16 @@ def compare_branches(db: Any, room_id: int) -> None:
     st.caption(
         escape_markdown(
             f"From message #{start}, where the two branches diverge: {differing} of "
-            f"{len(aligned)} messages differ (marked ≠)."
+            f"{len(aligned)} messages differ (marked ≠; the messages are aligned by what they "
+            "say, so a fork's own notice shifts nothing)."
         )
     )
     if not aligned:
         st.text("(nothing after this point in either branch)")
-    for seq, a_line, b_line, differs in aligned:
+    for row in aligned:
+        _, _, a_line, b_line, _ = row
         c0, c1, c2 = st.columns([1, 8, 8])
-        c0.text(f"#{seq} {'≠' if differs else '='}")
+        c0.text(row_label(row))
         c1.text(a_line or "(no message)")
         c2.text(b_line or "(no message)")
 
@@ -240,6 +270,7 @@ __all__ = [
     "compare_branches",
     "divergence",
     "comparison_rows",
+    "row_label",
     "fork_panel",
     "message_text",
     "tree_rows",

@@ -14,6 +14,7 @@ from conversation import browse
 from conversation.rooms.config import REQUEST_SETTINGS, setting_default
 from ui.access import current_actor
 from ui.bootstrap import human_name, once, request_id, wake_runner
+from ui.browser import open_at_top
 from ui.widgets import escape_markdown, model_picker
 
 from . import rooms
@@ -259,6 +260,7 @@ def create_room_form(db: Any, key: str = "new") -> None:
             return
         wake_runner()
         st.query_params["room"] = str(room.id)
+        open_at_top(f"room-{room.id}")  # not at the form's scroll position
         st.rerun()
 
 
@@ -315,6 +317,7 @@ def import_room_form(db: Any, key: str = "import") -> None:
                 st.session_state[f"_notice:{room.id}"] = str(warning.message)
         wake_runner()
         st.query_params["room"] = str(room.id)
+        open_at_top(f"room-{room.id}")  # not at the form's scroll position
         st.rerun()
 
 

@@ -323,7 +323,7 @@ def _render_events(events: Sequence[LogEntry], roster: Sequence[str], db: Any, s
 def spend_line(spent: Spend, budget: Budget | None = None) -> str:
     """What the room spent (every recorded model call), against its budget if it has one."""
     if budget is None:
-        return f"Spent: {spent.tokens:,} tokens, {spent.cost_text}; no budget"
+        return f"Spent: {spent.tokens_text}, {spent.cost_text}; no budget"
     return f"Spent: {budget.describe(spent)} budget"
 
 

@@ -53,20 +53,26 @@ def marks(event: Any) -> list[str]:
     return found
 
 
-def already_decided(event: Any) -> str:
-    """What a moderator is told when another one decided this draft first (the engine refused
-    the click with ``TurnAlreadyDecided``): who, what and when, from the turn's decisions."""
+def last_decision(event: Any) -> str | None:
+    """How a person last decided this turn's draft, from its decisions: ``approved by ann at
+    14:10 UTC`` (None when nobody did)."""
     decisions = entry_of(event).decisions
     if not decisions:
-        return f"{event.speaker}'s draft was already decided by someone else; nothing changed."
+        return None
     last = decisions[-1]
     verb = _PAST.get(str(last.get("verb")), str(last.get("verb")))
     at = _time(last.get("at"))
     when = f" at {at[:5]} UTC" if at.endswith(" UTC") else (f" at {at}" if at else "")
-    return (
-        f"{event.speaker}'s draft was already {verb} by {last.get('by')}{when}; "
-        "your click changed nothing."
-    )
+    return f"{verb} by {last.get('by')}{when}"
+
+
+def already_decided(event: Any) -> str:
+    """What a moderator is told when another one decided this draft first (the engine refused
+    the click with ``TurnAlreadyDecided``): who, what and when, from the turn's decisions."""
+    decided = last_decision(event)
+    if decided is None:
+        return f"{event.speaker}'s draft was already decided by someone else; nothing changed."
+    return f"{event.speaker}'s draft was already {decided}; your click changed nothing."
 
 
 def one_click_texts(event: Any) -> list[tuple[str, list[str]]]:
@@ -105,4 +111,4 @@ def one_click_texts(event: Any) -> list[tuple[str, list[str]]]:
     return found
 
 
-__all__ = ["already_decided", "marks", "one_click_texts"]
+__all__ = ["last_decision", "already_decided", "marks", "one_click_texts"]

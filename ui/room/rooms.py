@@ -17,6 +17,7 @@ import pandas as pd
 
 from conversation import browse
 from conversation.planning.registry import planner_label
+from conversation.termination.budget import format_dollars
 from conversation.termination.conditions import describe_termination
 from conversation.vocabulary import (
     REOPENED_BY_A_MESSAGE,
@@ -262,16 +263,19 @@ def is_summary(event: Any) -> bool:
 
 
 def turn_details(event: Any) -> dict[str, Any]:
-    """The per-turn facts the Room page shows on demand."""
+    """The per-turn facts the Room page shows on demand. Token counts a server did not report
+    are marked estimates (``≈``); a price nobody knows is "unknown", never None or $0."""
     error = event.error or {}
+    data = event.data or {}
+    estimated = bool(data.get("usage_estimated"))
     return {
         "seq": event.seq,
         "speaker": event.speaker,
         "state": event.state,
         "model": event.model,
-        "input tokens": event.input_tokens,
-        "output tokens": event.output_tokens,
-        "cost ($)": event.cost,
+        "input tokens": token_text(event.input_tokens, estimated),
+        "output tokens": token_text(event.output_tokens, estimated),
+        "cost ($)": cost_text(event.cost, called=event.input_tokens is not None),
         "from the model cache": (event.data or {}).get("cache_hit"),
         "latency (s)": round(event.latency, 3) if event.latency is not None else None,
         "attempts": event.attempts,
@@ -280,7 +284,32 @@ def turn_details(event: Any) -> dict[str, Any]:
         "saw (seqs)": _seqs(event.saw or []),
         "chosen because": (event.data or {}).get("chosen_because") or "-",
         "why a pass": (event.data or {}).get("pass_reason") or "-",
+        "near copy": near_copy_text((event.data or {}).get("near_copy")),
     }
+
+
+def token_text(count: int | None, estimated: bool) -> str:
+    """``1,204``, ``≈1,204 (estimated)`` when the server sent no usage, or "-"."""
+    if count is None:
+        return "-"
+    return f"≈{count:,} (estimated)" if estimated else f"{count:,}"
+
+
+def cost_text(cost: float | None, *, called: bool) -> str:
+    """A turn's cost in dollars: its amount, "unknown" for a model call of unknown price (a
+    self-hosted server), "-" when no model was called."""
+    if cost is None:
+        return "unknown" if called else "-"
+    return format_dollars(cost)
+
+
+def near_copy_text(near: Any) -> str:
+    """A turn's near copy in words (``text.copies``), or "-"."""
+    if not isinstance(near, dict) or "seq" not in near:
+        return "-"
+    share = near.get("similarity")
+    alike = f" ({share:.0%} of the words alike)" if isinstance(share, int | float) else ""
+    return f"nearly copies message #{near['seq']}{alike}"
 
 
 #: A turn's facts list what it saw seq by seq up to this many messages, then as a count and range.

@@ -2,7 +2,8 @@
 with (docs/judges.md).
 
 - ``rubrics``: :class:`Rubric` and :class:`Dimension` (what a unit is scored on, versioned);
-- ``prompts``: the EDSL score and reason questions a rubric's dimension becomes;
+- ``prompts``: the EDSL question a rubric's dimension becomes (the score and its reason in one
+  answer);
 - ``units``: the units a rubric scores (a message or a whole room) as EDSL scenarios;
 - ``calls``: asking a chunk of units, through the shared model cache;
 - ``panel``: :func:`run_judges` and the stored scores of each judge and of the panel;
@@ -21,6 +22,8 @@ from conversation.analysis.judges.panel import (
     Score,
     StoredRubric,
     combined,
+    copies,
+    iterations,
     load_rubric,
     panel_of,
     panel_scores,
@@ -45,6 +48,8 @@ __all__ = [
     "Score",
     "StoredRubric",
     "combined",
+    "copies",
+    "iterations",
     "load_rubric",
     "panel_of",
     "panel_scores",

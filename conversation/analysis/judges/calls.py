@@ -1,6 +1,7 @@
-"""One EDSL job of a judge run: a dimension's score and reason questions asked about a chunk of
-units by one judge's model, each unit's answer turned into a score row (the value on the scale,
-the reason, the prompt, tokens, cost, both cache keys) or its error. And the model cache around
+"""One EDSL job of a judge run: a dimension's question asked about a chunk of units by one judge's
+model (the score and its reason in one answer), each unit's answer turned into a score row (the
+value on the scale, the reason, the prompt, tokens, cost, the cache key) or its error. A judge
+asks at its own cache iteration (``Context.iteration``): two judges on one model are two samples. And the model cache around
 it: the stored answers of earlier scores loaded into EDSL's cache first, its new answers stored
 after (``storage.models.cache``, shared with the rooms). No pandas (the worker can reach this package).
 """
@@ -40,18 +41,25 @@ class Context:
     judge: str
     spec: dict[str, Any]
     label: str
+    #: EDSL's cache iteration of this judge's answers: how many judges before it in the panel
+    #: have the same model (``panel.iterations``), so a second judge on a model is not served
+    #: the first one's cached answers.
+    iteration: int = 0
 
 
 def ask_chunk(
     model: Any, cache: Any, context: Context, chunk: list[tuple[Unit, dict[str, Any]]], actor: Any
 ) -> list[dict[str, Any]]:
-    """One EDSL job (the dimension's score and reason questions x the chunk's units x one
-    model); one score row per unit, a failure stored as the unit's error."""
+    """One EDSL job (the dimension's question x the chunk's units x one model, at the judge's
+    cache iteration); one score row per unit, a failure stored as the unit's error."""
     from conversation.analysis.questions import analyze
 
     questions = list(context.rubric.questions_for(context.dimension.name))
+    scenarios = [s for _, s in chunk]
     try:
-        outcome = analyze(questions, [s for _, s in chunk], model=model, cache=cache, actor=actor)
+        outcome = analyze(
+            questions, scenarios, model=model, cache=cache, actor=actor, iteration=context.iteration
+        )
     except Exception as exc:  # noqa: BLE001 - a failed job is each of its units' error
         error = {"type": type(exc).__name__, "code": getattr(exc, "code", None),
                  "message": str(exc)[:500], "raw": None}  # fmt: skip
@@ -94,15 +102,14 @@ def _row(
         "rubric_version": context.rubric.version, "value": value, "reason": reason,
         "prompt": detail.get("prompt"), "model": context.spec, "cost": detail.get("cost"),
         "input_tokens": detail.get("input_tokens"), "output_tokens": detail.get("output_tokens"),
-        "cache_key": detail.get("cache_key"), "reason_cache_key": detail.get("reason_cache_key"),
+        "cache_key": detail.get("cache_key"), "reason_cache_key": None,
         "cached": bool(detail.get("cached")), "reused_from": None, "error": error,
     }  # fmt: skip
 
 
 def _details(results: Any, name: str) -> dict[int, dict[str, Any]]:
-    """Per scenario index: the score question's prompt, both calls' cache keys, tokens and cost
-    of the calls made (answers from the cache cost nothing), and whether the score came from
-    the cache."""
+    """Per scenario index: the question's prompt, its cache key, tokens and cost of the call
+    made (an answer from the cache costs nothing), and whether it came from the cache."""
     from conversation.analysis.question_schema import ROW_FIELD
     from conversation.models.calls import known_cost
 
@@ -113,12 +120,12 @@ def _details(results: Any, name: str) -> dict[int, dict[str, Any]]:
         keys = result.get("cache_keys") or {}
         used = result.get("cache_used_dict") or {}
         prompts = result.get("prompt") or {}
-        names = (name, f"{name}{REASON_SUFFIX}")
-        cached = bool(used.get(name))  # the score's answer (a reason may be asked again)
+        names = (name,)
+        cached = bool(used.get(name))
         costs = [known_cost(result.get("model"), raw.get(f"{n}_cost")) for n in names if not used.get(n)]  # fmt: skip
         out[index] = {
             "prompt": str(prompts.get(f"{name}_user_prompt", ""))[:20_000] or None,
-            "cache_key": keys.get(name), "reason_cache_key": keys.get(names[1]), "cached": cached,
+            "cache_key": keys.get(name), "cached": cached,
             "cost": None if None in costs else float(sum(costs)),  # type: ignore[arg-type]
             "input_tokens": _tokens(raw, names, "input", used),
             "output_tokens": _tokens(raw, names, "output", used),

@@ -17,6 +17,10 @@ Guarantees:
   rooms, ``storage.models.cache``) are loaded first, so an unchanged rubric re-run makes no model call.
 - **Failures stay per unit.** A failed score (the call failed, or the reply was not on the scale)
   is stored as that unit's error; ``retry_failed_scores`` asks those units alone.
+- **Independent judges.** Each judge asks at its own EDSL cache iteration (``iterations``: two
+  judges on one model are two samples, not one answer cached twice); a judge whose stored
+  scores are another's cached answers (``copies``, from before) is marked ``copy_of`` and left
+  out of the panel and of agreement.
 - **The panel** (rater ``"panel"``) is each unit's combined score: the majority label for a
   nominal dimension (no value on a tie), the median for ordinal levels (the lower middle one for
   an even count, so it stays a level), the mean for interval and ratio numbers (or the median:
@@ -147,21 +151,30 @@ class RunSummary:
     cost: float | None
     input_tokens: int = 0
     output_tokens: int = 0
+    #: Model calls of the run whose price is not known (a self-hosted server): their dollars
+    #: are not in ``cost``, which is then no total.
+    unpriced: int = 0
 
     def describe(self) -> str:
-        spend = "unknown cost" if self.cost is None else f"${self.cost:.4f}"
+        """The counts in one line (the spend is said by the page: ``ui.results.judges``, in
+        the words every page uses for money, an unknown price never ``$0.0000``)."""
         return (
             f"run #{self.run_id}: {self.asked} asked ({self.cached} from the model cache), "
-            f"{self.reused} carried over, {self.failed} failed; {spend}"
+            f"{self.reused} carried over, {self.failed} failed"
         )
 
 
 def summary(db: Any, run_id: int) -> RunSummary:
-    """The stored counters of a run."""
+    """The stored counters of a run, and how many of its calls have no known price."""
     run = storage.get_judge_run(db, run_id)
+    unpriced = sum(
+        1
+        for s in storage.judge_scores(db, run_id=run_id)
+        if s.error is None and not s.cached and s.cost is None and s.reused_from is None
+    )
     return RunSummary(
         int(run.id or 0), run.rubric_id, run.status, run.asked, run.reused, run.cached, run.failed,
-        run.cost, run.input_tokens, run.output_tokens,
+        run.cost, run.input_tokens, run.output_tokens, unpriced,
     )  # fmt: skip
 
 
@@ -300,11 +313,15 @@ def _ask(
 
     cache = preloaded_cache(db, plan.cache_keys)
     by_name = {j.name: j for j in panel}
+    iteration = iterations(panel)
     done, total = 0, plan.total
     for (judge_name, dimension_name), units in plan.ask.items():
         judge = by_name[judge_name]
         model = resolve_model(judge.model)
-        context = Context(rubric, rubric.dimension(dimension_name), judge_name, judge.spec(), model_label(model))  # fmt: skip
+        context = Context(
+            rubric, rubric.dimension(dimension_name), judge_name, judge.spec(), model_label(model),
+            iteration=iteration[judge_name],
+        )  # fmt: skip
         for start in range(0, len(units), JUDGE_CHUNK):
             chunk = units[start : start + JUDGE_CHUNK]
             rows = ask_chunk(model, cache, context, chunk, actor)
@@ -322,6 +339,43 @@ def _ask(
         add={"failed": failed},
     )
     return summary(db, run_id)
+
+
+def iterations(panel: Sequence[Judge]) -> dict[str, int]:
+    """Each judge's EDSL cache iteration: how many judges before it have the same model spec.
+    The panel's default (two judges on one model) sends identical prompts; at one iteration
+    the second judge's scores were the first's cached answers, and the agreement between the
+    two "raters" was the cache's (alpha 1.00). Each judge samples on its own instead."""
+    seen: list[dict[str, Any]] = []
+    out: dict[str, int] = {}
+    for judge in panel:
+        spec = judge.spec()
+        out[judge.name] = seen.count(spec)
+        seen.append(spec)
+    return out
+
+
+def copies(rows: Iterable[Any]) -> dict[str, str]:
+    """``{judge: the earlier judge it copies}``: a judge whose every score shares its cache key
+    (the same cached answer) with an earlier judge's score of the same unit and dimension.
+    Such a judge is no independent rater (scores stored before each judge had its own cache
+    iteration): the panel leaves it out, and so does agreement."""
+    keys: dict[str, dict[tuple[str, str], str | None]] = {}
+    first: dict[str, int] = {}  # a judge's first stored score: who came first
+    for row in rows:
+        keys.setdefault(row.judge, {})[(row.unit, row.dimension)] = row.cache_key
+        first[row.judge] = min(first.get(row.judge, row.id or 0), row.id or 0)
+    judges = sorted(keys, key=lambda judge: first[judge])
+    out: dict[str, str] = {}
+    for position, judge in enumerate(judges):
+        mine = keys[judge]
+        for earlier in judges[:position]:
+            theirs = keys[earlier]
+            shared = [k for k in mine if k in theirs]
+            if shared and all(mine[k] is not None and mine[k] == theirs[k] for k in shared):
+                out[judge] = out.get(earlier, earlier)
+                break
+    return out
 
 
 def _count(db: Any, run_id: int, rows: list[dict[str, Any]]) -> None:
@@ -355,6 +409,8 @@ class Score:
     error: Mapping[str, Any] | None = None
     cost: float | None = None
     cached: bool = False
+    #: The earlier judge whose cached answers these are (``copies``): not an independent rater.
+    copy_of: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__}  # type: ignore[attr-defined]
@@ -372,10 +428,11 @@ def scores(
     with ``panel`` the panel's combined score of each unit and dimension (rater ``"panel"``)."""
     stored = load_rubric(db, rubric_id)
     rows = storage.judge_scores(db, rubric_id=rubric_id, room_ids=room_ids)
+    copied = copies(rows)
     out = [
         Score(
             s.unit, s.room_id, s.seq, s.event_id, s.judge, s.dimension, s.value, s.reason,
-            s.rubric_version, s.error, s.cost, s.cached,
+            s.rubric_version, s.error, s.cost, s.cached, copied.get(s.judge),
         )
         for s in rows
     ]  # fmt: skip
@@ -390,14 +447,14 @@ def panel_scores(
     """The panel's score of every unit and dimension the judges scored (see ``combined``)."""
     groups: dict[tuple[str, str], list[Score]] = {}
     for score in judged:
-        if score.rater != PANEL and not score.rater.startswith("human:"):
+        if score.rater != PANEL and not score.rater.startswith("human:") and not score.copy_of:
             groups.setdefault((score.unit, score.dimension), []).append(score)
     out = []
     for (_unit, name), members in groups.items():
         values = [s.value for s in members if s.error is None and s.value is not None]
         value = combined(values, rubric.dimension(name), how=combine) if values else None
         first = members[0]
-        out.append(replace(first, rater=PANEL, value=value, reason=None, error=None, cost=None, cached=False))  # fmt: skip
+        out.append(replace(first, rater=PANEL, value=value, reason=None, error=None, cost=None, cached=False, copy_of=None))  # fmt: skip
     return out
 
 
@@ -430,6 +487,8 @@ __all__ = [
     "Score",
     "StoredRubric",
     "combined",
+    "copies",
+    "iterations",
     "load_rubric",
     "panel_of",
     "panel_scores",

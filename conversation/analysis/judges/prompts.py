@@ -1,6 +1,11 @@
-"""The EDSL questions a rubric becomes: for each dimension a score question (multiple choice for
+"""The EDSL questions a rubric becomes: for each dimension one score question (multiple choice for
 labels, linear scale for 1..k, numerical for interval and ratio numbers; anchors and examples in
-the text) and a short free-text reason question that pipes the score in.
+the text) whose answer carries its reason: the score on the first line, then why, in the same
+reply (EDSL's comment). A reason asked in a second call could contradict the score it explained
+(score 1 "hostile", reason "friendly and witty").
+
+The prompt describes the transcript as it is given: one numbered line per message, oldest first
+(``text.transcript``), the message judged in the same form.
 
 The questions read the unit from the scenario fields in ``rubrics.UNIT_FIELDS``; every piece of
 rubric text is neutralised before it enters EDSL (which renders question text as Jinja). Nothing
@@ -15,7 +20,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from conversation.analysis.judges.scales import (
-    REASON_SUFFIX,
     IntervalScale,
     OrdinalScale,
     anchor_key,
@@ -28,23 +32,28 @@ from conversation.text.safety import neutralize
 
 @dataclass(frozen=True, slots=True)
 class JudgeQuestions:
-    """A dimension's EDSL questions: ``score`` (named after the dimension) and ``reason``
-    (``<name>_reason``, free text, the score piped in)."""
+    """A dimension's EDSL question, ``score`` (named after the dimension): its answer is the
+    score, its comment (``<name>_comment``) the judge's reason, given in the same reply."""
 
     score: Any
-    reason: Any
 
     def __iter__(self) -> Iterator[Any]:
-        """``score`` then ``reason``: ``Survey(list(rubric.questions_for("tone")))``."""
-        return iter((self.score, self.reason))
+        """The questions to ask: ``Survey(list(rubric.questions_for("tone")))``."""
+        return iter((self.score,))
+
+
+#: How the transcript a judge reads is laid out (``text.transcript.render_transcript``).
+TRANSCRIPT_FORM = 'one numbered line per message, oldest first: "N. Speaker: text"'
+#: What the judge writes after its score (EDSL reads it as the answer's comment).
+REASON_INSTRUCTION = "Then, on the next line, say in one or two sentences why."
 
 
 def _context(unit: str) -> str:
     if unit == "room":
-        return "The conversation (one JSON record per message):\n{{ transcript }}"
+        return f"The conversation ({TRANSCRIPT_FORM}):\n{{{{ transcript }}}}"
     return (
-        "The conversation so far (one JSON record per message):\n{{ transcript }}\n\n"
-        "The message to judge:\n{{ message }}"
+        f"The conversation before the message ({TRANSCRIPT_FORM}):\n{{{{ transcript }}}}\n\n"
+        "The message to judge (in the same form):\n{{ message }}"
     )
 
 
@@ -83,7 +92,6 @@ def _prompt(rubric: Rubric, dimension: Dimension, instruction: str) -> str:
 
 def judge_questions(rubric: Rubric, dimension: Dimension) -> JudgeQuestions:
     from edsl import (
-        QuestionFreeText,
         QuestionLinearScale,
         QuestionMultipleChoice,
         QuestionNumerical,
@@ -94,7 +102,11 @@ def judge_questions(rubric: Rubric, dimension: Dimension) -> JudgeQuestions:
     score: Any
     if isinstance(scale, OrdinalScale) and scale.points:
         levels = scale.levels()
-        text = _prompt(rubric, dimension, f"Rate it from 1 (lowest) to {scale.points} (highest).")
+        text = _prompt(
+            rubric,
+            dimension,
+            f"Rate it from 1 (lowest) to {scale.points} (highest). {REASON_INSTRUCTION}",
+        )
         option_labels = {
             level: neutralize(dimension.anchors[anchor_key(level)])
             for level in levels
@@ -108,37 +120,33 @@ def judge_questions(rubric: Rubric, dimension: Dimension) -> JudgeQuestions:
             question_text=text,
             question_options=levels,
             option_labels=option_labels or None,
-            include_comment=False,
+            include_comment=True,
         )
     elif isinstance(scale, IntervalScale):
         low = "" if scale.minimum is None else f" from {scale.minimum:g}"
         high = "" if scale.maximum is None else f" to {scale.maximum:g}"
-        text = _prompt(rubric, dimension, f"Answer with one number{low}{high}.")
+        text = _prompt(
+            rubric, dimension, f"Answer with one number{low}{high}. {REASON_INSTRUCTION}"
+        )
         score = QuestionNumerical(
             question_name=name,
             question_text=text,
             min_value=scale.minimum,
             max_value=scale.maximum,
-            include_comment=False,
+            include_comment=True,
         )
     else:
         ordered = " (listed lowest first)" if isinstance(scale, OrdinalScale) else ""
-        text = _prompt(rubric, dimension, f"Choose the one level that fits best{ordered}.")
+        text = _prompt(
+            rubric, dimension, f"Choose the one level that fits best{ordered}. {REASON_INSTRUCTION}"
+        )
         score = QuestionMultipleChoice(
             question_name=name,
             question_text=text,
             question_options=[neutralize(str(level)) for level in scale.levels()],
-            include_comment=False,
+            include_comment=True,
         )
-    reason = QuestionFreeText(
-        question_name=f"{name}{REASON_SUFFIX}",
-        question_text=(
-            f"{_context(rubric.unit)}\n\nYou judged this {rubric.unit} on "
-            f"{dimension.name} ({neutralize(dimension.description)}) and answered "
-            f"{{{{ {name}.answer }}}}. In one or two sentences, why?"
-        ),
-    )
-    return JudgeQuestions(score=score, reason=reason)
+    return JudgeQuestions(score=score)
 
 
-__all__ = ["JudgeQuestions", "judge_questions"]
+__all__ = ["REASON_INSTRUCTION", "TRANSCRIPT_FORM", "JudgeQuestions", "judge_questions"]

@@ -128,12 +128,14 @@ def ratings(
     label: str | None = None,
     none_label: str | None = None,
 ) -> list[Score]:
-    """Every rater's valid rating of ``dimension`` for a stored rubric version: each judge, the
-    panel and (``humans``) each coder, on the units the judges scored (their rooms, or
-    ``room_ids``). Rows for ``agreement.agreement_table``: ``(s.unit, s.rater, s.value)``."""
+    """Every rater's valid rating of ``dimension`` for a stored rubric version: each judge (but
+    one that copies another's cached answers), the panel and (``humans``) each coder, on the
+    units the judges scored (their rooms, or ``room_ids``). Rows for ``agreement.agreement_table``: ``(s.unit, s.rater, s.value)``."""
     stored = load_rubric(db, rubric_id)
     every = scores(db, rubric_id, room_ids=room_ids, panel=panel, combine=combine)
-    judged = [s for s in every if s.dimension == dimension and s.value is not None]
+    judged = [
+        s for s in every if s.dimension == dimension and s.value is not None and not s.copy_of
+    ]  # a copy of another judge's cached answers is no rater of its own (``panel.copies``)
     out = [s for s in judged if s.rater != PANEL] + [s for s in judged if s.rater == PANEL]
     if humans:  # on every room the judges were asked about, failed scores included
         rooms = list(room_ids) if room_ids is not None else sorted({s.room_id for s in every})

@@ -10,8 +10,9 @@ A rubric's ``version`` is a hash of its content: any edit makes a new version, s
 with a version keep meaning what they meant. Each dimension has its own ``version`` too, so after
 an edit only the dimensions that changed need re-scoring.
 
-``rubric.questions()`` builds, for each dimension, the EDSL score and reason questions it becomes
-(``judges.prompts``); they read the unit from the scenario fields in :data:`UNIT_FIELDS`.
+``rubric.questions()`` builds, for each dimension, the EDSL question it becomes (the score, and
+the reason in the same answer: ``judges.prompts``); they read the unit from the scenario fields
+in :data:`UNIT_FIELDS`.
 
     rubric = Rubric.from_codebook("tags v1", ["concession", "threat", "question"])
     rubric.version, [q.question_name for q in rubric.questions()]
@@ -128,6 +129,17 @@ class Dimension(RubricModel):
         """The level of measurement (for ``agreement``): nominal, ordinal, interval or ratio."""
         return self.scale.kind
 
+    def bounds(self) -> tuple[float | None, float | None]:
+        """The lowest and highest value a score can take (1..k for ordinal points, an interval
+        or ratio scale's bounds; None where there is none): what an interval of a mean is
+        bounded by, and a chart's axis."""
+        scale = self.scale
+        if isinstance(scale, OrdinalScale) and scale.points:
+            return 1.0, float(scale.points)
+        if isinstance(scale, IntervalScale):
+            return scale.minimum, scale.maximum
+        return None, None
+
     def order(self) -> list[Any] | None:
         """The levels lowest first for ordered labels (``agreement``'s ``order=``), else None."""
         if isinstance(self.scale, OrdinalScale) and self.scale.labels:
@@ -179,7 +191,7 @@ class Rubric(RubricModel):
         clash = sorted(n for n in names if n.endswith(REASON_SUFFIX) and n[: -len(REASON_SUFFIX)] in names)  # fmt: skip
         if clash:
             raise ValueError(
-                f"{clash} would share a question name with the reason question of "
+                f"{clash} would share a name with the reason (the comment) of "
                 f"{[n[: -len(REASON_SUFFIX)] for n in clash]}; rename them"
             )
         return dimensions
@@ -248,21 +260,17 @@ class Rubric(RubricModel):
     # --- EDSL questions -------------------------------------------------------------------------
 
     def questions_for(self, name: str) -> JudgeQuestions:
-        """The score question and the reason question of one dimension."""
+        """The question of one dimension (its answer the score, its comment the reason)."""
         from conversation.analysis.judges.prompts import judge_questions
 
         return judge_questions(self, self.dimension(name))
 
     def questions(self) -> list[Any]:
-        """Every dimension's score question then its reason question, in rubric order (an EDSL
-        ``Survey(rubric.questions())`` asks them; scenarios need :data:`UNIT_FIELDS`)."""
+        """Every dimension's question, in rubric order (an EDSL ``Survey(rubric.questions())``
+        asks them; scenarios need :data:`UNIT_FIELDS`)."""
         from conversation.analysis.judges.prompts import judge_questions
 
-        out: list[Any] = []
-        for dimension in self.dimensions:
-            pair = judge_questions(self, dimension)
-            out += [pair.score, pair.reason]
-        return out
+        return [judge_questions(self, dimension).score for dimension in self.dimensions]
 
 
 def _digest(data: Any) -> str:

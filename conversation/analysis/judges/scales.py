@@ -36,7 +36,8 @@ MAX_DIMENSIONS = 20
 MAX_LABELS = 30
 MAX_POINTS = 11
 MAX_EXAMPLES = 10
-REASON_SUFFIX = "_reason"
+#: A dimension's reason is its answer's comment: ``<name>_comment`` beside ``<name>`` in a row.
+REASON_SUFFIX = "_comment"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")

@@ -132,11 +132,18 @@ def disagreements(rows: Sequence[Score], rater: str, against: Sequence[str]) -> 
 
 
 def by_condition(
-    frame: pd.DataFrame, dimension: str, level: str, *, rater: str = PANEL
+    frame: pd.DataFrame,
+    dimension: str,
+    level: str,
+    *,
+    rater: str = PANEL,
+    bounds: tuple[float | None, float | None] | None = None,
+    order: Sequence[str] | None = None,
 ) -> pd.DataFrame:
-    """One rater's scores of ``dimension`` per condition: numbers (ordinal 1..k, interval,
-    ratio) as the mean with its 95% t interval; labels as each label's share with its 95%
-    Wilson interval. Columns: condition, (label), n, estimate, low, high."""
+    """One rater's scores of ``dimension`` per condition (in ``order``, the design's, when
+    given; else sorted): numbers (ordinal 1..k, interval, ratio) as the mean with its 95% t
+    interval, within ``bounds`` (the scale's: ``Dimension.bounds``); labels as each label's
+    share with its 95% Wilson interval. Columns: condition, (label), n, estimate, low, high."""
     from conversation.analysis import statistics
 
     part = frame[(frame["rater"] == rater) & (frame["dimension"] == dimension)]
@@ -144,13 +151,19 @@ def by_condition(
     numeric = level != "nominal" and all(
         isinstance(v, int | float) and not isinstance(v, bool) for v in part["value"]
     )
+    present = sorted({str(c) for c in part["condition"]})
+    conditions = [c for c in order or () if c in present] + [
+        c for c in present if c not in (order or ())
+    ]
     if numeric:
-        means = statistics.means_by_condition(part.assign(value=part["value"].astype(float)), "value")  # fmt: skip
+        values = part.assign(value=part["value"].astype(float))
+        means = statistics.means_by_condition(values, "value", order=conditions, bounds=bounds)
         return means.rename(columns={"mean": "estimate"}).assign(label=None)[
             ["condition", "label", "n", "estimate", "low", "high"]
         ]
     rows = []
-    for condition, group in part.groupby("condition", sort=True):
+    for condition in conditions:
+        group = part[part["condition"].astype(str) == condition]
         for label in sorted({str(v) for v in part["value"]}):
             hits = int((group["value"].astype(str) == label).sum())
             est = statistics.wilson(hits, len(group))

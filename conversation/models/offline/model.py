@@ -171,6 +171,13 @@ class OfflineModel(LanguageModel):
             return self._calls
 
     @property
+    def answers_a_script(self) -> bool:
+        """True while this object holds a script (replies, a function): it stands for a real
+        model in a test, so its replies get a real model's checks (``chat_shape.kept_reply``);
+        in its own words it repeats by design."""
+        return bool(self._replies or self._func is not None)
+
+    @property
     def remaining_replies(self) -> int:
         """How many queued replies are left."""
         with self._lock:

@@ -1,6 +1,7 @@
 """Asking a turn's model, with the retry rules: a transient failure is recorded on the turn (tries,
 next attempt time: a restart keeps the budget) and retried after a growing backoff; a model server
-that refuses or resets the connection is waited for (no try counted) up to ``outage_seconds()``;
+that refuses or resets the connection is waited for (no try counted) up to ``outage_seconds()``,
+checking every second whether it is back (``server_window.wait_until_up``);
 a turn that cannot succeed is failed with its room in one write. Both waits are the one backoff
 formula (``models.retries.Backoff``); this loop is not tenacity's because its tries are stored
 on the turn, not kept in this process."""
@@ -29,6 +30,7 @@ from conversation.models.retries import (
     outage_seconds,
     unavailable_cause,
 )
+from conversation.models.server_window import wait_until_up
 from conversation.rooms.engine.kinds import handler_of
 from conversation.rooms.engine.kinds.speak import pass_after_echoes
 from conversation.rooms.engine.rate import ask_within_rate
@@ -132,7 +134,8 @@ async def _wait_for_server(
         held.forget_log()
         return Step(StepKind.WAIT, RoomStatus.RUNNING, "turn no longer ours")
     log.info("room %s: model server unavailable; retry in %.0f s", held.room_id, delay)
-    await asyncio.sleep(delay)
+    # the step may be 30 s: a server back sooner is noticed within a second (a TCP connect)
+    await wait_until_up(getattr(call.model, "base_url", None), delay)
     return None
 
 

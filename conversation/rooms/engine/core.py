@@ -4,6 +4,7 @@ model outside any transaction, and commits with a fence (see the package docstri
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -12,11 +13,13 @@ from typing import Any
 import storage
 from conversation import models
 from conversation.models.bindings import ModelCache
+from conversation.models.chat_shape import checks_copies
 from conversation.models.stored_cache import StoredCache
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.engine.asking import ask_with_retries, fail_turn
 from conversation.rooms.engine.budgets import ExperimentBudgets
 from conversation.rooms.engine.commit import commit_for
+from conversation.rooms.engine.kinds import handler_of
 from conversation.rooms.engine.plan import plan_room
 from conversation.rooms.engine.records import (
     MAX_REFUSALS,
@@ -33,7 +36,8 @@ from conversation.rooms.engine.records import (
     settlement_of,
 )
 from conversation.rooms.log import RoomLog
-from conversation.vocabulary import RoomStatus
+from conversation.text.copies import RepeatGuard
+from conversation.vocabulary import RoomStatus, TurnKind
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +144,16 @@ class Engine:
             model = rules.model_for(speaker, self.models)
         else:
             model = self.models.get(config.model_of(speaker))
+        settings = config.call_settings(speaker)
+        if (
+            held.log is not None
+            and handler_of(turn).kind is TurnKind.SPEAK
+            and checks_copies(model)
+        ):
+            # what the reply must not copy: the messages before it, its denied drafts
+            drafts = tuple(d.get("draft") or "" for d in (turn.data or {}).get("denials", ()))
+            guard = RepeatGuard(held.log.copies, turn.seq, drafts)
+            settings = dataclasses.replace(settings, repeats=guard)
         return Call(
             held,
             kind,
@@ -148,7 +162,7 @@ class Engine:
             plan.prompt,
             plan.drafting,
             model=model,
-            settings=config.call_settings(speaker),
+            settings=settings,
             cache=self.cache_for(config),
             iteration=config.cache_iteration,
             db=self.db,

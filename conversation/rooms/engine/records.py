@@ -250,7 +250,8 @@ def settlement(
     if status == RoomStatus.PAUSED and reason:
         notice, data = reason, notice_data
     elif status == RoomStatus.TERMINATED:
-        notice = f"Stopped: {reason}"
+        # "ended", as every page words the status; "Stopped:" is a person's stop (Room.stop)
+        notice = f"Ended: {reason}"
         data = {"event": NoticeKind.TERMINATED, "reason": reason}
     elif status == RoomStatus.FAILED and reason:
         notice = f"Failed: {reason}"

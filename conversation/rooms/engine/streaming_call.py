@@ -30,12 +30,10 @@ from conversation import models
 from conversation.exceptions import ModelCallError
 from conversation.models.offline import OfflineModel
 from conversation.rooms.engine.records import Call, Reply
+from conversation.rooms.prompt import STOPPED_WHILE_DRAFTING
 from conversation.text.tokens import estimate_tokens, prompt_tokens
 from conversation.vocabulary import TurnState
 from settings import SETTINGS
-
-#: The reason of a denial by a stop while the reply was streaming.
-STOPPED_WHILE_DRAFTING = "stopped while drafting"
 
 
 class TurnNoLongerOurs(ModelCallError):

@@ -43,17 +43,16 @@ def rubric(warmth_points: int = 5) -> Rubric:
 
 
 def judged_message(prompt: str) -> str:
-    return prompt.split("The message to judge:\n", 1)[1].split("\n", 1)[0]
+    return prompt.split("The message to judge (in the same form):\n", 1)[1].split("\n", 1)[0]
 
 
 def reply(prompt: str, system: str) -> str:
-    """A judge that codes by keyword and rates warmth 4 (reasons: a short sentence)."""
-    if "In one or two sentences, why?" in prompt:
-        return "The message says so."
+    """A judge that codes by keyword and rates warmth 4, its reason on the next line."""
     message = judged_message(prompt)
     if "Rate it from 1 (lowest)" in prompt:
-        return "4"
-    return next((code for word, code in CODES.items() if word in message), "none")
+        return "4\nThe message says so."
+    code = next((code for word, code in CODES.items() if word in message), "none")
+    return f"{code}\nThe message says so."
 
 
 @pytest.fixture
@@ -130,7 +129,7 @@ def test_a_rubric_edit_re_asks_only_the_dimensions_whose_version_changed(db, roo
     assert after.rubric_id != before.rubric_id
     assert (after.asked, after.reused) == (12, 12)  # warmth re-asked, code carried over
     asked = {judged_message(p) for _, p in model.prompts}
-    assert all("(highest)" in p or "why?" in p for _, p in model.prompts) and len(asked) == 3
+    assert all("(highest)" in p for _, p in model.prompts) and len(asked) == 3
     new = storage.judge_scores(db, rubric_id=after.rubric_id)
     carried = [s for s in new if s.dimension == "code"]
     assert all(s.reused_from is not None and s.rubric_version == rubric(7).version for s in carried)
@@ -143,7 +142,7 @@ def test_a_failed_score_is_kept_per_unit_and_retried_alone(db, rooms) -> None:
     tries: list[str] = []
 
     def flaky(prompt: str, system: str) -> str:
-        if "why?" not in prompt and judged_message(prompt).endswith("Pay or else"):
+        if judged_message(prompt).endswith("Pay or else"):
             tries.append(prompt)
             if len(tries) <= 4 and "Which move" in prompt:  # both rooms' "Pay or else", once
                 return "maybe"
@@ -158,7 +157,7 @@ def test_a_failed_score_is_kept_per_unit_and_retried_alone(db, rooms) -> None:
     done = judges.retry_failed_scores(db, run.run_id, judges=[judges.Judge("flaky", retry_model)])
     assert (done.failed, done.status) == (0, "done")
     assert all(judged_message(p).endswith("Pay or else") for _, p in retry_model.prompts)
-    assert len([p for _, p in retry_model.prompts if "why?" not in p]) == 2  # those two alone
+    assert len(retry_model.prompts) == 2  # those two alone
 
 
 @pytest.mark.parametrize(
@@ -237,3 +236,80 @@ def test_the_scores_and_agreement_exports(db, rooms, experiment) -> None:
     pairs = {(r["rater_a"], r["rater_b"]) for r in table}
     assert ("keyword", "human:ann") in pairs and table[-1]["rater_a"] == "all"
     assert all(r["n_units"] for r in table)
+
+
+def test_two_judges_on_one_model_are_two_samples_not_one_cached_answer(db, rooms) -> None:
+    """Issue 35: the panel's default (two judges, one model) sent identical prompts, so judge 2's
+    scores were judge 1's cached answers and their agreement was alpha 1.00 [1.00, 1.00]."""
+    calls: list[str] = []
+
+    def sampled(prompt: str, system: str) -> str:  # a model that samples: each call its own
+        calls.append(prompt)
+        return f"{1 + len(calls) % 5}\nA reason." if "Rate it" in prompt else reply(prompt, system)
+
+    model = OfflineModel(func=sampled)
+    same = [judges.Judge("first", model), judges.Judge("second", model)]
+    assert judges.iterations(same) == {"first": 0, "second": 1}
+    run = judges.run_judges(db, rubric(), same, rooms)
+    stored = storage.judge_scores(db, rubric_id=run.rubric_id)
+    assert run.cached == 0 and len(calls) == 24  # every score asked of the model
+    keys = {(s.unit, s.dimension): set() for s in stored}
+    for s in stored:
+        keys[(s.unit, s.dimension)].add(s.cache_key)
+    assert all(len(found) == 2 for found in keys.values())  # each judge its own cache entry
+    warmth = {(s.unit, s.judge): s.value for s in stored if s.dimension == "warmth"}
+    assert any(warmth[(u, "first")] != warmth[(u, "second")] for u, _ in warmth)
+    assert judges.copies(stored) == {}
+    # a re-run is answered from the cache, each judge from its own entries
+    again = judges.run_judges(db, rubric(), same, rooms, rescore=True)
+    assert again.cached == 24 and len(calls) == 24
+    rescored = storage.judge_scores(db, rubric_id=run.rubric_id)
+    assert {(s.unit, s.judge, s.cache_key) for s in rescored} == {
+        (s.unit, s.judge, s.cache_key) for s in stored
+    }
+
+
+def test_a_judge_that_copies_anothers_cached_answers_is_no_rater(db, rooms) -> None:
+    """Scores stored before each judge had its own iteration: judge 2's are judge 1's cached
+    answers. They are marked, left out of the panel, and never enter agreement as a rater."""
+    run = judges.run_judges(db, rubric(), panel(), rooms)
+    stored = storage.judge_scores(db, rubric_id=run.rubric_id)
+    copied = [
+        {
+            **{name: getattr(s, name) for name in storage.SCORE_FIELDS},
+            "judge": "copy",
+            "cached": True,
+        }
+        for s in stored
+        if s.judge == "keyword"
+    ]
+    storage.record_judge_scores(db, run.run_id, run.rubric_id, copied)
+    rows = storage.judge_scores(db, rubric_id=run.rubric_id)
+    assert judges.copies(rows) == {"copy": "keyword"}
+    scored = judges.scores(db, run.rubric_id)
+    assert {s.copy_of for s in scored if s.rater == "copy"} == {"keyword"}
+    raters = {s.rater for s in ratings(db, run.rubric_id, "code")}
+    assert "copy" not in raters and {"keyword", "own"} <= raters
+    # the copy makes no majority: where the two independent judges differ, the panel has none
+    by = {(s.unit, s.rater): s.value for s in scored if s.dimension == "code"}
+    for unit in {u for u, _ in by}:
+        if by[(unit, "keyword")] != by[(unit, "own")]:
+            assert by[(unit, "panel")] is None
+    table = agreement(db, run.rubric_id, "code", n_boot=50)
+    assert "copy" not in table.raters
+
+
+def test_a_run_of_calls_of_unknown_price_never_says_zero_dollars(db, rooms, monkeypatch) -> None:
+    """Issue 35: the Judges run line said "$0.0000" for calls of unknown price (a self-hosted
+    server): their price is unknown, not zero."""
+    from conversation.models import calls
+
+    monkeypatch.setattr(calls, "known_cost", lambda model, cost: None)  # a self-hosted server
+    from ui.results.judges import run_line
+
+    run = judges.run_judges(db, rubric(), [judges.Judge("j", OfflineModel(func=reply))], rooms)
+    assert run.unpriced == 12 and "$0.0000" not in run_line(run)
+    assert run_line(run).endswith("; unknown (12 calls of unknown price)")
+    mixed = judges.RunSummary(1, 1, "done", 4, 0, 2, 0, 0.25, unpriced=2)
+    assert run_line(mixed).endswith("$0.25 + 2 calls of unknown price")
+    assert run_line(judges.RunSummary(1, 1, "done", 2, 0, 2, 0, 0.0)).endswith("; $0.00")

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 from edsl import QuestionFreeText, QuestionYesNo, Results, Scenario, ScenarioList
 
-from conversation.analysis.questions import Analysis, analyze, lenient_answer, question_from_spec
+from conversation.analysis.questions import (
+    Analysis,
+    analyze,
+    answer_from_reply,
+    question_from_spec,
+    reproduces_transcript,
+)
 from conversation.exceptions import ConversationValueError
 from conversation.models import OfflineModel
 
@@ -106,7 +112,7 @@ def test_one_invalid_answer_keeps_every_valid_one():
     [
         ("No\n\nYes", "No"),  # EDSL reads the first line
         ('{"answer": "Yes"}', "Yes"),  # EDSL reads the JSON
-        ("I would say **Yes**, they agreed.", "Yes"),  # lenient: one option named
+        ("**Yes**, they agreed at $7.", "Yes"),  # its first word is the option
         ("Answer: no.", "No"),
     ],
 )
@@ -116,18 +122,54 @@ def test_common_reply_shapes_are_read(reply, answer):
     assert outcome.rows[0]["deal_reached"] == answer and not outcome.failures
 
 
-@pytest.mark.parametrize("reply", ["maybe", "Yes or No, hard to say", ""])
-def test_lenient_reading_refuses_what_names_no_single_option(reply):
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "maybe",
+        "Yes or No, hard to say",
+        "",
+        # issue 35: an option named inside a reply that does not answer is not an answer
+        "You can't beat the price of $8; no doubt about it",
+        "I would say **Yes**, they agreed.",
+    ],
+)
+def test_a_reply_that_does_not_start_with_an_option_is_no_answer(reply):
     question = question_from_spec(DEAL_QUESTION)
-    assert lenient_answer(question, reply) is None
+    assert answer_from_reply(question, reply) is None
 
 
-def test_lenient_reading_of_multiple_choice_options():
+def test_only_the_start_of_a_reply_answers_a_multiple_choice_question():
     question = question_from_spec(
         {"type": "multiple_choice", "name": "o", "text": "How?", "options": ["deal", "no deal"]}
     )
-    assert lenient_answer(question, "It ended with no deal at all.") is None  # both phrases
-    assert lenient_answer(question, "A DEAL.") == "deal"
+    assert answer_from_reply(question, "It ended with no deal at all.") is None
+    assert answer_from_reply(question, "No deal: they parted.") == "no deal"  # the longest
+    assert answer_from_reply(question, "A DEAL.") is None
+    assert answer_from_reply(question, "*Deal*, at $7") == "deal"
+
+
+def test_a_reply_that_reproduces_the_transcript_is_a_failure_not_an_answer():
+    """Issue 35: SmolLM2 echoed the transcript ("(oldest first, one message per line)\n1. user:
+    ...") and the chart counted it. Refused even where an option could be read from it."""
+    question = question_from_spec(DEAL_QUESTION)
+    echo = "(oldest first, one message per line)\n1. Alice: I offer 100 for the mug"
+    copied = "No\nBob: 120 and it's yours. DEAL"
+    answers = {"room 0": "Yes", "room 1": echo, "room 2": copied}
+    scenarios = [{"transcript": [*DEAL, record(2, "Cara", f"room {i}")]} for i in range(3)]
+
+    def reply(user_prompt, system_prompt):
+        return next(text for marker, text in answers.items() if marker in user_prompt)
+
+    outcome = analyze(question, scenarios, model=OfflineModel(func=reply))
+    assert [r.get("deal_reached") for r in outcome.rows] == ["Yes", None, None]
+    assert [(f.scenario_index, f.code) for f in outcome.failures] == [
+        (1, "reproduced_transcript"),
+        (2, "reproduced_transcript"),
+    ]
+    assert "reproduced the transcript" in outcome.failures[0].reason
+    offer = ("i", "offer", "100", "for", "the", "mug")
+    assert not reproduces_transcript("No, they did not agree.", [offer])
+    assert reproduces_transcript("Alice: I offer 100 for the mug!", [offer])
 
 
 def test_a_failing_model_raises_after_edsls_own_attempts(monkeypatch):

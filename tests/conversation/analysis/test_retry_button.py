@@ -29,3 +29,19 @@ def test_the_retry_button_asks_the_failed_rooms_again(db: Database) -> None:  # 
     at.run()
     assert any("2 answer(s) failed" in w.value for w in at.warning)  # the canned reply again
     assert all(a.error["raw"] == "unsure" for a in storage.answers(db, analysis_id))
+    # issue 35: the retry made a new call that failed the same way, and says so
+    errors = [a.error for a in storage.answers(db, analysis_id)]
+    assert all(e["tries"] == 2 and e["same"] for e in errors)
+    assert all(e["message"].startswith("asked 2 times, failing the same way") for e in errors)
+
+
+def test_a_retry_failing_another_way_is_told_apart() -> None:
+    from conversation.analysis.runs import again
+
+    first = {"code": "invalid_answer", "message": "refused"}
+    assert again(None, first) == first  # a first failure
+    other = again(first, {"code": "no_answer", "message": "the call failed"})
+    assert other == {"code": "no_answer", "message": "the call failed", "tries": 2, "same": False}
+    third = again(other, {"code": "no_answer", "message": "the call failed"})
+    assert third["tries"] == 3 and not third["same"]
+    assert third["message"] == "the call failed"

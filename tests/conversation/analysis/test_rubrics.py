@@ -133,8 +133,8 @@ def test_a_rubric_is_frozen() -> None:
         (_dimension(_spec(), 4, anchors={"loud": "x"}), ["dimensions[4]", "'loud' is not"]),
         (_dimension(_spec(), 2, shade="x"), ["dimensions[2].shade", "Extra inputs"]),
         (_dimension(_spec(), 1, name="concession"), ["dimensions", "['concession']", "distinct"]),
-        (_dimension(_spec(), 1, name="concession_reason"),
-         ["dimensions", "reason question of ['concession']"]),
+        (_dimension(_spec(), 1, name="concession_comment"),
+         ["dimensions", "reason (the comment) of ['concession']"]),
     ],
 )  # fmt: skip
 def test_bad_rubrics_name_the_field(spec: dict[str, Any], words: list[str]) -> None:
@@ -227,17 +227,12 @@ def test_each_scale_becomes_its_edsl_question() -> None:
     questions = rubric.questions()
     assert [(type(q).__name__, q.question_name) for q in questions] == [
         ("QuestionLinearScale", "concession"),
-        ("QuestionFreeText", "concession_reason"),
         ("QuestionMultipleChoice", "tone"),
-        ("QuestionFreeText", "tone_reason"),
         ("QuestionMultipleChoice", "warmth"),
-        ("QuestionFreeText", "warmth_reason"),
         ("QuestionNumerical", "price"),
-        ("QuestionFreeText", "price_reason"),
         ("QuestionNumerical", "mood"),
-        ("QuestionFreeText", "mood_reason"),
     ]
-    concession, tone, warmth = questions[0], questions[2], questions[4]
+    concession, tone, warmth, price, mood = questions
     assert concession.question_options == [1, 2, 3, 4, 5]
     assert concession.option_labels == {1: "nothing at all", 5: "everything asked"}
     assert "- 1: nothing at all" in concession.question_text
@@ -245,16 +240,19 @@ def test_each_scale_becomes_its_edsl_question() -> None:
     assert "- angry: raises the voice" in tone.question_text
     assert warmth.question_options == ["cold", "warm", "hot"]
     assert "lowest first" in warmth.question_text
-    price, mood = questions[6], questions[8]
     assert (price.min_value, price.max_value) == (0, 1000)
     assert "- 0: free" in price.question_text and "- 1000: the asking price" in price.question_text
     assert (mood.min_value, mood.max_value) == (-3, 3)
-    assert "{{ concession.answer }}" in questions[1].question_text
     for question in questions:
         assert "{{ transcript }}" in question.question_text
         assert "{{ message }}" not in question.question_text
-    pair = rubric.questions_for("tone")
-    assert (pair.score.question_name, pair.reason.question_name) == ("tone", "tone_reason")
+        # issue 35: the reason comes in the same answer, and the transcript is described as given
+        assert question.include_comment
+        assert "say in one or two sentences why" in question.question_text
+        assert "JSON" not in question.question_text
+        assert "one numbered line per message" in question.question_text
+    assert rubric.questions_for("tone").score.question_name == "tone"
+    assert len(list(rubric.questions_for("tone"))) == 1
 
 
 def test_a_message_rubric_shows_the_message_and_its_conversation() -> None:
@@ -270,7 +268,7 @@ def test_rubric_text_is_neutralised_before_edsl_sees_it() -> None:
     # An example's text and a label that look like templates reach EDSL inert.
     assert INERT in questions[0].question_text
     assert "{{ 7*7 }}" not in questions[0].question_text
-    assert questions[2].question_options[2] == INERT
+    assert questions[1].question_options[2] == INERT
 
 
 def test_answers_come_back_on_the_scale() -> None:
@@ -289,7 +287,8 @@ def test_answers_come_back_on_the_scale() -> None:
     assert isinstance(rubric.dimension("mood").scale, IntervalScale)
 
 
-def test_edsl_asks_the_questions_and_pipes_the_score_into_the_reason() -> None:
+def test_edsl_asks_the_score_and_its_reason_in_one_answer() -> None:
+    """Issue 35: a reason asked in a second call could contradict its score."""
     from edsl import Cache, Model, Scenario, Survey
 
     rubric = Rubric(**_spec())
@@ -297,13 +296,11 @@ def test_edsl_asks_the_questions_and_pipes_the_score_into_the_reason() -> None:
 
     def judge(user_prompt: str, system_prompt: str, files: Any) -> str:
         seen.append(user_prompt)
-        if "In one or two sentences, why?" in user_prompt:
-            return "Because they moved a lot."
-        return "4" if "Rate it from 1" in user_prompt else "calm"
+        return "4\nBecause they moved a lot." if "Rate it from 1" in user_prompt else "calm"
 
     survey = Survey(list(rubric.questions_for("concession")))
     results = (
-        survey.by(Scenario({"transcript": '{"speaker": "Bob", "text": "Fine."}'}))
+        survey.by(Scenario({"transcript": "(oldest first, one message per line)\n1. Bob: Fine."}))
         .by(Model("test", func=judge))
         .run(
             cache=Cache(data={}),
@@ -314,11 +311,9 @@ def test_edsl_asks_the_questions_and_pipes_the_score_into_the_reason() -> None:
         )
     )
     assert results.select("concession").to_list() == [4]
-    assert results.select("concession_reason").to_list() == ["Because they moved a lot."]
-    score_prompt = next(p for p in seen if "Rate it from 1" in p)
-    assert "Fine, {" in score_prompt and "49 dollars" not in score_prompt
-    reason_prompt = next(p for p in seen if "why?" in p)
-    assert "and answered 4." in reason_prompt
+    assert results.select("concession_comment").to_list() == ["Because they moved a lot."]
+    (score_prompt,) = seen  # one call: the score and its reason
+    assert "1. Bob: Fine." in score_prompt and "49 dollars" not in score_prompt
 
 
 def test_anchors_that_leave_out_an_end_of_a_linear_scale_still_make_a_question() -> None:
@@ -329,5 +324,5 @@ def test_anchors_that_leave_out_an_end_of_a_linear_scale_still_make_a_question()
                      "scale": {"kind": "ordinal", "points": 7},
                      "anchors": {1: "hostile", 5: "warm"}}],
     )  # fmt: skip
-    score, _ = rubric.questions_for("warmth")
+    score = rubric.questions_for("warmth").score
     assert not score.option_labels and "- 5: warm" in score.question_text

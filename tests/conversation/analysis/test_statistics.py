@@ -93,3 +93,28 @@ def test_t_intervals_equal_scipy_stats_without_importing_it() -> None:
     diff = st.mean_difference(frame, "x", "a", "b", confidence=0.95)
     ci = reference.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
     assert (diff.low, diff.high) == pytest.approx((ci.low, ci.high), abs=1e-9)
+
+
+def test_an_interval_never_leaves_its_scale() -> None:
+    """Issue 35: scores 1 and 5 on a 1..5 rubric gave a t interval of about -22 to +28."""
+    wide = st.mean_t([1, 5])
+    assert wide.low < -20 and wide.high > 20  # what the t formula gives
+    bounded = st.mean_t([1, 5], bounds=(1.0, 5.0))
+    assert (bounded.estimate, bounded.low, bounded.high) == (3.0, 1.0, 5.0)
+    boot = st.mean_bootstrap([1, 2, 5, 5, 5], bounds=(1.0, 5.0))
+    assert 1.0 <= boot.low <= boot.estimate <= boot.high <= 5.0
+    frame = pd.DataFrame({"condition": ["a", "a", "b", "b"], "v": [1, 5, 2, 3]})
+    per = st.means_by_condition(frame, "v", bounds=(1.0, 5.0))
+    assert per["low"].min() >= 1.0 and per["high"].max() <= 5.0
+    assert st.mean_t([1, 5], bounds=(None, 4.0)).high == 4.0  # one bound is enough
+
+
+def test_values_that_do_not_vary_have_no_interval_as_a_difference_says() -> None:
+    """Issue 35: a zero-variance condition printed low = high = mean, where the difference line
+    said "no interval"."""
+    for estimate in (st.mean_t([4, 4, 4]), st.mean_bootstrap([4, 4, 4])):
+        assert estimate.estimate == 4 and math.isnan(estimate.low) and math.isnan(estimate.high)
+    frame = pd.DataFrame({"condition": ["a"] * 3 + ["b"] * 3, "v": [4, 4, 4, 2, 2, 2]})
+    assert "no interval" in st.mean_difference(frame, "v", "a", "b").describe()
+    per = st.means_by_condition(frame, "v")
+    assert per["low"].isna().all() and per["high"].isna().all()

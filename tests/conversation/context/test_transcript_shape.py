@@ -82,6 +82,16 @@ def test_what_a_model_copies_is_stripped() -> None:
         "7. Alice: hello": "hello",  # a copied message line of the speaker's own
         "This is turn 3 of 4 (2 left, counting this one).": "",  # only scaffolding
         "I offer $6. This is turn 3 of 4.\nWrite Alice's reply.": "I offer $6.",
+        # a made-up turn opened with an article (issue 35: "The seller: ..." was kept)
+        "Eight dollars.\nThe bob: fine, eight": "Eight dollars.",
+        "Eight dollars.\n**The Bob**: fine": "Eight dollars.",
+        "The Alice: Nine then.": "Nine then.",  # the speaker's own label, with an article
+        "The price: $5 each": "The price: $5 each",  # not a member: kept
+        # the chat shape's "Ben passed." copied back as a message (issue 35)
+        "The bob passed.": "",
+        "Alice passed": "",
+        "OK.\nBob passed.": "OK.",
+        "Everyone passed.": "Everyone passed.",  # not a member
     }
     for reply, kept in cases.items():
         assert strip_echo(reply, names, roster) == kept, reply

@@ -132,7 +132,8 @@ def test_known_windows_and_server_settings() -> None:
 
 def test_long_rooms_keep_every_prompt_within_the_window(db, server, spec) -> None:
     long_reply = "I hear you, but " + "the price must reflect the mug's quality. " * 20
-    server.default_text = long_reply
+    # each reply its own (a reply copying an earlier message is refused: text.copies)
+    server.script(*(Reply(text=f"Offer {n}: {long_reply}") for n in range(24)))
     room = Room.create(
         db,
         name="long",

@@ -70,8 +70,9 @@ def test_an_unreachable_server_costs_at_most_the_timeout_once(
     spec = server_spec(f"http://127.0.0.1:{port}/v1")
     assert context_window(spec) == 8192
     assert context_window(spec) == 8192
-    # Each request is bounded by the timeout, and the server is not asked again.
-    assert asked == [("/props", TIMEOUT_SECONDS), ("/v1/models", TIMEOUT_SECONDS)]
+    # One request, bounded by the timeout (nothing answers there: no second question), and the
+    # server is not asked again.
+    assert asked == [("/props", TIMEOUT_SECONDS)]
 
 
 def test_known_hosted_models_keep_their_window_and_unknown_ones_take_the_setting(
@@ -91,3 +92,61 @@ def test_a_bad_setting_names_itself_and_the_fix(
     monkeypatch.setenv(CONTEXT_WINDOW_ENV, value)
     with pytest.raises(SettingError, match=f"{CONTEXT_WINDOW_ENV}=.* must be a positive"):
         context_window({"service": "groq", "model": "something-new"})
+
+
+def test_a_server_that_answers_without_a_window_is_not_asked_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 35: llama-cpp-python answers /props with 404 and lists no window; that answer was
+    forgotten after a minute and the probes, arriving mid-stream, cut a running completion."""
+    from conversation.models import server_window
+
+    monkeypatch.setattr(server_window, "RETRY_SECONDS", 0.0)  # an unanswered probe: at once
+    with OpenAICompatibleServer() as server:
+        spec = server_spec(server.base_url)
+        for _ in range(3):
+            assert context_window(spec) == SERVER_CONTEXT_WINDOW
+            assert server_window.served_models(server.base_url) == ("tiny",)
+        assert [r.path for r in server.requests] == ["/props", "/v1/models", "/v1/models"]
+
+
+def test_a_server_answering_a_call_of_this_process_is_not_probed() -> None:
+    import asyncio
+
+    from conversation.models import server_window
+    from conversation.models.limits import calls_in_flight, slots_for
+    from conversation.models.providers.specs import resolve_model
+
+    with OpenAICompatibleServer(n_ctx=16_384) as server:
+        spec = server_spec(server.base_url)
+        slots = slots_for(resolve_model(spec))
+        assert slots is not None
+
+        async def while_a_call_runs() -> tuple[int | None, object]:
+            async with slots.held():
+                assert calls_in_flight(server.base_url) == 1
+                return context_window(spec), server_window.served_models(server.base_url)
+
+        window, listed = asyncio.run(while_a_call_runs())
+        assert server.requests == []  # nothing sent while the call ran
+        assert listed is None and window == SERVER_CONTEXT_WINDOW  # the setting, this once
+        assert context_window(spec) == 16_384  # asked once the server is free
+
+
+def test_waiting_for_a_server_ends_when_it_accepts_connections() -> None:
+    import asyncio
+
+    from conversation.models.server_window import accepts_connections, wait_until_up
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    assert not asyncio.run(accepts_connections(url))
+    server = OpenAICompatibleServer().start(port)
+    try:
+        # a 600 s step ends at the first check (pytest's timeout would catch a full wait)
+        assert asyncio.run(wait_until_up(url, 600.0))
+        assert server.requests == []  # a TCP connection only: no request to interrupt a call
+    finally:
+        server.stop()

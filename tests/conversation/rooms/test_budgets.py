@@ -80,7 +80,7 @@ def test_a_room_token_budget_stops_new_turns_with_the_reason(db: Database) -> No
     last = [e for e in room.events() if e.kind == "agent"][-1]
     assert used.tokens - (last.input_tokens + last.output_tokens) < 300
     notices = [e.content for e in room.events() if e.kind == "system"]
-    assert notices[-1] == f"Stopped: {room.stop_reason}"
+    assert notices[-1] == f"Ended: {room.stop_reason}"
     assert 2 <= agent_turns(room) < 100
 
 

@@ -147,3 +147,15 @@ def test_every_sentence_of_the_prompts_is_recognised_as_scaffolding() -> None:
             assert without_scaffolding(line) == "", line
     assert reply_problems("I offer $7.", ["Ann"], ["Ann", "Ben"]) == set()
     assert reply_problems("Ben: ok", ["Ann"], ["Ann", "Ben"]) == {"made_up_turn"}
+
+
+def test_a_made_up_turn_opened_with_an_article_is_cut(db: Database) -> None:
+    """Issue 35: "The seller: ..." lines were kept (the stripper knew ``Seller:`` only)."""
+    sent = "I'd take $7 for it.\nThe ben: No way, $5.\nThe Ann: Fine."
+    with OpenAICompatibleServer(default_text="Fine.") as server:
+        server.script(Reply(text=sent))
+        room = make_room(db, server.base_url, turns=1)
+        room.run()
+    (turn,) = agent_turns(db, room)
+    assert turn.content == "I'd take $7 for it."
+    assert turn.data["raw_reply"] == sent

@@ -145,3 +145,35 @@ def test_a_stream_cut_as_the_server_comes_up_is_waited_out(db: Database) -> None
     assert len(server.chat_requests) == 4 and all(
         r.body.get("stream") for r in server.chat_requests
     )
+
+
+@pytest.mark.timeout(60)
+def test_a_server_back_between_backoff_steps_is_noticed_within_seconds(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 35: a healthy local server waited up to 30 s for the next backoff step. Each
+    step is now 600 s: the room must notice the server within its 20 s deadline all the same."""
+    from conversation.models import retries
+    from conversation.rooms.engine import asking
+
+    monkeypatch.setattr(asking, "OUTAGE_WAIT", retries.Backoff(first=600.0, cap=600.0))
+    monkeypatch.setenv("ROOMS_MODEL_OUTAGE_SECONDS", "3600")
+    server = OpenAICompatibleServer(default_text="Fine.").start()
+    url, port = server.base_url, int(server.base_url.split(":")[2].split("/")[0])
+    room = make_room(db, url)
+    server.stop()
+    runner = threading.Thread(target=room.run, daemon=True)
+    runner.start()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not any(
+        e.error and e.error.get("code") == SERVER_UNAVAILABLE for e in storage.events(db, room.id)
+    ):
+        time.sleep(0.1)
+    server.start(port)
+    try:
+        runner.join(timeout=20)
+        assert not runner.is_alive(), "the room still waits for its 600 s backoff step"
+    finally:
+        server.stop()
+    turns = [e for e in storage.events(db, room.id) if e.kind == "agent"]
+    assert [t.content for t in turns] == ["Fine."] * 3

@@ -269,7 +269,7 @@ def test_text_mention_terminates_with_a_readable_reason(db: Database) -> None:
     assert room.status == "terminated"
     assert room.stop_reason == "'DEAL' mentioned by Bob"
     last = room.events()[-1]
-    assert (last.kind, last.content) == ("system", "Stopped: 'DEAL' mentioned by Bob")
+    assert (last.kind, last.content) == ("system", "Ended: 'DEAL' mentioned by Bob")
     assert last.data == {"event": "terminated", "reason": "'DEAL' mentioned by Bob"}
     assert [e.speaker for e in room.events() if e.kind == "agent"] == ["Alice", "Bob"]
     assert room.step() is None and model.calls == 2

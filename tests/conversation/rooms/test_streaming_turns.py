@@ -104,7 +104,9 @@ def test_a_stop_mid_stream_cancels_the_call_and_denies_the_draft_naming_who(db) 
     # the retry goes on with the feedback and commits the next reply
     [again] = room.run(max_turns=1)
     assert (again.id, again.result) == (turn.id, "A short second try.")
-    assert STOPPED_WHILE_DRAFTING in model.prompts[-1][1]
+    retry_prompt = model.prompts[-1][1]
+    assert retry_prompt.count("Your previous reply was stopped before you finished it.") == 1
+    assert "moderator" not in retry_prompt and denial["draft"] not in retry_prompt
 
 
 def test_only_a_moderator_may_stop_a_draft(db) -> None:

@@ -10,7 +10,7 @@ turn's bubble, pass and skipped turn. Plain text only: names and what people or 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
@@ -84,7 +84,9 @@ def speaking_shown(turn: TurnEntry) -> Shown:
     """A speaking turn: a pass, a turn a person skipped or abandoned (it counts as a pass and
     published nothing, so it is one line, not an empty bubble), or the agent's bubble."""
     if isinstance(turn, Pass):
-        return Shown(Form.NOTE, f"{{}} passed (#{turn.seq}).", (turn.speaker,))
+        reason = turn.data.get("pass_reason")  # the engine decided it (a copy, an echo)
+        why = (("Why a pass", str(reason)),) if reason else ()
+        return Shown(Form.NOTE, f"{{}} passed (#{turn.seq}).", (turn.speaker,), behind=why)
     if turn.stopped or turn.state is TurnState.ABANDONED:
         how = "skipped" if turn.stopped else "abandoned"
         draft = (("Its unpublished draft", turn.content),) if turn.content else ()
@@ -97,11 +99,21 @@ def speaking_shown(turn: TurnEntry) -> Shown:
         body = f"[failed] {error.get('message') or 'the model call failed'}"
     else:
         body = turn.content
-    return Shown(Form.MESSAGE, f" · #{turn.seq}{state_note(turn)}", body=body)
+    return Shown(Form.MESSAGE, f" · #{turn.seq}{state_note(turn)}{copy_note(turn)}", body=body)
+
+
+def copy_note(entry: LogEntry) -> str:
+    """What a message's caption says when it nearly copies a recent message
+    (``data["near_copy"]``, ``text.copies``): "" otherwise."""
+    near = entry.data.get("near_copy")
+    if not isinstance(near, Mapping) or "seq" not in near:
+        return ""
+    return f" · nearly copies #{near['seq']}"
 
 
 __all__ = [
     "STATE_NOTES",
+    "copy_note",
     "Form",
     "Shown",
     "human_shown",

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import storage
 from conversation import models
 from conversation.models.bindings import ModelCache
-from conversation.models.chat_shape import EchoOnlyReply
+from conversation.models.chat_shape import CopiedReply, EchoOnlyReply
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.engine.kinds.base import ClaimContext, TurnHandler
 from conversation.rooms.engine.records import Call, Plan, Reply
@@ -81,7 +81,8 @@ class SpeakTurn(TurnHandler):
 
 def pass_after_echoes(call: Call, exc: EchoOnlyReply, attempts: int) -> Reply:
     """The pass stored when every try of a turn replied only with scaffolding or others' made-up
-    turns (``chat_shape.EchoOnlyReply``): the reason and the last raw reply go in its details."""
+    turns (``chat_shape.EchoOnlyReply``), or copied an earlier message (``CopiedReply``): the
+    reason and the last raw reply go in its details."""
     reply = models.ModelReply(
         text="PASS",
         model_name=str(call.turn.model or call.turn.speaker),
@@ -94,8 +95,14 @@ def pass_after_echoes(call: Call, exc: EchoOnlyReply, attempts: int) -> Reply:
         raw=None,
         raw_text=exc.raw_text,
     )
-    reason = (
-        f"stored as a pass: all {attempts} tries replied only with the prompt's instructions or "
-        "other speakers' made-up turns"
-    )
+    if isinstance(exc, CopiedReply):
+        reason = (
+            f"stored as a pass: all {attempts} tries copied an earlier message or a stopped "
+            f"draft word for word instead of writing a new one (the last copied {exc.copied})"
+        )
+    else:
+        reason = (
+            f"stored as a pass: all {attempts} tries replied only with the prompt's "
+            "instructions or other speakers' made-up turns"
+        )
     return Reply(reply, attempts, note=reason)
