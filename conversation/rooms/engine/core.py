@@ -119,7 +119,7 @@ class Engine:
     def _with_log(self, room: storage.Room, held: HeldRoom, new_rows: list[storage.Event]) -> Plan:
         """Bring ``held.log`` up to date with the rows just read, then plan."""
         try:
-            names = held.rules_of(room).config.names
+            names = held.rules_of(room).names
         except Exception:  # noqa: BLE001 - a broken config is the plan's failure to report
             names = ()
         if held.log is None:
@@ -148,7 +148,7 @@ class Engine:
             plan.prompt,
             plan.drafting,
             model=model,
-            settings=config.call_settings(speaker),
+            settings=plan.settings or config.call_settings(speaker),
             cache=self.cache_for(config),
             iteration=config.cache_iteration,
             db=self.db,

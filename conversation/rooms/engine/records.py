@@ -20,7 +20,7 @@ from conversation.models.bindings import ModelCache
 from conversation.models.retries import http_status
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.log import RoomLog
-from conversation.rooms.prompt import TurnPrompt
+from conversation.rooms.prompt import SpeakerFrame, TurnPrompt
 from conversation.termination.state import RoomState
 from conversation.vocabulary import NoticeKind, RoomStatus
 from settings import SETTINGS, env_name
@@ -84,6 +84,9 @@ class Plan:
     claim: storage.TurnClaim | None = None
     turn: storage.Event | None = None  # resume: the open turn
     prompt: TurnPrompt | None = None
+    #: claim: the call settings the prompt was fitted to, carried to the call (None: the call
+    #: reads its speaker's from the config)
+    settings: Any = None
     again: bool = False  # wait: planning again at once may take a turn
     drafting: Drafting | None = None  # claim / resume of a coordinator-after turn
     notice_data: dict[str, Any] | None = None  # settle: the data of its notice (a breakpoint)
@@ -102,13 +105,17 @@ class Step:
 
 @dataclass(frozen=True, slots=True)
 class RoomRules:
-    """A stored config validated, with the planner and stop rule it builds (both immutable)."""
+    """A stored config validated, with what it builds (all immutable): the planner, the stop
+    rule, the roster's names and, made on first use, each speaker's model and prompt frame. A
+    worker plans every turn from these, so a turn reads no setting of the config twice."""
 
     source: Mapping[str, Any]
     config: RoomConfig
     planner: Any
     condition: Any
+    names: tuple[str, ...] = ()
     resolved: dict[str, Any] = dataclasses.field(default_factory=dict)  # speaker -> model
+    frames: dict[str, SpeakerFrame] = dataclasses.field(default_factory=dict)
 
     def model_for(self, speaker: str, models: ModelCache) -> Any:
         """The model that answers for ``speaker`` (resolved once per config)."""
@@ -116,6 +123,13 @@ class RoomRules:
         if model is None:
             model = self.resolved[speaker] = models.get(self.config.model_of(speaker))
         return model
+
+    def frame(self, speaker: str) -> SpeakerFrame:
+        """What every prompt of ``speaker`` shares (``prompt.SpeakerFrame``), made once."""
+        frame = self.frames.get(speaker)
+        if frame is None:
+            frame = self.frames[speaker] = SpeakerFrame.of(self.config, speaker)
+        return frame
 
     @classmethod
     def of(cls, source: Mapping[str, Any]) -> RoomRules:
@@ -125,6 +139,7 @@ class RoomRules:
             config,
             config.planner_object(),
             config.termination_object(),
+            config.names,
         )
 
 
