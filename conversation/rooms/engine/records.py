@@ -18,6 +18,7 @@ import storage
 from conversation import models
 from conversation.models.bindings import ModelCache
 from conversation.models.retries import http_status
+from conversation.models.settings import CallSettings, window_is_fixed
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.log import RoomLog
 from conversation.rooms.prompt import SpeakerFrame, TurnPrompt
@@ -116,6 +117,7 @@ class RoomRules:
     names: tuple[str, ...] = ()
     resolved: dict[str, Any] = dataclasses.field(default_factory=dict)  # speaker -> model
     frames: dict[str, SpeakerFrame] = dataclasses.field(default_factory=dict)
+    settings: dict[str, CallSettings] = dataclasses.field(default_factory=dict)
 
     def model_for(self, speaker: str, models: ModelCache) -> Any:
         """The model that answers for ``speaker`` (resolved once per config)."""
@@ -130,6 +132,17 @@ class RoomRules:
         if frame is None:
             frame = self.frames[speaker] = SpeakerFrame.of(self.config, speaker)
         return frame
+
+    def call_settings(self, speaker: str) -> CallSettings:
+        """``speaker``'s call settings: kept once made when they cannot change while the room
+        runs (``window_is_fixed``), else read from the config at each turn."""
+        settings = self.settings.get(speaker)
+        if settings is None:
+            config = self.config
+            settings = config.call_settings(speaker)
+            if window_is_fixed(config.model_of(speaker), config.context_window):
+                self.settings[speaker] = settings
+        return settings
 
     @classmethod
     def of(cls, source: Mapping[str, Any]) -> RoomRules:

@@ -33,7 +33,7 @@ class SpeakTurn(TurnHandler):
         """Always due: the planner's speaker speaks (the last kind the registry asks)."""
         planned = ctx.planned
         speaker = planned.speaker
-        settings = ctx.config.call_settings(speaker)
+        settings = ctx.rules.call_settings(speaker)
         prompt = turn_prompt(
             ctx.rules.frame(speaker),
             ctx.view,
