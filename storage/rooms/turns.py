@@ -105,7 +105,7 @@ class TurnCommit:
         values: dict[str, Any] = {"state": self.state}
         for name in _COMMIT_COLUMNS:
             value = getattr(self, name)
-            if not isinstance(value, _Unset):
+            if value is not UNSET:  # the one marker (an enum member): identity is enough
                 values[name] = value
         return values
 

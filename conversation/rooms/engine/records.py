@@ -5,7 +5,6 @@ No I/O here: the records are values the phases hand to each other."""
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import os
 import signal
@@ -148,7 +147,7 @@ class RoomRules:
     def of(cls, source: Mapping[str, Any]) -> RoomRules:
         config = RoomConfig.from_dict(source)
         return cls(
-            copy.deepcopy(dict(source)),
+            source,  # a row snapshot's document: read, never changed (storage's contract)
             config,
             config.planner_object(),
             config.termination_object(),
@@ -178,9 +177,10 @@ class HeldRoom:
         """The room's rules, built again only when its stored config changed (a worker reads
         the same config on every turn; validating it and building its planner each time would
         cost more than the rest of the turn)."""
-        if self.rules is None or self.rules.source != room.config:
-            self.rules = RoomRules.of(room.config)
-        return self.rules
+        rules = self.rules
+        if rules is None or (rules.source is not room.config and rules.source != room.config):
+            rules = self.rules = RoomRules.of(room.config)
+        return rules
 
     def forget_log(self) -> None:
         """Read the log whole next time (after a refusal or a lost lease it may be stale)."""
