@@ -67,8 +67,8 @@ print(json.dumps(out))
 
 
 def room_config() -> dict:
-    from ui import rooms
-    from ui.templates import MUG_NEGOTIATION
+    from ui.room import rooms
+    from ui.room.templates import MUG_NEGOTIATION
 
     return rooms.draft_from_template(MUG_NEGOTIATION).config().to_dict()
 

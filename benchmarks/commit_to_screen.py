@@ -77,8 +77,8 @@ def measure(samples: int, poll: float) -> list[float]:
     from playwright.sync_api import sync_playwright
 
     from storage import Database
-    from ui import rooms
-    from ui.templates import MUG_NEGOTIATION
+    from ui.room import rooms
+    from ui.room.templates import MUG_NEGOTIATION
 
     db = Database(db_url)
     endless = rooms.draft_from_template(

@@ -130,8 +130,8 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     from storage import Database
-    from ui import rooms
-    from ui.templates import MUG_NEGOTIATION, PLANNER_CODER_REVIEWER
+    from ui.room import rooms
+    from ui.room.templates import MUG_NEGOTIATION, PLANNER_CODER_REVIEWER
 
     db = Database(db_url)
     endless = rooms.draft_from_template(

@@ -11,7 +11,7 @@ from conversation.access import Action
 from conversation.exceptions import ConversationValueError
 from ui.access import note
 from ui.bootstrap import actor, database, page_setup
-from ui.templates import TEMPLATES
+from ui.room.templates import TEMPLATES
 from ui.widgets import escape_markdown, field_error, model_picker, spec_label
 
 page_setup()

@@ -9,8 +9,8 @@ import streamlit as st
 from conversation import browse, worker
 from conversation.access import Action
 from conversation.vocabulary import ExperimentStatus
-from ui import charts, manage, results, rooms, widgets
 from ui import experiments as ex
+from ui import manage, widgets
 from ui.access import note
 from ui.bootstrap import (
     actor,
@@ -23,9 +23,18 @@ from ui.bootstrap import (
     wake_runner,
 )
 from ui.params import parse_id
+from ui.results import condition_charts, tables
+from ui.room import rooms
+from ui.room.templates import TEMPLATES
 from ui.study_editor import study_editor
-from ui.templates import TEMPLATES
-from ui.widgets import escape_markdown, model_choices, offline_spec, spec_for_choice, spec_label
+from ui.widgets import (
+    escape_markdown,
+    model_choices,
+    offline_spec,
+    progress_bar,
+    spec_for_choice,
+    spec_label,
+)
 
 page_setup()
 db = database()
@@ -265,7 +274,7 @@ if current is None:
         key="exp-run",
         disabled=calls is None or not me.can(Action.CREATE_EXPERIMENT),
     ):
-        bar = st.progress(0.0, text="Creating the rooms...")
+        progress = progress_bar("Creating the rooms...", "Created {n:,} of {total:,} rooms")
         try:
             made = once(
                 slot,
@@ -275,9 +284,7 @@ if current is None:
                     ex.design(template, conditions, int(replicates), budget=budget),
                     speaker=human_name(),
                     actor=me,
-                    progress=lambda n, total: bar.progress(
-                        n / max(total, 1), text=f"Created {n:,} of {total:,} rooms"
-                    ),
+                    progress=progress,
                 ),
             )
         except ValueError as exc:
@@ -300,14 +307,11 @@ if c1.button(
     key="exp-stop",
     disabled=experiment.status != ExperimentStatus.RUNNING or not me.can(Action.CONTROL),
 ):
-    bar = st.progress(0.0, text="Stopping the rooms...")
     ex.stop(
         db,
         experiment_id,
         actor=me,
-        progress=lambda n, total: bar.progress(
-            n / max(total, 1), text=f"Stopped {n:,} of {total:,} rooms"
-        ),
+        progress=progress_bar("Stopping the rooms...", "Stopped {n:,} of {total:,} rooms"),
     )
     st.rerun()
 rerun_slot = f"experiment-rerun-{experiment_id}"
@@ -331,7 +335,7 @@ c2.page_link(
 )
 
 
-short_names = results.condition_names(db, experiment_id)  # {condition: short name}, in order
+short_names = tables.condition_names(db, experiment_id)  # {condition: short name}, in order
 
 
 def progress_panel() -> None:
@@ -361,7 +365,7 @@ def progress_panel() -> None:
     st.caption(escape_markdown(rooms.status_counts(table, now.by_status)))
     if not table.empty:
         # Each room's condition by its short name (as in Results), in the design's order.
-        labelled, order = charts.condition_labels(table, short_names)
+        labelled, order = condition_charts.condition_labels(table, short_names)
         rank = {label: i for i, label in enumerate(order)}
         shown = (
             labelled.assign(

@@ -6,7 +6,7 @@ from conversation import browse
 from conversation.access import Action
 from conversation.rooms.status_words import status_word
 from conversation.vocabulary import ROOM_STATUSES as STATUSES
-from ui import manage, rooms
+from ui import manage
 from ui.access import note
 from ui.bootstrap import (
     actor,
@@ -19,7 +19,8 @@ from ui.bootstrap import (
     request_id,
     wake_runner,
 )
-from ui.templates import TEMPLATES
+from ui.room import rooms
+from ui.room.templates import TEMPLATES
 from ui.widgets import escape_markdown
 
 page_setup()

@@ -8,15 +8,15 @@ import streamlit as st
 
 from conversation import analysis, browse
 from conversation.rooms.status_words import status_word
-from ui import analysis_panel, cached, charts, condition_stats, results
 from ui import experiments as ex
-from ui import judges as judges_panel
 from ui.bootstrap import actor, database, page_setup
-from ui.coding import results_coding
-from ui.live import LiveCache, render_transcript
 from ui.params import parse_id
-from ui.rooms import cost_texts
-from ui.streamed_export import experiment_exports
+from ui.results import analysis_panel, cached, charts, condition_charts, condition_stats, tables
+from ui.results import judges as judges_panel
+from ui.results.coding import results_coding
+from ui.results.streamed_export import experiment_exports
+from ui.room.live import LiveCache, render_transcript
+from ui.room.rooms import cost_texts
 from ui.study_exports import study_exports_panel
 from ui.widgets import escape_markdown, synced_selectbox
 
@@ -26,7 +26,7 @@ db = database()
 me = actor()
 PAGE_SIZE = 100
 TRANSCRIPT_TAIL = 50  # events a transcript shows first (drawing 200 costs half a second)
-LONG_TAIL = 200  # at most (ui.live.MAX_SHOWN)
+LONG_TAIL = 200  # at most (ui.room.live.MAX_SHOWN)
 MESSAGES_SHOWN = 1_000  # rows of the Charts tab's messages table (sending 10,000 costs seconds)
 
 st.title("Results")
@@ -49,19 +49,19 @@ linked = parse_id(st.query_params.get("experiment"), "experiment")  # e.g. from 
 if linked.problem:
     st.warning(escape_markdown(linked.problem))
 show_archived = st.toggle("Show archived experiments and rooms", key="res-show-archived")
-exp_names = results.experiment_choices(db, show_archived=show_archived, linked=linked.value)
-wanted = next((label for label, eid in exp_names.items() if eid == linked.value), results.ALL_ROOMS)
+exp_names = tables.experiment_choices(db, show_archived=show_archived, linked=linked.value)
+wanted = next((label for label, eid in exp_names.items() if eid == linked.value), tables.ALL_ROOMS)
 if linked.value is not None and exp_names[wanted] is None:
     st.error(f"There is no experiment {linked.value}: showing all rooms.")
 f1, f2, f4, f3 = st.columns([2, 2, 2, 1])
 with f1:
     chosen_exp = synced_selectbox("Experiment", list(exp_names), wanted, key="res-exp")
 experiment_id = exp_names[chosen_exp]
-archived = results.rooms_archived_filter(
+archived = tables.rooms_archived_filter(
     db, show_archived=show_archived, experiment_id=experiment_id
 )
 statuses = f2.multiselect(
-    "Status", sorted(results.STATUSES), key="res-status", placeholder="any status"
+    "Status", sorted(tables.STATUSES), key="res-status", placeholder="any status"
 )
 total = browse.count_rooms(
     db, status=statuses or None, experiment_id=experiment_id, archived=archived
@@ -77,15 +77,15 @@ rooms = cached.rooms_summary(
     offset=(page_no - 1) * PAGE_SIZE,
 )
 
-short_names = results.condition_names(db, experiment_id)  # {condition: short name}, in order
-rooms = results.with_short_names(rooms, short_names)
+short_names = tables.condition_names(db, experiment_id)  # {condition: short name}, in order
+rooms = tables.with_short_names(rooms, short_names)
 
 # Chart clicks (stored by the charts below on a previous run) narrow the rooms table, and keep
 # narrowing it while another tab is open.
 clicks = charts.kept_clicks(st.session_state, ("chart-reasons", "chart-outcomes"), "res-clicks")
 reason_filter, condition_filter = clicks["chart-reasons"], clicks["chart-outcomes"]
 text_filter = f4.text_input("Name or condition contains", key="res-text")
-rooms = results.filter_rooms(
+rooms = tables.filter_rooms(
     rooms, stop_reasons=reason_filter, conditions=condition_filter, text=text_filter
 )
 if reason_filter or condition_filter:
@@ -106,7 +106,7 @@ if rooms.empty:
         )
     st.stop()
 table = st.dataframe(
-    results.rooms_table(rooms),
+    tables.rooms_table(rooms),
     hide_index=True,
     on_select="rerun",
     selection_mode="multi-row",
@@ -122,7 +122,7 @@ st.caption(
 # The latest analysis of the experiment: charted by condition (Charts, Statistics). With "All
 # rooms" the latest analysis of whichever experiment ran last would be charted as if it covered
 # every room.
-latest = results.latest_analysis(db, experiment_id) if experiment_id is not None else None
+latest = tables.latest_analysis(db, experiment_id) if experiment_id is not None else None
 
 
 def charts_section(rooms: Any, selected: list[int]) -> None:
@@ -143,9 +143,9 @@ def charts_section(rooms: Any, selected: list[int]) -> None:
     if latest is not None:
         answers = browse.analysis_frame(db, latest.id)
         answers = answers[answers["room_id"].isin(selected)]
-        planned = results.planned_by_label(rooms[rooms["room_id"].isin(selected)], short_names)
+        planned = tables.planned_by_label(rooms[rooms["room_id"].isin(selected)], short_names)
         c6.plotly_chart(
-            charts.outcomes_by_condition(
+            condition_charts.outcomes_by_condition(
                 answers, question=latest.name, names=short_names, planned=planned
             ),
             key="chart-outcomes",
@@ -173,14 +173,14 @@ def messages_table(events: Any, speaker_filter: list) -> None:
             f"The first {MESSAGES_SHOWN:,} are listed; every message is in the Export tab "
             "(events CSV) and the Transcript tab."
         )
-    st.dataframe(results.events_table(shown.head(MESSAGES_SHOWN)), hide_index=True, width="stretch")
+    st.dataframe(tables.events_table(shown.head(MESSAGES_SHOWN)), hide_index=True, width="stretch")
 
 
 # The Transcript and Compare tabs are fragments: a widget of theirs (the room, how many events,
 # both transcripts) reruns that tab only, not the rooms table above.
 @st.fragment
 def transcript_panel(rooms: Any, selected: list[int]) -> None:
-    names = results.room_labels(rooms)
+    names = tables.room_labels(rooms)
     room_id = st.selectbox(
         "Room", selected, format_func=lambda r: names.get(r, f"#{r}"), key="res-transcript"
     )
@@ -205,15 +205,15 @@ def transcript_panel(rooms: Any, selected: list[int]) -> None:
             st.caption("The whole log is in the Export tab (events CSV, JSON).")
         render_transcript(
             room,
-            LiveCache(events=results.events_by_seq(db, room_id, tail=tail)),
-            results.roster(room),
+            LiveCache(events=tables.events_by_seq(db, room_id, tail=tail)),
+            tables.roster(room),
             db=db,  # shows each message's coding tags
         )
 
 
 @st.fragment
 def compare_panel(rooms: Any, selected: list[int]) -> None:
-    names = results.room_labels(rooms)
+    names = tables.room_labels(rooms)
     # Two transcripts cost as much as the rest of the page: drawn when asked for.
     show_both = st.toggle("Show both transcripts", key="cmp-transcripts")
     left, right = st.columns(2)
@@ -249,8 +249,8 @@ def compare_panel(rooms: Any, selected: list[int]) -> None:
             if show_both:
                 render_transcript(
                     room,
-                    LiveCache(events=results.events_by_seq(db, rid, tail=TRANSCRIPT_TAIL)),
-                    results.roster(room),
+                    LiveCache(events=tables.events_by_seq(db, rid, tail=TRANSCRIPT_TAIL)),
+                    tables.roster(room),
                     db=db,
                 )
 
@@ -262,7 +262,7 @@ def export_section(rooms: Any, selected: list[int]) -> None:
     )
     st.download_button(
         "Rooms (CSV)",
-        results.rooms_table(rooms).to_csv(index=False),
+        tables.rooms_table(rooms).to_csv(index=False),
         file_name="rooms.csv",
         mime="text/csv",
         key="dl-rooms",

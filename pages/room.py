@@ -17,7 +17,6 @@ from conversation.rooms.room import MAX_MESSAGE_CHARS, Room
 from conversation.rooms.status_words import status_word
 from conversation.rooms.turn import DraftChanged
 from conversation.vocabulary import OPEN_ROOM_STATUSES, RESUMABLE_ROOM_STATUSES, RoomStatus
-from ui import rooms
 from ui.access import note
 from ui.bootstrap import (
     actor,
@@ -28,14 +27,15 @@ from ui.bootstrap import (
     spend_request_id,
     wake_runner,
 )
-from ui.branches import branch_tree, compare_branches, fork_panel
-from ui.coding import tag_panel
-from ui.live import forget, live_transcript, refresh
 from ui.params import parse_id
-from ui.provenance import already_decided
-from ui.room_details import turn_details_panel
-from ui.room_editing import breakpoint_notice, settings_panel
-from ui.room_forms import create_room_form, import_room_form
+from ui.results.coding import tag_panel
+from ui.room import rooms
+from ui.room.branches import branch_tree, compare_branches, fork_panel
+from ui.room.details import turn_details_panel
+from ui.room.editing import breakpoint_notice, settings_panel
+from ui.room.forms import create_room_form, import_room_form
+from ui.room.live import forget, live_transcript, refresh
+from ui.room.provenance import already_decided
 from ui.widgets import (
     describe_spec,
     escape_markdown,

@@ -387,7 +387,7 @@ FACE_SHADOWS_ALLOWED = {"conversation.experiments": {"design"}}
 
 
 def _faces() -> list[Path]:
-    return [*sorted(CONVERSATION.rglob("__init__.py")), ROOT / "ui" / "__init__.py"]
+    return [*sorted(CONVERSATION.rglob("__init__.py")), *sorted((ROOT / "ui").rglob("__init__.py"))]
 
 
 @pytest.mark.parametrize("path", _faces(), ids=lambda p: module_name(p))
@@ -534,3 +534,87 @@ def test_the_layer_check_itself_can_fail(tmp_path: Path) -> None:
     )
     names = imported(probe, package="conversation")
     assert {"streamlit", "conversation.models", "storage"} <= names
+
+
+#: The packages whose every module docs/architecture.md names (``settings`` once it exists).
+MAPPED = ("vocabulary", "settings", "conversation", "storage", "ui")
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+_TREE_LINE = re.compile(r"^( *)(\S+)(.*)$")
+_PY_FILE = re.compile(r"(?<![\w/.*])([A-Za-z_]\w*)\.py\b")
+
+
+def named_in_tree(markdown: str) -> tuple[set[str], set[tuple[str, str]]]:
+    """The packages and modules a map's code blocks name: a line whose first word ends with
+    ``/`` opens a package (``rooms/``, or a path from the root ``conversation/rooms/engine/``)
+    holding the lines indented under it; every ``name.py`` on those lines is a module of the
+    innermost package open there. Returns (packages, (package, module) pairs), as paths."""
+    packages: set[str] = set()
+    modules: set[tuple[str, str]] = set()
+    for block in re.findall(r"```[a-z]*\n(.*?)```", markdown, flags=re.S):
+        open_: list[tuple[int, str]] = []  # (indent, path) of the packages open at this line
+        for line in block.splitlines():
+            found = _TREE_LINE.match(line)
+            if found is None:
+                continue
+            indent, first, rest = len(found[1]), found[2].rstrip(","), found[3]
+            while open_ and open_[-1][0] >= indent:
+                open_.pop()
+            text = line
+            if first.endswith("/"):
+                path = first.strip("/")
+                if open_ and "/" not in path:
+                    path = f"{open_[-1][1]}/{path}"
+                packages.add(path)
+                open_.append((indent, path))
+                text = rest
+            if open_:
+                modules.update((open_[-1][1], name) for name in _PY_FILE.findall(text))
+    return packages, modules
+
+
+def _mapped_files() -> list[Path]:
+    return [
+        path
+        for top_folder in MAPPED
+        for path in python_files(top_folder)
+        if "migrations" not in path.relative_to(ROOT).parts
+    ]
+
+
+@pytest.mark.parametrize("path", _mapped_files(), ids=lambda p: module_name(p))
+def test_docs_architecture_names_every_package_and_module(path: Path) -> None:
+    """The map is the code: a module (or package) that docs/architecture.md does not name in its
+    tree, under its own package, fails here by its file."""
+    packages, modules = named_in_tree(ARCHITECTURE.read_text(encoding="utf-8"))
+    package = path.parent.relative_to(ROOT).as_posix()
+    assert package in packages, f"docs/architecture.md: name the package {package}/ in the tree"
+    if path.name != "__init__.py":
+        assert (package, path.stem) in modules, (
+            f"docs/architecture.md: name {path.relative_to(ROOT)} in the tree, under {package}/"
+        )
+
+
+def test_the_map_reader_can_fail() -> None:
+    """A negative control: a module listed under another package, or in prose, is not named."""
+    markdown = (
+        "Prose naming ghost.py.\n```\nconversation/\n  rooms/     room.py (Room),\n"
+        "             turn.py, engine/ (below)\n  models/    calls.py\nstorage/\n  rooms.py\n```\n"
+        "```\nconversation/rooms/engine/\n  core.py\n  kinds/\n    base.py\n```\n"
+    )
+    packages, modules = named_in_tree(markdown)
+    assert packages == {
+        "conversation",
+        "conversation/rooms",
+        "conversation/models",
+        "storage",
+        "conversation/rooms/engine",
+        "conversation/rooms/engine/kinds",
+    }
+    assert modules == {
+        ("conversation/rooms", "room"),
+        ("conversation/rooms", "turn"),
+        ("conversation/models", "calls"),
+        ("storage", "rooms"),
+        ("conversation/rooms/engine", "core"),
+        ("conversation/rooms/engine/kinds", "base"),
+    }

@@ -1,4 +1,5 @@
-"""The engine and storage type-check (mypy, configured in pyproject.toml)."""
+"""Everything type-checks (mypy, configured in pyproject.toml): the vocabulary, the settings,
+the engine, storage, and the app: its ui helpers, pages and entry points."""
 
 from __future__ import annotations
 
@@ -14,7 +15,21 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.mark.slow
 def test_mypy_is_clean(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "mypy", "vocabulary", "conversation", "storage", "--cache-dir", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "vocabulary",
+            "settings",
+            "conversation",
+            "storage",
+            "ui",
+            "pages",
+            "app.py",
+            "streamlit_app.py",
+            "--cache-dir",
+            str(tmp_path),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -3,34 +3,25 @@ name where it is needed (a face that imported them all would load pandas and plo
 run, and the server's warm-up imports them in a chosen order). They read and write through
 ``conversation``'s services; ``bootstrap`` alone opens the database.
 
-``__all__`` names the modules: ``from ui import rooms``, ``from ui.live import live_transcript``.
+``__all__`` names the modules and packages: ``from ui import widgets``, ``from ui.room.live import
+live_transcript``; the Room and Results pages' helpers are the packages ``ui.room`` and
+``ui.results``.
 """
 
 __all__ = [
     "access",
     "bootstrap",
-    "branches",
-    "cached",
-    "charts",
-    "coding",
-    "condition_stats",
     "experiments",
-    "live",
     "manage",
     "params",
     "participant",
     "participant_chat",
     "participant_forms",
     "participant_room",
-    "provenance",
     "results",
-    "room_details",
-    "room_editing",
-    "room_forms",
-    "rooms",
+    "room",
     "study_editor",
     "study_exports",
     "study_monitor",
-    "templates",
     "widgets",
 ]

@@ -273,17 +273,18 @@ HOME_WARM_UP_MODULES = (
     "conversation",
     "ui.access",
     "ui.widgets",
-    "ui.templates",
-    "ui.rooms",
+    "ui.room.templates",
+    "ui.room.rooms",
     "ui.manage",
 )
 WARM_UP_MODULES = HOME_WARM_UP_MODULES + (
     "plotly.graph_objects",
-    "ui.results",
-    "ui.charts",
-    "ui.live",
+    "ui.results.tables",
+    "ui.results.charts",
+    "ui.results.condition_charts",
+    "ui.room.live",
     "conversation.library.agents_file",
-    "ui.room_forms",
+    "ui.room.forms",
     "scipy.special",  # the Statistics tab's t intervals (conversation.analysis.statistics)
     "scipy.stats",  # its bootstrap intervals
     "statsmodels.stats.proportion",

@@ -34,7 +34,7 @@ def template_from_room_template(
     template: Any, model: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     """An experiment template (plain JSON) from one of the shipped room templates."""
-    from ui.rooms import draft_from_template
+    from ui.room.rooms import draft_from_template
 
     draft = draft_from_template(template, model=dict(model) if model else None)
     return {

@@ -7,6 +7,7 @@ Each file is built when its button is clicked (a deferred download), not on ever
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -70,7 +71,7 @@ def study_exports(db: Any, code: str) -> None:
     ):
         column.download_button(
             label,
-            lambda which=which: _surveys(db, code, which),
+            functools.partial(_surveys, db, code, which),
             file_name=f"study-{code}-{which}-survey.csv",
             mime="text/csv",
             key=f"study-export-{which}-{code}",

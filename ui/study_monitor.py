@@ -165,7 +165,9 @@ def participant_controls(db: Any, code: str, actor: Any) -> None:
         st.caption("No participants yet.")
         return
     label = {pid: f"{r.pseudonym} ({r.where})" for pid, r in people.items()}
-    picked = st.selectbox("Participant", list(people), format_func=label.get, key="monitor-who")
+    picked = st.selectbox(
+        "Participant", list(people), format_func=label.__getitem__, key="monitor-who"
+    )
     with st.form("monitor-message", clear_on_submit=True):
         text = st.text_area("Message to this participant", max_chars=2000)
         if st.form_submit_button("Send") and text.strip():

@@ -291,3 +291,15 @@ __all__ = [
     "spec_for_choice",
     "spec_label",
 ]
+
+
+def progress_bar(start: str, step: str) -> Callable[[int, int], None]:
+    """A progress bar saying ``start``, and the callback that moves it as work is done: ``n``
+    of ``total``, said by ``step`` (``"Created {n:,} of {total:,} rooms"``: numbers only, so
+    nothing a person wrote is drawn as markdown)."""
+    bar = st.progress(0.0, text=start)
+
+    def show(n: int, total: int) -> None:
+        bar.progress(n / max(total, 1), text=step.format(n=n, total=total))
+
+    return show

@@ -38,8 +38,9 @@ def build(url: str) -> int:
     from conversation.worker import Worker
     from storage import Database
     from ui import experiments as ex
-    from ui import results, rooms
-    from ui.templates import MUG_NEGOTIATION, TEMPLATES
+    from ui.results import tables
+    from ui.room import rooms
+    from ui.room.templates import MUG_NEGOTIATION, TEMPLATES
 
     db = Database(url)
     for template in TEMPLATES.values():
@@ -53,8 +54,8 @@ def build(url: str) -> int:
     run_sync(Worker(db, concurrency=12, poll_interval=0.05).run(until_idle=True))
     ex.catch_up(db)
     ids = [int(r.id) for r in db_rooms(db, experiment)]
-    spec = results.question_spec("Yes / no", "Was a deal reached?")
-    results.run_analysis(db, spec, ids, experiment_id=experiment)
+    spec = tables.question_spec("Yes / no", "Was a deal reached?")
+    tables.run_analysis(db, spec, ids, experiment_id=experiment)
     studio = studio_room(db)
     db.dispose()
     return experiment, studio
@@ -64,8 +65,8 @@ def studio_room(db):  # type: ignore[no-untyped-def]
     """A mug room with a settings change, an edited fork (returned) and a plain one, and coded
     messages: what the Room page's branch, settings and coding panels show."""
     from conversation.analysis import coding
-    from ui import rooms
-    from ui.templates import MUG_NEGOTIATION
+    from ui.room import rooms
+    from ui.room.templates import MUG_NEGOTIATION
 
     draft = rooms.draft_from_template(MUG_NEGOTIATION, name="Mug talk (studio)")
     room = rooms.create_room(db, draft, opening=MUG_NEGOTIATION.opening, speaker="ann")

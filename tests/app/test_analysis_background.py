@@ -14,7 +14,7 @@ from conversation.models import OfflineModel
 from conversation.worker import AnalysisRunner
 from storage import Database
 from tests.app.conftest import db  # noqa: F401 - a fixture
-from tests.app.test_pages import app, mug_room, open_section
+from tests.app.page_support import app, mug_room, open_section
 
 RUN = "FormSubmitter:analysis-form-Run analysis"
 

@@ -4,40 +4,14 @@ against it."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
-from streamlit.testing.v1 import AppTest
-
 import storage
 from conversation.planning.policies import RoundRobinPolicy
 from conversation.rooms.room import Room
 from conversation.termination.conditions import MaxTurns
 from storage import Database
+from tests.app.page_support import app, captions, shown
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
 OFFLINE = {"service": "offline", "model": "offline", "parameters": {"seed": 3}}
-
-
-def app(page: str, **params: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    at.switch_page(page)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def shown(markdown: str) -> str:
-    """What the browser shows for a value the app escaped (``ui.widgets.escape_markdown``)."""
-    return re.sub(r"\\(.)", r"\1", markdown.replace("&#58;", ":").replace("\u2060", ""))
-
-
-def captions(at: AppTest) -> list[str]:
-    return [shown(c.value) for c in at.caption]
 
 
 def test_the_room_page_shows_spend_against_the_budget_live(db: Database) -> None:

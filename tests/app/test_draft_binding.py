@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from conversation.rooms.room import Room
 from storage import Database
-from tests.app.test_pages import app, mug_room, shown
+from tests.app.page_support import app, mug_room, shown
 
 
 def redrafted(db: Database) -> tuple[Room, int, str]:

@@ -1,4 +1,4 @@
-"""How often the Room page's live fragment polls (``ui.live.poll_seconds``): a few times a second
+"""How often the Room page's live fragment polls (``ui.room.live.poll_seconds``): a few times a second
 only while a reply streams or has just been claimed, so a room whose model does not stream (or
 whose streaming is off) is not read for a draft that never comes."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
-from ui.live import (
+from ui.room.live import (
     DRAFT_SECONDS,
     FAST_SECONDS,
     SLOW_SECONDS,

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import storage
 from storage import Database
-from tests.app.test_pages import app, mug_room
+from tests.app.page_support import app, mug_room
 from ui import experiments as ex
-from ui.templates import MUG_NEGOTIATION
+from ui.room.templates import MUG_NEGOTIATION
 
 OTHER_ROOMS = 120  # more than the picker lists at once
 

@@ -12,8 +12,9 @@ import plotly.graph_objects as go
 import pytest
 
 from conversation import library
-from ui import charts, experiments
-from ui.templates import TEMPLATES
+from ui import experiments
+from ui.results import charts, condition_charts
+from ui.room.templates import TEMPLATES
 
 
 def _events() -> pd.DataFrame:
@@ -72,16 +73,16 @@ def test_outcomes_by_condition_yes_rate_numeric_and_categorical() -> None:
         {"room_id": [1, 2, 3, 4], "condition": ["a", "a", "b", "b"],
          "answer": ["Yes", "No", "Yes", "Yes"]}
     )  # fmt: skip
-    fig = charts.outcomes_by_condition(yes_no, question="deal")
+    fig = condition_charts.outcomes_by_condition(yes_no, question="deal")
     assert dict(zip(fig.data[0].x, fig.data[0].y, strict=True)) == {"a": 0.5, "b": 1.0}
     numbers = yes_no.assign(answer=[3, 5, 7, 9])
-    assert charts.answer_kind(numbers["answer"]) == "numeric"
-    assert len(charts.outcomes_by_condition(numbers).data) == 3  # two boxes and the means
+    assert condition_charts.answer_kind(numbers["answer"]) == "numeric"
+    assert len(condition_charts.outcomes_by_condition(numbers).data) == 3  # two boxes and the means
     words = yes_no.assign(answer=["deal", "walk", "deal", "deal"])
-    assert charts.answer_kind(words["answer"]) == "categorical"
-    fig = charts.outcomes_by_condition(words)
+    assert condition_charts.answer_kind(words["answer"]) == "categorical"
+    fig = condition_charts.outcomes_by_condition(words)
     assert {t.name for t in fig.data} == {"deal", "walk"}
-    assert charts.outcomes_by_condition(yes_no.iloc[0:0]).layout.annotations
+    assert condition_charts.outcomes_by_condition(yes_no.iloc[0:0]).layout.annotations
 
 
 def test_charts_leave_room_for_the_top_point_its_interval_and_the_bar_labels() -> None:
@@ -90,21 +91,24 @@ def test_charts_leave_room_for_the_top_point_its_interval_and_the_bar_labels() -
     yes_no = pd.DataFrame(
         {"room_id": [1, 2, 3], "condition": ["a", "a", "a"], "answer": ["Yes", "Yes", "Yes"]}
     )
-    fig = charts.outcomes_by_condition(yes_no, question="deal")
+    fig = condition_charts.outcomes_by_condition(yes_no, question="deal")
     assert fig.data[0].text == ("100% of 3",)
     top = fig.layout.yaxis.range[1]
     assert top >= 1.25 and max(fig.layout.yaxis.tickvals) == 1  # label room, no 125% tick
     rooms = pd.DataFrame(
         {"room_id": [1, 2, 3, 4], "condition": ["a", "a", "b", "b"], "messages": [2, 4, 10, 30]}
     )
-    fig = charts.metric_by_condition(rooms, "messages")
+    fig = condition_charts.metric_by_condition(rooms, "messages")
     means = fig.data[-1]
     highest = max(m + p for m, p in zip(means.y, means.error_y.array, strict=True))
     lowest = min(m - p for m, p in zip(means.y, means.error_y.arrayminus, strict=True))
     low, high = fig.layout.yaxis.range
     assert high > max(30, highest) and low < min(2, lowest)
-    assert charts.padded_range([5, 5]) == [4.0, 6.0]  # one value: a visible span around it
-    assert charts.padded_range([None]) is None
+    assert condition_charts.padded_range([5, 5]) == [
+        4.0,
+        6.0,
+    ]  # one value: a visible span around it
+    assert condition_charts.padded_range([None]) is None
 
 
 def test_clicked_values_reads_customdata() -> None:
@@ -282,7 +286,7 @@ def test_experiment_variations_cross_and_label() -> None:
 
 
 def test_results_filter_rooms_by_text_reason_and_condition() -> None:
-    from ui.results import filter_rooms
+    from ui.results.tables import filter_rooms
 
     rooms = pd.DataFrame(
         {"room_id": [1, 2, 3], "name": ["Mug A", "Mug B", "Car"],
@@ -295,10 +299,20 @@ def test_results_filter_rooms_by_text_reason_and_condition() -> None:
     assert list(filter_rooms(rooms, conditions=["(none)"])["room_id"]) == [2]
 
 
-@pytest.mark.parametrize("module", ["charts", "templates", "experiments", "results", "rooms"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "results/charts",
+        "results/condition_charts",
+        "room/templates",
+        "experiments",
+        "results/tables",
+        "room/rooms",
+    ],
+)
 def test_ui_helpers_are_plain_python(module: str) -> None:
     """The helpers hold the logic and stay testable without a Streamlit session: only
-    bootstrap, widgets, live and room_forms draw anything."""
+    bootstrap, widgets, room.live and room.forms draw anything."""
     import ast
     from pathlib import Path
 
@@ -310,9 +324,7 @@ def test_ui_helpers_are_plain_python(module: str) -> None:
         elif isinstance(node, ast.ImportFrom) and node.module:
             names.add(("." * node.level) + node.module)
     assert not {n for n in names if n.split(".")[0] == "streamlit"}
-    assert not {
-        n for n in names if n.split(".")[-1] in {"bootstrap", "widgets", "live", "room_forms"}
-    }
+    assert not {n for n in names if n.split(".")[-1] in {"bootstrap", "widgets", "live", "forms"}}
 
 
 def test_escape_markdown_leaves_nothing_markdown_could_act_on() -> None:
@@ -344,7 +356,7 @@ def test_escape_markdown_adds_no_invisible_character_where_markdown_links_nothin
 def test_the_message_length_chart_draws_a_bounded_sample_of_a_long_room() -> None:
     import pandas as pd
 
-    from ui import charts
+    from ui.results import charts
 
     n = 10_000
     events = pd.DataFrame(

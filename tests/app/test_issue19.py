@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import storage
 from storage import Database
-from tests.app.test_page_fixes import _experiment
-from tests.app.test_pages import app, mug_room, shown
-from ui.templates import CAR_BUYING, MUG_NEGOTIATION
+from tests.app.page_support import app, mug_room, shown, two_condition_experiment
+from ui.room.templates import CAR_BUYING, MUG_NEGOTIATION
 
 
 def test_the_room_picker_reads_new_room_not_choose_an_option(db: Database) -> None:
@@ -24,7 +23,7 @@ def test_home_counts_the_rooms_it_lists(db: Database) -> None:
     """Home said "Rooms (3)" above a list of one room: the other two were experiment rooms,
     left out of the list by default but counted in the heading."""
     mug_room(db)
-    _experiment(db)  # two rooms, one per condition
+    two_condition_experiment(db)  # two rooms, one per condition
     at = app()
     assert [s.value for s in at.subheader if s.value.startswith("Rooms")] == [
         "Rooms (1; 2 more in experiments)"
@@ -160,7 +159,7 @@ def test_the_room_page_says_it_is_recovering_after_a_restart(db: Database) -> No
 
 
 def test_the_experiment_page_says_its_rooms_are_recovering(db: Database) -> None:
-    experiment = _experiment(db)
+    experiment = two_condition_experiment(db)
     storage.update_experiment(db, experiment, status="running")
     room = storage.create_room(db, "r1", status="running", experiment_id=experiment)
     storage.append_message(db, room, "human", "user", "hello")

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 import storage
 from conversation.analysis import coding, judges
 from storage import Database
-from tests.app.test_pages import app, open_section, shown
+from tests.app.page_support import app, open_section, shown
 
 HOSTILE = "**bold** [x](http://127.0.0.1:9/p.png)"
 MESSAGES = ["I give up 5 dollars", "Pay or else", "What is your price?"]

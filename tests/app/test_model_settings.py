@@ -16,8 +16,8 @@ from conversation.models.settings import DEFAULT_MAX_OUTPUT_TOKENS
 from conversation.sync import run_sync
 from conversation.worker import Worker
 from storage import Database
-from ui import rooms
-from ui.templates import MUG_NEGOTIATION
+from ui.room import rooms
+from ui.room.templates import MUG_NEGOTIATION
 
 APP = str(Path(__file__).resolve().parents[2] / "streamlit_app.py")  # what app.py serves
 

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from conversation.models.server_window import forget_reported_windows
 from storage import Database
-from tests.app.test_pages import APP, shown
+from tests.app.page_support import APP, shown
 from tests.support.openai_server import OpenAICompatibleServer
 
 

@@ -30,7 +30,7 @@ FILES = sorted(
         ROOT / "app.py",
         ROOT / "streamlit_app.py",
         *(ROOT / "pages").glob("*.py"),
-        *(ROOT / "ui").glob("*.py"),
+        *(ROOT / "ui").rglob("*.py"),
     ],
     key=str,
 )
@@ -60,7 +60,7 @@ PROGRAM_CALLS = {
 PROGRAM_TEXT = {
     "linked.problem": "ui.params.parse_id's fixed sentences (the raw value is never quoted)",
     "refused": "ui.widgets.keep_if_too_long's sentence (numbers only)",
-    "label": "ui.live: the escaped speaker; elsewhere a label a helper passes through",
+    "label": "ui.room.live: the escaped speaker; elsewhere a label a helper passes through",
     "notice": "Results: 'Analysis #<id> stored.' (pages/results.py)",
     "current": "an experiment id (int)",
     "room_id": "a room id (int)",
@@ -71,7 +71,7 @@ PROGRAM_TEXT = {
     "event.activity": "an activity number",
     "row.activity": "an activity number",
     "look.line": "a Shown's fixed words (the handler's; names and bodies are its texts)",
-    "icon": "ui.live: a Material icon shortcode a handler names (program text)",
+    "icon": "ui.room.live: a Material icon shortcode a handler names (program text)",
     "linked.value": "an id (int)",
     "done": "a count",
     "key": "a widget key made by the program",

@@ -12,8 +12,8 @@ from conversation.access import Actor, Role
 from conversation.exceptions import PermissionDenied
 from conversation.rooms.room import Room
 from storage import Database
-from tests.app.test_pages import mug_room, open_section
-from tests.app.test_sign_in import plain, signed_in_app, user
+from tests.app.page_support import mug_room, open_section
+from tests.app.sign_in_support import plain, signed_in_app, user
 
 OBSERVER = Actor("olga@lab.org", Role.OBSERVER, signed_in=True)
 

@@ -14,17 +14,16 @@ from streamlit.testing.v1 import AppTest
 import storage
 from conversation.rooms.room import MAX_MESSAGE_CHARS, Room
 from storage import Database
-from tests.app.test_pages import app, mug_room, open_section, shown
-from ui import experiments as ex
-from ui import rooms
-from ui.templates import CAR_BUYING, MUG_NEGOTIATION
+from tests.app.page_support import (
+    app,
+    mug_room,
+    open_section,
+    shown,
+    two_condition_experiment,
+)
+from ui.room import rooms
+from ui.room.templates import CAR_BUYING, MUG_NEGOTIATION
 from ui.widgets import escape_markdown
-
-
-def _experiment(db: Database, name: str = "mugs", replicates: int = 1) -> int:
-    template = ex.template_from_room_template(MUG_NEGOTIATION)
-    config = ex.design(template, [ex.Condition("a", {}), ex.Condition("b", {})], replicates)
-    return ex.create(db, name, config)
 
 
 def _rows(at: AppTest, key: str, rows: list[int]) -> None:
@@ -74,7 +73,7 @@ def test_the_pace_control_is_offered_for_every_template_on_the_offline_model(
 
 def test_the_experiments_room_table_opens_a_room(db: Database) -> None:
     """README step 2: 'In the experiment's room table open a room'; the table could not."""
-    experiment_id = _experiment(db)
+    experiment_id = two_condition_experiment(db)
     at = app("pages/experiments.py", experiment=str(experiment_id))
     assert any("Select a row to open the room" in c.value for c in at.caption)
     (table,) = [d for d in at.dataframe if "replicate" in d.value.columns]
@@ -88,7 +87,7 @@ def test_the_experiments_room_table_opens_a_room(db: Database) -> None:
 def test_pickers_carry_no_status_that_could_go_stale(db: Database) -> None:
     """Room and experiment pickers said '(running)' after the rooms ended: they are drawn once
     per page run while the rooms go on, so their labels hold names only."""
-    experiment_id = _experiment(db, name="stale")
+    experiment_id = two_condition_experiment(db, name="stale")
     at = app("pages/experiments.py")
     assert at.selectbox(key="exp-pick").options == ["+ New experiment", f"#{experiment_id} stale"]
     room = storage.list_rooms(db, experiment_id=experiment_id)[0]
@@ -116,7 +115,7 @@ def test_compare_shows_the_two_ticked_rooms(db: Database) -> None:
 
 def test_all_rooms_does_not_chart_one_experiments_outcomes(db: Database) -> None:
     """'All rooms' showed the latest analysis of one experiment as if it covered every room."""
-    experiment_id = _experiment(db)
+    experiment_id = two_condition_experiment(db)
     mug_room(db).run()
     analysis = storage.create_analysis(
         db, "Was a deal reached?", {"type": "yes_no", "name": "answer",

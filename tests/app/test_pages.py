@@ -10,64 +10,19 @@ after every test, which also stops any runner through ``on_release``.
 from __future__ import annotations
 
 import json
-import re
-from pathlib import Path
 
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 import storage
-from conversation.rooms.room import Room
 from conversation.worker import AnalysisRunner
 from storage import Database
-from ui import rooms
-from ui.live import EARLIER_PAGE, FIRST_PAGE
-from ui.room_details import SAW_SHOWN
-from ui.templates import MUG_NEGOTIATION, PLANNER_CODER_REVIEWER
-
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "streamlit_app.py")  # the script app.py serves
-
-
-def app(page: str | None = None, **params: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.run()
-    if page:
-        at.switch_page(page)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def open_section(at: AppTest, name: str, key: str = "res-section") -> AppTest:
-    """Opens one of a page's lazy tabs (only the open one is drawn) as a click on it would:
-    Results' sections (``res-section``) or the Room page's right-hand tabs (``room-section``)."""
-    at.session_state[key] = name
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def open_coding(at: AppTest, room_id: int) -> AppTest:
-    """Opens the Room page's "Code messages" expander (drawn only while open)."""
-    at.session_state[f"code-open-{room_id}"] = True
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def mug_room(db: Database, **changes: object) -> Room:
-    draft = rooms.draft_from_template(MUG_NEGOTIATION, **changes)
-    return rooms.create_room(db, draft, opening=MUG_NEGOTIATION.opening, request_id="open-1")
-
-
-def shown(markdown: str) -> str:
-    """What the browser shows for a Markdown value the app escaped (``ui.widgets.escape_markdown``)."""
-    literal = re.sub(r"\\(.)", r"\1", markdown.replace("&#58;", ":").replace("\u2060", ""))
-    return literal.replace("  \n", "\n")
+from tests.app.page_support import app, mug_room, open_section, shown
+from ui.room import rooms
+from ui.room.details import SAW_SHOWN
+from ui.room.live import EARLIER_PAGE, FIRST_PAGE
+from ui.room.templates import MUG_NEGOTIATION, PLANNER_CODER_REVIEWER
 
 
 def texts(at: AppTest) -> list[str]:

@@ -184,8 +184,8 @@ def test_the_room_ends_then_post_survey_then_the_completed_code(db: Database) ->
 def test_with_sign_in_configured_the_link_needs_none_and_the_monitor_needs_it(db: Database) -> None:
     from streamlit.testing.v1 import AppTest
 
+    from tests.app.sign_in_support import AUTH, ROLES
     from tests.app.study_support import APP
-    from tests.app.test_sign_in import AUTH, ROLES
 
     found = launch(db)
 

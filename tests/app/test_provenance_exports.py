@@ -4,7 +4,6 @@ Results events CSV (``frames.events_frame``), the JSON export and the EDSL Resul
 from __future__ import annotations
 
 import io
-import itertools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -13,11 +12,11 @@ import pandas as pd
 import pytest
 from edsl import Agent, AgentList
 
-from conversation import CoordinatorPolicy, OfflineModel, Room
+from conversation import Room
 from storage import PROVENANCE_COLUMNS, Database, provenance_row
 from storage.research import frames
-from tests.support.room_common import speaker_of
-from ui import results
+from tests.support.provenance_room import studied_room
+from ui.results import tables
 
 TIMES = ("created_at", "updated_at")
 
@@ -27,37 +26,6 @@ def db(db_url: str) -> Iterator[Database]:
     database = Database(db_url)
     yield database
     database.dispose()
-
-
-def studied_room(db: Database) -> Room:
-    """A private message, a person's message, a coordinator's picks, a denial, an edit, a pass."""
-    picks = itertools.count()
-
-    def replies(user_prompt: str, system_prompt: str) -> str:
-        speaker = speaker_of(system_prompt)
-        if speaker == "Alice":  # the coordinator: Bob first, then Cara
-            return "Bob" if next(picks) == 0 else "Cara"
-        return "PASS" if speaker == "Cara" else f"a draft, attempt {next(picks)}"
-
-    room = Room.create(
-        db,
-        name="provenance",
-        agents=AgentList([Agent(name=n) for n in ("Alice", "Bob", "Cara")]),
-        planner=CoordinatorPolicy(coordinator="Alice", max_messages=6),
-        moderated=True,
-        model=OfflineModel(func=replies),
-        in_process_only=True,
-    )
-    room.post("just between us", to=["Bob"], speaker="ann")
-    room.post("Ideas for the launch?", speaker="ann")
-    room.step()  # Alice picks Bob
-    room.step().deny("too long", by="mod")
-    room.step().approve("Short and edited.", by="mod")
-    room.step()  # Alice picks Cara
-    passed = room.step()
-    assert passed.passed
-    room.stop()
-    return room
 
 
 def _csv_rows(text: str) -> list[dict[str, Any]]:
@@ -84,9 +52,9 @@ def test_all_four_exports_carry_the_same_provenance_columns_and_values(db: Datab
 
     room_csv = _csv_rows(frames.events_frame(db, room.id).to_csv(index=False))
     results_csv = _csv_rows(frames.events_frame(db, [room.id]).to_csv(index=False))
-    exported = json.loads(results.export_json(db, [room.id]))["rooms"][0]
+    exported = json.loads(tables.export_json(db, [room.id]))["rooms"][0]
     json_rows = [e["provenance"] for e in exported["events"]]
-    edsl = json.loads(results.export_edsl_results(db, [room.id]))
+    edsl = json.loads(tables.export_edsl_results(db, [room.id]))
     edsl_rows = [r["scenario"] for r in edsl["data"]]
 
     for rows in (room_csv, results_csv, json_rows, edsl_rows):

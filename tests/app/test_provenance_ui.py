@@ -11,9 +11,9 @@ from streamlit.testing.v1 import AppTest
 
 from conversation.analysis import coding
 from storage import Database
-from tests.app.test_pages import open_coding, open_section
-from tests.app.test_provenance_exports import studied_room
-from ui import provenance
+from tests.app.page_support import open_coding, open_section
+from tests.support.provenance_room import studied_room
+from ui.room import provenance
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "streamlit_app.py")  # the script app.py serves

@@ -12,9 +12,9 @@ from streamlit.testing.v1 import AppTest
 
 import storage
 from storage import Database
-from tests.app.test_pages import APP, app, mug_room, open_section
-from ui import charts
-from ui.templates import MUG_NEGOTIATION
+from tests.app.page_support import APP, app, mug_room, open_section
+from ui.results import charts, condition_charts
+from ui.room.templates import MUG_NEGOTIATION
 
 
 def _home_table(at: AppTest) -> pd.DataFrame:
@@ -152,7 +152,7 @@ def test_outcome_chart_has_wilson_error_bars_and_n_on_each_tick() -> None:
         }
     )
     names = {"temp=0.2": "t0.2", "temp=0.7": "t0.7"}  # design order: t0.2 first
-    fig = charts.outcomes_by_condition(answers, question="deal", names=names)
+    fig = condition_charts.outcomes_by_condition(answers, question="deal", names=names)
     bar = fig.data[0]
     assert list(bar.x) == ["t0.2", "t0.7"] and list(bar.y) == [0.3, 0.7]
     assert list(fig.layout.xaxis.ticktext) == ["t0.2 (n=10)", "t0.7 (n=10)"]
@@ -160,7 +160,7 @@ def test_outcome_chart_has_wilson_error_bars_and_n_on_each_tick() -> None:
     assert bar.error_y.arrayminus[1] == pytest.approx(0.7 - 0.3968, abs=1e-4)
     assert [c[0] for c in bar.customdata] == ["temp=0.2", "temp=0.7"]  # clicks filter the stored
     rooms = answers.assign(messages=list(range(20)))
-    metric = charts.metric_by_condition(rooms, "messages", names=names)
+    metric = condition_charts.metric_by_condition(rooms, "messages", names=names)
     assert list(metric.layout.xaxis.ticktext) == ["t0.2 (n=10)", "t0.7 (n=10)"]
     assert "95% t CI" in metric.layout.title.text
 

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 import storage
 from storage import Database
-from tests.app.test_pages import app
+from tests.app.page_support import app
 
 
 def _rooms_table(at: AppTest) -> pd.DataFrame:

@@ -9,7 +9,7 @@ import pytest
 import storage
 from conversation import browse
 from storage import Database
-from tests.app.test_pages import app, mug_room, shown
+from tests.app.page_support import app, mug_room, shown
 
 
 @pytest.mark.parametrize("ends_at_read", [2, 3, 4, 5])

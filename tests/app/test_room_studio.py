@@ -13,9 +13,9 @@ from streamlit.testing.v1 import AppTest
 import storage
 from conversation.rooms.room import Room
 from storage import Database
-from tests.app.test_pages import app, mug_room, open_section
-from tests.app.test_pages import shown as shown_text
-from ui import branches, room_details, room_editing
+from tests.app.page_support import app, mug_room, open_section
+from tests.app.page_support import shown as shown_text
+from ui.room import branches, details, editing
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -114,9 +114,9 @@ def _fragment(function: object) -> bool:
 
 def test_the_room_page_panels_are_fragments() -> None:
     panels = [
-        room_details.turn_details_panel,
-        room_details.prompt_preview,
-        room_editing.settings_editor,
+        details.turn_details_panel,
+        details.prompt_preview,
+        editing.settings_editor,
         branches.fork_panel,
         branches.branch_tree,
         branches.compare_branches,
@@ -187,7 +187,7 @@ def test_branches_are_compared_aligned_by_message_number() -> None:
     message)"); each row says whether the two differ."""
     from types import SimpleNamespace
 
-    from ui.branches import comparison_rows
+    from ui.room.branches import comparison_rows
 
     def E(**row: object) -> SimpleNamespace:  # noqa: N802 - an event row, as stored
         return SimpleNamespace(**({"round": 0, "visible_to": None, "data": None} | row))

@@ -5,50 +5,14 @@ without ``[auth]`` the app is the local single user as before."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 from streamlit.testing.v1 import AppTest
 
 from conversation.rooms.room import Room
 from storage import Database
-from tests.app.test_pages import open_section
-from ui import rooms
-from ui.templates import MUG_NEGOTIATION
-
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
-AUTH = {
-    "redirect_uri": "http://localhost:8501/oauth2callback",
-    "cookie_secret": "not-a-real-secret",
-    "client_id": "rooms",
-    "client_secret": "not-a-real-secret",
-    "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration",
-    "keycloak": {
-        "client_id": "rooms",
-        "client_secret": "not-a-real-secret",
-        "server_metadata_url": "http://127.0.0.1:9/realms/lab/.well-known/openid-configuration",
-    },
-}
-ROLES = {"researcher": ["ana@lab.org"], "moderator": ["mo@lab.org"], "default": "observer"}
-
-
-def signed_in_app(user: dict[str, Any], page: str | None = None, **params: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.secrets["auth"] = AUTH
-    at.secrets["roles"] = ROLES
-    at.user = user
-    at.run()
-    if page:
-        at.switch_page(page)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def user(email: str, name: str = "Someone") -> dict[str, Any]:
-    return {"is_logged_in": True, "email": email, "name": name}
+from tests.app.page_support import open_section
+from tests.app.sign_in_support import APP, AUTH, ROLES, plain, signed_in_app, user
+from ui.room import rooms
+from ui.room.templates import MUG_NEGOTIATION
 
 
 def waiting_room(db: Database) -> Room:
@@ -61,10 +25,6 @@ def waiting_room(db: Database) -> Room:
 
 def labels(at: AppTest) -> list[str]:
     return [b.label for b in at.button]
-
-
-def plain(at: AppTest) -> str:
-    return "\n".join(t.value for t in at.text)
 
 
 def test_nothing_but_the_sign_in_buttons_before_sign_in(db: Database) -> None:

@@ -9,20 +9,20 @@ from pathlib import Path
 import storage
 from storage import Database
 from storage.research import frames
-from tests.app.test_pages import app, open_section
-from tests.storage.test_streamed_exports import _config, _log
+from tests.app.page_support import app, open_section
+from tests.support.room_logs import room_config, room_log
 
 
 def _experiment(db: Database) -> tuple[int, list[int]]:
     planned = [
-        storage.ExperimentRoom(name=f"room {n}", config=_config(), condition="c", replicate=n,
+        storage.ExperimentRoom(name=f"room {n}", config=room_config(), condition="c", replicate=n,
                                opening="Negotiate the mug.", speaker="user", request_id=f"r{n}")
         for n in (3, 4)
     ]  # fmt: skip
     experiment = storage.create_experiment(db, "big study", status="done", rooms=planned)
     ids = storage.room_ids(db, experiment_id=experiment)
     for room_id, n in zip(ids, (3, 4), strict=True):
-        storage.rooms.import_events(db, room_id, _log(n)[1:])  # after the opening
+        storage.rooms.import_events(db, room_id, room_log(n)[1:])  # after the opening
     return experiment, ids
 
 

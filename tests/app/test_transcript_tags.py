@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from conversation import browse
 from conversation.analysis import coding
 from storage import Database
-from tests.app.test_pages import app, mug_room, open_coding, shown
+from tests.app.page_support import app, mug_room, open_coding, shown
 
 HOSTILE = "**hostile** <b>x</b>"  # markup in a label is shown as typed
 

@@ -11,7 +11,7 @@ from conversation.rooms.room import Room
 from conversation.termination.budget import Spend, format_cost
 from conversation.termination.conditions import MaxTurns
 from storage import Database
-from tests.app.test_budgets import app, captions, shown
+from tests.app.page_support import app, captions, shown
 from tests.support.openai_server import OpenAICompatibleServer
 
 

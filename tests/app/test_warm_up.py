@@ -14,7 +14,7 @@ import pytest
 from ui.bootstrap import WARM_UP_MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("pandas", "edsl", "storage.research.frames", "ui.results", "ui.live")
+HEAVY = ("pandas", "edsl", "storage.research.frames", "ui.results.tables", "ui.room.live")
 
 
 def test_every_warm_up_module_exists() -> None:

@@ -26,8 +26,8 @@ from tests.browser.browser_helpers import (
     wait_query,
     wait_text,
 )
-from ui import rooms
-from ui.templates import MUG_NEGOTIATION, PLANNER_CODER_REVIEWER
+from ui.room import rooms
+from ui.room.templates import MUG_NEGOTIATION, PLANNER_CODER_REVIEWER
 
 pytestmark = pytest.mark.browser
 

@@ -1,5 +1,5 @@
 """A long room in a real browser: the Room page opens on its newest messages only (the first
-page, ``ui.live.FIRST_PAGE``), and "Show earlier messages" reaches the ones before them."""
+page, ``ui.room.live.FIRST_PAGE``), and "Show earlier messages" reaches the ones before them."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 
 from conversation import OfflineModel, Room
 from tests.browser.browser_helpers import open_page, until, wait_count, wait_text
-from ui.live import FIRST_PAGE
+from ui.room.live import FIRST_PAGE
 
 pytestmark = pytest.mark.browser
 OPENING = "The very first message of a long room."

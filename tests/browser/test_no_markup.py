@@ -26,8 +26,8 @@ from conversation.rooms import manage
 from conversation.rooms.room import MAX_MESSAGE_CHARS, Room
 from tests.browser.browser_helpers import choose, idle, open_page, post, until, wait_text
 from ui import experiments as ex
-from ui import rooms
-from ui.templates import MUG_NEGOTIATION
+from ui.room import rooms
+from ui.room.templates import MUG_NEGOTIATION
 
 pytestmark = pytest.mark.browser
 

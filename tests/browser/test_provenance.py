@@ -9,8 +9,8 @@ import pytest
 
 from conversation.rooms.room import Room
 from storage import Database
-from tests.app.test_provenance_exports import studied_room
 from tests.browser.browser_helpers import open_page, wait_text
+from tests.support.provenance_room import studied_room
 
 pytestmark = pytest.mark.browser
 

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from tests.browser.browser_helpers import idle, open_page, until, wait_text
-from ui import rooms
-from ui.templates import MUG_NEGOTIATION
+from ui.room import rooms
+from ui.room.templates import MUG_NEGOTIATION
 
 pytestmark = pytest.mark.browser
 

@@ -20,8 +20,8 @@ from conversation.access import RoleTable
 from conversation.exceptions import PermissionDenied
 from tests.browser.browser_helpers import idle, wait_text
 from tests.browser.conftest import AppServer, free_port
-from ui import rooms
-from ui.templates import MUG_NEGOTIATION
+from ui.room import rooms
+from ui.room.templates import MUG_NEGOTIATION
 
 pytestmark = pytest.mark.browser
 

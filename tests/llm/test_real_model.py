@@ -25,9 +25,9 @@ from conversation.rooms.log import log_view
 from conversation.rooms.prompt import build_turn_prompt
 from conversation.text.tokens import estimate_tokens, prompt_tokens
 from storage import Database
-from ui import results
 from ui.experiments import template_from_room_template
-from ui.templates import MUG_NEGOTIATION
+from ui.results import tables
+from ui.room.templates import MUG_NEGOTIATION
 
 pytestmark = pytest.mark.llm
 
@@ -136,7 +136,7 @@ def test_a_mug_experiment_and_its_deal_analysis(db, smollm2) -> None:
     room_ids = [int(r.id or 0) for r in rooms]
     check_rerun_from_cache(db, experiment_id)
     question = {"type": "yes_no", "name": "answer", "text": "Was a deal reached?"}
-    analysis_id = results.run_analysis(
+    analysis_id = tables.run_analysis(
         db,
         question,
         room_ids,
@@ -151,7 +151,7 @@ def test_a_mug_experiment_and_its_deal_analysis(db, smollm2) -> None:
         else:
             assert answer.answer is None and answer.error["message"]
     status = storage.get_analysis(db, analysis_id).status
-    assert status == ("failed" if results.failed_answers(db, analysis_id) else "done")
+    assert status == ("failed" if tables.failed_answers(db, analysis_id) else "done")
 
 
 def transcripts(db: Database, experiment_id: int) -> dict[tuple[str, int], list[tuple]]:
@@ -196,14 +196,14 @@ def test_the_readme_settings_pick_the_server(monkeypatch, llm_server) -> None:
     model = default_model()
     spec = model_spec(model)
     assert spec["service"] == "openai_compatible" and spec["base_url"] == llm_server.base_url
-    started = time.perf_counter()
     reply = ask_sync(
         resolve_model({**spec, "parameters": {**spec["parameters"], "max_tokens": 8}}),
         user_prompt="Say hello.",
         system_prompt="You are brief.",
     )
+    # The server held the reply to 8 tokens (unbounded, it would run for minutes, until its
+    # context is full: the suite's timeout would end it).
     assert reply.text and reply.output_tokens is not None and reply.output_tokens <= 8
-    assert time.perf_counter() - started < 120
 
 
 def test_report_measurements() -> None:

@@ -20,6 +20,7 @@ from conversation.models import OfflineModel
 from conversation.rooms.room import Room
 from storage import Database
 from tests.support.room_common import ROOT, child_env, log_problems, replay_problems
+from tests.support.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -47,13 +48,6 @@ def worker(tmp_path: Path, db_url: str, *args: str) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
     )
-
-
-def wait_until(check, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def held_leases(db: Database, room_ids: list[int]) -> list[int]:
@@ -181,15 +175,13 @@ def test_rooms_cut_short_by_kill_9_move_again_within_seconds_of_a_restart(
     assert len(held_leases(db, ids)) == 3  # left held by the dead worker
     before = agent_turns(db, ids)
 
-    restarted = time.monotonic()
     second = worker(tmp_path, db_url, "--concurrency", "3", "--lease-ttl", "600")
     try:
+        # Within 15 s, where the dead worker's 600 s leases would hold the rooms for ten minutes.
         wait_until(lambda: agent_turns(db, ids) > before, 15, "a turn after the restart")
-        moved_after = time.monotonic() - restarted
     finally:
         second.send_signal(signal.SIGTERM)
         second.wait(timeout=30)
-    assert moved_after < 15
     for room in rooms:
         rows = room.events()
         assert log_problems(rows) == [] and replay_problems(room, rows) == []

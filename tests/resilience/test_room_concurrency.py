@@ -36,6 +36,7 @@ from tests.support.room_common import (
     replay_problems,
     scripted_model,
 )
+from tests.support.waiting import wait_until
 
 AGENTS = [{"name": "Alice"}, {"name": "Bob"}, {"name": "Cara"}]
 SUPPORT = ROOT / "tests" / "support"
@@ -46,13 +47,6 @@ def db(db_url: str) -> Any:
     database = Database(db_url)
     yield database
     database.dispose()
-
-
-def wait_until(check: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
 
 
 def lease_expired(db: Database, room_id: int) -> bool:

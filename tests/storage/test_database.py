@@ -150,18 +150,19 @@ def test_deferred_read_then_write_fails_but_immediate_waits(db_url: str, tmp_pat
     db.dispose()
 
 
+@pytest.mark.timeout(60)
 def test_reads_are_not_blocked_by_an_open_write_transaction(db: Database) -> None:
+    """The write stays open (in this very thread) until every read is done, so a read that
+    waited for it could never succeed: it would fail when the busy timeout ends, or hang."""
     room_id = storage.create_room(db, "r")
     storage.append_message(db, room_id, "human", "u", "first")
     with db.write() as session:
         session.connection().execute(
             text("UPDATE rooms SET name = 'locked' WHERE id = :id"), {"id": room_id}
         )
-        started = time.perf_counter()
         assert storage.latest_seq(db, room_id) == 1
         assert [e.content for e in storage.events(db, room_id)] == ["first"]
         assert storage.get_room(db, room_id).name == "r"  # the snapshot before the write
-        assert time.perf_counter() - started < 1.0
 
 
 def test_in_memory_sqlite_is_refused() -> None:
@@ -220,16 +221,17 @@ def test_sqlite_file_folder_is_created(tmp_path: Path) -> None:
     assert (tmp_path / "a" / "b" / "rooms.db").exists()
 
 
+@pytest.mark.timeout(60)
 @pytest.mark.sqlite_only(reason="a BEGIN IMMEDIATE holder of the SQLite file, through sqlite3")
 def test_opening_a_current_database_does_not_wait_for_writers(db_url: str) -> None:
     Database(db_url).dispose()
     holder = sqlite3.connect(db_url.removeprefix("sqlite:///"), isolation_level=None)
-    holder.execute("BEGIN IMMEDIATE")  # a long writer elsewhere
+    holder.execute("BEGIN IMMEDIATE")  # a long writer elsewhere, holding on until the end
     try:
-        started = time.perf_counter()
+        # An opening that waited for the writer could never get through: it would fail with
+        # "database is locked" when the busy timeout ends, or hang (the timeout mark).
         with Database(db_url) as db:
             assert storage.list_rooms(db) == []
-        assert time.perf_counter() - started < 2.0
     finally:
         holder.execute("ROLLBACK")
         holder.close()

@@ -7,7 +7,6 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterator
-from typing import Any
 
 import pandas as pd
 import pytest
@@ -17,6 +16,7 @@ from conversation import analysis, browse
 from conversation.browse import streamed
 from storage import Database
 from storage.research import frames
+from tests.support.room_logs import room_config, room_log
 
 
 @pytest.fixture
@@ -26,32 +26,12 @@ def db(db_url: str) -> Iterator[Database]:
     database.dispose()
 
 
-def _config() -> dict[str, Any]:
-    from ui import rooms
-    from ui.templates import MUG_NEGOTIATION
-
-    return rooms.draft_from_template(MUG_NEGOTIATION).config().to_dict()
-
-
-def _log(n: int) -> list[dict[str, Any]]:
-    records = [
-        {"kind": "human", "speaker": "user", "content": "Négocie, <b>mug</b>?", "activity": 1}
-    ]
-    for i in range(1, n):
-        records.append(
-            {"kind": "agent", "speaker": ("Buyer", "Seller")[i % 2], "activity": 1,
-             "content": f"Offer {i}: ${3 + i % 7}, \"final\"\nmaybe", "model": "offline",
-             "input_tokens": 120 + i, "output_tokens": 14, "cost": 0.0001, "latency": 0.01}
-        )  # fmt: skip
-    return records
-
-
 @pytest.fixture
 def rooms(db: Database) -> list[int]:
     """Four rooms of 1, 7, 2 and 5 events (a pass and a failed turn left out)."""
-    config = _config()
+    config = room_config()
     return [
-        storage.create_room_with_log(db, f"room {n}", config, _log(n), status="terminated")[0]
+        storage.create_room_with_log(db, f"room {n}", config, room_log(n), status="terminated")[0]
         for n in (1, 7, 2, 5)
     ]
 

@@ -7,8 +7,8 @@ import storage
 from conversation.worker import AnalysisRunner
 from storage import Database
 from tests.app.conftest import db  # noqa: F401 - a fixture
-from tests.app.test_pages import app, mug_room, open_section
-from ui import results
+from tests.app.page_support import app, mug_room, open_section
+from ui.results import tables
 
 
 def test_the_retry_button_asks_the_failed_rooms_again(db: Database) -> None:  # noqa: F811
@@ -17,14 +17,14 @@ def test_the_retry_button_asks_the_failed_rooms_again(db: Database) -> None:  # 
         room.run()
     spec = {"service": "test", "model": "test", "parameters": {"canned_response": "unsure"}}
     question = {"type": "yes_no", "name": "answer", "text": "Was a deal reached?"}
-    analysis_id = results.run_analysis(db, question, [r.id for r in rooms], model=spec)
-    assert len(results.failed_answers(db, analysis_id)) == 2
+    analysis_id = tables.run_analysis(db, question, [r.id for r in rooms], model=spec)
+    assert len(tables.failed_answers(db, analysis_id)) == 2
     at = open_section(app("pages/results.py"), "Analysis")
     assert any("2 answer(s) failed" in w.value for w in at.warning)
     at.button(key="an-retry").click().run()
     assert not at.exception
     assert any("2 failed answer(s) are being asked again" in s.value for s in at.success)
-    assert results.failed_answers(db, analysis_id) == []  # planned again, not asked yet
+    assert tables.failed_answers(db, analysis_id) == []  # planned again, not asked yet
     AnalysisRunner(db).run(until_idle=True)
     at.run()
     assert any("2 answer(s) failed" in w.value for w in at.warning)  # the canned reply again

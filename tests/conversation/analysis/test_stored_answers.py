@@ -1,5 +1,5 @@
 """An analysis over stored rooms keeps every valid answer, stores each failure with its reason,
-and retries only the failed ones (``ui.results``, the API behind the Results page)."""
+and retries only the failed ones (``ui.results.tables``, the API behind the Results page)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import storage
 from conversation import Room
 from conversation.models import OfflineModel
 from storage import Database
-from ui import results
+from ui.results import tables
 
 QUESTION = {"type": "yes_no", "name": "answer", "text": "Was a deal reached?"}
 
@@ -45,7 +45,7 @@ def test_one_invalid_answer_keeps_the_others_and_is_retried_alone(db, monkeypatc
     model = OfflineModel(func=reply)
     monkeypatch.setattr(models, "resolve_model", lambda spec, **kw: model)
     seen: list[tuple[int, int]] = []
-    analysis_id = results.run_analysis(
+    analysis_id = tables.run_analysis(
         db, QUESTION, rooms, model={"service": "offline"}, progress=lambda d, t: seen.append((d, t))
     )
     assert seen[-1] == (6, 6) and len(seen) == 2  # batches of five: progress after each
@@ -55,23 +55,23 @@ def test_one_invalid_answer_keeps_the_others_and_is_retried_alone(db, monkeypatc
     assert error["code"] == "invalid_answer" and error["raw"] == "maybe"
     assert "validation" in error["message"]
     assert storage.get_analysis(db, analysis_id).status == "failed"
-    assert results.failed_answers(db, analysis_id) == [rooms[3]]
+    assert tables.failed_answers(db, analysis_id) == [rooms[3]]
 
     calls_before = len(asked)
-    assert results.retry_failed_answers(db, analysis_id) == 0
+    assert tables.retry_failed_answers(db, analysis_id) == 0
     assert len(asked) == calls_before + 1  # only the failed room was asked again
     stored = {a.room_id: a for a in storage.answers(db, analysis_id)}
     assert stored[rooms[3]].answer == "Yes" and stored[rooms[3]].error is None
     assert storage.get_analysis(db, analysis_id).status == "done"
-    assert results.retry_failed_answers(db, analysis_id) == 0  # nothing left: no call
+    assert tables.retry_failed_answers(db, analysis_id) == 0  # nothing left: no call
     assert len(asked) == calls_before + 1
 
 
 def test_a_failure_that_persists_stays_recorded(db) -> None:
     rooms = _rooms(db, 2)
     spec = {"service": "test", "model": "test", "parameters": {"canned_response": "perhaps"}}
-    analysis_id = results.run_analysis(db, QUESTION, rooms, model=spec)
-    assert results.failed_answers(db, analysis_id) == rooms
-    assert results.retry_failed_answers(db, analysis_id) == 2
+    analysis_id = tables.run_analysis(db, QUESTION, rooms, model=spec)
+    assert tables.failed_answers(db, analysis_id) == rooms
+    assert tables.retry_failed_answers(db, analysis_id) == 2
     assert storage.get_analysis(db, analysis_id).status == "failed"
     assert all(a.error["raw"] == "perhaps" for a in storage.answers(db, analysis_id))

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from pathlib import Path
 
 import pytest
 from edsl import Cache, Model
 
 from conversation.exceptions import ConversationStateError, ConversationValueError, ModelCallError
-from conversation.models import ModelReply, OfflineModel, ask, ask_sync, resolve_model
+from conversation.models import ModelReply, OfflineModel, ask, ask_sync, calls, resolve_model
 from conversation.models.retries import async_call_with_retries, is_transient
 from tests.support import keep_prices_offline
+from tests.support.clocks import Seen
 
 
 class ProviderUnavailable(Exception):
@@ -21,15 +23,17 @@ class ProviderUnavailable(Exception):
     status_code = 503
 
 
-def test_reply_fields():
+def test_reply_fields(monkeypatch):
     model = OfflineModel(replies=["hello there"])
+    readings = iter([100.0, 100.25])  # the clock as the call is sent, and as it returns
+    monkeypatch.setattr(calls, "time", Seen(time, perf_counter=lambda: next(readings)))
     reply = ask_sync(model, user_prompt="hi", system_prompt="You are Alice.")
     assert isinstance(reply, ModelReply)
     assert reply.text == "hello there"
     assert reply.model_name == "offline"
     assert reply.input_tokens == 5 and reply.output_tokens == 3 and reply.cost == 0.0
     assert reply.cache_used is False and isinstance(reply.cache_key, str)
-    assert 0 <= reply.latency < 1
+    assert reply.latency == 0.25  # the call's own time, in seconds
     assert reply.raw["choices"][0]["message"]["content"] == "hello there"
     assert reply.usage()["model"] == "offline"
 

@@ -7,7 +7,6 @@ import copy
 import json
 import pickle
 import threading
-import time
 
 import pytest
 from edsl import (
@@ -191,19 +190,29 @@ def test_usage_is_estimated_and_free():
     assert result.cost == 0.0
 
 
-def test_latency_waits_without_blocking_the_loop():
+def test_latency_waits_without_blocking_the_loop(monkeypatch):
+    """Each call awaits its latency, so three calls wait at the same time: the sleep below lets
+    none go on until all three are waiting (calls that blocked the loop never would)."""
     model = OfflineModel(latency=0.2, replies=["a", "b", "c"])
+    waits: list[float] = []
+    all_waiting = asyncio.Event()
+
+    async def sleep(seconds, result=None):
+        waits.append(seconds)
+        if len(waits) == 3:
+            all_waiting.set()
+        await asyncio.wait_for(all_waiting.wait(), 30)  # a deadline, only reached on failure
+        return result
 
     async def three():
         return await asyncio.gather(
             *(ask(model, user_prompt=str(i), system_prompt="") for i in range(3))
         )
 
-    started = time.perf_counter()
+    monkeypatch.setattr(asyncio, "sleep", sleep)
     replies = asyncio.run(three())
-    elapsed = time.perf_counter() - started
     assert sorted(r.text for r in replies) == ["a", "b", "c"]
-    assert 0.2 <= elapsed < 0.5  # three 0.2 s calls overlapped
+    assert waits == [0.2, 0.2, 0.2]  # three 0.2 s waits, overlapped
 
 
 def test_threads_share_one_model_safely():

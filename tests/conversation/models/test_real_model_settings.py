@@ -6,7 +6,6 @@ with Retry-After, and prompts that fit the model's window (checked against a rea
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 from edsl import Agent, AgentList
@@ -20,10 +19,12 @@ from conversation.models.settings import CallSettings, context_window
 from conversation.planning.planner import RoundRobinRoomPlanner
 from conversation.planning.policies import RoundRobinPolicy
 from conversation.rooms.config import RoomConfig
+from conversation.rooms.engine import asking
 from conversation.termination.conditions import MaxTurns
 from conversation.text.tokens import prompt_tokens
 from storage import Database
 from tests.support import keep_prices_offline
+from tests.support.clocks import recorded_sleeps
 from tests.support.openai_server import OpenAICompatibleServer, Reply
 
 AGENTS = AgentList([Agent(name="Alice", traits={"role": "buyer"}), Agent(name="Bob", traits={})])
@@ -89,30 +90,31 @@ def test_a_timed_out_request_is_recorded_and_not_retried_at_once(db, server, spe
     assert "self-hosted server keeps working" in turn.error["message"]
 
 
-def test_a_timeout_backs_off_at_least_its_own_length_and_grows(db, server, spec) -> None:
+def test_a_timeout_backs_off_at_least_its_own_length_and_grows(
+    db, server, spec, monkeypatch
+) -> None:
+    waits = recorded_sleeps(monkeypatch, asking)  # the engine's waits between tries
     server.script(Reply(text="late", delay=4.0), Reply(text="on time"))
     room = one_round(db, spec, request_timeout=1.5, retry={"max_attempts": 4, "base_delay": 0})
-    started = time.monotonic()
     room.run()
     assert room.status == "settled"
     first = room.turns()[0]
-    assert first.event.content == "on time" and first.attempts >= 2
-    assert time.monotonic() - started >= 1.5 + 1.5  # the timeout, then a wait as long
+    assert first.event.content == "on time" and first.attempts == 2  # timed out, then answered
+    assert waits == [1.5]  # after the timeout, a wait as long (base_delay alone is 0)
     exc = ModelTimeoutError("slow", timeout=30, min_backoff=30)
     assert [Backoff(first=1.0).delay(n, exc) for n in (1, 2, 3)] == [30, 60, 120]
     assert Backoff(first=1.0).delay(1, ModelTimeoutError("remote", timeout=30)) == 1.0
     assert is_transient(exc, TRANSIENT_HTTP_STATUSES)
 
 
-def test_http_429_is_retried_after_the_servers_retry_after(db, server, spec) -> None:
+def test_http_429_is_retried_after_the_servers_retry_after(db, server, spec, monkeypatch) -> None:
+    waits = recorded_sleeps(monkeypatch, asking)  # the engine's waits between tries
     server.script(Reply(status=429, headers={"Retry-After": "1"}), Reply(text="now"))
     room = one_round(db, spec, retry={"max_attempts": 3, "base_delay": 0})
-    started = time.monotonic()
     room.run()
-    elapsed = time.monotonic() - started
     assert room.status == "settled"
     assert room.turns()[0].event.content == "now" and room.turns()[0].attempts == 2
-    assert elapsed >= 1.0  # Retry-After honoured (base_delay alone would not wait)
+    assert waits == [1.0]  # Retry-After honoured (base_delay alone would not wait)
     assert len(server.chat_requests) == 3
 
 

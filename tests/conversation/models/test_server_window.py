@@ -5,12 +5,13 @@ the defaults (checked against a real HTTP server on 127.0.0.1)."""
 from __future__ import annotations
 
 import socket
-import time
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 
 import pytest
 
-from conversation.models.server_window import forget_reported_windows
+from conversation.models.server_window import TIMEOUT_SECONDS, forget_reported_windows
 from conversation.models.settings import CONTEXT_WINDOW_ENV, SERVER_CONTEXT_WINDOW, context_window
 from conversation.rooms.config import RoomConfig
 from settings import SettingError
@@ -58,11 +59,19 @@ def test_an_unreachable_server_costs_at_most_the_timeout_once(
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     monkeypatch.setenv(CONTEXT_WINDOW_ENV, "8192")
+    asked: list[tuple[str, float]] = []
+    urlopen = urllib.request.urlopen
+
+    def recording_urlopen(request: urllib.request.Request, timeout: float) -> object:
+        asked.append((urllib.parse.urlsplit(request.full_url).path, timeout))
+        return urlopen(request, timeout=timeout)
+
+    monkeypatch.setattr(urllib.request, "urlopen", recording_urlopen)
     spec = server_spec(f"http://127.0.0.1:{port}/v1")
-    started = time.monotonic()
     assert context_window(spec) == 8192
     assert context_window(spec) == 8192
-    assert time.monotonic() - started < 3.0
+    # Each request is bounded by the timeout, and the server is not asked again.
+    assert asked == [("/props", TIMEOUT_SECONDS), ("/v1/models", TIMEOUT_SECONDS)]
 
 
 def test_known_hosted_models_keep_their_window_and_unknown_ones_take_the_setting(

@@ -16,7 +16,7 @@ from conversation.text.scaffolding import reply_problems, without_scaffolding
 from conversation.text.transcript import render_transcript
 from storage import Database
 from tests.support.openai_server import OpenAICompatibleServer, Reply
-from ui import provenance, rooms
+from ui.room import provenance, rooms
 
 
 def make_room(db: Database, url: str, turns: int = 2) -> Room:

@@ -4,6 +4,7 @@ server" on the turn, spending no retry budget) and carries on by itself; only an
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 
@@ -12,11 +13,14 @@ import openai
 import pytest
 
 import storage
+from conversation.models import retries
 from conversation.models.retries import OUTAGE_WAIT, SERVER_UNAVAILABLE, is_server_unavailable
 from conversation.planning.policies import RoundRobinPolicy
+from conversation.rooms.engine import asking
 from conversation.rooms.room import Room
 from conversation.termination.conditions import MaxTurns
 from storage import Database
+from tests.support.clocks import Seen, SleepClock
 from tests.support.openai_server import OpenAICompatibleServer
 
 
@@ -88,16 +92,19 @@ def test_an_outage_longer_than_the_bound_fails_the_turn_with_that_reason(
     db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ROOMS_MODEL_OUTAGE_SECONDS", "3")
+    # The outage is timed on a clock that moves only by the engine's own waits: exact, at once.
+    clock = SleepClock()
+    monkeypatch.setattr(retries, "time", Seen(time, monotonic=clock))
+    monkeypatch.setattr(asking, "asyncio", Seen(asyncio, sleep=clock.sleep))
     server = OpenAICompatibleServer().start()
     url = server.base_url
     server.stop()
     room = make_room(db, url)
-    started = time.monotonic()
     room.run()
-    assert 3 <= time.monotonic() - started < 20
+    assert clock.sleeps == [2.0, 1.0]  # waited (2 s, then what was left of 3 s), then gave up
     stored = storage.get_room(db, room.id)
     assert stored.status == "failed"
-    assert "model server unavailable for" in stored.stop_reason
+    assert "model server unavailable for 3 s" in stored.stop_reason
     assert "ROOMS_MODEL_OUTAGE_SECONDS" in stored.stop_reason
     assert "Timeout" not in stored.stop_reason
 
@@ -106,7 +113,7 @@ def test_the_room_page_says_it_waits_for_the_model_server() -> None:
     from datetime import UTC, datetime, timedelta
     from types import SimpleNamespace
 
-    from ui.live import waiting_for_server
+    from ui.room.live import waiting_for_server
 
     turn = SimpleNamespace(
         error={"type": "ConnectError", "code": SERVER_UNAVAILABLE, "message": "down"},

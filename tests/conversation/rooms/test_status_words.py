@@ -18,7 +18,7 @@ from conversation.termination.conditions import MaxTurns
 from conversation.vocabulary import ROOM_STATUSES
 from storage import Database
 from tests.support.openai_server import OpenAICompatibleServer
-from ui import rooms
+from ui.room import rooms
 
 
 def test_every_status_has_one_word() -> None:

@@ -26,6 +26,7 @@ from conversation.models import OfflineModel
 from conversation.worker import AnalysisRunner, BackgroundWorker
 from storage import Database
 from tests.support.room_common import ROOT, child_env
+from tests.support.waiting import wait_until
 
 QUESTION = {"type": "yes_no", "name": "answer", "text": "Was a deal reached?"}
 MODEL = {"service": "offline"}
@@ -68,13 +69,6 @@ def asked(monkeypatch: pytest.MonkeyPatch) -> Asked:
     return model
 
 
-def wait_until(check, timeout: float = 90.0) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
-
-
 def test_a_started_analysis_is_asked_in_the_background(db: Database, asked: Asked) -> None:
     rooms = make_rooms(db, 7)
     analysis_id = runs.start_analysis(db, QUESTION, rooms, model=MODEL)
@@ -85,7 +79,7 @@ def test_a_started_analysis_is_asked_in_the_background(db: Database, asked: Aske
     worker = BackgroundWorker(db, poll_interval=0.05).start()
     try:
         worker.wake()
-        wait_until(lambda: runs.progress_of(db, analysis_id).to_come == 0)
+        wait_until(lambda: runs.progress_of(db, analysis_id).to_come == 0, 90, "every answer")
     finally:
         worker.stop()
     assert runs.progress_of(db, analysis_id).summary() == "7 of 7 answered"
@@ -153,7 +147,7 @@ def test_two_runners_never_ask_the_same_room(db: Database, db_url: str) -> None:
         analysis_id = runs.start_analysis(db, QUESTION, rooms, model=MODEL)
         first = AnalysisRunner(db, chunk=2, poll_interval=0.05).start()
         second = AnalysisRunner(other, chunk=2, poll_interval=0.05).start()
-        wait_until(lambda: runs.progress_of(db, analysis_id).to_come == 0)
+        wait_until(lambda: runs.progress_of(db, analysis_id).to_come == 0, 90, "every answer")
         first.stop()
         second.stop()
     finally:

@@ -17,13 +17,13 @@ import streamlit as st
 from conversation import browse
 from conversation.rooms.config import EDITABLE
 from conversation.vocabulary import RoomStatus
+from ui.access import note
+from ui.bootstrap import human_name, wake_runner
+from ui.widgets import describe_spec, escape_markdown, model_picker
 
 from . import rooms
-from .access import note
-from .bootstrap import human_name, wake_runner
-from .room_details import prompt_preview
-from .room_forms import _planner_section, _stop_section, model_settings_fields
-from .widgets import describe_spec, escape_markdown, model_picker
+from .details import prompt_preview
+from .forms import _planner_section, _stop_section, model_settings_fields
 
 #: Stop rules the form can show and rebuild; a room with others keeps them (edited in code).
 FORM_STOP_KINDS = frozenset({"max_turns", "text_mention"})

@@ -46,9 +46,10 @@ from conversation.vocabulary import (
     entry_of,
 )
 from settings import SETTINGS
+from ui.results import coding
+from ui.widgets import avatar, escape_markdown
 
-from . import coding, provenance
-from .widgets import avatar, escape_markdown
+from . import provenance
 
 FAST_SECONDS = SETTINGS.ui_poll_seconds
 SLOW_SECONDS = SETTINGS.ui_idle_poll_seconds
@@ -213,7 +214,7 @@ def _word(status: str) -> str:
 def render_event(event: Any, roster: Sequence[str], tags: Sequence[str] | None = None) -> None:
     """One log entry (a stored row or its typed entry) as its kind's handler shows it
     (``rooms.engine.kinds.shown``): a chat message (bodies as plain text), a one-line notice or
-    a folded box, with its provenance (``ui.provenance``): private recipients, who acted and
+    a folded box, with its provenance (``ui.room.provenance``): private recipients, who acted and
     when, why the speaker was chosen, cache hits, and an edit's original draft, denied drafts
     and candidates not chosen one click away. ``tags``: the message's qualitative-coding
     labels, in a line under it."""

@@ -147,7 +147,7 @@ def latest_analysis(db: Any, experiment_id: int | None) -> Any | None:
 def planned_by_label(rooms: Any, names: Mapping[str, str] | None) -> dict[str, int]:
     """How many of ``rooms`` (a frame with ``condition``) each condition's short name has: the
     n an analysis chart is planned for."""
-    from ui.charts import condition_labels
+    from .condition_charts import condition_labels
 
     if rooms.empty:
         return {}

@@ -14,9 +14,9 @@ import streamlit as st
 
 from conversation import browse
 from conversation.vocabulary import TURN_KINDS, RoomStatus, entry_of
+from ui.widgets import escape_markdown, follow_latest_selectbox
 
 from . import rooms
-from .widgets import escape_markdown, follow_latest_selectbox
 
 #: How many of the messages a turn saw its details list (the newest; all are in its prompt).
 SAW_SHOWN = 20

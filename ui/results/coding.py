@@ -16,11 +16,12 @@ from conversation import browse
 from conversation.access import Action
 from conversation.analysis import coding
 from conversation.vocabulary import MESSAGE_EVENT_KINDS, entry_of
+from ui.access import current_actor
+from ui.access import note as role_note
+from ui.widgets import escape_markdown
 
-from .access import current_actor
-from .access import note as role_note
-from .charts import NO_CONDITION, plain
-from .widgets import escape_markdown
+from .charts import plain
+from .condition_charts import NO_CONDITION
 
 PREVIEW_CHARS = 60
 #: The rows a tag may be on: a message's (the vocabulary's set).

@@ -1,6 +1,6 @@
 """The forms that make rooms: create one (from a template or library agents, with every setting and
 a prompt preview) and import one (a saved-chat message list or a room export). Streamlit widgets;
-the work is done by :mod:`ui.rooms` and the engine."""
+the work is done by :mod:`ui.room.rooms` and the engine."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ import streamlit as st
 
 from conversation import browse
 from conversation.rooms.config import REQUEST_SETTINGS, setting_default
+from ui.access import current_actor
+from ui.bootstrap import human_name, once, request_id, wake_runner
+from ui.widgets import escape_markdown, model_picker
 
 from . import rooms
-from .access import current_actor
-from .bootstrap import human_name, once, request_id, wake_runner
 from .templates import TEMPLATES
-from .widgets import escape_markdown, model_picker
 
 FROM_TEMPLATE = "A template"
 FROM_LIBRARY = "Agents from the library"

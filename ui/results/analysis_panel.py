@@ -19,10 +19,11 @@ import streamlit as st
 from conversation import analysis, browse
 from conversation.access import Action
 from settings import SETTINGS
-from ui import charts, results
 from ui.access import note
 from ui.bootstrap import wake_runner
 from ui.widgets import escape_markdown, model_picker
+
+from . import condition_charts, tables
 
 #: Seconds between looks at a running analysis's answers.
 ANALYSIS_POLL_SECONDS = SETTINGS.analysis_poll_seconds
@@ -46,7 +47,7 @@ def render(
 def start_form(db: Any, me: Any, experiment_id: int | None, selected: list[int]) -> None:
     """The question form; "Run analysis" stores the analysis and returns at once."""
     with st.form("analysis-form"):
-        kind = st.selectbox("Question type", list(results.QUESTION_TYPES), key="an-kind")
+        kind = st.selectbox("Question type", list(tables.QUESTION_TYPES), key="an-kind")
         text = st.text_area("Question", value="Was a deal reached?", key="an-text")
         options = st.text_input(
             "Options (multiple choice; comma separated)",
@@ -61,7 +62,7 @@ def start_form(db: Any, me: Any, experiment_id: int | None, selected: list[int])
     if not run:
         return
     try:
-        question = results.question_spec(kind, text, options)
+        question = tables.question_spec(kind, text, options)
         if model_problem:
             raise ValueError(model_problem)
     except ValueError as exc:
@@ -102,11 +103,11 @@ def stored_analyses(db: Any, me: Any, experiment_id: int | None, names: dict[str
         retry_failed(db, me, aid, shown.failed)
     answers = browse.analysis_frame(db, aid)
     st.plotly_chart(
-        charts.outcomes_by_condition(
+        condition_charts.outcomes_by_condition(
             answers,
             question=browse.get_analysis(db, aid).name,
             names=names,
-            planned=results.planned_by_label(answers, names) if not answers.empty else None,
+            planned=tables.planned_by_label(answers, names) if not answers.empty else None,
         ),
         key="chart-analysis",
     )

@@ -1,6 +1,6 @@
 """The Results page's "Statistics" tab: per-condition means and rates with their intervals, n on
 every chart, and the difference between two chosen conditions. The maths is in
-``conversation.analysis.statistics``; the figures in ``ui.charts``. Text is drawn with ``st.text``
+``conversation.analysis.statistics``; the figures in ``ui.results.charts``. Text is drawn with ``st.text``
 or in dataframes (condition names are a researcher's text)."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import pandas as pd
 import streamlit as st
 
 from conversation import browse
-from ui import charts
+
+from . import condition_charts
 
 
 @st.fragment
@@ -31,14 +32,18 @@ def render(
     if rooms.empty or rooms["condition"].isna().all():
         st.info("Pick an experiment above: statistics compare its conditions.")
         return
-    frame, order = charts.condition_labels(rooms, names)
+    frame, order = condition_charts.condition_labels(rooms, names)
     m1, m2 = st.columns([2, 1])
     metric = m1.selectbox(
-        "Per-room measure", list(charts.METRICS), format_func=charts.METRICS.get, key="stat-metric"
+        "Per-room measure",
+        list(condition_charts.METRICS),
+        format_func=condition_charts.METRICS.__getitem__,
+        key="stat-metric",
     )
     method = m2.radio("Interval", ["t", "bootstrap"], horizontal=True, key="stat-method")
     st.plotly_chart(
-        charts.metric_by_condition(rooms, metric, names=names, method=method), key="chart-metric"
+        condition_charts.metric_by_condition(rooms, metric, names=names, method=method),
+        key="chart-metric",
     )
     means = statistics.means_by_condition(frame, metric, by="label", order=order, method=method)
     st.dataframe(_rounded(means), hide_index=True, width="stretch", key="stat-means")
@@ -47,9 +52,9 @@ def render(
     if analysis is not None:
         answers = browse.analysis_frame(db, int(analysis.id))
         answers = answers[answers["room_id"].isin(rooms["room_id"])]
-        if not answers.empty and charts.answer_kind(answers["answer"]) == "yes_no":
+        if not answers.empty and condition_charts.answer_kind(answers["answer"]) == "yes_no":
             st.text(f"Rates of yes: {analysis.name} (95% Wilson intervals)")
-            coded, _ = charts.condition_labels(answers, names)
+            coded, _ = condition_charts.condition_labels(answers, names)
             rates = (coded, statistics.rates_by_condition(coded, "answer", by="label", order=order))
             st.dataframe(_rounded(rates[1]), hide_index=True, width="stretch", key="stat-rates")
 
@@ -60,7 +65,7 @@ def render(
     first = d1.selectbox("Condition A", order, index=0, key="stat-a")
     second = d2.selectbox("Condition B", order, index=1, key="stat-b")
     diff = statistics.mean_difference(frame, metric, first, second, by="label")
-    st.text(f"{charts.METRICS[metric]}: {diff.describe()}")
+    st.text(f"{condition_charts.METRICS[metric]}: {diff.describe()}")
     if rates is not None:
         rate = statistics.rate_difference(rates[0], "answer", first, second, by="label")
         st.text(f"Rate of yes: {rate.describe(percent=True)}")

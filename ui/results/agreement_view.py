@@ -15,8 +15,7 @@ import streamlit as st
 from conversation import browse
 from conversation.analysis import judges
 from conversation.analysis.judges.raters import HUMAN, ratings
-
-from .widgets import escape_markdown
+from ui.widgets import escape_markdown
 
 
 def cell(estimate: float, low: float, high: float, n: int) -> str:

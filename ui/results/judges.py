@@ -1,7 +1,7 @@
 """The Results page's "Judges" tab: pick or write a rubric (from the experiment's codebook, or by
 hand: dimensions, scales, anchors), pick a panel of models, score the experiment's rooms with
 progress and spend, chart the scores by condition with intervals and n, retry failures, download
-the scores; the agreement view (``ui.agreement_view``) sits under it. Rubric text, labels and the
+the scores; the agreement view (``ui.results.agreement_view``) sits under it. Rubric text, labels and the
 judges' reasons are a person's or a model's text: shown in dataframes, select-box options,
 ``st.text``, or escaped."""
 
@@ -18,11 +18,12 @@ from conversation.access import Action
 from conversation.analysis import coding, judges
 from conversation.analysis.judges.rubrics import Rubric
 from conversation.models import default_model
+from ui.access import current_actor
+from ui.access import note as role_note
+from ui.widgets import escape_markdown, model_picker, progress_bar, spec_label
 
-from .access import current_actor
-from .access import note as role_note
-from .charts import n_ticks, plain
-from .widgets import escape_markdown, model_picker, spec_label
+from .charts import plain
+from .condition_charts import n_ticks
 
 MAX_PANEL = 4
 LEVEL_KINDS = ["nominal", "ordinal", "interval", "ratio"]
@@ -150,11 +151,7 @@ def panel_picker() -> tuple[list[judges.Judge], str | None]:
 
 def _run(db: Any, stored: judges.StoredRubric, panel: list[judges.Judge], room_ids: Sequence[int],
          experiment_id: int, rescore: bool) -> None:  # fmt: skip
-    bar = st.progress(0.0, text="Scoring…")
-
-    def show(done: int, total: int) -> None:
-        bar.progress(done / max(total, 1), text=f"{done} of {total} units scored")
-
+    show = progress_bar("Scoring…", "{n} of {total} units scored")
     try:
         run = judges.run_judges(db, stored.rubric, panel, room_ids, experiment_id=experiment_id,
                                 rescore=rescore, progress=show, actor=current_actor())  # fmt: skip
@@ -169,7 +166,7 @@ def _run(db: Any, stored: judges.StoredRubric, panel: list[judges.Judge], room_i
 def render(db: Any, experiment_id: int | None, room_ids: Sequence[int], names: Mapping[str, str]) -> None:  # fmt: skip
     """The tab for the selected rooms of an experiment (``names``: short condition names). A
     fragment: its widgets rerun this tab only, not the tables and charts above."""
-    from ui import agreement_view
+    from . import agreement_view
 
     if experiment_id is None:
         st.info("Pick an experiment above: judges score its rooms with a rubric.")

@@ -22,10 +22,9 @@ from conversation.vocabulary import (
     entries_of,
     entry_of,
 )
-
-from .access import note
-from .bootstrap import human_name, wake_runner
-from .widgets import escape_markdown
+from ui.access import note
+from ui.bootstrap import human_name, wake_runner
+from ui.widgets import escape_markdown
 
 #: Messages shown per side when comparing two branches.
 COMPARE_LIMIT = 200
