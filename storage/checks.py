@@ -84,10 +84,17 @@ def bounded_json(
             )
 
 
-def check_json(value: Any, field: str) -> None:
-    """Refuse values that are not strict JSON (NaN, infinities, sets, objects) before storing."""
+#: The strict encoder (no NaN or infinities), made once: ``json.dumps(value, allow_nan=False)``
+#: builds a new encoder per call. Otherwise as ``json.dumps`` (and a JSON column) writes.
+_STRICT_JSON = json.JSONEncoder(allow_nan=False)
+
+
+def json_text(value: Any, field: str) -> str:
+    """``value`` as the JSON text a column stores, refusing what is not strict JSON (NaN,
+    infinities, sets, objects) with :class:`StorageValueError` naming ``field``: one encoding
+    that is both the check and what is written (``database.statements.DriverStatement``)."""
     try:
-        json.dumps(value, allow_nan=False)
+        return _STRICT_JSON.encode(value)
     except RecursionError:
         raise StorageValueError(f"{field} is nested too deeply to store; flatten it") from None
     except (TypeError, ValueError) as exc:
@@ -95,6 +102,11 @@ def check_json(value: Any, field: str) -> None:
             f"{field} must be plain JSON (dicts, lists, strings, finite numbers, booleans, null): "
             f"{exc}"
         ) from None
+
+
+def check_json(value: Any, field: str) -> None:
+    """Refuse values that are not strict JSON (NaN, infinities, sets, objects) before storing."""
+    json_text(value, field)
 
 
 def json_object(

@@ -145,6 +145,37 @@ def room_template(config: RoomConfig) -> SafeTemplate:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class SpeakerFrame:
+    """What every prompt of one speaker shares under one room config (nothing of the log):
+    its persona, the roster, the template, the prompt's shape, the max turns and the context
+    policy. Made once per config and speaker by a caller that asks many turns (the engine's
+    ``RoomRules``), so a turn's prompt reads no config setting again."""
+
+    speaker: str
+    names: tuple[str, ...]
+    persona: str
+    template: SafeTemplate
+    chat: bool
+    max_turns: int | None
+    policy: ContextPolicy
+
+    @classmethod
+    def of(
+        cls, config: RoomConfig, speaker: str, template: SafeTemplate | None = None
+    ) -> SpeakerFrame:
+        spec = config.spec(speaker)
+        return cls(
+            speaker=speaker,
+            names=config.names,
+            persona=persona(spec.name, spec.traits, spec.instruction),
+            template=template or room_template(config),
+            chat=chat_shaped(config, speaker),
+            max_turns=config.max_turns(),
+            policy=config.context_policy(),
+        )
+
+
 def build_turn_prompt(
     config: RoomConfig,
     view: RoomState,
@@ -157,13 +188,30 @@ def build_turn_prompt(
     """The prompt of ``speaker``'s turn, from the events in ``view`` (those before the turn),
     within the model's window (see the module docstring); ``addressee``: whom the planner wants
     the speaker to address (the focal policy's next counterpart)."""
-    spec = config.spec(speaker)
-    system = persona(spec.name, spec.traits, spec.instruction)
-    max_turns = config.max_turns()
+    return turn_prompt(
+        SpeakerFrame.of(config, speaker, template),
+        view,
+        config.call_settings(speaker).prompt_budget,
+        feedback=feedback,
+        addressee=addressee,
+    )
+
+
+def turn_prompt(
+    frame: SpeakerFrame,
+    view: RoomState,
+    budget: int | None,
+    *,
+    feedback: str | None = None,
+    addressee: str | None = None,
+) -> TurnPrompt:
+    """``build_turn_prompt`` from the speaker's ``frame`` and the prompt ``budget`` of its
+    call settings (``CallSettings.prompt_budget``): the one way a turn's prompt is made."""
+    speaker, names, system = frame.speaker, frame.names, frame.persona
+    max_turns = frame.max_turns
     current = view.agent_turns()
-    template = template or room_template(config)
-    values = _template_values(config, speaker, current, max_turns, feedback, addressee)
-    chat = chat_shaped(config, speaker)
+    template, chat = frame.template, frame.chat
+    values = _template_values(names, speaker, current, max_turns, feedback, addressee)
     if chat:
         instructions = _CHAT_TEMPLATE.render(
             {**values, "conversation": "", "activity_opener": None}
@@ -180,7 +228,7 @@ def build_turn_prompt(
     def render(policy: ContextPolicy) -> tuple[str, tuple[int, ...]]:
         context = build_context(
             speaker,
-            config.names,
+            names,
             view.events,
             persona=system,
             policy=policy,
@@ -194,15 +242,15 @@ def build_turn_prompt(
         return fill(lines, opener.content if opener is not None else None), tuple(context.saw)
 
     def empty() -> str:
-        opener_at = opener_index(config.names, view.events)
+        opener_at = opener_index(names, view.events)
         return fill([], view.events[opener_at].content if opener_at is not None else None)
 
-    user, saw = _fitted(config, speaker, system, render, empty)
+    user, saw = _fitted(frame.policy, budget, system, render, empty)
     return TurnPrompt(system, user, saw)
 
 
 def _template_values(
-    config: RoomConfig,
+    names: Sequence[str],
     speaker: str,
     current: int,
     max_turns: int | None,
@@ -212,7 +260,7 @@ def _template_values(
     """The room template's values for ``speaker``'s turn (the conversation aside)."""
     return {
         "speaker_name": speaker,
-        "agent_names": list(config.names),
+        "agent_names": list(names),
         # past the last turn (a preview of an ended room): the last turn, never "9 of 8"
         "current_turn": min(current, max_turns - 1) if max_turns else current,
         "max_turns": max_turns,
@@ -238,18 +286,16 @@ def _turn_record(view: RoomState, position: int) -> str:
 
 
 def _fitted(
-    config: RoomConfig,
-    speaker: str,
+    policy: ContextPolicy,
+    budget: int | None,
     system: str,
     render: Any,
     empty: Callable[[], str] | None = None,
 ) -> tuple[str, tuple[int, ...]]:
-    """``render(policy)`` with the room's policy, narrowed until both prompts fit the window
-    minus the output limit when they do not (the estimate errs high; a few narrowings at most).
-    ``empty()`` renders the user prompt with no message shown (``render`` is used when not
-    given)."""
-    policy = config.context_policy()
-    budget = config.call_settings(speaker).prompt_budget
+    """``render(policy)`` with the room's policy, narrowed until both prompts fit ``budget``
+    (the window minus the output limit) when they do not (the estimate errs high; a few
+    narrowings at most). ``empty()`` renders the user prompt with no message shown (``render``
+    is used when not given)."""
     if budget is None:
         return render(policy)
     # Usually everything the policy shows fits: one render, checked.
@@ -323,7 +369,8 @@ def _coordinator_prompt(
         ]
         return form.format(conversation=render_lines(lines), **fields), tuple(context.saw)
 
-    user, saw = _fitted(config, coordinator, system, render)
+    budget = config.call_settings(coordinator).prompt_budget
+    user, saw = _fitted(config.context_policy(), budget, system, render)
     return TurnPrompt(system, user, saw)
 
 
@@ -351,8 +398,10 @@ __all__ = [
     "build_pick_prompt",
     "DEFAULT_ROOM_PROMPT",
     "PASS_WORDS",
+    "SpeakerFrame",
     "TurnPrompt",
     "build_turn_prompt",
+    "turn_prompt",
     "denial_feedback",
     "is_pass",
     "room_template",

@@ -22,6 +22,7 @@ import functools
 import re
 import time
 from collections.abc import Iterable, Mapping
+from itertools import islice
 from typing import Any
 
 import jinja2
@@ -360,19 +361,22 @@ class SafeTemplate:
         deadline = time.thread_time() + MAX_RENDER_SECONDS
         pieces: list[str] = []
         size = 0
+        chunks = self._template.generate(**context)
         try:
-            for chunk in self._template.generate(**context):
-                size += len(chunk)
+            # The chunks are taken a block at a time (C-speed, a room's template renders in a
+            # few dozen per turn), and the size and the CPU clock (a system call) are looked at
+            # after each block: a runaway template is stopped within one block.
+            while True:
+                block = list(islice(chunks, CLOCK_EVERY_CHUNKS))
+                size += sum(map(len, block))
                 if size > budget:
                     raise ConversationValueError(
                         f"{self.field} produced more than {budget} characters; shorten it"
                     )
-                pieces.append(chunk)
-                # The clock is a system call: read it every few chunks (a room's template
-                # renders in a few dozen per turn) and once at the end, not per chunk.
-                if not len(pieces) % CLOCK_EVERY_CHUNKS:
-                    self._check_clock(deadline)
-            self._check_clock(deadline)
+                pieces += block
+                self._check_clock(deadline)
+                if len(block) < CLOCK_EVERY_CHUNKS:
+                    break
         except SecurityError as exc:
             raise ConversationValueError(
                 f"{self.field} was rejected by the sandbox: {exc}"

@@ -26,7 +26,7 @@ from sqlalchemy.engine import Connection
 from storage.checks import as_set, require_in
 from storage.database import Database
 from storage.database.statements import by_dialect, in_list
-from storage.rooms.claims import TurnClaim, claim_on
+from storage.rooms.claims import TurnClaim, claim_on, prepare_claims
 from storage.rooms.log import check_event_fields
 from storage.rooms.room import get_room
 from storage.rooms.rows import (
@@ -218,16 +218,15 @@ def apply_turns(
     for commit in commits:
         commit.validate()
     _check_settlements(settlements)
-    for claim in claims:
-        claim.validate()
+    now: datetime = db.now()
+    prepared = prepare_claims(db.write_engine.dialect, claims, now)
     if not (commits or settlements or claims):
         return [], [], []
-    now: datetime = db.now()
     lock = not db.is_sqlite
     with db.write_connection() as conn:
         committed = commit_on(conn, commits, now, lock=lock) if commits else []
         settled = settle_on(conn, settlements, now, lock=lock) if settlements else []
-        claimed = claim_on(conn, claims, now, lock=lock) if claims else []
+        claimed = claim_on(conn, prepared, now, lock=lock) if claims else []
     if committed.count(False):
         log.debug("%d of %d results refused by the fence", committed.count(False), len(commits))
     return committed, settled, claimed

@@ -11,29 +11,27 @@ it is refused (``None``) and the worker re-plans. Two workers can never claim th
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, text
-from sqlalchemy.dialects import postgresql
-from sqlalchemy.engine import Connection
+from sqlalchemy import select
+from sqlalchemy.engine import Connection, Dialect
 
 from storage.checks import require_in
-from storage.database.statements import by_dialect, in_list
+from storage.database.statements import Bound, by_dialect, execute_bound, in_list
 from storage.errors import StorageValueError
 from storage.rooms.log import check_event_fields
 from storage.rooms.rows import (
-    EVENT_COLUMNS,
+    EVENT_INSERTS,
     EVENTS,
-    INSERT_EVENT,
     RoomProbe,
     event_row,
     event_snapshot,
     lock_rooms,
+    open_turn_clause,
     probe_rooms,
 )
 from storage.tables import Event
@@ -71,7 +69,8 @@ class TurnClaim:
     expected_edits: int | None = None
 
     def validate(self) -> None:
-        """Raise :class:`StorageValueError` for impossible values (nothing is read)."""
+        """Raise :class:`StorageValueError` for impossible values (nothing is read). That
+        ``data`` is strict JSON is checked by its one encoding (:func:`prepare_claims`)."""
         if not self.request_id:
             raise StorageValueError(
                 "request_id is required for a turn (a deterministic id per turn)"
@@ -82,9 +81,10 @@ class TurnClaim:
             content="",
             request_id=self.request_id,
             visible_to=self.visible_to,
-            data=self.data,
             saw=self.saw,
         )
+        if self.data is not None and not isinstance(self.data, dict):
+            raise StorageValueError(f"data must be a dict or None, not {type(self.data).__name__}")
 
     def row(self, now: datetime) -> dict[str, Any]:
         """The turn's events row: ``running`` at ``expected_last_seq + 1``, empty content."""
@@ -124,16 +124,38 @@ class TurnClaim:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class PreparedClaims:
+    """Claims checked, with their rows, and those rows bound for the database (each value
+    converted once, its JSON encoded once: the encoding is the strict-JSON check), before
+    any write transaction: an invalid claim raises before anything is read or written."""
+
+    claims: Sequence[TurnClaim]
+    rows: list[dict[str, Any]]
+    bound: Bound
+
+
+def prepare_claims(dialect: Dialect, claims: Sequence[TurnClaim], now: datetime) -> PreparedClaims:
+    """Check ``claims`` and bind their rows (``running`` at ``expected_last_seq + 1``) for
+    ``dialect``; raises :class:`StorageValueError` naming the field of an invalid one."""
+    for claim in claims:
+        claim.validate()
+    rows = [claim.row(now) for claim in claims]
+    return PreparedClaims(claims, rows, EVENT_INSERTS.bind(dialect, rows))
+
+
 def claim_on(
-    conn: Connection, claims: Sequence[TurnClaim], now: datetime, *, lock: bool
+    conn: Connection, prepared: PreparedClaims, now: datetime, *, lock: bool
 ) -> list[Event | None]:
-    """Claim turns inside the caller's write transaction (claims already validated); one result
-    per claim, in order. ``lock``: take the rooms' row locks first (server databases).
+    """Claim turns inside the caller's write transaction (claims prepared: checked and bound);
+    one result per claim, in order. ``lock``: take the rooms' row locks first (server
+    databases).
 
     Each claim is checked on its own (:meth:`TurnClaim.refusal`) and refused on its own (``None``,
     nothing written for it); a missing room is ``None`` too. A second claim for a room sees the
     first. The rooms are probed with one query and the turns inserted with one statement,
     whatever the batch size."""
+    claims = prepared.claims
     ids = sorted({claim.room_id for claim in claims})
     if lock:
         lock_rooms(conn, ids)  # server databases: serialise with other writers of these rooms
@@ -143,7 +165,6 @@ def claim_on(
         (row.room_id, row.request_id): row.seq
         for row in conn.execute(_REQUESTS_IN(conn), {"ids": ids, "rids": rids})
     }
-    rows: list[dict[str, Any]] = []
     placed: list[int] = []
     for index, claim in enumerate(claims):
         probe = probes.get(claim.room_id)
@@ -158,11 +179,11 @@ def claim_on(
         # A second claim for the same room in this batch sees this one (log moved, turn open).
         probes[claim.room_id] = probe._replace(last_seq=seq, open_seq=seq)
         used[(claim.room_id, claim.request_id)] = seq
-        rows.append(claim.row(now))
         placed.append(index)
     results: list[Event | None] = [None] * len(claims)
-    if rows:
-        inserted = _insert_turns(conn, rows)
+    if placed:
+        rows = [prepared.rows[i] for i in placed]
+        inserted = _insert_turns(conn, prepared.bound, placed, rows)
         for index, values, event_id in zip(placed, rows, inserted, strict=True):
             results[index] = event_snapshot(id=event_id, **values)
     return results
@@ -174,46 +195,25 @@ _REQUESTS_IN = by_dialect(
         in_list(EVENTS.c.request_id, "rids", server=server),
     )
 )
-_INSERT_RETURNING = INSERT_EVENT.returning(EVENTS.c.id, sort_by_parameter_order=True)
-
-
-def _build_recordset_insert() -> Any:
-    """PostgreSQL: insert a batch of turns from one JSON parameter (``json_to_recordset``).
-
-    A multi-row ``VALUES`` insert has one placeholder per value, so its text changes with the
-    batch size: with 200 claims the driver parses ~3,800 placeholders per batch and the server
-    plans a new statement each time: ~30 ms per batch measured here, 40% of a worker's
-    statement time. This statement's text never changes (parsed and prepared once). JSON ``null``
-    becomes SQL NULL, as :func:`~storage.coltypes.JSONDoc` stores ``None``.
-    """
-    dialect = postgresql.dialect()
-    names = ", ".join(EVENT_COLUMNS)
-    typed = ", ".join(f"{n} {EVENTS.c[n].type.compile(dialect=dialect)}" for n in EVENT_COLUMNS)
-    return text(
-        f"INSERT INTO events ({names}) SELECT {names} "
-        f"FROM json_to_recordset(CAST(:rows AS JSON)) AS r({typed}) "
-        "RETURNING id, room_id, seq"
+#: The open turns of some rooms: after their claims are inserted, exactly those turns (a claim
+#: is refused while its room has an open turn), found through the tiny partial index.
+_OPEN_TURNS_IN = by_dialect(
+    lambda server: select(EVENTS.c.id, EVENTS.c.room_id, EVENTS.c.seq).where(
+        in_list(EVENTS.c.room_id, "ids", server=server), open_turn_clause()
     )
+)
 
 
-_INSERT_RECORDSET = _build_recordset_insert()
-
-
-def _insert_turns(conn: Connection, rows: list[dict[str, Any]]) -> list[int]:
-    """Insert claimed turns (rows of :func:`~storage.rooms.rows.event_row`); their new ids, in order."""
-    if conn.dialect.name != "postgresql":
-        return [row[0] for row in conn.execute(_INSERT_RETURNING, rows)]
-    payload = json.dumps(rows, default=_iso, allow_nan=False)
-    # RETURNING after INSERT ... SELECT has no guaranteed order: match rows by (room, seq),
-    # which the events table keeps unique.
-    ids = {(r.room_id, r.seq): r.id for r in conn.execute(_INSERT_RECORDSET, {"rows": payload})}
+def _insert_turns(
+    conn: Connection, bound: Bound, placed: Sequence[int], rows: Sequence[dict[str, Any]]
+) -> list[int]:
+    """Insert the claimed turns (``placed``: their indexes in ``bound``) with one
+    ``executemany`` of a statement whose text never changes (prepared once on PostgreSQL,
+    pipelined by psycopg); their new ids, in order, read back by (room, seq)."""
+    execute_bound(conn, Bound(bound.sql, [bound.rows[i] for i in placed]))
+    rooms = sorted({row["room_id"] for row in rows})
+    ids = {(r.room_id, r.seq): r.id for r in conn.execute(_OPEN_TURNS_IN(conn), {"ids": rooms})}
     return [ids[(row["room_id"], row["seq"])] for row in rows]
 
 
-def _iso(value: Any) -> str:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
-
-
-__all__ = ["TurnClaim", "claim_on"]
+__all__ = ["PreparedClaims", "TurnClaim", "claim_on", "prepare_claims"]

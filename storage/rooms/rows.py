@@ -15,7 +15,7 @@ from typing import Any, Final, NamedTuple
 from sqlalchemy import bindparam, func, insert, select, text, update
 from sqlalchemy.engine import Connection
 
-from storage.database.statements import by_dialect, in_list
+from storage.database.statements import DriverStatement, by_dialect, in_list
 from storage.errors import RoomNotFound
 from storage.tables import OPEN_TURN_WHERE, Event, Lease, Room
 
@@ -125,6 +125,10 @@ INSERT_EVENT = insert(EVENTS)
 """Execute with a dict of column values (compiled once per column set, then cached)."""
 UPDATE_EVENT = update(EVENTS).where(EVENTS.c.id == bindparam("b_event_id"))
 """Execute with ``{"b_event_id": id, **column_values}``: the SET clause follows the keys."""
+EVENT_INSERTS = DriverStatement(INSERT_EVENT)
+"""The turn protocol's inserts (claims): rows of :func:`event_row`, bound once each."""
+EVENT_UPDATES = DriverStatement(UPDATE_EVENT)
+"""The turn protocol's updates (commits, decisions): ``UPDATE_EVENT``'s rows, bound once each."""
 _LAST_SEQ = select(func.max(EVENTS.c.seq)).where(EVENTS.c.room_id == bindparam("room_id"))
 _LEASE = select(LEASES.c.owner, LEASES.c.token, LEASES.c.expires_at).where(
     LEASES.c.room_id == bindparam("room_id")

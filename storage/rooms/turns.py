@@ -26,15 +26,15 @@ from sqlalchemy.engine import Connection
 
 from storage.checks import UNSET, _Unset, as_set, require_in
 from storage.database import Database
-from storage.database.statements import by_dialect, in_list
+from storage.database.statements import by_dialect, execute_bound, in_list
 from storage.errors import EventNotFound, InvalidTransition, StorageValueError
 from storage.rooms.drafts import drop_drafts
 from storage.rooms.log import check_error, check_event_fields
 from storage.rooms.rows import (
+    EVENT_UPDATES,
     EVENTS,
     LEASES,
     ROOMS,
-    UPDATE_EVENT,
     event_from_row,
     event_snapshot,
     holds_lease,
@@ -95,6 +95,8 @@ class TurnCommit:
         if not isinstance(self.error, (_Unset, type(None))):
             check_error(self.error)
         if self.data is not None:
+            # checked here, whether or not the fence lets it through (the stored data it is
+            # merged into is encoded with it when written)
             check_event_fields(speaker="-", content="", data=self.data)
         check_transition(self.expected_states, self.state)
 
@@ -103,7 +105,7 @@ class TurnCommit:
         values: dict[str, Any] = {"state": self.state}
         for name in _COMMIT_COLUMNS:
             value = getattr(self, name)
-            if not isinstance(value, _Unset):
+            if value is not UNSET:  # the one marker (an enum member): identity is enough
                 values[name] = value
         return values
 
@@ -191,8 +193,9 @@ def commit_on(
             moves.append(_room_move(room_id, item, now))
         touched.add(room_id)
         results.append(True)
-    for run in runs:
-        conn.execute(UPDATE_EVENT, run)
+    # Every run bound (its JSON encoded and checked) before any is written.
+    for bound in [EVENT_UPDATES.bind(conn.dialect, run) for run in runs]:
+        execute_bound(conn, bound)
     # A committed turn's partial draft (and any stop request) goes with the commit.
     drop_drafts(conn, [r["b_event_id"] for run in runs for r in run])
     if moves:
@@ -293,7 +296,7 @@ def update_turn_state(
         if token is not None and not holds_lease(conn, current.room_id, token, now):
             return None
         values = commit.values(current.data, now)
-        conn.execute(UPDATE_EVENT, {"b_event_id": event_id, **values})
+        EVENT_UPDATES.execute(conn, [{"b_event_id": event_id, **values}])
         note_edit(conn, current.room_id, now)  # a plan made before this decision is refused
         if room_status is not None and room_from:
             conn.execute(

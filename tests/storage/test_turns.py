@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
 
 import pytest
@@ -348,6 +349,62 @@ def test_group_commit_fences_each_item_independently(db: Database, clock: FakeCl
     assert results == [True, False, False, False]
     assert [storage.get_event(db, t.id).content for t in turns] == ["a", "", ""]
     assert storage.commit_turns(db, []) == []
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, {1, 2}, object()])
+def test_a_claim_whose_data_is_not_plain_json_is_refused_and_writes_nothing(
+    db: Database, room: int, bad: object
+) -> None:
+    token = storage.acquire_lease(db, room, "w1", 30)
+    with pytest.raises(StorageValueError, match="data must be plain JSON"):
+        claim(db, room, token, 1, data={"x": bad})
+    assert storage.latest_seq(db, room) == 1
+
+
+def test_a_commit_whose_data_is_not_plain_json_writes_nothing_of_its_batch(
+    db: Database, room: int
+) -> None:
+    token = storage.acquire_lease(db, room, "w1", 30)
+    turn = claim(db, room, token, 1)
+    with pytest.raises(StorageValueError, match="data must be plain JSON"):
+        storage.commit_turns(
+            db,
+            [
+                TurnCommit(event_id=turn.id, token=token, content="fine", data={"a": 1}),
+                TurnCommit(event_id=turn.id, token=token, state="failed", data={"x": math.nan}),
+            ],
+        )
+    stored = storage.get_event(db, turn.id)
+    assert (stored.state, stored.content, stored.data) == ("running", "", None)
+
+
+def test_a_decision_whose_data_is_not_plain_json_is_refused(db: Database, room: int) -> None:
+    token = storage.acquire_lease(db, room, "w1", 30)
+    turn = claim(db, room, token, 1)
+    assert storage.commit_turn(db, turn.id, token, state="waiting", content="draft")
+    with pytest.raises(StorageValueError, match="data must be plain JSON"):
+        storage.update_turn_state(
+            db, turn.id, expected_state="waiting", state="done", data={"by": math.inf}
+        )
+    assert storage.get_event(db, turn.id).state == "waiting"
+
+
+def test_what_a_turn_stores_reads_back_the_same(db: Database, room: int) -> None:
+    """Claims and commits are bound for the driver by storage itself (each value once): what
+    is read back is what was given (JSON, times, numbers, text)."""
+    token = storage.acquire_lease(db, room, "w1", 30)
+    data = {"why": 'é \u2060 "quoted"', "n": [1, 2.5, None, True], "nested": {"a": {}}}
+    turn = claim(db, room, token, 1, saw=[1], visible_to=["Alice"], data=data)
+    assert (turn.saw, turn.visible_to, turn.data) == ([1], ["Alice"], data)
+    stored = storage.get_event(db, turn.id)
+    assert (stored.saw, stored.visible_to, stored.data) == ([1], ["Alice"], data)
+    assert stored.created_at == turn.created_at and stored.created_at.tzinfo is not None
+    error = {"type": "Timeout", "code": None, "message": "slow"}
+    assert storage.commit_turn(
+        db, turn.id, token, state="failed", error=error, cost=0.25, data={"more": "x"}
+    )
+    stored = storage.get_event(db, turn.id)
+    assert (stored.error, stored.cost, stored.data) == (error, 0.25, {**data, "more": "x"})
 
 
 def test_invalid_batch_item_writes_nothing(db: Database, room: int) -> None:

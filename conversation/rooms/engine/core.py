@@ -123,7 +123,7 @@ class Engine:
     def _with_log(self, room: storage.Room, held: HeldRoom, new_rows: list[storage.Event]) -> Plan:
         """Bring ``held.log`` up to date with the rows just read, then plan."""
         try:
-            names = held.rules_of(room).config.names
+            names = held.rules_of(room).names
         except Exception:  # noqa: BLE001 - a broken config is the plan's failure to report
             names = ()
         if held.log is None:
@@ -144,7 +144,7 @@ class Engine:
             model = rules.model_for(speaker, self.models)
         else:
             model = self.models.get(config.model_of(speaker))
-        settings = config.call_settings(speaker)
+        settings = plan.settings or config.call_settings(speaker)
         if (
             held.log is not None
             and handler_of(turn).kind is TurnKind.SPEAK

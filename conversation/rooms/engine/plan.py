@@ -50,7 +50,7 @@ def plan_room(
     if stop is not None:
         return stop
     config = rules.config
-    planned = plan_turn(rules.planner, config.names, view.events)
+    planned = plan_turn(rules.planner, rules.names, view.events)
     if planned is None:
         return Plan(StepKind.SETTLE, status=RoomStatus.SETTLED)
     # Breakpoints, like moderation, are a rule of the room's config read at each turn: the
@@ -68,8 +68,7 @@ def plan_room(
     last = rows[-1] if rows else None
     return claim_new(
         ClaimContext(
-            config=config,
-            planner=rules.planner,
+            rules=rules,
             view=view,
             planned=planned,
             because=because,

@@ -5,7 +5,6 @@ No I/O here: the records are values the phases hand to each other."""
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import os
 import signal
@@ -18,9 +17,10 @@ import storage
 from conversation import models
 from conversation.models.bindings import ModelCache
 from conversation.models.retries import http_status
+from conversation.models.settings import CallSettings, window_is_fixed
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.log import RoomLog
-from conversation.rooms.prompt import TurnPrompt
+from conversation.rooms.prompt import SpeakerFrame, TurnPrompt
 from conversation.termination.state import RoomState
 from conversation.vocabulary import NoticeKind, RoomStatus
 from settings import SETTINGS, env_name
@@ -84,6 +84,9 @@ class Plan:
     claim: storage.TurnClaim | None = None
     turn: storage.Event | None = None  # resume: the open turn
     prompt: TurnPrompt | None = None
+    #: claim: the call settings the prompt was fitted to, carried to the call (None: the call
+    #: reads its speaker's from the config)
+    settings: Any = None
     again: bool = False  # wait: planning again at once may take a turn
     drafting: Drafting | None = None  # claim / resume of a coordinator-after turn
     notice_data: dict[str, Any] | None = None  # settle: the data of its notice (a breakpoint)
@@ -102,13 +105,18 @@ class Step:
 
 @dataclass(frozen=True, slots=True)
 class RoomRules:
-    """A stored config validated, with the planner and stop rule it builds (both immutable)."""
+    """A stored config validated, with what it builds (all immutable): the planner, the stop
+    rule, the roster's names and, made on first use, each speaker's model and prompt frame. A
+    worker plans every turn from these, so a turn reads no setting of the config twice."""
 
     source: Mapping[str, Any]
     config: RoomConfig
     planner: Any
     condition: Any
+    names: tuple[str, ...] = ()
     resolved: dict[str, Any] = dataclasses.field(default_factory=dict)  # speaker -> model
+    frames: dict[str, SpeakerFrame] = dataclasses.field(default_factory=dict)
+    settings: dict[str, CallSettings] = dataclasses.field(default_factory=dict)
 
     def model_for(self, speaker: str, models: ModelCache) -> Any:
         """The model that answers for ``speaker`` (resolved once per config)."""
@@ -117,14 +125,33 @@ class RoomRules:
             model = self.resolved[speaker] = models.get(self.config.model_of(speaker))
         return model
 
+    def frame(self, speaker: str) -> SpeakerFrame:
+        """What every prompt of ``speaker`` shares (``prompt.SpeakerFrame``), made once."""
+        frame = self.frames.get(speaker)
+        if frame is None:
+            frame = self.frames[speaker] = SpeakerFrame.of(self.config, speaker)
+        return frame
+
+    def call_settings(self, speaker: str) -> CallSettings:
+        """``speaker``'s call settings: kept once made when they cannot change while the room
+        runs (``window_is_fixed``), else read from the config at each turn."""
+        settings = self.settings.get(speaker)
+        if settings is None:
+            config = self.config
+            settings = config.call_settings(speaker)
+            if window_is_fixed(config.model_of(speaker), config.context_window):
+                self.settings[speaker] = settings
+        return settings
+
     @classmethod
     def of(cls, source: Mapping[str, Any]) -> RoomRules:
         config = RoomConfig.from_dict(source)
         return cls(
-            copy.deepcopy(dict(source)),
+            source,  # a row snapshot's document: read, never changed (storage's contract)
             config,
             config.planner_object(),
             config.termination_object(),
+            config.names,
         )
 
 
@@ -150,9 +177,10 @@ class HeldRoom:
         """The room's rules, built again only when its stored config changed (a worker reads
         the same config on every turn; validating it and building its planner each time would
         cost more than the rest of the turn)."""
-        if self.rules is None or self.rules.source != room.config:
-            self.rules = RoomRules.of(room.config)
-        return self.rules
+        rules = self.rules
+        if rules is None or (rules.source is not room.config and rules.source != room.config):
+            rules = self.rules = RoomRules.of(room.config)
+        return rules
 
     def forget_log(self) -> None:
         """Read the log whole next time (after a refusal or a lost lease it may be stale)."""

@@ -133,17 +133,24 @@ def test_replies_are_committed_in_chunks_and_each_chunk_asks_again_at_once(
 def test_a_worker_process_freezes_its_start_up_heap_after_its_first_turns(db: Database) -> None:
     import gc
 
+    from conversation.worker.runner import WORKER_GC_THRESHOLDS
+
     room = Room.create(db, name="frozen", agents=AGENTS, planner=RoundRobinRoomPlanner(1))
     room.post("hello")
     assert gc.get_freeze_count() == 0
+    thresholds = gc.get_threshold()
+    assert thresholds != WORKER_GC_THRESHOLDS
     try:
         assert run_worker(Worker(db, freeze_start_up_heap=True, poll_interval=0.05)) == 3
         assert gc.get_freeze_count() > 0
+        assert gc.get_threshold() == WORKER_GC_THRESHOLDS  # the process's collector, tuned
     finally:
         gc.unfreeze()
+        gc.set_threshold(*thresholds)
     room.post("again")
     run_worker(Worker(db, poll_interval=0.05))  # the default: a library caller's heap is theirs
     assert gc.get_freeze_count() == 0
+    assert gc.get_threshold() == thresholds
 
 
 def test_worker_takes_only_runnable_rooms(db: Database) -> None:

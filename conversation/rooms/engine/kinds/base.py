@@ -17,7 +17,7 @@ from conversation.models.bindings import ModelCache
 from conversation.planning.planner import PlannedTurn
 from conversation.rooms.config import RoomConfig
 from conversation.rooms.engine.kinds.showing import Shown, notice_shown, speaking_shown
-from conversation.rooms.engine.records import Call, Plan, Reply, StepKind
+from conversation.rooms.engine.records import Call, Plan, Reply, RoomRules, StepKind
 from conversation.rooms.prompt import TurnPrompt
 from conversation.termination.state import RoomState
 from conversation.vocabulary import Notice, TurnEntry, TurnKind
@@ -25,18 +25,26 @@ from conversation.vocabulary import Notice, TurnEntry, TurnKind
 
 @dataclass(frozen=True, slots=True)
 class ClaimContext:
-    """What a handler reads to claim a new turn: the room's config and planner, the log's view,
-    the planner's next turn (and why), the claim fields every kind shares, and the label of the
-    model answering for a speaker (``None``: the room's own model)."""
+    """What a handler reads to claim a new turn: the room's rules (its config, planner and what
+    each speaker's turns share), the log's view, the planner's next turn (and why), the claim
+    fields every kind shares, and the label of the model answering for a speaker (``None``: the
+    room's own model)."""
 
-    config: RoomConfig
-    planner: Any
+    rules: RoomRules
     view: RoomState
     planned: PlannedTurn
     because: str
     round: int  # the round of the log's last row (0 when empty)
     common: Mapping[str, Any]
     label: Callable[[str | None], str]
+
+    @property
+    def config(self) -> RoomConfig:
+        return self.rules.config
+
+    @property
+    def planner(self) -> Any:
+        return self.rules.planner
 
     def claim(
         self,
@@ -48,8 +56,10 @@ class ClaimContext:
         model: str,
         saw: list[int] | None = None,
         drafting: Any = None,
+        settings: Any = None,
     ) -> Plan:
-        """The ``claim`` plan of a turn of ``speaker`` with ``prompt``."""
+        """The ``claim`` plan of a turn of ``speaker`` with ``prompt`` (``settings``: the call
+        settings it was fitted to, when the handler read them)."""
         claim = storage.TurnClaim(
             **self.common,
             speaker=speaker,
@@ -64,6 +74,7 @@ class ClaimContext:
             claim=claim,
             prompt=prompt,
             drafting=drafting,
+            settings=settings,
         )
 
 

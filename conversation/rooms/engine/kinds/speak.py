@@ -19,6 +19,7 @@ from conversation.rooms.prompt import (
     denial_feedback,
     is_pass,
     room_template,
+    turn_prompt,
 )
 from conversation.termination.state import RoomState
 from conversation.vocabulary import EventKind, RoomStatus, TurnKind, TurnState
@@ -31,18 +32,20 @@ class SpeakTurn(TurnHandler):
     def claim(self, ctx: ClaimContext) -> Plan:
         """Always due: the planner's speaker speaks (the last kind the registry asks)."""
         planned = ctx.planned
-        prompt = build_turn_prompt(
-            ctx.config,
+        speaker = planned.speaker
+        settings = ctx.rules.call_settings(speaker)
+        prompt = turn_prompt(
+            ctx.rules.frame(speaker),
             ctx.view,
-            planned.speaker,
-            template=room_template(ctx.config),
+            settings.prompt_budget,
             addressee=planned.addressee,
         )
         data: dict[str, Any] = {"chosen_because": ctx.because}
         if planned.addressee is not None:
             data["addressee"] = planned.addressee
-        speaker = ctx.config.spec(planned.speaker).name
-        return ctx.claim(speaker, planned.round, prompt, data, model=ctx.label(speaker))
+        return ctx.claim(
+            speaker, planned.round, prompt, data, model=ctx.label(speaker), settings=settings
+        )
 
     def prompt(self, config: RoomConfig, before: RoomState, turn: Any) -> TurnPrompt:
         """The same prompt, with the feedback of every denial of its drafts so far."""
