@@ -14,6 +14,7 @@ from ui.params import parse_id
 from ui.results import analysis_panel, cached, charts, condition_charts, condition_stats, tables
 from ui.results import judges as judges_panel
 from ui.results.coding import results_coding
+from ui.results.static_table import static_table
 from ui.results.streamed_export import experiment_exports
 from ui.room.live import LiveCache, render_transcript
 from ui.room.rooms import cost_texts
@@ -105,18 +106,36 @@ if rooms.empty:
             "clear the chart selection."
         )
     st.stop()
-table = st.dataframe(
-    tables.rooms_table(rooms),
-    hide_index=True,
-    on_select="rerun",
-    selection_mode="multi-row",
-    key="res-rooms",
-    width="stretch",
+# The first view shows the rooms as a static table: a data grid's JavaScript (1.2 MB, loaded on
+# a page's first grid) kept Chromium from showing any page that holds one before about 1.7 s
+# (docs/deploy.md, "Sizing"). The grid, with the row selection the tabs below read, is drawn
+# when the person asks to select rooms.
+selecting = st.toggle(
+    "Select rooms",
+    key="res-select",
+    help="Shows the rooms as a grid whose rows you can tick (and sort, search, or download as "
+    "CSV): the tabs below then use the ticked rooms instead of every room shown.",
 )
-picked = [int(rooms.iloc[i]["room_id"]) for i in table.selection.rows]
+if selecting:
+    table = st.dataframe(
+        tables.rooms_table(rooms),
+        hide_index=True,
+        on_select="rerun",
+        selection_mode="multi-row",
+        key="res-rooms",
+        width="stretch",
+    )
+    picked = [int(rooms.iloc[i]["room_id"]) for i in table.selection.rows]
+else:
+    static_table(tables.rooms_table(rooms), key="res-rooms-static")
+    picked = []
 selected = picked or [int(r) for r in rooms["room_id"]]
 st.caption(
-    f"{len(picked)} room(s) selected." if picked else "No rows selected: using every room shown."
+    f"{len(picked)} room(s) selected."
+    if picked
+    else "No rows selected: using every room shown."
+    if selecting
+    else "The tabs below use every room shown: turn on *Select rooms* to tick some."
 )
 
 # The latest analysis of the experiment: charted by condition (Charts, Statistics). With "All

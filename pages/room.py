@@ -3,7 +3,7 @@ turns, read and change nothing behind its back: every action is one call into th
 
 import streamlit as st
 
-from conversation import browse, study
+from conversation import browse
 from conversation.access import Action
 from conversation.exceptions import (
     ConversationStateError,
@@ -34,13 +34,8 @@ from ui.room.editing import breakpoint_notice, settings_panel
 from ui.room.forms import create_room_form, import_room_form
 from ui.room.live import forget, live_transcript, refresh
 from ui.room.moderation import draft_panel
-from ui.widgets import (
-    describe_spec,
-    escape_markdown,
-    limited_chat_input,
-    synced_selectbox,
-    text_title,
-)
+from ui.room.picker import room_picker
+from ui.widgets import describe_spec, escape_markdown, limited_chat_input, text_title
 
 #: The right-hand tabs; only the open one is drawn (``st.tabs(..., on_change="rerun")``).
 ROOM_SECTIONS = ("Turn details", "Settings", "Fork & export", "Branches")
@@ -53,53 +48,30 @@ linked = parse_id(st.query_params.get("room"), "room")
 if linked.problem:
     st.warning(escape_markdown(linked.problem))
 room_id = linked.value
-# The picker reaches every room: a search (name, condition or #id) and pages of 100. No status in
-# the labels: other rooms change while this page shows one, and the picker is only redrawn with
-# the page (the status of the shown room is in the line under its title).
-PICKER_PAGE = 100
-s1, s2 = st.columns([4, 1])
-find = s1.text_input(
-    "Find a room", key="room-find", placeholder="name, condition or #id", icon=":material/search:"
-)
-picker_page = int(st.session_state.get("room-find-page", 1))
-labels, matching = rooms.picker_labels(db, search=find, page=picker_page, page_size=PICKER_PAGE)
-if picker_page > max(1, -(-matching // PICKER_PAGE)):  # the search narrowed the list: page 1
-    st.session_state["room-find-page"] = picker_page = 1
-    labels, matching = rooms.picker_labels(db, search=find, page=1, page_size=PICKER_PAGE)
-if matching > PICKER_PAGE:
-    s2.number_input(
-        f"Page (of {-(-matching // PICKER_PAGE):d})",
-        1,
-        -(-matching // PICKER_PAGE),
-        key="room-find-page",
-    )
-if room_id is not None and room_id not in labels:
+# The room picker sits at the top, but is drawn after the room's messages (ui.room.picker: a
+# pick moves the page before it runs): its query and widgets are not built before them.
+picker_box = st.container()
+if room_id is not None:
     try:
-        found = browse.get_room(db, room_id)
-        labels[room_id] = f"#{found.id} {found.name}"
+        browse.get_room(db, room_id)
     except LookupError:
         st.error(f"There is no room {room_id}. Pick another one or create a room.")
         room_id = None
-# "+ New room" is an option of its own (0, never a room id): a None value would leave the select
-# box without a selection, showing Streamlit's "Choose an option" placeholder.
-NEW_ROOM = 0
-options = [NEW_ROOM, *labels]
-picked = synced_selectbox(
-    "Room",
-    options,
-    NEW_ROOM if room_id is None else room_id,
-    format_func=lambda r: "+ New room" if r == NEW_ROOM else labels[r],
-    key="room-pick",
-)
-picked = None if picked == NEW_ROOM else picked
-if picked != room_id:
-    if picked is None:
-        st.query_params.pop("room", None)
-    else:
-        st.query_params["room"] = str(picked)
-    st.rerun()
+
+
+def draw_picker(name: str | None = None) -> None:
+    with picker_box:
+        picked = room_picker(db, room_id, name)
+    if picked != room_id:  # (a pick moved the page already; this covers any other way)
+        if picked is None:
+            st.query_params.pop("room", None)
+        else:
+            st.query_params["room"] = str(picked)
+        st.rerun()
+
 
 if room_id is None:
+    draw_picker()
     st.title("Rooms")
     if not me.can(Action.CREATE_ROOM):
         note(Action.CREATE_ROOM)
@@ -162,6 +134,7 @@ with left:
         polled=(record, polled),
         stop=stop_drafting if me.can(Action.MODERATE) else None,
     )
+draw_picker(record.name)
 
 
 def act(action, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
@@ -302,9 +275,6 @@ if len(browse.room_family(db, shown_id)) > 1:
 # before the page runs.
 chat_key = f"chat-{room_id}"
 posts = me.can(Action.POST)
-# A study group's conversation that ended is over: a message would not be part of the study.
-study_over = study.ended_study_room(db, room_id)
-posts = posts and not study_over
 # Said before the person sends: would an agent answer? A room at its turn limit (or with its
 # budget spent) ends again at once after a message, so the form says so and offers to continue
 # for more turns (a settings change recorded with the message).
@@ -321,12 +291,7 @@ slot = f"post-{room_id}"
 drawn_request_id = request_id(slot)  # made with the box: a repeated submit is one message
 with st.bottom:
     refusal = st.container()  # always drawn: the box keeps its place when a refusal comes or goes
-    if study_over:
-        st.caption(
-            "This room is a study group's conversation, which has ended: it does not restart, "
-            "and a message here would not be part of the study."
-        )
-    elif not posts:
+    if not posts:
         note(Action.POST)
     if no_answer is not None:
         st.warning(escape_markdown(no_answer.text))

@@ -7,12 +7,12 @@ errors unchanged: a missing id is ``storage.RecordNotFound``, a ``LookupError``)
 
 from __future__ import annotations
 
+import storage
 from storage import (
     ROOM_SORTS,
     Event,
     PartialDraft,
     answers,
-    count_rooms,
     events,
     get_analysis,
     get_experiment,
@@ -31,6 +31,24 @@ from storage import (
     waiting_for_server,
 )
 from vocabulary import EventKind
+
+#: Filters besides ``archived`` under which :func:`count_rooms` counts the rooms that are not
+#: archived as all of them less the archived ones: both counts are index probes there (the
+#: smallest index, ``ix_rooms_experiment``, and the partial ``ix_rooms_archived``), where
+#: ``archived_at IS NULL`` reads every row (88 ms at 100,000 rooms on SQLite, for each page
+#: run of Results and the Room page's picker).
+_COUNTED_BY_DIFFERENCE = frozenset({"experiment_id"})
+
+
+def count_rooms(db: storage.Database, **filters: object) -> int:
+    """How many rooms match the filters (storage's ``count_rooms``: the same keywords and
+    answer). ``archived=False`` with no other filter than ``experiment_id`` is counted as the
+    matches less the archived matches (see :data:`_COUNTED_BY_DIFFERENCE`)."""
+    rest = {k: v for k, v in filters.items() if k != "archived" and v is not None}
+    if filters.get("archived") is False and set(rest) <= _COUNTED_BY_DIFFERENCE:
+        every = storage.count_rooms(db, **rest)  # (a filter given as None filters nothing)
+        return every - storage.count_rooms(db, archived=True, **rest) if every else 0
+    return storage.count_rooms(db, **filters)
 
 
 def sample_log(opening: str, speaker: str = "user") -> list[Event]:

@@ -1,12 +1,15 @@
 """Shared set-up of the page tests (AppTest): the app opened on a page, a lazy tab opened, a
 room from the mug template, a two-condition experiment, and what the browser shows for text the
-app escaped. Test modules import these from here, never from one another."""
+app escaped, the static tables a page drew. Test modules import these from here, never from one
+another."""
 
 from __future__ import annotations
 
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 
+import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from conversation.rooms.room import Room
@@ -30,6 +33,51 @@ def app(page: str | None = None, **params: str) -> AppTest:
     at.run()
     assert not at.exception, at.exception
     return at
+
+
+class _Cells(HTMLParser):
+    """The header and the rows of an HTML table, as the browser shows them (entities decoded)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.rows: list[list[str]] = []
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: object) -> None:
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.rows[-1].append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def static_tables(at: AppTest) -> list[pd.DataFrame]:
+    """The static tables (``ui.results.static_table``) the page drew, as frames of the texts
+    shown (every value a string)."""
+    frames = []
+    for element in at.get("html"):
+        cells = _Cells()
+        cells.feed(element.proto.body)
+        if cells.rows:
+            frames.append(pd.DataFrame(cells.rows[1:], columns=cells.rows[0]))
+    return frames
+
+
+def results_rooms(at: AppTest) -> pd.DataFrame:
+    """Results' rooms table as shown: the static table of the first view, or the grid once
+    *Select rooms* is on."""
+    grids = [d.value for d in at.dataframe if {"room_id", "stop_reason"} <= set(d.value.columns)]
+    if grids:
+        return grids[0]
+    return next(t for t in static_tables(at) if {"room_id", "stop_reason"} <= set(t.columns))
 
 
 def open_section(at: AppTest, name: str, key: str = "res-section") -> AppTest:

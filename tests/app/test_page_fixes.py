@@ -103,6 +103,7 @@ def test_compare_shows_the_two_ticked_rooms(db: Database) -> None:
     for _ in range(3):
         mug_room(db).run()
     at = open_section(app("pages/results.py"), "Compare")
+    at.toggle(key="res-select").set_value(True).run()  # the grid, whose rows can be ticked
     _rows(at, "res-rooms", [0])
     assert at.selectbox(key="cmp-a").value == at.selectbox(key="cmp-b").value
     _rows(at, "res-rooms", [0, 2])

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 import storage
 from storage import Database
-from tests.app.page_support import APP, app, mug_room, open_section, titles
+from tests.app.page_support import APP, app, mug_room, open_section, results_rooms, titles
 from ui.results import charts, condition_charts
 from ui.room.templates import MUG_NEGOTIATION
 
@@ -135,7 +135,7 @@ def test_experiment_short_names_reach_results_with_intervals_and_n(db: Database)
     run_sync(Worker(db, concurrency=6, poll_interval=0.05).run(until_idle=True))
 
     at = open_section(app("pages/results.py", experiment=str(experiment.id)), "Statistics")
-    rooms_table = next(d.value for d in at.dataframe if "short" in d.value.columns)
+    rooms_table = results_rooms(at)
     assert "first" in set(rooms_table["short"])
     means = next(d.value for d in at.dataframe if {"mean", "low", "high"} <= set(d.value.columns))
     assert means["condition"].iloc[0] == "first" and list(means["n"]) == [2, 2, 2]

@@ -8,11 +8,11 @@ from streamlit.testing.v1 import AppTest
 
 import storage
 from storage import Database
-from tests.app.page_support import app
+from tests.app.page_support import app, results_rooms
 
 
 def _rooms_table(at: AppTest) -> pd.DataFrame:
-    return next(d.value for d in at.dataframe if "stop_reason" in d.value.columns)
+    return results_rooms(at)
 
 
 def _two_studies(db: Database) -> tuple[int, int]:

@@ -13,6 +13,7 @@ __all__ = [
     "coding",
     "condition_stats",
     "judges",
+    "static_table",
     "streamed_export",
     "tables",
 ]
