@@ -54,6 +54,7 @@ def test_exit_statuses_are_the_stored_words_in_the_definition_order() -> None:
         "abandoned",
         "unfinished",
         "failed_check",
+        "withdrawn",
     ]
     assert ExitStatus("dropped") == "dropped"
 
