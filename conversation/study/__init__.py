@@ -71,8 +71,8 @@ from conversation.study.researcher.amend import (
     Preregistration,
     amend_study,
     launch_frozen,
-    preregistration,
     study_amendments,
+    study_preregistration,
 )
 from conversation.study.researcher.attrition import BEFORE_ASSIGNMENT, AttritionRow
 from conversation.study.researcher.exports import (
@@ -182,7 +182,7 @@ __all__ = [
     "participant_view",
     "participants_table",
     "post_as_participant",
-    "preregistration",
+    "study_preregistration",
     "read_bundle",
     "read_definition",
     "recruitment_table",
