@@ -6,6 +6,7 @@ By concept: ``definition/`` (the study file at the door), ``record`` (a launched
 definition in force), ``participant/`` (a participant's token, acts and page, and what a process serving many
 pages reads for all of them at once: ``watch``), ``clock/``
 (everything time-driven: ``tick``, the lobby's draw, seats people left, ordered turns),
+``payouts/`` (what each person earns under ``[payouts]``, Prolific's bonus file),
 ``researcher/`` (launch and switches, amendments, the listing, the monitor, the exports),
 ``preregistration/`` (a frozen bundle and the rule that refuses an edit of its fields),
 ``errors`` (the refusals a participant reads) and ``cli`` (``python -m conversation.study
@@ -56,6 +57,14 @@ from conversation.study.participant.watch import (
     on_local_commit,
     seat_drafts,
     view_markers,
+)
+from conversation.study.payouts import (
+    Earnings,
+    PayoutLine,
+    PayoutReport,
+    PersonPayout,
+    prolific_bonus_csv,
+    study_payouts,
 )
 from conversation.study.preregistration import (
     Bundle,
@@ -123,6 +132,7 @@ __all__ = [
     "Bundle",
     "ConsentRecord",
     "Draw",
+    "Earnings",
     "ExclusionReport",
     "ExitInfo",
     "FrozenFieldChanged",
@@ -134,6 +144,9 @@ __all__ = [
     "NotNow",
     "ParticipantToken",
     "ParticipantView",
+    "PayoutLine",
+    "PayoutReport",
+    "PersonPayout",
     "SeatDraft",
     "Preregistration",
     "SeenMessage",
@@ -183,6 +196,7 @@ __all__ = [
     "participants_table",
     "post_as_participant",
     "preregistration",
+    "prolific_bonus_csv",
     "read_bundle",
     "read_definition",
     "recruitment_table",
@@ -195,6 +209,7 @@ __all__ = [
     "study_events_table",
     "study_links",
     "study_monitor",
+    "study_payouts",
     "survey_answers",
     "survey_results",
     "tick",
