@@ -86,6 +86,7 @@ from conversation.study.researcher.amend import (
 from conversation.study.researcher.attrition import BEFORE_ASSIGNMENT, AttritionRow
 from conversation.study.researcher.exports import (
     participants_table,
+    payouts_table,
     recruitment_table,
     study_events_table,
     survey_answers,
@@ -194,6 +195,7 @@ __all__ = [
     "on_local_commit",
     "participant_view",
     "participants_table",
+    "payouts_table",
     "post_as_participant",
     "preregistration",
     "prolific_bonus_csv",

@@ -196,3 +196,28 @@ def test_amounts_are_decimals_of_the_written_values() -> None:
     assert payout.total == Decimal("0.30") and [line.name for line in payout.lines] == ["base", "a"]
     unpaid = person_payout(rules, _person(exit_status="dropped", post_survey={"x": 1}))
     assert unpaid.lines == () and unpaid.total == Decimal("0.00")
+
+
+def test_the_exports_carry_the_payouts(db) -> None:  # type: ignore[no-untyped-def]
+    study, a, _ = _finished(db)
+    pay = {
+        r["PROLIFIC_PID"]: (r["payout"], r["bonus"]) for r in S.recruitment_table(db, study.code)
+    }
+    assert pay == {"PID-A": ("5.00", "3.50"), "PID-B": ("5.00", "3.50")}
+    rows = [r for r in S.payouts_table(db, study.code) if r["pseudonym"] == a.pseudonym]
+    assert [(r["line"], r["amount"]) for r in rows] == [
+        ("base", "1.50"),
+        ("deal", "3.00"),
+        ("satisfied", "0.50"),
+        ("experience", "0.05"),
+        ("waiting", "0.15"),
+        ("cap", "-0.20"),
+    ]
+    assert {r["currency"] for r in rows} == {"GBP"}
+    assert "PID-A" not in repr(S.payouts_table(db, study.code))
+
+
+def test_without_payouts_the_exports_say_none(db) -> None:  # type: ignore[no-untyped-def]
+    study, _, _ = _finished(db, None, price=None)
+    assert {r["payout"] for r in S.recruitment_table(db, study.code)} == {None}
+    assert S.payouts_table(db, study.code) == []
