@@ -69,6 +69,7 @@ TRANSCRIPT_COLUMNS = (
     "private_to",
     "content",
     "at",
+    "words_per_minute",
 )
 LOG_COLUMNS = ("at", "kind", "pseudonym", "group_id", "data")
 
@@ -170,7 +171,9 @@ def withdrawn_pseudonyms(db: storage.Database, study_id: int) -> set[str]:
 def transcripts_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
     """Every message of the study's rooms (:data:`TRANSCRIPT_COLUMNS`) with its condition,
     group, seat and who held the seat (``participant``: a participant's pseudonym, ``agent``,
-    or ``host`` for the opening)."""
+    or ``host`` for the opening), and for an agent's message the typing pace people saw it at
+    (``words_per_minute``, the condition's ``room.words_per_minute`` for that agent; None:
+    shown at once)."""
     study = get_study(db, code)
     definition = study_definition(db, study)
     gone = withdrawn_pseudonyms(db, study.id)
@@ -179,6 +182,7 @@ def transcripts_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
         if group.room_id is None:
             continue
         seats = set(definition.condition(group.condition).seats)
+        pace = definition.room_rules(group.condition).words_per_minute
         for event in storage.events(db, int(group.room_id)):
             entry = entry_of(event)
             if not entry.is_message:
@@ -207,9 +211,17 @@ def transcripts_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
                     "private_to": event.visible_to,
                     "content": event.content,
                     "at": event.updated_at,
+                    "words_per_minute": _pace(pace, event.speaker) if entry.is_turn else None,
                 }
             )
     return rows
+
+
+def _pace(pace: Any, speaker: str) -> int | None:
+    """The pace an agent's message was shown at (None: at once): the room's ``words_per_minute``,
+    one for every agent or ``{agent: pace}``."""
+    found = pace.get(speaker, 0) if isinstance(pace, dict) else pace
+    return int(found) or None
 
 
 def study_events_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
