@@ -76,7 +76,7 @@ def view_json(view: Any) -> dict[str, Any]:
             "code": exit_info.code,
             "redirect": exit_info.redirect,
             "text": EXIT_TEXTS.get(exit_info.status, "Thank you."),
-            "earnings": earnings_json(getattr(exit_info, "earnings", None)),
+            "earnings": earnings_json(exit_info.earnings),
         },
     }
 
