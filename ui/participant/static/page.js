@@ -477,6 +477,31 @@
     $("attention-error").textContent = answer.body.error || "Not sent: try again.";
   }
 
+  // A modal dialog keeps the keyboard: Tab from its last stop goes to its first, Shift+Tab
+  // from its first to its last (a radio group is one stop, as the browser treats it).
+  function trapFocus(dialog) {
+    dialog.addEventListener("keydown", (event) => {
+      if (event.key !== "Tab") return;
+      const stops = [];
+      for (const el of dialog.querySelectorAll("button, input, textarea, select, a[href], [tabindex]")) {
+        if (el.disabled || el.tabIndex < 0 || el.closest("[hidden]")) continue;
+        if (el.type === "radio") {
+          const group = [...dialog.querySelectorAll('input[type="radio"]')].filter((r) => r.name === el.name);
+          const stop = group.find((r) => r.checked) || group[0];
+          if (stop !== el) continue;
+        }
+        stops.push(el);
+      }
+      if (!stops.length) return;
+      const here = document.activeElement;
+      const same = (stop) => stop === here || (stop.type === "radio" && here.type === "radio" && stop.name === here.name);
+      const first = stops[0];
+      const last = stops[stops.length - 1];
+      if (event.shiftKey && (same(first) || !dialog.contains(here))) { event.preventDefault(); last.focus(); }
+      else if (!event.shiftKey && (same(last) || !dialog.contains(here))) { event.preventDefault(); first.focus(); }
+    });
+  }
+
   // -- a question before an act that cannot be undone (leave, withdraw) --------------------
 
   function ask({ title, text, confirm, danger }) {
@@ -782,6 +807,8 @@
     $("attention-form").addEventListener("submit", answerAttention);
     // The attention check is answered, not dismissed: Escape does not close it.
     $("attention").addEventListener("cancel", (event) => event.preventDefault());
+    trapFocus($("attention"));
+    trapFocus($("confirm"));
     $("composer").addEventListener("submit", (event) => { event.preventDefault(); send(); });
     $("message").addEventListener("keydown", (event) => {
       if (event.key === "Enter" && !event.shiftKey && !event.isComposing) { event.preventDefault(); send(); }
