@@ -3,8 +3,8 @@ Chromium: the turn banners and the closed box of an ordered room, the minimum ti
 and the room left after it, a paste and a lost focus stored as the message's signals, a
 conditional question and a comprehension check's explanation, an attention check answered in a
 modal dialog with the keyboard, the honeypot out of people's sight, and a withdrawal. axe-core
-finds nothing serious in any of the new states. Every page records the hosts it asks and fails
-on any but the app's own.
+finds nothing serious in any of the new states, on a desktop and a phone. Every page records
+the hosts it asks and fails on any but the app's own.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 from tests.browser.conftest import AppServer
 from tests.browser.participant.conftest import TIMEOUT_MS, Person, launch, token_of
-from tests.browser.participant.test_page import serious
+from tests.browser.participant.test_page import check_axe
 
 pytestmark = pytest.mark.browser
 
@@ -64,7 +64,7 @@ def test_an_ordered_room_banners_closed_box_minimums_leave_and_signals(
     import storage
     from conversation import study
 
-    room = {**ROOM, "turns": "ordered", "min_seconds": 10, "min_messages": 1}
+    room = {**ROOM, "turns": "ordered", "min_seconds": 15, "min_messages": 1}
     code = launch(site_db, room=room, participants={"cap": 2})
     people = [Person(browser, site_server, code, f"pid-{n}") for n in "ab"]
     report: dict[str, list[str]] = {}
@@ -81,7 +81,7 @@ def test_an_ordered_room_banners_closed_box_minimums_leave_and_signals(
             person.wait_text("Send at least 1 more message before you can leave.")
             assert person.page.get_by_role("button", name="Leave the conversation").is_disabled()
         seller.wait_text("You can leave in 0:")
-        report["ordered room, not your turn"] = serious(seller.page)
+        check_axe(seller, "ordered room, not your turn", report)
         # A message written with a paste and a lost focus: its signals are stored with it.
         buyer.context.grant_permissions(["clipboard-read", "clipboard-write"])
         buyer.page.evaluate("navigator.clipboard.writeText('pasted words')")
@@ -117,7 +117,7 @@ def test_an_ordered_room_banners_closed_box_minimums_leave_and_signals(
         dialog = buyer.page.get_by_role("dialog", name="Leave the conversation?")
         dialog.wait_for()
         assert in_dialog(buyer.page)
-        report["leave, confirming"] = serious(buyer.page)
+        check_axe(buyer, "leave, confirming", report)
         dialog.get_by_role("button", name="Leave the conversation").click()
         buyer.wait_text("A few last questions")
         seller.wait_text("Buyer's participant left.")
@@ -191,7 +191,7 @@ def test_a_conditional_question_a_checks_explanation_and_an_attention_check(
         page.get_by_role("radio", name="Buyer").check()
         page.get_by_role("button", name="Continue").click()
         ana.wait_text("The Seller owns the mug and the Buyer wants it. (1 try left)")
-        report["pre-survey, a check's explanation"] = serious(page)
+        check_axe(ana, "pre-survey, a check's explanation", report)
         page.get_by_role("radio", name="Seller").check()
         page.get_by_role("button", name="Continue").click()
         ana.wait_text("Waiting for 1 more person")
@@ -219,7 +219,7 @@ def test_a_conditional_question_a_checks_explanation_and_an_attention_check(
             assert in_dialog(page)
         page.keyboard.press("Escape")  # answered, not dismissed
         assert dialog.is_visible()
-        report["attention check"] = serious(page)
+        check_axe(ana, "attention check", report)
         page.get_by_role("radio", name="Red").focus()
         page.keyboard.press("ArrowDown")  # Blue
         page.keyboard.press("Enter")
@@ -268,10 +268,10 @@ def test_withdrawing_from_the_room_deletes_the_messages_and_shows_the_exit(
         assert page.evaluate("document.activeElement.id") == "withdraw"
         withdraw.click()
         dialog.wait_for()
-        report["withdraw, confirming"] = serious(page)
+        check_axe(ana, "withdraw, confirming", report)
         dialog.get_by_role("button", name="Withdraw and delete my data").click()
         ana.wait_text("You have withdrawn from the study.")
-        report["exit, withdrawn"] = serious(page)
+        check_axe(ana, "exit, withdrawn", report)
         assert not withdraw.is_visible()
         said = [r["content"] for r in study.transcripts_table(site_db, code)]
         assert "words I take back" not in said
