@@ -142,9 +142,10 @@ def earnings_json(earnings: Any) -> dict[str, Any] | None:
     def part(item: Any, name: str) -> Any:
         return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
 
+    total = part(earnings, "total")
     return {
         "currency": str(part(earnings, "currency") or ""),
-        "total": str(part(earnings, "total")),
+        "total": None if total is None else str(total),
         "lines": [
             {"label": str(part(line, "label")), "amount": str(part(line, "amount"))}
             for line in part(earnings, "lines") or []

@@ -16,7 +16,7 @@ import pytest
 
 from tests.browser.conftest import AppServer
 from tests.browser.participant.conftest import TIMEOUT_MS, Person, launch, token_of
-from tests.browser.participant.test_page import check_axe
+from tests.browser.participant.test_page import check_axe, serious
 
 pytestmark = pytest.mark.browser
 
@@ -279,3 +279,59 @@ def test_withdrawing_from_the_room_deletes_the_messages_and_shows_the_exit(
     finally:
         ana.close()
     assert {k: v for k, v in report.items() if v} == {}
+
+
+def test_the_exit_page_lists_the_earnings_as_text(browser: Any, db: Any) -> None:
+    """The exit's ``earnings`` (issue 33's payouts) drawn by the page: each line and the total in
+    the study's currency, a label that looks like markup shown as it is. The page's stream is
+    answered here with one exit view (the payouts that fill it are another module's)."""
+    import json
+
+    from tests.ui.participant.conftest import serving
+
+    earnings = {
+        "currency": "GBP",
+        "total": "2.50",
+        "lines": [
+            {"label": "Base", "amount": "1.00"},
+            {"label": "<b>Deal</b> bonus", "amount": "1.50"},
+        ],
+    }
+    view = {
+        "stage": "exit",
+        "study_name": "Mug bargaining",
+        "exit": {
+            "status": "completed",
+            "code": "CMUG0001",
+            "redirect": None,
+            "text": "Thank you for taking part: the study is complete.",
+            "earnings": earnings,
+        },
+    }
+    with serving(db) as site:
+        context = browser.new_context()
+        page = context.new_page()
+        page.route(
+            "**/study/api/events*",
+            lambda route: route.fulfill(
+                status=200,
+                headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store"},
+                body=f"event: view\ndata: {json.dumps(view)}\n\n",
+            ),
+        )
+        try:
+            page.goto(f"{site.url}/participate?study=X&p=a-token-of-someone")
+            page.get_by_role("heading", name="Your earnings").wait_for(timeout=TIMEOUT_MS)
+            lines = page.locator("#earnings-lines").inner_text().split("\n")
+            assert [line.strip() for line in lines if line.strip()] == [
+                "Base",
+                "£1.00",
+                "<b>Deal</b> bonus",
+                "£1.50",
+            ]
+            assert page.locator("#earnings-lines b").count() == 0  # text, never markup
+            assert page.locator("#earnings-total").inner_text() == "Total: £2.50"
+            assert page.get_by_role("button", name="Withdraw from the study").is_visible()
+            assert serious(page) == []
+        finally:
+            context.close()

@@ -577,7 +577,7 @@
       dd.textContent = money(line.amount, earnings.currency);
       list.append(dt, dd);
     }
-    $("earnings-total").textContent = "Total: " + money(earnings.total, earnings.currency);
+    $("earnings-total").textContent = earnings.total === null || earnings.total === undefined ? "" : "Total: " + money(earnings.total, earnings.currency);
   }
 
   function drawExit(view) {
