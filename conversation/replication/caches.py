@@ -131,9 +131,27 @@ class TranslatingCache(_Answering):
         }
 
 
+#: Fields of a provider's response that describe it rather than say anything (``"object":
+#: "chat.completion"`` read as a URL once): never translated.
+STRUCTURAL_FIELDS = frozenset(
+    {
+        "id",
+        "object",
+        "model",
+        "role",
+        "type",
+        "finish_reason",
+        "stop_reason",
+        "system_fingerprint",
+        "service_tier",
+    }
+)
+
+
 def translated_output(output: Any, translate: Callable[[str], str]) -> Any:
     """A stored answer's raw output with every string in it translated (a JSON string is read,
-    each string value translated, written back)."""
+    each string value translated, written back), except the response's structural fields
+    (:data:`STRUCTURAL_FIELDS`)."""
     if not isinstance(output, str):
         return _walk(output, translate)
     try:
@@ -149,7 +167,7 @@ def _walk(value: Any, translate: Callable[[str], str]) -> Any:
     if isinstance(value, list):
         return [_walk(v, translate) for v in value]
     if isinstance(value, dict):
-        return {k: _walk(v, translate) for k, v in value.items()}
+        return {k: v if k in STRUCTURAL_FIELDS else _walk(v, translate) for k, v in value.items()}
     return value
 
 

@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import json
 import tempfile
+import time
 import tomllib
 from pathlib import Path
-from typing import Any
 
 import storage
 from conversation.boundary import translated
 from conversation.exceptions import ConversationValueError
-from conversation.replication.package import PackageSource, Written, write_package
+from conversation.replication.package import (
+    PackageSource,
+    Written,
+    transcript_rows,
+    write_package,
+)
 from conversation.replication.plan import PlanIn, plan_place
 from conversation.replication.provenance import database, environment, program
 from conversation.replication.worlds import RoomWorld, build_room
@@ -48,6 +53,7 @@ def package_experiment(
     scrub: bool = True,
 ) -> Written:
     """Write the experiment's replication package into ``out`` (and ``out.zip``)."""
+    started = time.perf_counter()
     with translated():
         experiment = storage.get_experiment(db, experiment_id)
         room_ids = storage.experiment_room_ids(db, experiment_id)
@@ -99,26 +105,9 @@ def package_experiment(
             "last_room": max(created).isoformat() if created else None,
         },
         command=f"python -m conversation.experiments replicate {Path(out)}",
-        tables={"transcripts": _transcripts(rooms)},
+        tables={"transcripts": transcript_rows(rooms, "replicate")},
     )
-    return write_package(source, out)
-
-
-def _transcripts(rooms: list[RoomWorld]) -> list[dict[str, Any]]:
-    return [
-        {
-            "room": room.name,
-            "condition": room.condition,
-            "replicate": room.meta.get("replicate"),
-            "seq": e["seq"],
-            "kind": e["kind"],
-            "speaker": e["speaker"],
-            "content": e["content"],
-        }
-        for room in rooms
-        for e in room.export["events"]
-        if e.get("kind") in ("human", "agent")
-    ]
+    return write_package(source, out, started=started)
 
 
 __all__ = ["package_experiment", "read_plan"]

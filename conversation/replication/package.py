@@ -37,6 +37,7 @@ from conversation.exceptions import ConversationValueError
 from conversation.replication.analysis import Unit, ask_judges, compute, transcript_of
 from conversation.replication.plan import PlanIn
 from conversation.replication.worlds import RoomMode, RoomWorld
+from conversation.vocabulary import EventKind
 
 PACKAGE_FORMAT = "rooms-replication-package"
 PACKAGE_VERSION = 1
@@ -97,10 +98,14 @@ def analyse(plan: PlanIn, rooms: Sequence[RoomWorld], people: Sequence[Unit], ca
     return compute(plan, units, people, judges)
 
 
-def write_package(source: PackageSource, folder: str | Path) -> Written:
+def write_package(
+    source: PackageSource, folder: str | Path, *, started: float | None = None
+) -> Written:
     """Write ``source`` into ``folder`` (which must not exist, or be empty) and a zip beside
-    it; the analysis is computed here (its judges' calls cached into the package)."""
-    started = time.perf_counter()
+    it; the analysis is computed here (its judges' calls cached into the package).
+    ``started``: the ``time.perf_counter()`` the packaging began at (the rooms' runs before
+    this call count in ``Written.seconds``; default: now)."""
+    started = time.perf_counter() if started is None else started
     root = Path(folder)
     if root.exists() and any(root.iterdir()):
         raise ConversationValueError(f"--out {str(root)!r} is not empty: give a new folder")
@@ -191,6 +196,30 @@ def write_package(source: PackageSource, folder: str | Path) -> Written:
     )
 
 
+def transcript_rows(rooms: Sequence[RoomWorld], *meta: str) -> list[dict[str, Any]]:
+    """The messages of a package's rooms, one row each (the ``transcripts`` table): room,
+    condition, the rooms' ``meta`` values named, seq, kind, speaker, content, when."""
+    return [
+        {
+            "room": room.name,
+            "condition": room.condition,
+            **{key: room.meta.get(key) for key in meta},
+            "seq": event["seq"],
+            "kind": event["kind"],
+            "speaker": event["speaker"],
+            "content": event["content"],
+            "at": event.get("created_at"),
+        }
+        for room in rooms
+        for event in room.export["events"]
+        if event.get("kind") in (EventKind.HUMAN, EventKind.AGENT)
+    ]
+
+
+def _article(word: str) -> str:
+    return "An" if word[:1].lower() in "aeiou" else "A"
+
+
 def _unit(unit: Unit) -> dict[str, Any]:
     return {
         "name": unit.name,
@@ -244,7 +273,7 @@ def _readme(
     lines = [
         f"# Replication package: {source.name}",
         "",
-        f"A {source.kind} ({source.identifier}) of the conversation-rooms lab, packaged "
+        f"{_article(source.kind)} {source.kind} ({source.identifier}) of the conversation-rooms lab, packaged "
         f"{manifest['created_at']}. Shaped after the AEA Data Editor's replication package "
         "template: what was run, with what, on which data, and how to run it again.",
         "",
@@ -301,6 +330,8 @@ def _readme(
         "## Results",
         "",
     ]
+    if not source.plan.questions and not source.plan.statistics:
+        lines.append("No analysis plan was given: the package holds the transcripts only.")
     for statistic in results.get("statistics", []):
         lines.append(f"- {statistic['name']} ({statistic['statistic']} of {statistic['measure']}):")
         for which in ("all", "with_exclusions"):
@@ -317,4 +348,12 @@ def _readme(
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["MANIFEST", "PACKAGE_FORMAT", "PackageSource", "Written", "analyse", "write_package"]
+__all__ = [
+    "MANIFEST",
+    "PACKAGE_FORMAT",
+    "PackageSource",
+    "Written",
+    "analyse",
+    "transcript_rows",
+    "write_package",
+]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 import storage
@@ -29,10 +30,10 @@ from conversation.replication.rooms import (
     replay_turn,
     rerun_room,
 )
-from conversation.vocabulary import TurnState
+from conversation.vocabulary import RoomStatus, TurnState
 
 
-class RoomMode:
+class RoomMode(StrEnum):
     """How a room is run again (the manifest's words)."""
 
     RERUN = "rerun"
@@ -49,7 +50,7 @@ class RoomWorld:
     name: str
     source_id: int
     condition: str | None
-    mode: str
+    mode: RoomMode
     export: dict[str, Any]
     calls: list[Call] = field(default_factory=list)
     reason: str | None = None
@@ -219,7 +220,10 @@ def rerun_differences(
                 lines.append(
                     f"seq {a[0]} ({a[2]}): {_short(b[3])} ({b[4]}) instead of {_short(a[3])}"
                 )
-    if status != expected.get("status") and expected.get("status") in {"settled", "terminated"}:
+    if status != expected.get("status") and expected.get("status") in {
+        RoomStatus.SETTLED,
+        RoomStatus.TERMINATED,
+    }:
         lines.append(f"the room ended {status}, not {expected.get('status')}")
     return lines
 

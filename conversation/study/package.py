@@ -12,13 +12,19 @@ No recruitment id, token or consent-free personal field is in it.
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import storage
 from conversation.boundary import translated
 from conversation.replication.analysis import Unit, signal_values
-from conversation.replication.package import PackageSource, Written, write_package
+from conversation.replication.package import (
+    PackageSource,
+    Written,
+    transcript_rows,
+    write_package,
+)
 from conversation.replication.provenance import database, environment, program
 from conversation.replication.worlds import RoomWorld, build_room
 from conversation.study.consent import consent_versions
@@ -39,6 +45,7 @@ def package_study(
     db: storage.Database, code: str, out: str | Path, *, scrub: bool = True
 ) -> Written:
     """Write the study's replication package into ``out`` (and ``out.zip``)."""
+    started = time.perf_counter()
     study = get_study(db, code)
     definition = study_definition(db, study)
     with translated():
@@ -96,7 +103,7 @@ def package_study(
         "signals": signals_table(db, code),
         "study_log": [scrub_value(r) for r in study_events_table(db, code)],
         "assignments": [_assignment(g, names) for g in groups],
-        "transcripts": _transcripts(rooms),
+        "transcripts": transcript_rows(rooms, "group"),
     }
     source = PackageSource(
         kind="study",
@@ -120,7 +127,7 @@ def package_study(
         tables=tables,
         notes=_notes(record, withdrawn),
     )
-    return write_package(source, out)
+    return write_package(source, out, started=started)
 
 
 def _person(person: Any, measures: dict[str, Any], scrubber: Any) -> Unit:
@@ -154,27 +161,6 @@ def _assignment(group: Any, names: dict[int, str]) -> dict[str, Any]:
         "started_at": group.started_at,
         "ended_at": group.ended_at,
     }
-
-
-def _transcripts(rooms: list[RoomWorld]) -> list[dict[str, Any]]:
-    rows = []
-    for room in rooms:
-        for event in room.export["events"]:
-            if event.get("kind") not in ("human", "agent"):
-                continue
-            rows.append(
-                {
-                    "room": room.name,
-                    "condition": room.condition,
-                    "group": room.meta.get("group"),
-                    "seq": event["seq"],
-                    "kind": event["kind"],
-                    "speaker": event["speaker"],
-                    "content": event["content"],
-                    "at": event.get("created_at"),
-                }
-            )
-    return rows
 
 
 def _dates(row: Any, people: list[Any]) -> dict[str, Any]:

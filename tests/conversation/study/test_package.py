@@ -69,6 +69,10 @@ def test_a_package_replicates_identically_in_another_process(db, tmp_path: Path)
     written = package_study(db, study.code, out)
     assert written.rooms == 2 and written.source_differences == 0
     assert written.zip.is_file() and written.zip_bytes > 0
+    # people wrote after the agents' first turns: each room is replayed from their stored
+    # messages, the agents' replies asked again of the cache one turn at a time
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert [r["mode"] for r in manifest["rooms"]] == ["replay", "replay"]
     text = _all_text(out)
     # nothing personal: no e-mail, phone or recruitment id anywhere, the placeholders instead
     assert "example.org" not in text and "555-0132" not in text and PID not in text
