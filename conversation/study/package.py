@@ -54,6 +54,9 @@ def package_study(
         groups = storage.list_groups(db, study.id)
     people = present(everyone)
     withdrawn = {int(p.id or 0) for p in everyone} - {int(p.id or 0) for p in people}
+    # A withdrawn person's group, whether or not they still hold its seat (a person who
+    # withdraws mid-room leaves their seat to the dropout rule, but their messages are gone).
+    left_groups = {p.group_id for p in everyone if int(p.id or 0) in withdrawn and p.group_id}
     names = {int(p.id or 0): p.pseudonym for p in people}
     scrubber = cache_scrubber = None
     if scrub:
@@ -79,7 +82,9 @@ def package_study(
                         condition=group.condition,
                         translate=translate,
                         translate_calls=cache_scrubber.scrub if cache_scrubber else None,
-                        skip=WITHDREW if set(seated) & withdrawn else None,
+                        skip=WITHDREW
+                        if group.id in left_groups or set(seated) & withdrawn
+                        else None,
                         meta={
                             "group": group.number,
                             "people": [names[p] for p in seated if p in names],
