@@ -159,10 +159,17 @@ def test_a_room_left_mid_conversation_by_a_withdrawal_is_left_out(db, tmp_path: 
     assert replicate(out).last_line() == "REPLICATED rooms=1 identical=1 stats_identical=1"
 
 
-def test_no_scrub_is_explicit_and_recorded(db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_no_scrub_is_explicit_and_recorded(db, db_url: str, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from conversation.study.cli import main
+
     study, _ = _ran_study(db)
     out = tmp_path / "raw"
-    package_study(db, study.code, out, scrub=False)
+    assert main(["package", study.code, "--db", db_url, "--out", str(out), "--no-scrub"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith(f"package: {out} (") and printed[1].startswith(f"zip: {out}.zip (")
     assert "p0@example.org" in _all_text(out)
     assert "**Not scrubbed** (`--no-scrub` was given)" in (out / "README.md").read_text("utf-8")
-    assert replicate(out).last_line() == "REPLICATED rooms=2 identical=2 stats_identical=1"
+    assert main(["replicate", str(out)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "REPLICATED rooms=2 identical=2 stats_identical=1"
+    )
