@@ -136,14 +136,14 @@ def write_package(
     caches: dict[str, Any] = {}
 
     def cache_for(judge: Any) -> Any:
-        from edsl.caching import Cache
+        from conversation.models.answering_cache import empty_cache
 
-        return caches.setdefault(json.dumps(judge, sort_keys=True), Cache(data={}))
+        return caches.setdefault(json.dumps(judge, sort_keys=True), empty_cache())
 
     results = analyse(source.plan, source.rooms, source.people, cache_for)
-    analysis_entries = {
-        key: entry.to_dict() for cache in caches.values() for key, entry in cache.data.items()
-    }
+    from conversation.models.answering_cache import cache_entries
+
+    analysis_entries = {k: v for cache in caches.values() for k, v in cache_entries(cache).items()}
     put(
         "cache/analysis_cache.jsonl",
         _jsonl({"key": k, "entry": v} for k, v in sorted(analysis_entries.items())),
