@@ -36,6 +36,7 @@ from typing import Any
 from conversation.exceptions import ConversationValueError
 from conversation.replication.analysis import Unit, ask_judges, compute, transcript_of
 from conversation.replication.plan import PlanIn
+from conversation.replication.scrubbing import Scrubbing
 from conversation.replication.worlds import RoomMode, RoomWorld
 from conversation.vocabulary import EventKind
 
@@ -55,9 +56,7 @@ class PackageSource:
     plan: PlanIn
     rooms: list[RoomWorld]
     people: list[Unit]
-    scrubbed: bool
-    scrub_lines: list[str]
-    scrub_report: dict[str, Any] | None
+    scrubbing: Scrubbing
     provenance: dict[str, Any]
     dates: dict[str, Any]
     command: str
@@ -98,6 +97,26 @@ def analyse(plan: PlanIn, rooms: Sequence[RoomWorld], people: Sequence[Unit], ca
     return compute(plan, units, people, judges)
 
 
+class _Folder:
+    """A package's folder being written: every file's bytes kept for the manifest's sha256."""
+
+    def __init__(self, root: Path) -> None:
+        if root.exists() and any(root.iterdir()):
+            raise ConversationValueError(f"--out {str(root)!r} is not empty: give a new folder")
+        root.mkdir(parents=True, exist_ok=True)
+        self.root = root
+        self.files: dict[str, bytes] = {}
+
+    def put(self, name: str, data: bytes) -> None:
+        self.files[name] = data
+        path = self.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+    def digests(self) -> dict[str, str]:
+        return {name: hashlib.sha256(data).hexdigest() for name, data in sorted(self.files.items())}
+
+
 def write_package(
     source: PackageSource, folder: str | Path, *, started: float | None = None
 ) -> Written:
@@ -106,61 +125,67 @@ def write_package(
     ``started``: the ``time.perf_counter()`` the packaging began at (the rooms' runs before
     this call count in ``Written.seconds``; default: now)."""
     started = time.perf_counter() if started is None else started
-    root = Path(folder)
-    if root.exists() and any(root.iterdir()):
-        raise ConversationValueError(f"--out {str(root)!r} is not empty: give a new folder")
-    root.mkdir(parents=True, exist_ok=True)
-    files: dict[str, bytes] = {}
-
-    def put(name: str, data: bytes) -> None:
-        files[name] = data
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(data)
-
-    put("definition/definition.json", _json(source.definition))
+    out = _Folder(Path(folder))
+    out.put("definition/definition.json", _json(source.definition))
     for name, document in source.documents.items():
-        put(f"definition/{name}.json", _json(document))
-    put("data/people.json", _json([_unit(u) for u in source.people]))
+        out.put(f"definition/{name}.json", _json(document))
+    out.put("data/people.json", _json([_unit(u) for u in source.people]))
     for name, rows in source.tables.items():
-        put(f"data/{name}.csv", _csv(rows))
+        out.put(f"data/{name}.csv", _csv(rows))
+    report = source.scrubbing.report()
+    if report is not None:
+        out.put("data/scrub_report.json", _json(report))
     entries: dict[str, Any] = {}
     for room in source.rooms:
-        put(f"rooms/{room.name}.json", _json(room.export))
+        out.put(f"rooms/{room.name}.json", _json(room.export))
         for call in room.calls:
             entries.setdefault(call.key, call.entry)
-    put(
-        "cache/model_cache.jsonl",
-        _jsonl({"key": k, "entry": v} for k, v in sorted(entries.items())),
+    out.put("cache/model_cache.jsonl", _cache_lines(entries))
+    results, judge_entries = _analysis(source)
+    out.put("cache/analysis_cache.jsonl", _cache_lines(judge_entries))
+    out.put("analysis/plan.json", _json(source.plan.model_dump(mode="json")))
+    out.put("analysis/results.json", _json(results))
+    manifest = _manifest(source, out.digests())
+    readme = _readme(source, manifest, results, len(entries), len(judge_entries))
+    out.put("README.md", readme.encode("utf-8"))
+    manifest["files"] = out.digests()
+    (out.root / MANIFEST).write_bytes(_json(manifest))
+    archive = Path(shutil.make_archive(str(out.root), "zip", root_dir=out.root))
+    return Written(
+        folder=out.root,
+        zip=archive,
+        folder_bytes=sum(p.stat().st_size for p in out.root.rglob("*") if p.is_file()),
+        zip_bytes=archive.stat().st_size,
+        seconds=time.perf_counter() - started,
+        rooms=len(source.rooms),
+        calls=len(entries),
+        source_differences=len(manifest["source_differences"]),
     )
+
+
+def _analysis(source: PackageSource) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The plan's results over the source, and the judges' calls that gave them (each judge
+    asked through a fresh cache of its own)."""
+    from conversation.models.answering_cache import cache_entries, empty_cache
+
     caches: dict[str, Any] = {}
 
     def cache_for(judge: Any) -> Any:
-        from conversation.models.answering_cache import empty_cache
-
         return caches.setdefault(json.dumps(judge, sort_keys=True), empty_cache())
 
     results = analyse(source.plan, source.rooms, source.people, cache_for)
-    from conversation.models.answering_cache import cache_entries
+    return results, {k: v for cache in caches.values() for k, v in cache_entries(cache).items()}
 
-    analysis_entries = {k: v for cache in caches.values() for k, v in cache_entries(cache).items()}
-    put(
-        "cache/analysis_cache.jsonl",
-        _jsonl({"key": k, "entry": v} for k, v in sorted(analysis_entries.items())),
-    )
-    put("analysis/plan.json", _json(source.plan.model_dump(mode="json")))
-    put("analysis/results.json", _json(results))
-    if source.scrub_report is not None:
-        put("data/scrub_report.json", _json(source.scrub_report))
-    differences = [f"{r.name}: {line}" for r in source.rooms for line in r.source_differences]
-    manifest: dict[str, Any] = {
+
+def _manifest(source: PackageSource, files: dict[str, str]) -> dict[str, Any]:
+    return {
         "format": PACKAGE_FORMAT,
         "version": PACKAGE_VERSION,
         "kind": source.kind,
         "name": source.name,
         "identifier": source.identifier,
         "created_at": datetime.now(UTC).isoformat(),
-        "scrubbed": source.scrubbed,
+        "scrubbed": source.scrubbing.on,
         "rooms": [
             {
                 "name": r.name,
@@ -175,25 +200,15 @@ def write_package(
         ],
         "provenance": source.provenance,
         "dates": source.dates,
-        "source_differences": differences,
-        "files": {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())},
+        "source_differences": [
+            f"{r.name}: {line}" for r in source.rooms for line in r.source_differences
+        ],
+        "files": files,
     }
-    readme = _readme(source, manifest, results, len(entries), len(analysis_entries))
-    put("README.md", readme.encode("utf-8"))
-    manifest["files"]["README.md"] = hashlib.sha256(files["README.md"]).hexdigest()
-    (root / MANIFEST).write_bytes(_json(manifest))
-    archive = Path(shutil.make_archive(str(root), "zip", root_dir=root))
-    size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
-    return Written(
-        folder=root,
-        zip=archive,
-        folder_bytes=size,
-        zip_bytes=archive.stat().st_size,
-        seconds=time.perf_counter() - started,
-        rooms=len(source.rooms),
-        calls=len(entries),
-        source_differences=len(differences),
-    )
+
+
+def _cache_lines(entries: Mapping[str, Any]) -> bytes:
+    return _jsonl({"key": k, "entry": v} for k, v in sorted(entries.items()))
 
 
 def transcript_rows(rooms: Sequence[RoomWorld], *meta: str) -> list[dict[str, Any]]:
@@ -265,10 +280,6 @@ def _readme(
     calls: int,
     judge_calls: int,
 ) -> str:
-    prov = source.provenance
-    program = prov.get("program", {})
-    env = prov.get("environment", {})
-    db = prov.get("database", {})
     modes = {m: sum(r.mode == m for r in source.rooms) for m in (RoomMode.RERUN, RoomMode.REPLAY, RoomMode.SKIPPED)}  # fmt: skip
     lines = [
         f"# Replication package: {source.name}",
@@ -290,31 +301,11 @@ def _readme(
         "",
         "## Provenance",
         "",
-        f"- program: {program.get('name')} {program.get('version')}, git commit "
-        f"{program.get('git_commit') or 'unknown'}"
-        + (" (with uncommitted changes)" if program.get("git_dirty") else ""),
-        f"- Python {env.get('python')}; libraries: "
-        + ", ".join(f"{k} {v}" for k, v in (env.get("libraries") or {}).items() if v),
-        f"- database: {db.get('dialect')} {db.get('url')}, schema revision {db.get('revision')}",
-        *(f"- {k.replace('_', ' ')}: {v}" for k, v in source.dates.items()),
-        *source.notes,
+        *_provenance_lines(source),
         "",
         "## Personal data",
         "",
-    ]
-    if source.scrubbed:
-        lines += [
-            "Transcripts, survey answers and the model cache are scrubbed (Microsoft Presidio): "
-            "personal data replaced by typed placeholders (`<EMAIL>`, `<PHONE>`, ...).",
-            "",
-            *(f"- {line}" for line in source.scrub_lines),
-        ]
-    else:
-        lines += [
-            "**Not scrubbed** (`--no-scrub` was given): transcripts, answers and the model "
-            "cache hold what people wrote, as they wrote it. Share it only where that is allowed."
-        ]
-    lines += [
+        *_personal_data_lines(source),
         "",
         "## Contents",
         "",
@@ -329,8 +320,47 @@ def _readme(
         "",
         "## Results",
         "",
+        *_results_lines(source.plan, results),
     ]
-    if not source.plan.questions and not source.plan.statistics:
+    if manifest["source_differences"]:
+        lines += ["", "## Differences found while packaging", ""]
+        lines += [f"- {d}" for d in manifest["source_differences"]]
+    return "\n".join(lines) + "\n"
+
+
+def _provenance_lines(source: PackageSource) -> list[str]:
+    program = source.provenance.get("program", {})
+    env = source.provenance.get("environment", {})
+    db = source.provenance.get("database", {})
+    return [
+        f"- program: {program.get('name')} {program.get('version')}, git commit "
+        f"{program.get('git_commit') or 'unknown'}"
+        + (" (with uncommitted changes)" if program.get("git_dirty") else ""),
+        f"- Python {env.get('python')}; libraries: "
+        + ", ".join(f"{k} {v}" for k, v in (env.get("libraries") or {}).items() if v),
+        f"- database: {db.get('dialect')} {db.get('url')}, schema revision {db.get('revision')}",
+        *(f"- {k.replace('_', ' ')}: {v}" for k, v in source.dates.items()),
+        *source.notes,
+    ]
+
+
+def _personal_data_lines(source: PackageSource) -> list[str]:
+    if not source.scrubbing.on:
+        return [
+            "**Not scrubbed** (`--no-scrub` was given): transcripts, answers and the model "
+            "cache hold what people wrote, as they wrote it. Share it only where that is allowed."
+        ]
+    return [
+        "Transcripts, survey answers and the model cache are scrubbed (Microsoft Presidio): "
+        "personal data replaced by typed placeholders (`<EMAIL>`, `<PHONE>`, ...).",
+        "",
+        *(f"- {line}" for line in source.scrubbing.lines()),
+    ]
+
+
+def _results_lines(plan: PlanIn, results: Mapping[str, Any]) -> list[str]:
+    lines = []
+    if not plan.questions and not plan.statistics:
         lines.append("No analysis plan was given: the package holds the transcripts only.")
     for statistic in results.get("statistics", []):
         lines.append(f"- {statistic['name']} ({statistic['statistic']} of {statistic['measure']}):")
@@ -341,11 +371,7 @@ def _readme(
             ]
             lines.append(f"  - {which.replace('_', ' ')}: " + "; ".join(parts))
     excluded = results.get("exclusions", {}).get("excluded") or []
-    lines += ["", f"Excluded by the preregistered rules: {len(excluded)} people."]
-    if manifest["source_differences"]:
-        lines += ["", "## Differences found while packaging", ""]
-        lines += [f"- {d}" for d in manifest["source_differences"]]
-    return "\n".join(lines) + "\n"
+    return [*lines, "", f"Excluded by the preregistered rules: {len(excluded)} people."]
 
 
 __all__ = [

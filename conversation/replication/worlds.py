@@ -16,7 +16,8 @@ source's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -30,6 +31,7 @@ from conversation.replication.rooms import (
     replay_turn,
     rerun_room,
 )
+from conversation.replication.scrubbing import Scrubbing
 from conversation.vocabulary import RoomStatus, TurnState
 
 
@@ -63,6 +65,43 @@ def _lookup(db: storage.Database) -> Callable[[list[str]], Mapping[str, Any]]:
         return storage.cached_responses(db, keys)
 
     return find
+
+
+@dataclass(frozen=True, slots=True)
+class RoomSource:
+    """A source room to put in a package: its name there, its id, condition, why it is not
+    run again (None: it is), and what the package records with it (``meta``)."""
+
+    name: str
+    room_id: int
+    condition: str | None
+    skip: str | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+def build_rooms(
+    source: storage.Database, rooms: Iterable[RoomSource], scrubbing: Scrubbing
+) -> list[RoomWorld]:
+    """Every room's world (:func:`build_room`), run in one scratch database that is gone after."""
+    with tempfile.TemporaryDirectory(prefix="package-") as scratch_dir:
+        scratch = storage.Database(f"sqlite:///{scratch_dir}/world.db")
+        try:
+            return [
+                build_room(
+                    source,
+                    scratch,
+                    name=room.name,
+                    room_id=room.room_id,
+                    condition=room.condition,
+                    translate=scrubbing.translate,
+                    translate_calls=scrubbing.translate_calls,
+                    skip=room.skip,
+                    meta=room.meta,
+                )
+                for room in rooms
+            ]
+        finally:
+            scratch.dispose()
 
 
 def build_room(
@@ -233,4 +272,12 @@ def _short(text: Any) -> str:
     return value if len(value) <= 80 else value[:77] + "...'"
 
 
-__all__ = ["RoomMode", "RoomWorld", "build_room", "rerun_differences", "turn_difference"]
+__all__ = [
+    "RoomMode",
+    "RoomSource",
+    "RoomWorld",
+    "build_room",
+    "build_rooms",
+    "rerun_differences",
+    "turn_difference",
+]

@@ -11,7 +11,6 @@ No recruitment id, token or consent-free personal field is in it.
 
 from __future__ import annotations
 
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,8 @@ from conversation.replication.package import (
     write_package,
 )
 from conversation.replication.provenance import database, environment, program
-from conversation.replication.worlds import RoomWorld, build_room
+from conversation.replication.scrubbing import Scrubbing
+from conversation.replication.worlds import RoomSource, build_rooms
 from conversation.study.consent import consent_versions
 from conversation.study.record import get_study, study_definition
 from conversation.study.researcher.amend import preregistration
@@ -58,43 +58,12 @@ def package_study(
     # withdraws mid-room leaves their seat to the dropout rule, but their messages are gone).
     left_groups = {p.group_id for p in everyone if int(p.id or 0) in withdrawn and p.group_id}
     names = {int(p.id or 0): p.pseudonym for p in people}
-    scrubber = cache_scrubber = None
-    if scrub:
-        from conversation.privacy import Scrubber
-
-        known = [p.recruitment_id for p in everyone if p.recruitment_id]
-        scrubber, cache_scrubber = Scrubber(known_ids=known), Scrubber(known_ids=known)
-    translate = scrubber.scrub if scrubber is not None else None
-    rooms: list[RoomWorld] = []
-    with tempfile.TemporaryDirectory(prefix="package-") as scratch_dir:
-        scratch = storage.Database(f"sqlite:///{scratch_dir}/world.db")
-        try:
-            for index, group in enumerate(groups, start=1):
-                if group.room_id is None:
-                    continue
-                seated = [v for v in (group.seats or {}).values() if isinstance(v, int)]
-                rooms.append(
-                    build_room(
-                        db,
-                        scratch,
-                        name=f"room-{index:04d}",
-                        room_id=int(group.room_id),
-                        condition=group.condition,
-                        translate=translate,
-                        translate_calls=cache_scrubber.scrub if cache_scrubber else None,
-                        skip=WITHDREW
-                        if group.id in left_groups or set(seated) & withdrawn
-                        else None,
-                        meta={
-                            "group": group.number,
-                            "people": [names[p] for p in seated if p in names],
-                        },
-                    )
-                )
-        finally:
-            scratch.dispose()
+    scrubbing = Scrubbing.make(
+        scrub, known_ids=[p.recruitment_id for p in everyone if p.recruitment_id]
+    )
+    rooms = build_rooms(db, _room_sources(groups, names, withdrawn, left_groups), scrubbing)
     measures = {s.pseudonym: s.measures for s in signal_summaries(db, code)}
-    units = [_person(p, measures.get(p.pseudonym, {}), scrubber) for p in people]
+    units = [_person(p, measures.get(p.pseudonym, {}), scrubbing) for p in people]
     record = preregistration(db, code)
     documents: dict[str, Any] = {
         "consent_versions": [v.to_dict() for v in consent_versions(db, code)],
@@ -102,11 +71,10 @@ def package_study(
     }
     if record.bundle is not None:
         documents["bundle"] = record.bundle
-    scrub_value = scrubber.scrub_value if scrubber is not None else (lambda v: v)
     tables = {
-        "participants": [scrub_value(r) for r in participants_table(db, code)],
+        "participants": [scrubbing.value(r) for r in participants_table(db, code)],
         "signals": signals_table(db, code),
-        "study_log": [scrub_value(r) for r in study_events_table(db, code)],
+        "study_log": [scrubbing.value(r) for r in study_events_table(db, code)],
         "assignments": [_assignment(g, names) for g in groups],
         "transcripts": transcript_rows(rooms, "group"),
     }
@@ -118,13 +86,7 @@ def package_study(
         plan=definition.model.analysis,
         rooms=rooms,
         people=units,
-        scrubbed=scrubber is not None,
-        scrub_lines=(
-            [*scrubber.report.lines(), f"model cache: {cache_scrubber.report.lines()[0]}"]
-            if scrubber is not None and cache_scrubber is not None
-            else []
-        ),
-        scrub_report=scrubber.report.to_dict() if scrubber is not None else None,
+        scrubbing=scrubbing,
         provenance={"program": program(), "environment": environment(), "database": database(db)},
         dates=_dates(row, everyone),
         command=f"python -m conversation.study replicate {Path(out)}",
@@ -135,13 +97,33 @@ def package_study(
     return write_package(source, out, started=started)
 
 
-def _person(person: Any, measures: dict[str, Any], scrubber: Any) -> Unit:
+def _room_sources(
+    groups: list[Any], names: dict[int, str], withdrawn: set[int], left_groups: set[Any]
+) -> list[RoomSource]:
+    """Every group's room; a room a withdrawn person sat in is skipped (:data:`WITHDREW`)."""
+    found = []
+    for index, group in enumerate(groups, start=1):
+        if group.room_id is None:
+            continue
+        seated = [v for v in (group.seats or {}).values() if isinstance(v, int)]
+        gone = group.id in left_groups or bool(set(seated) & withdrawn)
+        found.append(
+            RoomSource(
+                f"room-{index:04d}",
+                int(group.room_id),
+                group.condition,
+                skip=WITHDREW if gone else None,
+                meta={"group": group.number, "people": [names[p] for p in seated if p in names]},
+            )
+        )
+    return found
+
+
+def _person(person: Any, measures: dict[str, Any], scrubbing: Scrubbing) -> Unit:
     values: dict[str, Any] = signal_values(measures)
     for source, answers in (("pre", person.pre_survey), ("post", person.post_survey)):
         for question, answer in (answers or {}).items():
-            values[f"{source}.{question}"] = (
-                scrubber.scrub_value(answer) if scrubber is not None else answer
-            )
+            values[f"{source}.{question}"] = scrubbing.value(answer)
     return Unit(person.pseudonym, person.condition or "", values)
 
 
