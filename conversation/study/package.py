@@ -29,7 +29,7 @@ from conversation.replication.scrubbing import Scrubbing
 from conversation.replication.worlds import RoomSource, build_rooms
 from conversation.study.consent import consent_versions
 from conversation.study.record import get_study, study_definition
-from conversation.study.researcher.amend import preregistration
+from conversation.study.researcher.amend import study_preregistration
 from conversation.study.researcher.exports import (
     participants_table,
     present,
@@ -64,7 +64,7 @@ def package_study(
     rooms = build_rooms(db, _room_sources(groups, names, withdrawn, left_groups), scrubbing)
     measures = {s.pseudonym: s.measures for s in signal_summaries(db, code)}
     units = [_person(p, measures.get(p.pseudonym, {}), scrubbing) for p in people]
-    record = preregistration(db, code)
+    record = study_preregistration(db, code)
     documents: dict[str, Any] = {
         "consent_versions": [v.to_dict() for v in consent_versions(db, code)],
         "amendments": [a.to_dict() for a in record.amendments],
