@@ -76,6 +76,14 @@ class ParticipantState:
     groups: dict[str, int]
 
 
+def _room_log(conn: Any, room_id: int | None) -> list[Event]:
+    """A room's log in order (none for a group without its room yet)."""
+    if room_id is None:
+        return []
+    rows = conn.execute(sa_select(EVENTS).where(EVENTS.c.room_id == room_id).order_by(EVENTS.c.seq))
+    return [event_from_row(r) for r in rows]
+
+
 def participant_state(
     db: Database,
     token_hash: str,
@@ -92,8 +100,7 @@ def participant_state(
     Core reads and detached snapshots, not ORM queries: every open participant page calls this
     about once a second, and the ORM's per-statement work was a fifth of the app server's CPU
     at 24 participants (``benchmarks/participants_load.py``)."""
-    people, studies, groups_t = PEOPLE, STUDIES, GROUPS
-    notes_t = NOTES
+    people, studies, groups_t, notes_t = PEOPLE, STUDIES, GROUPS, NOTES
     with db.read_connection() as conn:
         row = conn.execute(
             sa_select(people)
@@ -111,16 +118,7 @@ def participant_state(
                 sa_select(groups_t).where(groups_t.c.id == person.group_id)
             ).first()
             group = StudyGroup.model_construct(**found._mapping) if found is not None else None
-        events: list[Event] = []
-        if group is not None and group.room_id is not None:
-            events = [
-                event_from_row(r)
-                for r in conn.execute(
-                    sa_select(EVENTS)
-                    .where(EVENTS.c.room_id == group.room_id)
-                    .order_by(EVENTS.c.seq)
-                )
-            ]
+        events = _room_log(conn, group.room_id) if group is not None else []
         kinds = sorted({StudyEventKind.HELP, *person_kinds})
         mine = (notes_t.c.participant_id == person.id) & notes_t.c.kind.in_(kinds)
         if group is not None and group_kinds:
