@@ -100,7 +100,7 @@ def study_exports_panel(db: Any) -> None:
 
     code, hint = pick_study(db, key="results-study")
     if not code.strip():
-        st.caption(hint)
+        st.text(hint)
         return
     try:
         _study().get_study(db, code.strip())
