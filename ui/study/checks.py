@@ -120,9 +120,9 @@ def attempts_frame(log: list[dict[str, Any]]) -> pd.DataFrame:
     )
 
 
-def check_tables(db: Any, code: str) -> None:
-    """The attention checks put and the comprehension-check tries, as tables."""
-    log = _study().study_events_table(db, code)
+def check_tables(log: list[dict[str, Any]]) -> None:
+    """The attention checks put and the comprehension-check tries, as tables (``log``: the
+    study's, ``study_events_table``)."""
     st.caption("Attention checks put (by you or the definition's schedule), oldest first:")
     st.dataframe(attention_frame(log), hide_index=True, width="stretch")
     st.caption("Tries at the surveys' comprehension checks:")
@@ -134,11 +134,11 @@ def options_of(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def send_controls(db: Any, code: str, actor: Any) -> None:
-    """The form: to whom (a person in a room, or everyone in a room), the question, its
-    choices, the right one, the time to answer and what a failure does."""
+def send_controls(db: Any, code: str, actor: Any, monitor: Any) -> None:
+    """The form: to whom (a person in a room, or everyone in a room, as ``monitor`` saw them),
+    the question, its choices, the right one, the time to answer and what a failure does."""
     study = _study()
-    rows = [r for r in study.study_monitor(db, code).rows if r.stage == ParticipantStage.ROOM]
+    rows = [r for r in monitor.rows if r.stage == ParticipantStage.ROOM]
     if not rows:
         st.caption("Nobody is in a room: an attention check goes to people in a room.")
         return

@@ -259,7 +259,8 @@ def monitor_page(db: Any, actor: Any) -> None:
         st.error("There is no study with this code.")
         return
     st.title(escape_markdown(found.name))
-    full = study.study_monitor(db, code).full
+    snapshot = study.study_monitor(db, code)  # the controls' one read (the tables poll)
+    full = snapshot.full
     st.caption(
         f"Status: {escape_markdown(found.status)}"
         f"{' (full: the link refuses newcomers)' if full else ''} · cap: "
@@ -278,11 +279,12 @@ def monitor_page(db: Any, actor: Any) -> None:
         participant_controls(db, code, actor)
     with st.expander("End a conversation now", icon=":material/stop_circle:"):
         group_controls(db, code, actor)
+    log = study.study_events_table(db, code)
     with st.expander("Attention checks: send one, see the answers", icon=":material/quiz:"):
-        send_controls(db, code, actor)
-        check_tables(db, code)
+        send_controls(db, code, actor, snapshot)
+        check_tables(log)
     with st.expander("Withdraw a participant (deletes their data)", icon=":material/delete:"):
-        withdrawal_controls(db, code, actor)
+        withdrawal_controls(db, code, actor, snapshot, log)
     with st.expander("Preregistration: frozen bundle, amendments", icon=":material/lock:"):
         preregistration_panel(db, code, actor)
     with st.expander("Signals and exclusions", icon=":material/troubleshoot:"):

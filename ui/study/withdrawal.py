@@ -54,11 +54,13 @@ def report_line(report: Any) -> str:
     )
 
 
-def withdrawal_controls(db: Any, code: str, actor: Any) -> None:
-    """The form (a person who has not withdrawn, a reason, the confirmation), then the audit
-    list."""
+def withdrawal_controls(
+    db: Any, code: str, actor: Any, monitor: Any, log: list[dict[str, Any]]
+) -> None:
+    """The form (a person of ``monitor`` who has not withdrawn, a reason, the confirmation),
+    then the audit list (from ``log``: the study's, ``study_events_table``)."""
     study = _study()
-    rows = [r for r in study.study_monitor(db, code).rows if r.exit_status != ExitStatus.WITHDRAWN]
+    rows = [r for r in monitor.rows if r.exit_status != ExitStatus.WITHDRAWN]
     if rows:
         names = {r.participant_id: f"{r.pseudonym} ({r.where})" for r in rows}
         with st.form("monitor-withdraw"):
@@ -87,7 +89,7 @@ def withdrawal_controls(db: Any, code: str, actor: Any) -> None:
     else:
         st.caption("Nobody to withdraw.")
     st.caption("Withdrawals so far (who asked, when, counts; never the content):")
-    st.dataframe(audit_frame(study.study_events_table(db, code)), hide_index=True, width="stretch")
+    st.dataframe(audit_frame(log), hide_index=True, width="stretch")
 
 
 __all__ = ["AUDIT_COLUMNS", "audit_frame", "report_line", "withdrawal_controls"]
