@@ -273,3 +273,30 @@ def test_freeze_refuses_a_broken_definition_and_an_edit_unfreezes(db: Database) 
     at.text_area(key="study-definition").input(text + "\n# edited after freezing\n").run()
     assert not [b for b in at.button if b.label == "Launch the frozen study"]  # freeze again
     assert study.list_studies(db) == []  # freezing launches nothing
+
+
+def test_a_frozen_bundle_opened_in_the_editor_is_checked_and_launches_frozen(
+    db: Database,
+) -> None:
+    import json
+
+    from tests.app.study_support import definition_data
+
+    bundle = study.freeze(study.definition_from_dict(definition_data()))
+    text = json.dumps(bundle.to_dict(), indent=1)
+    at = page("pages/experiments.py")
+    altered = text.replace('"timeout_seconds": 180', '"timeout_seconds": 181', 1)
+    assert altered != text
+    at.text_area(key="study-definition").input(altered)
+    click(at, "Validate")
+    assert not at.exception, at.exception
+    [error] = [shown(e.value) for e in at.error]
+    assert "changed after it was frozen" in error
+    assert not [b for b in at.button if b.label == "Launch the frozen study"]
+    at.text_area(key="study-definition").input(text)
+    click(at, "Launch the study")  # a bundle launches frozen
+    assert not at.exception, at.exception
+    [link] = [t.value for t in at.text if t.value.startswith("Participant link: ")]
+    code = link.rsplit("study=", 1)[1]
+    assert study.preregistration(db, code).bundle_hash == bundle.hash
+    assert f"frozen (bundle {bundle.hash[:12]})" in shown(texts(monitor(code)))

@@ -59,7 +59,8 @@ def summary(definition: Any) -> str:
 
 
 def study_editor(db: Any, actor: Any) -> None:
-    """The editor: upload or edit, validate, download, launch."""
+    """The editor: upload or edit, validate, download, launch; freeze, or open a frozen bundle
+    and launch from it."""
     upload = st.file_uploader("Open a definition file", type=["toml", "json"], key="study-upload")
     if upload is not None and st.session_state.get("_study-upload-seen") != upload.file_id:
         st.session_state["_study-upload-seen"] = upload.file_id
@@ -85,7 +86,9 @@ def study_editor(db: Any, actor: Any) -> None:
         width="stretch",
     )
     launch = c3.button("Launch the study", type="primary", key="study-launch", width="stretch")
-    if checked or launch or frozen:
+    if (checked or launch or frozen) and is_bundle_text(text):
+        _opened_bundle(db, text, actor, launch=launch)
+    elif checked or launch or frozen:
         definition, problem = validate(text)
         if problem is not None:
             st.error("The definition is not valid:")
@@ -97,6 +100,33 @@ def study_editor(db: Any, actor: Any) -> None:
         if frozen:
             _freeze(definition, text)
     bundle_controls(db, text, actor)
+
+
+def is_bundle_text(text: str) -> bool:
+    """Whether the editor holds a frozen bundle (a file ``freeze`` wrote) rather than a
+    definition."""
+    from conversation.study.preregistration.bundle import BUNDLE_FORMAT
+
+    return text.lstrip().startswith("{") and f'"{BUNDLE_FORMAT}"' in text[:4096]
+
+
+def _opened_bundle(db: Any, text: str, actor: Any, *, launch: bool) -> None:
+    """A bundle opened in the editor: its hash checked against its content (an edited bundle
+    is refused), kept for *Launch the frozen study*; *Launch the study* launches it frozen."""
+    from conversation import study
+
+    if len(text.encode("utf-8")) > 4 * MAX_DEFINITION_BYTES:
+        st.error(f"The bundle is over {4 * MAX_DEFINITION_BYTES:,} bytes.")
+        return
+    try:
+        bundle = study.load_bundle(json.loads(text))
+    except (ValueError, PermissionError) as exc:
+        st.error("Not a usable frozen bundle: " + escape_markdown(exc))
+        return
+    st.session_state[BUNDLE_KEY] = (text, bundle)
+    st.success(escape_markdown("A frozen bundle. " + summary(bundle.definition)))
+    if launch:
+        _launch_frozen(db, bundle, actor)
 
 
 def _freeze(definition: Any, text: str) -> None:
@@ -139,14 +169,18 @@ def bundle_controls(db: Any, text: str, actor: Any) -> None:
         width="stretch",
     )
     if c2.button("Launch the frozen study", key="study-launch-frozen", width="stretch"):
-        try:
-            from conversation import study
+        _launch_frozen(db, bundle, actor)
 
-            launched = study.launch_frozen(db, bundle, actor=actor)
-        except (ValueError, PermissionError) as exc:
-            st.error("Not launched: " + escape_markdown(exc))
-            return
-        launched_links(launched)
+
+def _launch_frozen(db: Any, bundle: Any, actor: Any) -> None:
+    from conversation import study
+
+    try:
+        launched = study.launch_frozen(db, bundle, actor=actor)
+    except (ValueError, PermissionError) as exc:
+        st.error("Not launched: " + escape_markdown(exc))
+        return
+    launched_links(launched)
 
 
 def _launch(db: Any, definition: Any, actor: Any) -> None:

@@ -240,6 +240,14 @@ def group_controls(db: Any, code: str, actor: Any) -> None:
             _act(lambda: study.end_conversation(db, code, int(picked), actor=actor))
 
 
+def frozen_words(record: Any) -> str:
+    """The caption's word on the preregistration: frozen (with the bundle in force) or not."""
+    if not record.frozen:
+        return "not frozen"
+    amended = f", {len(record.amendments)} amendment(s)" if record.amendments else ""
+    return f"frozen (bundle {str(record.bundle_hash)[:12]}{amended})"
+
+
 def monitor_page(db: Any, actor: Any) -> None:
     """The whole monitor: pick a study by its code, then the live view and the controls."""
     study = _study()
@@ -264,7 +272,8 @@ def monitor_page(db: Any, actor: Any) -> None:
     st.caption(
         f"Status: {escape_markdown(found.status)}"
         f"{' (full: the link refuses newcomers)' if full else ''} · cap: "
-        f"{escape_markdown(found.cap or 'none')} · definition version {int(found.version)}"
+        f"{escape_markdown(found.cap or 'none')} · definition version {int(found.version)} · "
+        f"{escape_markdown(frozen_words(study.preregistration(db, code)))}"
     )
     from ui.study.editor import base_url
 
