@@ -23,7 +23,7 @@ from conversation.replication.provenance import database, environment, program
 from conversation.replication.worlds import RoomWorld, build_room
 from conversation.study.consent import consent_versions
 from conversation.study.record import get_study, study_definition
-from conversation.study.researcher.amend import preregistration
+from conversation.study.researcher.amend import study_preregistration
 from conversation.study.researcher.exports import (
     participants_table,
     present,
@@ -83,7 +83,7 @@ def package_study(
             scratch.dispose()
     measures = {s.pseudonym: s.measures for s in signal_summaries(db, code)}
     units = [_person(p, measures.get(p.pseudonym, {}), scrubber) for p in people]
-    record = preregistration(db, code)
+    record = study_preregistration(db, code)
     documents: dict[str, Any] = {
         "consent_versions": [v.to_dict() for v in consent_versions(db, code)],
         "amendments": [a.to_dict() for a in record.amendments],

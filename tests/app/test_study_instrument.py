@@ -178,7 +178,7 @@ def _frozen(db: Database) -> tuple[str, str]:
 
 def test_freeze_launch_and_amend_a_preregistered_study(db: Database) -> None:
     code, bundle_hash = _frozen(db)
-    record = study.preregistration(db, code)
+    record = study.study_preregistration(db, code)
     assert record.frozen and record.bundle_hash == bundle_hash
     at = monitor(code)
     assert f"Frozen: launched from bundle {bundle_hash}" in texts(at)
@@ -298,5 +298,5 @@ def test_a_frozen_bundle_opened_in_the_editor_is_checked_and_launches_frozen(
     assert not at.exception, at.exception
     [link] = [t.value for t in at.text if t.value.startswith("Participant link: ")]
     code = link.rsplit("study=", 1)[1]
-    assert study.preregistration(db, code).bundle_hash == bundle.hash
+    assert study.study_preregistration(db, code).bundle_hash == bundle.hash
     assert f"frozen (bundle {bundle.hash[:12]})" in shown(texts(monitor(code)))

@@ -76,7 +76,25 @@ def view_json(view: Any) -> dict[str, Any]:
             "code": exit_info.code,
             "redirect": exit_info.redirect,
             "text": EXIT_TEXTS.get(exit_info.status, "Thank you."),
+            "earnings": earnings_json(exit_info.earnings),
         },
+    }
+
+
+def earnings_json(earnings: Any) -> dict[str, Any] | None:
+    """A person's earnings (``study.payouts.Earnings``) as the exit page receives them: amounts
+    as text with two decimals (``"2.50"``, never a float), a line whose answer is still to come
+    (an analysis run after the study) with ``"amount": null``; None when the study has no
+    payouts."""
+    if earnings is None:
+        return None
+    return {
+        "currency": str(earnings.currency),
+        "total": f"{earnings.total:.2f}",
+        "lines": [
+            {"label": str(label), "amount": None if amount is None else f"{amount:.2f}"}
+            for label, amount in earnings.lines
+        ],
     }
 
 

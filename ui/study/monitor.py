@@ -6,8 +6,8 @@ participants, message one participant (the help channel, both ways), remove a pa
 act goes through ``conversation.study`` with the signed-in person's actor, which records it.
 Each panel of issues 33 and 34 has its module: attention checks and the checks' outcomes
 (``checks``), withdrawal and its audit list (``withdrawal``), the preregistration and its
-amendments (``preregistration``), signals and exclusions (``signals``), the replication package
-(``package``).
+amendments (``preregistration``), signals and exclusions (``signals``), the payouts and
+Prolific's bonus file (``payouts``), the replication package (``package``).
 
 The tables are redrawn by a fragment every ``MONITOR_SECONDS``; the controls are drawn with the
 page. The page only reads and acts: the study's clock runs in the worker and the app's runner.
@@ -26,6 +26,7 @@ from settings import SETTINGS
 from ui.study.acting import NOTICE_KEY, show_notices
 from ui.study.checks import check_tables, send_controls
 from ui.study.package import package_controls
+from ui.study.payouts import payouts_panel
 from ui.study.preregistration import preregistration_panel
 from ui.study.signals import signals_panel
 from ui.study.withdrawal import withdrawal_controls
@@ -273,7 +274,7 @@ def monitor_page(db: Any, actor: Any) -> None:
         f"Status: {escape_markdown(found.status)}"
         f"{' (full: the link refuses newcomers)' if full else ''} · cap: "
         f"{escape_markdown(found.cap or 'none')} · definition version {int(found.version)} · "
-        f"{escape_markdown(frozen_words(study.preregistration(db, code)))}"
+        f"{escape_markdown(frozen_words(study.study_preregistration(db, code)))}"
     )
     from ui.study.editor import base_url
 
@@ -298,6 +299,8 @@ def monitor_page(db: Any, actor: Any) -> None:
         preregistration_panel(db, code, actor)
     with st.expander("Signals and exclusions", icon=":material/troubleshoot:"):
         signals_panel(db, code)
+    with st.expander("Payouts", icon=":material/payments:"):
+        payouts_panel(db, code)
     with st.expander("Exports", icon=":material/download:"):
         from ui.study.exports import study_exports
 

@@ -46,7 +46,7 @@ def amendments_frame(amendments: list[Any]) -> pd.DataFrame:
 
 def preregistration_panel(db: Any, code: str, actor: Any) -> None:
     """Frozen or not, the hashes, the amendments, then the edit/amend form."""
-    record = _study().preregistration(db, code)
+    record = _study().study_preregistration(db, code)
     if record.frozen:
         st.text(f"Frozen: launched from bundle {record.launched_hash}")
         if record.bundle_hash != record.launched_hash:
