@@ -1,6 +1,6 @@
 """A study's exports (Results page and the study monitor): participants, transcripts with seat
-and participant columns, the study's log, the surveys as EDSL Results, and the recruitment ids
-for payment in a file of their own (never in the other files).
+and participant columns, the study's log, the surveys as EDSL Results, the recruitment ids
+for payment in a file of their own (never in the other files), and the payouts line by line.
 
 Each file is built when its button is clicked (a deferred download), not on every page run.
 """
@@ -93,6 +93,17 @@ def study_exports(db: Any, code: str) -> None:
         on_click="ignore",
         help="PROLIFIC_PID and the exit codes, for paying participants. Keep this file apart: "
         "no other export holds these ids.",
+    )
+    c7, _, _ = st.columns(3)
+    c7.download_button(
+        "Payouts, line by line (CSV)",
+        lambda: _csv(study.payouts_table(db, code)),
+        file_name=f"study-{code}-payouts.csv",
+        mime="text/csv",
+        key=f"study-export-payouts-{code}",
+        on_click="ignore",
+        help="Each person's base, bonuses (with the answer each read), waiting pay and cap, "
+        "by pseudonym; empty without [payouts]. Prolific's bonus file is in Payouts.",
     )
 
 

@@ -4,6 +4,10 @@ Who is in the lobby, in which room, idle, done; attrition so far by condition (w
 the groups and their rooms; and the researcher's acts: lock and unlock the link, cap the number of
 participants, message one participant (the help channel, both ways), remove a participant. Every
 act goes through ``conversation.study`` with the signed-in person's actor, which records it.
+Each panel of issues 33 and 34 has its module: attention checks and the checks' outcomes
+(``checks``), withdrawal and its audit list (``withdrawal``), the preregistration and its
+amendments (``preregistration``), signals and exclusions (``signals``), the payouts and
+Prolific's bonus file (``payouts``), the replication package (``package``).
 
 The tables are redrawn by a fragment every ``MONITOR_SECONDS``; the controls are drawn with the
 page. The page only reads and acts: the study's clock runs in the worker and the app's runner.
@@ -17,8 +21,15 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from conversation.vocabulary import GroupStatus
+from conversation.vocabulary import ExitStatus, GroupStatus
 from settings import SETTINGS
+from ui.study.acting import NOTICE_KEY, show_notices
+from ui.study.checks import check_tables, send_controls
+from ui.study.package import package_controls
+from ui.study.payouts import payouts_panel
+from ui.study.preregistration import preregistration_panel
+from ui.study.signals import signals_panel
+from ui.study.withdrawal import withdrawal_controls
 from ui.widgets import escape_markdown
 
 MONITOR_SECONDS = SETTINGS.monitor_poll_seconds
@@ -30,8 +41,10 @@ def _study():  # type: ignore[no-untyped-def]
     return study
 
 
-def people_frame(rows: list[Any]) -> pd.DataFrame:
-    """The monitor's participants as a table (pseudonyms only: no token, no recruitment id)."""
+def people_frame(rows: list[Any], consent: dict[str, Any] | None = None) -> pd.DataFrame:
+    """The monitor's participants as a table (pseudonyms only: no token, no recruitment id);
+    ``consent``: the consent text version each pseudonym agreed to."""
+    consent = consent or {}
     return pd.DataFrame(
         [
             {
@@ -44,6 +57,7 @@ def people_frame(rows: list[Any]) -> pd.DataFrame:
                 "exit": r.exit_status or "",
                 "idle (s)": None if r.idle_seconds is None else round(r.idle_seconds),
                 "help unread": r.help_unread,
+                "consent version": consent.get(r.pseudonym),
             }
             for r in rows
         ],
@@ -57,6 +71,7 @@ def people_frame(rows: list[Any]) -> pd.DataFrame:
             "exit",
             "idle (s)",
             "help unread",
+            "consent version",
         ],
     )
 
@@ -70,6 +85,7 @@ def attrition_frame(rows: list[Any]) -> pd.DataFrame:
                 "completed": a.completed,
                 "left": a.left,
                 "how they left": ", ".join(f"{k} {n}" for k, n in a.left_by.items()),
+                "failed a check": a.left_by.get(ExitStatus.FAILED_CHECK, 0),
                 "attrition": a.rate,
                 "95% low": a.low,
                 "95% high": a.high,
@@ -82,6 +98,7 @@ def attrition_frame(rows: list[Any]) -> pd.DataFrame:
             "completed",
             "left",
             "how they left",
+            "failed a check",
             "attrition",
             "95% low",
             "95% high",
@@ -117,7 +134,10 @@ def live_tables(db: Any, code: str) -> None:
         c3.metric("Done", monitor.done)
         c4.metric("Groups", len(monitor.groups))
         st.subheader("Participants")
-        st.dataframe(people_frame(monitor.rows), hide_index=True, width="stretch")
+        consent = {
+            r["pseudonym"]: r["consent_version"] for r in _study().participants_table(db, code)
+        }
+        st.dataframe(people_frame(monitor.rows, consent), hide_index=True, width="stretch")
         st.subheader("Attrition by condition")
         st.dataframe(attrition_frame(monitor.attrition), hide_index=True, width="stretch")
         st.subheader("Groups")
@@ -152,7 +172,7 @@ def _act(action: Any) -> None:
     try:
         action()
     except (ValueError, PermissionError) as exc:
-        st.session_state["_monitor_notice"] = str(exc)
+        st.session_state[NOTICE_KEY] = str(exc)
     st.rerun()
 
 
@@ -221,6 +241,14 @@ def group_controls(db: Any, code: str, actor: Any) -> None:
             _act(lambda: study.end_conversation(db, code, int(picked), actor=actor))
 
 
+def frozen_words(record: Any) -> str:
+    """The caption's word on the preregistration: frozen (with the bundle in force) or not."""
+    if not record.frozen:
+        return "not frozen"
+    amended = f", {len(record.amendments)} amendment(s)" if record.amendments else ""
+    return f"frozen (bundle {str(record.bundle_hash)[:12]}{amended})"
+
+
 def monitor_page(db: Any, actor: Any) -> None:
     """The whole monitor: pick a study by its code, then the live view and the controls."""
     study = _study()
@@ -240,19 +268,19 @@ def monitor_page(db: Any, actor: Any) -> None:
         st.error("There is no study with this code.")
         return
     st.title(escape_markdown(found.name))
-    full = study.study_monitor(db, code).full
+    snapshot = study.study_monitor(db, code)  # the controls' one read (the tables poll)
+    full = snapshot.full
     st.caption(
         f"Status: {escape_markdown(found.status)}"
         f"{' (full: the link refuses newcomers)' if full else ''} · cap: "
-        f"{escape_markdown(found.cap or 'none')} · definition version {int(found.version)}"
+        f"{escape_markdown(found.cap or 'none')} · definition version {int(found.version)} · "
+        f"{escape_markdown(frozen_words(study.study_preregistration(db, code)))}"
     )
     from ui.study.editor import base_url
 
     links = study.study_links(code, base_url=base_url())
     st.text("Participant link: " + links.participant)
-    notice = st.session_state.pop("_monitor_notice", None)
-    if notice:
-        st.warning(escape_markdown(notice))
+    show_notices()
     link_controls(db, found, actor)
     live_tables(db, code)
     with st.expander(
@@ -261,10 +289,24 @@ def monitor_page(db: Any, actor: Any) -> None:
         participant_controls(db, code, actor)
     with st.expander("End a conversation now", icon=":material/stop_circle:"):
         group_controls(db, code, actor)
+    log = study.study_events_table(db, code)
+    with st.expander("Attention checks: send one, see the answers", icon=":material/quiz:"):
+        send_controls(db, code, actor, snapshot)
+        check_tables(log)
+    with st.expander("Withdraw a participant (deletes their data)", icon=":material/delete:"):
+        withdrawal_controls(db, code, actor, snapshot, log)
+    with st.expander("Preregistration: frozen bundle, amendments", icon=":material/lock:"):
+        preregistration_panel(db, code, actor)
+    with st.expander("Signals and exclusions", icon=":material/troubleshoot:"):
+        signals_panel(db, code)
+    with st.expander("Payouts", icon=":material/payments:"):
+        payouts_panel(db, code)
     with st.expander("Exports", icon=":material/download:"):
         from ui.study.exports import study_exports
 
         study_exports(db, code)
+    with st.expander("Replication package", icon=":material/inventory_2:"):
+        package_controls(db, code)
 
 
 __all__ = [
