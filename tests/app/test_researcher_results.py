@@ -85,3 +85,22 @@ def test_a_branch_carries_its_status_in_its_own_cell() -> None:
     rows = tree_rows(family, 2)
     assert [r["branch"].strip() for r in rows] == ["#1 mug (ended)", "└ ▶ #2 fork (running)"]
     assert all("status" not in r for r in rows)
+
+
+def test_a_chart_of_one_answer_or_one_speaker_has_its_legend() -> None:
+    """Issue 35: plotly leaves out the legend of a single trace, so a chart whose one bar or
+    series was an answer or a speaker did not say which."""
+    answers = pd.DataFrame({"room_id": [1, 2], "condition": ["a", "b"], "answer": ["Seller"] * 2})
+    figure = condition_charts.outcomes_by_condition(answers, question="who gave in")
+    assert figure.layout.showlegend is True and [t.name for t in figure.data] == ["Seller"]
+    events = pd.DataFrame(
+        {"room_id": [1, 1], "seq": [1, 2], "kind": ["agent"] * 2, "state": ["done"] * 2,
+         "speaker": ["Buyer"] * 2, "words": [4, 6]}
+    )  # fmt: skip
+    figure = charts.message_length(events)
+    assert figure.layout.showlegend is True and [t.name for t in figure.data] == ["Buyer"]
+    rooms = pd.DataFrame(
+        {"room_id": [1], "name": ["a"], "status": ["terminated"], "stop_reason": [None],
+         "condition": [None]}
+    )  # fmt: skip
+    assert not charts.stop_reasons(rooms).layout.showlegend  # an unnamed bar: no "trace 0"
