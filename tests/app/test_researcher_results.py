@@ -73,8 +73,8 @@ def test_the_answers_table_puts_the_answer_first() -> None:
     assert table["short"].iloc[0] == "v$10"
 
 
-def test_a_branch_carries_its_status_in_its_own_cell() -> None:
-    from ui.room.branches import tree_rows
+def test_a_branch_carries_its_status_on_its_own_line() -> None:
+    from ui.room.branches import tree_line, tree_rows
 
     family = [
         SimpleNamespace(
@@ -85,6 +85,10 @@ def test_a_branch_carries_its_status_in_its_own_cell() -> None:
     rows = tree_rows(family, 2)
     assert [r["branch"].strip() for r in rows] == ["#1 mug (ended)", "└ ▶ #2 fork (running)"]
     assert all("status" not in r for r in rows)
+    assert [tree_line(r).strip() for r in rows] == [
+        "#1 mug (ended)",
+        "└ ▶ #2 fork (running), forked at #3",
+    ]  # one line of plain text each, which wraps in the narrow column
 
 
 def test_a_chart_of_one_answer_or_one_speaker_has_its_legend() -> None:
