@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from ui.results import charts, condition_charts, tables
+from ui.results.coding import tag_counts_chart
 from ui.results.condition_stats import with_intervals
 from ui.results.judges import condition_chart
 
@@ -108,3 +109,6 @@ def test_a_chart_of_one_answer_or_one_speaker_has_its_legend() -> None:
          "condition": [None]}
     )  # fmt: skip
     assert not charts.stop_reasons(rooms).layout.showlegend  # an unnamed bar: no "trace 0"
+    tags = pd.DataFrame({"condition": ["price $8"] * 2, "label": ["concession", "threat"]})
+    figure = tag_counts_chart(tags)
+    assert figure.layout.showlegend is True and [t.name for t in figure.data] == ["price $8"]
