@@ -363,7 +363,7 @@ def progress_panel() -> None:
     k3.metric("Messages", int(table["messages"].sum()) if not table.empty else 0)
     # A tile cuts a long value ("unknown (1…"): the short form there, the whole one in its help
     # and in the spend line below.
-    k4.metric("Cost", now.spent.cost_short, help=now.cost_text)
+    k4.metric("Cost", now.spent.cost_short, help=escape_markdown(now.cost_text))
     st.caption(escape_markdown(ex.spend_line(now)))
     table = rooms.with_status_words(db, table)
     st.caption(escape_markdown(rooms.status_counts(table, now.by_status)))

@@ -85,6 +85,7 @@ ALLOWED: dict[str, set[str]] = {
         "exceptions",
         "boundary",
         "vocabulary",
+        "sync",  # rooms run again synchronously, on the engine's loop (as Room.run does)
         "text",
         "rooms",
         "models",

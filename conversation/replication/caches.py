@@ -1,5 +1,5 @@
-"""The model caches a replication runs with: EDSL ``Cache`` objects whose ``fetch`` decides
-where an answer comes from, so that nothing is ever asked of a model.
+"""The model caches a replication runs with: ``AnsweringCache`` objects (the models layer's
+EDSL caches that never ask a model) deciding where an answer comes from.
 
 - :class:`PackageCache`: the package's entries only; a call not in them is a
   :class:`CacheMiss` (the turn fails and the difference is reported), never a model call.
@@ -15,80 +15,12 @@ from __future__ import annotations
 import json
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from edsl.caching import Cache, CacheEntry
-
-from conversation.exceptions import ConversationError
+from conversation.models.answering_cache import AnsweringCache, CacheMiss, Call
 
 
-class CacheMiss(ConversationError):
-    """A replicated call whose answer is not in the cache it may use (never asked of a model)."""
-
-    def __init__(self, key: str, model: str) -> None:
-        self.key = key
-        super().__init__(f"{model}: call {key} is not in the package's model cache")
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """One call a run made: its cache key and the entry that answered it (``to_dict`` form)."""
-
-    key: str
-    entry: dict[str, Any]
-
-
-class _Answering(Cache):  # type: ignore[misc]
-    """A ``Cache`` whose fetch is :meth:`answer`; what it answered is in ``calls``."""
-
-    def __init__(self) -> None:
-        super().__init__(data={})
-        self.calls: list[Call] = []
-        self.misses: list[str] = []
-
-    def fetch(  # type: ignore[override]
-        self,
-        *,
-        model: str,
-        parameters: dict[str, Any],
-        system_prompt: str,
-        user_prompt: str,
-        iteration: int,
-        validated: bool = False,
-        remote_fetch: bool = False,
-    ) -> tuple[str | None, str]:
-        key = CacheEntry.gen_key(
-            model=model,
-            parameters=parameters,
-            system_prompt=system_prompt,
-            user_prompt=user_prompt,
-            iteration=iteration,
-        )
-        asked = {
-            "model": model,
-            "parameters": parameters,
-            "system_prompt": system_prompt,
-            "user_prompt": user_prompt,
-            "iteration": iteration,
-        }
-        entry = self.answer(key, asked)
-        if entry is None:
-            self.misses.append(key)
-            raise CacheMiss(key, model)
-        self.calls.append(Call(key, entry))
-        found = CacheEntry.from_dict(entry)
-        self.fetched_data[key] = found
-        return found.output, key
-
-    def store(self, *args: Any, **kwargs: Any) -> str:  # pragma: no cover - fetch never misses
-        raise CacheMiss("(store)", str(kwargs.get("model")))
-
-    def answer(self, key: str, asked: Mapping[str, Any]) -> dict[str, Any] | None:
-        raise NotImplementedError
-
-
-class PackageCache(_Answering):
+class PackageCache(AnsweringCache):
     """The package's cache entries (``{key: entry}``), nothing else."""
 
     def __init__(self, entries: Mapping[str, Mapping[str, Any]]) -> None:
@@ -99,7 +31,7 @@ class PackageCache(_Answering):
         return self._entries.get(key)
 
 
-class SourceCache(_Answering):
+class SourceCache(AnsweringCache):
     """Answers looked up in the source database by key (``lookup(keys) -> {key: entry}``)."""
 
     def __init__(self, lookup: Callable[[list[str]], Mapping[str, Mapping[str, Any]]]) -> None:
@@ -111,7 +43,7 @@ class SourceCache(_Answering):
         return None if found is None else dict(found)
 
 
-class TranslatingCache(_Answering):
+class TranslatingCache(AnsweringCache):
     """Answers each call with the next of ``originals`` (the raw run's calls, in order), its
     text passed through ``translate`` and its prompts the ones asked now."""
 
@@ -131,9 +63,27 @@ class TranslatingCache(_Answering):
         }
 
 
+#: Fields of a provider's response that describe it rather than say anything (``"object":
+#: "chat.completion"`` read as a URL once): never translated.
+STRUCTURAL_FIELDS = frozenset(
+    {
+        "id",
+        "object",
+        "model",
+        "role",
+        "type",
+        "finish_reason",
+        "stop_reason",
+        "system_fingerprint",
+        "service_tier",
+    }
+)
+
+
 def translated_output(output: Any, translate: Callable[[str], str]) -> Any:
     """A stored answer's raw output with every string in it translated (a JSON string is read,
-    each string value translated, written back)."""
+    each string value translated, written back), except the response's structural fields
+    (:data:`STRUCTURAL_FIELDS`)."""
     if not isinstance(output, str):
         return _walk(output, translate)
     try:
@@ -149,7 +99,7 @@ def _walk(value: Any, translate: Callable[[str], str]) -> Any:
     if isinstance(value, list):
         return [_walk(v, translate) for v in value]
     if isinstance(value, dict):
-        return {k: _walk(v, translate) for k, v in value.items()}
+        return {k: v if k in STRUCTURAL_FIELDS else _walk(v, translate) for k, v in value.items()}
     return value
 
 

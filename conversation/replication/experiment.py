@@ -8,18 +8,23 @@ definition, or the plan alone). Replicated by the same ``replicate`` as a study'
 from __future__ import annotations
 
 import json
-import tempfile
+import time
 import tomllib
 from pathlib import Path
-from typing import Any
 
 import storage
 from conversation.boundary import translated
 from conversation.exceptions import ConversationValueError
-from conversation.replication.package import PackageSource, Written, write_package
+from conversation.replication.package import (
+    PackageSource,
+    Written,
+    transcript_rows,
+    write_package,
+)
 from conversation.replication.plan import PlanIn, plan_place
 from conversation.replication.provenance import database, environment, program
-from conversation.replication.worlds import RoomWorld, build_room
+from conversation.replication.scrubbing import Scrubbing
+from conversation.replication.worlds import RoomSource, build_rooms
 from conversation.text.schema import validated
 
 
@@ -48,34 +53,25 @@ def package_experiment(
     scrub: bool = True,
 ) -> Written:
     """Write the experiment's replication package into ``out`` (and ``out.zip``)."""
+    started = time.perf_counter()
     with translated():
         experiment = storage.get_experiment(db, experiment_id)
         room_ids = storage.experiment_room_ids(db, experiment_id)
         records = [storage.get_room(db, room_id) for room_id in room_ids]
-    scrubber = cache_scrubber = None
-    if scrub:
-        from conversation.privacy import Scrubber
-
-        scrubber, cache_scrubber = Scrubber(), Scrubber()
-    rooms: list[RoomWorld] = []
-    with tempfile.TemporaryDirectory(prefix="package-") as scratch_dir:
-        scratch = storage.Database(f"sqlite:///{scratch_dir}/world.db")
-        try:
-            for index, record in enumerate(records, start=1):
-                rooms.append(
-                    build_room(
-                        db,
-                        scratch,
-                        name=f"room-{index:04d}",
-                        room_id=int(record.id or 0),
-                        condition=record.condition,
-                        translate=scrubber.scrub if scrubber else None,
-                        translate_calls=cache_scrubber.scrub if cache_scrubber else None,
-                        meta={"replicate": record.replicate},
-                    )
-                )
-        finally:
-            scratch.dispose()
+    scrubbing = Scrubbing.make(scrub)
+    rooms = build_rooms(
+        db,
+        (
+            RoomSource(
+                f"room-{index:04d}",
+                int(record.id or 0),
+                record.condition,
+                meta={"replicate": record.replicate},
+            )
+            for index, record in enumerate(records, start=1)
+        ),
+        scrubbing,
+    )
     created = [r.created_at for r in records]
     source = PackageSource(
         kind="experiment",
@@ -85,13 +81,7 @@ def package_experiment(
         plan=plan or PlanIn(),
         rooms=rooms,
         people=[],
-        scrubbed=scrubber is not None,
-        scrub_lines=(
-            [*scrubber.report.lines(), f"model cache: {cache_scrubber.report.lines()[0]}"]
-            if scrubber is not None and cache_scrubber is not None
-            else []
-        ),
-        scrub_report=scrubber.report.to_dict() if scrubber is not None else None,
+        scrubbing=scrubbing,
         provenance={"program": program(), "environment": environment(), "database": database(db)},
         dates={
             "experiment_created": experiment.created_at.isoformat(),
@@ -99,26 +89,9 @@ def package_experiment(
             "last_room": max(created).isoformat() if created else None,
         },
         command=f"python -m conversation.experiments replicate {Path(out)}",
-        tables={"transcripts": _transcripts(rooms)},
+        tables={"transcripts": transcript_rows(rooms, "replicate")},
     )
-    return write_package(source, out)
-
-
-def _transcripts(rooms: list[RoomWorld]) -> list[dict[str, Any]]:
-    return [
-        {
-            "room": room.name,
-            "condition": room.condition,
-            "replicate": room.meta.get("replicate"),
-            "seq": e["seq"],
-            "kind": e["kind"],
-            "speaker": e["speaker"],
-            "content": e["content"],
-        }
-        for room in rooms
-        for e in room.export["events"]
-        if e.get("kind") in ("human", "agent")
-    ]
+    return write_package(source, out, started=started)
 
 
 __all__ = ["package_experiment", "read_plan"]

@@ -36,7 +36,9 @@ from typing import Any
 from conversation.exceptions import ConversationValueError
 from conversation.replication.analysis import Unit, ask_judges, compute, transcript_of
 from conversation.replication.plan import PlanIn
+from conversation.replication.scrubbing import Scrubbing
 from conversation.replication.worlds import RoomMode, RoomWorld
+from conversation.vocabulary import EventKind
 
 PACKAGE_FORMAT = "rooms-replication-package"
 PACKAGE_VERSION = 1
@@ -54,9 +56,7 @@ class PackageSource:
     plan: PlanIn
     rooms: list[RoomWorld]
     people: list[Unit]
-    scrubbed: bool
-    scrub_lines: list[str]
-    scrub_report: dict[str, Any] | None
+    scrubbing: Scrubbing
     provenance: dict[str, Any]
     dates: dict[str, Any]
     command: str
@@ -97,65 +97,95 @@ def analyse(plan: PlanIn, rooms: Sequence[RoomWorld], people: Sequence[Unit], ca
     return compute(plan, units, people, judges)
 
 
-def write_package(source: PackageSource, folder: str | Path) -> Written:
-    """Write ``source`` into ``folder`` (which must not exist, or be empty) and a zip beside
-    it; the analysis is computed here (its judges' calls cached into the package)."""
-    started = time.perf_counter()
-    root = Path(folder)
-    if root.exists() and any(root.iterdir()):
-        raise ConversationValueError(f"--out {str(root)!r} is not empty: give a new folder")
-    root.mkdir(parents=True, exist_ok=True)
-    files: dict[str, bytes] = {}
+class _Folder:
+    """A package's folder being written: every file's bytes kept for the manifest's sha256."""
 
-    def put(name: str, data: bytes) -> None:
-        files[name] = data
-        path = root / name
+    def __init__(self, root: Path) -> None:
+        if root.exists() and any(root.iterdir()):
+            raise ConversationValueError(f"--out {str(root)!r} is not empty: give a new folder")
+        root.mkdir(parents=True, exist_ok=True)
+        self.root = root
+        self.files: dict[str, bytes] = {}
+
+    def put(self, name: str, data: bytes) -> None:
+        self.files[name] = data
+        path = self.root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
 
-    put("definition/definition.json", _json(source.definition))
+    def digests(self) -> dict[str, str]:
+        return {name: hashlib.sha256(data).hexdigest() for name, data in sorted(self.files.items())}
+
+
+def write_package(
+    source: PackageSource, folder: str | Path, *, started: float | None = None
+) -> Written:
+    """Write ``source`` into ``folder`` (which must not exist, or be empty) and a zip beside
+    it; the analysis is computed here (its judges' calls cached into the package).
+    ``started``: the ``time.perf_counter()`` the packaging began at (the rooms' runs before
+    this call count in ``Written.seconds``; default: now)."""
+    started = time.perf_counter() if started is None else started
+    out = _Folder(Path(folder))
+    out.put("definition/definition.json", _json(source.definition))
     for name, document in source.documents.items():
-        put(f"definition/{name}.json", _json(document))
-    put("data/people.json", _json([_unit(u) for u in source.people]))
+        out.put(f"definition/{name}.json", _json(document))
+    out.put("data/people.json", _json([_unit(u) for u in source.people]))
     for name, rows in source.tables.items():
-        put(f"data/{name}.csv", _csv(rows))
+        out.put(f"data/{name}.csv", _csv(rows))
+    report = source.scrubbing.report()
+    if report is not None:
+        out.put("data/scrub_report.json", _json(report))
     entries: dict[str, Any] = {}
     for room in source.rooms:
-        put(f"rooms/{room.name}.json", _json(room.export))
+        out.put(f"rooms/{room.name}.json", _json(room.export))
         for call in room.calls:
             entries.setdefault(call.key, call.entry)
-    put(
-        "cache/model_cache.jsonl",
-        _jsonl({"key": k, "entry": v} for k, v in sorted(entries.items())),
+    out.put("cache/model_cache.jsonl", _cache_lines(entries))
+    results, judge_entries = _analysis(source)
+    out.put("cache/analysis_cache.jsonl", _cache_lines(judge_entries))
+    out.put("analysis/plan.json", _json(source.plan.model_dump(mode="json")))
+    out.put("analysis/results.json", _json(results))
+    manifest = _manifest(source, out.digests())
+    readme = _readme(source, manifest, results, len(entries), len(judge_entries))
+    out.put("README.md", readme.encode("utf-8"))
+    manifest["files"] = out.digests()
+    (out.root / MANIFEST).write_bytes(_json(manifest))
+    archive = Path(shutil.make_archive(str(out.root), "zip", root_dir=out.root))
+    return Written(
+        folder=out.root,
+        zip=archive,
+        folder_bytes=sum(p.stat().st_size for p in out.root.rglob("*") if p.is_file()),
+        zip_bytes=archive.stat().st_size,
+        seconds=time.perf_counter() - started,
+        rooms=len(source.rooms),
+        calls=len(entries),
+        source_differences=len(manifest["source_differences"]),
     )
+
+
+def _analysis(source: PackageSource) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The plan's results over the source, and the judges' calls that gave them (each judge
+    asked through a fresh cache of its own)."""
+    from conversation.models.answering_cache import cache_entries, empty_cache
+
     caches: dict[str, Any] = {}
 
     def cache_for(judge: Any) -> Any:
-        from edsl.caching import Cache
-
-        return caches.setdefault(json.dumps(judge, sort_keys=True), Cache(data={}))
+        return caches.setdefault(json.dumps(judge, sort_keys=True), empty_cache())
 
     results = analyse(source.plan, source.rooms, source.people, cache_for)
-    analysis_entries = {
-        key: entry.to_dict() for cache in caches.values() for key, entry in cache.data.items()
-    }
-    put(
-        "cache/analysis_cache.jsonl",
-        _jsonl({"key": k, "entry": v} for k, v in sorted(analysis_entries.items())),
-    )
-    put("analysis/plan.json", _json(source.plan.model_dump(mode="json")))
-    put("analysis/results.json", _json(results))
-    if source.scrub_report is not None:
-        put("data/scrub_report.json", _json(source.scrub_report))
-    differences = [f"{r.name}: {line}" for r in source.rooms for line in r.source_differences]
-    manifest: dict[str, Any] = {
+    return results, {k: v for cache in caches.values() for k, v in cache_entries(cache).items()}
+
+
+def _manifest(source: PackageSource, files: dict[str, str]) -> dict[str, Any]:
+    return {
         "format": PACKAGE_FORMAT,
         "version": PACKAGE_VERSION,
         "kind": source.kind,
         "name": source.name,
         "identifier": source.identifier,
         "created_at": datetime.now(UTC).isoformat(),
-        "scrubbed": source.scrubbed,
+        "scrubbed": source.scrubbing.on,
         "rooms": [
             {
                 "name": r.name,
@@ -170,25 +200,39 @@ def write_package(source: PackageSource, folder: str | Path) -> Written:
         ],
         "provenance": source.provenance,
         "dates": source.dates,
-        "source_differences": differences,
-        "files": {name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())},
+        "source_differences": [
+            f"{r.name}: {line}" for r in source.rooms for line in r.source_differences
+        ],
+        "files": files,
     }
-    readme = _readme(source, manifest, results, len(entries), len(analysis_entries))
-    put("README.md", readme.encode("utf-8"))
-    manifest["files"]["README.md"] = hashlib.sha256(files["README.md"]).hexdigest()
-    (root / MANIFEST).write_bytes(_json(manifest))
-    archive = Path(shutil.make_archive(str(root), "zip", root_dir=root))
-    size = sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
-    return Written(
-        folder=root,
-        zip=archive,
-        folder_bytes=size,
-        zip_bytes=archive.stat().st_size,
-        seconds=time.perf_counter() - started,
-        rooms=len(source.rooms),
-        calls=len(entries),
-        source_differences=len(differences),
-    )
+
+
+def _cache_lines(entries: Mapping[str, Any]) -> bytes:
+    return _jsonl({"key": k, "entry": v} for k, v in sorted(entries.items()))
+
+
+def transcript_rows(rooms: Sequence[RoomWorld], *meta: str) -> list[dict[str, Any]]:
+    """The messages of a package's rooms, one row each (the ``transcripts`` table): room,
+    condition, the rooms' ``meta`` values named, seq, kind, speaker, content, when."""
+    return [
+        {
+            "room": room.name,
+            "condition": room.condition,
+            **{key: room.meta.get(key) for key in meta},
+            "seq": event["seq"],
+            "kind": event["kind"],
+            "speaker": event["speaker"],
+            "content": event["content"],
+            "at": event.get("created_at"),
+        }
+        for room in rooms
+        for event in room.export["events"]
+        if event.get("kind") in (EventKind.HUMAN, EventKind.AGENT)
+    ]
+
+
+def _article(word: str) -> str:
+    return "An" if word[:1].lower() in "aeiou" else "A"
 
 
 def _unit(unit: Unit) -> dict[str, Any]:
@@ -236,15 +280,11 @@ def _readme(
     calls: int,
     judge_calls: int,
 ) -> str:
-    prov = source.provenance
-    program = prov.get("program", {})
-    env = prov.get("environment", {})
-    db = prov.get("database", {})
     modes = {m: sum(r.mode == m for r in source.rooms) for m in (RoomMode.RERUN, RoomMode.REPLAY, RoomMode.SKIPPED)}  # fmt: skip
     lines = [
         f"# Replication package: {source.name}",
         "",
-        f"A {source.kind} ({source.identifier}) of the conversation-rooms lab, packaged "
+        f"{_article(source.kind)} {source.kind} ({source.identifier}) of the conversation-rooms lab, packaged "
         f"{manifest['created_at']}. Shaped after the AEA Data Editor's replication package "
         "template: what was run, with what, on which data, and how to run it again.",
         "",
@@ -261,31 +301,11 @@ def _readme(
         "",
         "## Provenance",
         "",
-        f"- program: {program.get('name')} {program.get('version')}, git commit "
-        f"{program.get('git_commit') or 'unknown'}"
-        + (" (with uncommitted changes)" if program.get("git_dirty") else ""),
-        f"- Python {env.get('python')}; libraries: "
-        + ", ".join(f"{k} {v}" for k, v in (env.get("libraries") or {}).items() if v),
-        f"- database: {db.get('dialect')} {db.get('url')}, schema revision {db.get('revision')}",
-        *(f"- {k.replace('_', ' ')}: {v}" for k, v in source.dates.items()),
-        *source.notes,
+        *_provenance_lines(source),
         "",
         "## Personal data",
         "",
-    ]
-    if source.scrubbed:
-        lines += [
-            "Transcripts, survey answers and the model cache are scrubbed (Microsoft Presidio): "
-            "personal data replaced by typed placeholders (`<EMAIL>`, `<PHONE>`, ...).",
-            "",
-            *(f"- {line}" for line in source.scrub_lines),
-        ]
-    else:
-        lines += [
-            "**Not scrubbed** (`--no-scrub` was given): transcripts, answers and the model "
-            "cache hold what people wrote, as they wrote it. Share it only where that is allowed."
-        ]
-    lines += [
+        *_personal_data_lines(source),
         "",
         "## Contents",
         "",
@@ -300,7 +320,48 @@ def _readme(
         "",
         "## Results",
         "",
+        *_results_lines(source.plan, results),
     ]
+    if manifest["source_differences"]:
+        lines += ["", "## Differences found while packaging", ""]
+        lines += [f"- {d}" for d in manifest["source_differences"]]
+    return "\n".join(lines) + "\n"
+
+
+def _provenance_lines(source: PackageSource) -> list[str]:
+    program = source.provenance.get("program", {})
+    env = source.provenance.get("environment", {})
+    db = source.provenance.get("database", {})
+    return [
+        f"- program: {program.get('name')} {program.get('version')}, git commit "
+        f"{program.get('git_commit') or 'unknown'}"
+        + (" (with uncommitted changes)" if program.get("git_dirty") else ""),
+        f"- Python {env.get('python')}; libraries: "
+        + ", ".join(f"{k} {v}" for k, v in (env.get("libraries") or {}).items() if v),
+        f"- database: {db.get('dialect')} {db.get('url')}, schema revision {db.get('revision')}",
+        *(f"- {k.replace('_', ' ')}: {v}" for k, v in source.dates.items()),
+        *source.notes,
+    ]
+
+
+def _personal_data_lines(source: PackageSource) -> list[str]:
+    if not source.scrubbing.on:
+        return [
+            "**Not scrubbed** (`--no-scrub` was given): transcripts, answers and the model "
+            "cache hold what people wrote, as they wrote it. Share it only where that is allowed."
+        ]
+    return [
+        "Transcripts, survey answers and the model cache are scrubbed (Microsoft Presidio): "
+        "personal data replaced by typed placeholders (`<EMAIL>`, `<PHONE>`, ...).",
+        "",
+        *(f"- {line}" for line in source.scrubbing.lines()),
+    ]
+
+
+def _results_lines(plan: PlanIn, results: Mapping[str, Any]) -> list[str]:
+    lines = []
+    if not plan.questions and not plan.statistics:
+        lines.append("No analysis plan was given: the package holds the transcripts only.")
     for statistic in results.get("statistics", []):
         lines.append(f"- {statistic['name']} ({statistic['statistic']} of {statistic['measure']}):")
         for which in ("all", "with_exclusions"):
@@ -310,11 +371,15 @@ def _readme(
             ]
             lines.append(f"  - {which.replace('_', ' ')}: " + "; ".join(parts))
     excluded = results.get("exclusions", {}).get("excluded") or []
-    lines += ["", f"Excluded by the preregistered rules: {len(excluded)} people."]
-    if manifest["source_differences"]:
-        lines += ["", "## Differences found while packaging", ""]
-        lines += [f"- {d}" for d in manifest["source_differences"]]
-    return "\n".join(lines) + "\n"
+    return [*lines, "", f"Excluded by the preregistered rules: {len(excluded)} people."]
 
 
-__all__ = ["MANIFEST", "PACKAGE_FORMAT", "PackageSource", "Written", "analyse", "write_package"]
+__all__ = [
+    "MANIFEST",
+    "PACKAGE_FORMAT",
+    "PackageSource",
+    "Written",
+    "analyse",
+    "transcript_rows",
+    "write_package",
+]

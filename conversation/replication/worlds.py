@@ -16,8 +16,10 @@ source's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 import storage
@@ -29,10 +31,11 @@ from conversation.replication.rooms import (
     replay_turn,
     rerun_room,
 )
-from conversation.vocabulary import TurnState
+from conversation.replication.scrubbing import Scrubbing
+from conversation.vocabulary import RoomStatus, TurnState
 
 
-class RoomMode:
+class RoomMode(StrEnum):
     """How a room is run again (the manifest's words)."""
 
     RERUN = "rerun"
@@ -49,7 +52,7 @@ class RoomWorld:
     name: str
     source_id: int
     condition: str | None
-    mode: str
+    mode: RoomMode
     export: dict[str, Any]
     calls: list[Call] = field(default_factory=list)
     reason: str | None = None
@@ -62,6 +65,43 @@ def _lookup(db: storage.Database) -> Callable[[list[str]], Mapping[str, Any]]:
         return storage.cached_responses(db, keys)
 
     return find
+
+
+@dataclass(frozen=True, slots=True)
+class RoomSource:
+    """A source room to put in a package: its name there, its id, condition, why it is not
+    run again (None: it is), and what the package records with it (``meta``)."""
+
+    name: str
+    room_id: int
+    condition: str | None
+    skip: str | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+
+def build_rooms(
+    source: storage.Database, rooms: Iterable[RoomSource], scrubbing: Scrubbing
+) -> list[RoomWorld]:
+    """Every room's world (:func:`build_room`), run in one scratch database that is gone after."""
+    with tempfile.TemporaryDirectory(prefix="package-") as scratch_dir:
+        scratch = storage.Database(f"sqlite:///{scratch_dir}/world.db")
+        try:
+            return [
+                build_room(
+                    source,
+                    scratch,
+                    name=room.name,
+                    room_id=room.room_id,
+                    condition=room.condition,
+                    translate=scrubbing.translate,
+                    translate_calls=scrubbing.translate_calls,
+                    skip=room.skip,
+                    meta=room.meta,
+                )
+                for room in rooms
+            ]
+        finally:
+            scratch.dispose()
 
 
 def build_room(
@@ -219,7 +259,10 @@ def rerun_differences(
                 lines.append(
                     f"seq {a[0]} ({a[2]}): {_short(b[3])} ({b[4]}) instead of {_short(a[3])}"
                 )
-    if status != expected.get("status") and expected.get("status") in {"settled", "terminated"}:
+    if status != expected.get("status") and expected.get("status") in {
+        RoomStatus.SETTLED,
+        RoomStatus.TERMINATED,
+    }:
         lines.append(f"the room ended {status}, not {expected.get('status')}")
     return lines
 
@@ -229,4 +272,12 @@ def _short(text: Any) -> str:
     return value if len(value) <= 80 else value[:77] + "...'"
 
 
-__all__ = ["RoomMode", "RoomWorld", "build_room", "rerun_differences", "turn_difference"]
+__all__ = [
+    "RoomMode",
+    "RoomSource",
+    "RoomWorld",
+    "build_room",
+    "build_rooms",
+    "rerun_differences",
+    "turn_difference",
+]

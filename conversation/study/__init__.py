@@ -6,6 +6,7 @@ By concept: ``definition/`` (the study file at the door), ``record`` (a launched
 definition in force), ``participant/`` (a participant's token, acts and page, and what a process serving many
 pages reads for all of them at once: ``watch``), ``clock/``
 (everything time-driven: ``tick``, the lobby's draw, seats people left, ordered turns),
+``payouts/`` (what each person earns under ``[payouts]``, Prolific's bonus file),
 ``researcher/`` (launch and switches, amendments, the listing, the monitor, the exports),
 ``preregistration/`` (a frozen bundle and the rule that refuses an edit of its fields),
 ``errors`` (the refusals a participant reads) and ``cli`` (``python -m conversation.study
@@ -57,6 +58,14 @@ from conversation.study.participant.watch import (
     seat_drafts,
     view_markers,
 )
+from conversation.study.payouts import (
+    Earnings,
+    PayoutLine,
+    PayoutReport,
+    PersonPayout,
+    prolific_bonus_csv,
+    study_payouts,
+)
 from conversation.study.preregistration import (
     Bundle,
     FrozenFieldChanged,
@@ -71,12 +80,13 @@ from conversation.study.researcher.amend import (
     Preregistration,
     amend_study,
     launch_frozen,
-    preregistration,
     study_amendments,
+    study_preregistration,
 )
 from conversation.study.researcher.attrition import BEFORE_ASSIGNMENT, AttritionRow
 from conversation.study.researcher.exports import (
     participants_table,
+    payouts_table,
     recruitment_table,
     study_events_table,
     survey_answers,
@@ -123,6 +133,7 @@ __all__ = [
     "Bundle",
     "ConsentRecord",
     "Draw",
+    "Earnings",
     "ExclusionReport",
     "ExitInfo",
     "FrozenFieldChanged",
@@ -134,6 +145,9 @@ __all__ = [
     "NotNow",
     "ParticipantToken",
     "ParticipantView",
+    "PayoutLine",
+    "PayoutReport",
+    "PersonPayout",
     "SeatDraft",
     "Preregistration",
     "SeenMessage",
@@ -181,8 +195,10 @@ __all__ = [
     "on_local_commit",
     "participant_view",
     "participants_table",
+    "payouts_table",
     "post_as_participant",
-    "preregistration",
+    "prolific_bonus_csv",
+    "study_preregistration",
     "read_bundle",
     "read_definition",
     "recruitment_table",
@@ -195,6 +211,7 @@ __all__ = [
     "study_events_table",
     "study_links",
     "study_monitor",
+    "study_payouts",
     "survey_answers",
     "survey_results",
     "tick",

@@ -11,19 +11,25 @@ No recruitment id, token or consent-free personal field is in it.
 
 from __future__ import annotations
 
-import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
 import storage
 from conversation.boundary import translated
 from conversation.replication.analysis import Unit, signal_values
-from conversation.replication.package import PackageSource, Written, write_package
+from conversation.replication.package import (
+    PackageSource,
+    Written,
+    transcript_rows,
+    write_package,
+)
 from conversation.replication.provenance import database, environment, program
-from conversation.replication.worlds import RoomWorld, build_room
+from conversation.replication.scrubbing import Scrubbing
+from conversation.replication.worlds import RoomSource, build_rooms
 from conversation.study.consent import consent_versions
 from conversation.study.record import get_study, study_definition
-from conversation.study.researcher.amend import preregistration
+from conversation.study.researcher.amend import study_preregistration
 from conversation.study.researcher.exports import (
     participants_table,
     present,
@@ -39,6 +45,7 @@ def package_study(
     db: storage.Database, code: str, out: str | Path, *, scrub: bool = True
 ) -> Written:
     """Write the study's replication package into ``out`` (and ``out.zip``)."""
+    started = time.perf_counter()
     study = get_study(db, code)
     definition = study_definition(db, study)
     with translated():
@@ -47,56 +54,29 @@ def package_study(
         groups = storage.list_groups(db, study.id)
     people = present(everyone)
     withdrawn = {int(p.id or 0) for p in everyone} - {int(p.id or 0) for p in people}
+    # A withdrawn person's group, whether or not they still hold its seat (a person who
+    # withdraws mid-room leaves their seat to the dropout rule, but their messages are gone).
+    left_groups = {p.group_id for p in everyone if int(p.id or 0) in withdrawn and p.group_id}
     names = {int(p.id or 0): p.pseudonym for p in people}
-    scrubber = cache_scrubber = None
-    if scrub:
-        from conversation.privacy import Scrubber
-
-        known = [p.recruitment_id for p in everyone if p.recruitment_id]
-        scrubber, cache_scrubber = Scrubber(known_ids=known), Scrubber(known_ids=known)
-    translate = scrubber.scrub if scrubber is not None else None
-    rooms: list[RoomWorld] = []
-    with tempfile.TemporaryDirectory(prefix="package-") as scratch_dir:
-        scratch = storage.Database(f"sqlite:///{scratch_dir}/world.db")
-        try:
-            for index, group in enumerate(groups, start=1):
-                if group.room_id is None:
-                    continue
-                seated = [v for v in (group.seats or {}).values() if isinstance(v, int)]
-                rooms.append(
-                    build_room(
-                        db,
-                        scratch,
-                        name=f"room-{index:04d}",
-                        room_id=int(group.room_id),
-                        condition=group.condition,
-                        translate=translate,
-                        translate_calls=cache_scrubber.scrub if cache_scrubber else None,
-                        skip=WITHDREW if set(seated) & withdrawn else None,
-                        meta={
-                            "group": group.number,
-                            "people": [names[p] for p in seated if p in names],
-                        },
-                    )
-                )
-        finally:
-            scratch.dispose()
+    scrubbing = Scrubbing.make(
+        scrub, known_ids=[p.recruitment_id for p in everyone if p.recruitment_id]
+    )
+    rooms = build_rooms(db, _room_sources(groups, names, withdrawn, left_groups), scrubbing)
     measures = {s.pseudonym: s.measures for s in signal_summaries(db, code)}
-    units = [_person(p, measures.get(p.pseudonym, {}), scrubber) for p in people]
-    record = preregistration(db, code)
+    units = [_person(p, measures.get(p.pseudonym, {}), scrubbing) for p in people]
+    record = study_preregistration(db, code)
     documents: dict[str, Any] = {
         "consent_versions": [v.to_dict() for v in consent_versions(db, code)],
         "amendments": [a.to_dict() for a in record.amendments],
     }
     if record.bundle is not None:
         documents["bundle"] = record.bundle
-    scrub_value = scrubber.scrub_value if scrubber is not None else (lambda v: v)
     tables = {
-        "participants": [scrub_value(r) for r in participants_table(db, code)],
+        "participants": [scrubbing.value(r) for r in participants_table(db, code)],
         "signals": signals_table(db, code),
-        "study_log": [scrub_value(r) for r in study_events_table(db, code)],
+        "study_log": [scrubbing.value(r) for r in study_events_table(db, code)],
         "assignments": [_assignment(g, names) for g in groups],
-        "transcripts": _transcripts(rooms),
+        "transcripts": transcript_rows(rooms, "group"),
     }
     source = PackageSource(
         kind="study",
@@ -106,13 +86,7 @@ def package_study(
         plan=definition.model.analysis,
         rooms=rooms,
         people=units,
-        scrubbed=scrubber is not None,
-        scrub_lines=(
-            [*scrubber.report.lines(), f"model cache: {cache_scrubber.report.lines()[0]}"]
-            if scrubber is not None and cache_scrubber is not None
-            else []
-        ),
-        scrub_report=scrubber.report.to_dict() if scrubber is not None else None,
+        scrubbing=scrubbing,
         provenance={"program": program(), "environment": environment(), "database": database(db)},
         dates=_dates(row, everyone),
         command=f"python -m conversation.study replicate {Path(out)}",
@@ -120,16 +94,36 @@ def package_study(
         tables=tables,
         notes=_notes(record, withdrawn),
     )
-    return write_package(source, out)
+    return write_package(source, out, started=started)
 
 
-def _person(person: Any, measures: dict[str, Any], scrubber: Any) -> Unit:
+def _room_sources(
+    groups: list[Any], names: dict[int, str], withdrawn: set[int], left_groups: set[Any]
+) -> list[RoomSource]:
+    """Every group's room; a room a withdrawn person sat in is skipped (:data:`WITHDREW`)."""
+    found = []
+    for index, group in enumerate(groups, start=1):
+        if group.room_id is None:
+            continue
+        seated = [v for v in (group.seats or {}).values() if isinstance(v, int)]
+        gone = group.id in left_groups or bool(set(seated) & withdrawn)
+        found.append(
+            RoomSource(
+                f"room-{index:04d}",
+                int(group.room_id),
+                group.condition,
+                skip=WITHDREW if gone else None,
+                meta={"group": group.number, "people": [names[p] for p in seated if p in names]},
+            )
+        )
+    return found
+
+
+def _person(person: Any, measures: dict[str, Any], scrubbing: Scrubbing) -> Unit:
     values: dict[str, Any] = signal_values(measures)
     for source, answers in (("pre", person.pre_survey), ("post", person.post_survey)):
         for question, answer in (answers or {}).items():
-            values[f"{source}.{question}"] = (
-                scrubber.scrub_value(answer) if scrubber is not None else answer
-            )
+            values[f"{source}.{question}"] = scrubbing.value(answer)
     return Unit(person.pseudonym, person.condition or "", values)
 
 
@@ -154,27 +148,6 @@ def _assignment(group: Any, names: dict[int, str]) -> dict[str, Any]:
         "started_at": group.started_at,
         "ended_at": group.ended_at,
     }
-
-
-def _transcripts(rooms: list[RoomWorld]) -> list[dict[str, Any]]:
-    rows = []
-    for room in rooms:
-        for event in room.export["events"]:
-            if event.get("kind") not in ("human", "agent"):
-                continue
-            rows.append(
-                {
-                    "room": room.name,
-                    "condition": room.condition,
-                    "group": room.meta.get("group"),
-                    "seq": event["seq"],
-                    "kind": event["kind"],
-                    "speaker": event["speaker"],
-                    "content": event["content"],
-                    "at": event.get("created_at"),
-                }
-            )
-    return rows
 
 
 def _dates(row: Any, people: list[Any]) -> dict[str, Any]:

@@ -19,6 +19,10 @@ Values are flat (text, numbers, booleans, ``None``): lists are JSON arrays as te
 - ``passed``: the turn published nothing (a pass, a skipped/abandoned/failed turn, no pick);
 - ``picked_by`` / ``rejected_candidates``: who picked (a coordinator-after turn's picker, or the
   coordinator agent of a pick turn) and the drafts not chosen (``[{"speaker", "text"}]``);
+- ``hand_raised`` / ``hand_reason`` / ``ready_to_end`` / ``hand_decided_by``: an agent's
+  hand-raising decision stored with its turn (``data.decision``, issue 33): whether it chose to
+  speak, its reason, whether it was ready to end, and who decided (``model``, or ``rule``: a rule
+  of the room kept its hand down without a call); ``None`` for a turn without one;
 - ``chosen_because``: why the planner chose the speaker; ``cache_hit``: the reply came from the
   model cache; ``model``, tokens, ``cost`` (US dollars): the turn's usage.
 """
@@ -49,6 +53,10 @@ PROVENANCE_COLUMNS = [
     "picked_by",
     "rejected_candidates",
     "chosen_because",
+    "hand_raised",
+    "hand_reason",
+    "ready_to_end",
+    "hand_decided_by",
     "cache_hit",
     "model",
     "input_tokens",
@@ -88,6 +96,7 @@ def provenance_row(event: Any, *, times_as_text: bool = True) -> dict[str, Any]:
         {"verb": d.get("verb"), "by": d.get("by"), "at": d.get("at")} for d in entry.decisions
     ]
     edited = data.get("draft") is not None and bool(data.get("edited"))
+    hand = entry.decision or {}
     cache_hit = data.get("cache_hit")
     return {
         "room_id": row.room_id,
@@ -113,6 +122,10 @@ def provenance_row(event: Any, *, times_as_text: bool = True) -> dict[str, Any]:
             ]
         ),
         "chosen_because": str(data["chosen_because"]) if data.get("chosen_because") else None,
+        "hand_raised": bool(hand["should_respond"]) if "should_respond" in hand else None,
+        "hand_reason": str(hand["reason"]) if hand.get("reason") else None,
+        "ready_to_end": bool(hand["ready_to_end"]) if "ready_to_end" in hand else None,
+        "hand_decided_by": str(hand["by"]) if hand.get("by") else None,
         "cache_hit": bool(cache_hit) if cache_hit is not None else None,
         "model": row.model,
         "input_tokens": row.input_tokens,

@@ -6,6 +6,7 @@ in fragments (a widget change reruns its panel only)."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import storage
@@ -218,3 +219,35 @@ def test_branches_are_compared_aligned_by_what_the_messages_are() -> None:
     assert [r[4] for r in rows] == [False, True, False, False]  # one row differs, not three
     assert rows[1] == (4, None, "[Forked from #3.]", "", True)
     assert [row_label(r) for r in rows] == ["#3 =", "#4 / #- ≠", "#5 / #4 =", "#6 / #5 ="]
+
+
+def test_the_turn_details_show_an_agents_hand(db: Database) -> None:
+    """Issue 33: a hand-raising turn's decision (raised or not, its reason, ready to end, who
+    decided) is in the Room page's turn details."""
+    import json
+
+    from edsl import Agent, AgentList
+
+    from conversation.models import OfflineModel
+    from conversation.planning.planner import RoundRobinRoomPlanner
+    from tests.support.room_common import drive_with
+
+    room = Room.create(
+        db,
+        name="hands",
+        agents=AgentList([Agent(name="Mediator")]),
+        planner=RoundRobinRoomPlanner(max_rounds=1),
+        model=OfflineModel(seed=3, mention_probability=0),
+        agent_rules={"hand_raising": True},
+    )
+    said = {"should_respond": False, "reason": "nothing to add yet", "ready_to_end": True}
+    drive_with(room, OfflineModel(func=lambda *a, **k: json.dumps(said)))
+    room.post("rate test 3")
+    room.run(2)
+    at = app("pages/room.py", room=str(room.id))
+    assert not at.exception
+    facts = "\n".join(t.value for t in at.text)
+    assert re.search(r"hand raised +no \(stayed silent\)", facts), facts
+    assert re.search(r"hand reason +nothing to add yet", facts)
+    assert re.search(r"ready to end +yes", facts)
+    assert re.search(r"decided by +its model", facts)

@@ -6,7 +6,9 @@ Every act is one request that calls ``conversation.study`` once (in a worker thr
 with JSON: ``200`` and the result, or an error status with the sentence the page shows
 (``{"error": ..., "retry_after": ...}``):
 
-- ``403`` the token (or the study code) is refused; ``409`` not at this stage (the room ended);
+- ``403`` the token (or the study code) is refused; ``409`` not at this stage (the room ended),
+  or not now by the room's rules (``NotNow``: leaving before the minimum time, posting when it is
+  another seat's turn, an attention check already closed: its reason is the sentence);
   ``413`` a message over the size limit; ``422`` a refused value (an empty message, a survey
   answer missing); ``429`` too fast (``retry_after`` seconds); ``503`` the database cannot be
   reached (the study's outage words).
@@ -100,6 +102,8 @@ def _refusal(exc: BaseException) -> Refusal | None:
         )  # fmt: skip
     if isinstance(exc, study.WrongStage):
         return Refusal(409, "This step is over: the page shows where you are now.")
+    if isinstance(exc, study.NotNow):
+        return Refusal(409, str(exc.reason))
     if isinstance(exc, StorageUnavailableError):
         return Refusal(503, OUTAGE)
     if isinstance(exc, ConversationValueError | ValueError):
@@ -136,6 +140,14 @@ def _token(request: Request) -> str:
     if not token:
         raise Refusal(403, NOT_VALID)
     return token
+
+
+def _signals(data: dict[str, Any]) -> dict[str, Any] | None:
+    """An act's ``signals`` (checked by the study: a refused field is ``422`` naming it)."""
+    signals = data.get("signals")
+    if signals is not None and not isinstance(signals, dict):
+        raise Refusal(422, "signals must be an object")
+    return signals
 
 
 class ParticipantSite:
@@ -175,6 +187,9 @@ class ParticipantSite:
             Route("/study/api/survey", self.survey, methods=["POST"]),
             Route("/study/api/post", self.post, methods=["POST"]),
             Route("/study/api/help", self.help, methods=["POST"]),
+            Route("/study/api/leave", self.leave, methods=["POST"]),
+            Route("/study/api/attention", self.attention, methods=["POST"]),
+            Route("/study/api/withdraw", self.withdraw, methods=["POST"]),
             Route("/study/api/events", self.events, methods=["GET"]),
         ]
 
@@ -276,24 +291,27 @@ class ParticipantSite:
     async def survey(self, request: Request) -> Response:
         async def act() -> Any:
             token, data = _token(request), await _body(request)
-            answers = data.get("answers")
+            answers, signals = data.get("answers"), _signals(data)
             if not isinstance(answers, dict):
                 raise Refusal(400, "answers must be an object")
             study = _study()
-            await self._act(lambda: study.answer_survey(self.database(), token, answers))
+            await self._act(
+                lambda: study.answer_survey(self.database(), token, answers, signals=signals)
+            )
             self.hub.wake()
             return {"ok": True}
 
         return await self._handle(request, act)
 
     async def post(self, request: Request) -> Response:
-        """``{text, request_id}`` -> ``{seq}``: one write; the same request id again is the
-        same message (a double submit)."""
+        """``{text, request_id, signals}`` -> ``{seq}``: one write; the same request id again is
+        the same message (a double submit). ``signals``: how the page saw it written
+        (``MessageSignalsIn``), only when the view asked for them."""
         from conversation.text.limits import MAX_MESSAGE_CHARS
 
         async def act() -> Any:
             token, data = _token(request), await _body(request)
-            text, request_id = data.get("text"), data.get("request_id")
+            text, request_id, signals = data.get("text"), data.get("request_id"), _signals(data)
             if not isinstance(text, str):
                 raise Refusal(422, "The message must be text.")
             if len(text) > MAX_MESSAGE_CHARS:
@@ -306,7 +324,9 @@ class ParticipantSite:
             study = _study()
 
             def post() -> int:
-                seq = study.post_as_participant(self.database(), token, text, request_id=request_id)
+                seq = study.post_as_participant(
+                    self.database(), token, text, request_id=request_id, signals=signals
+                )
                 if self.wake_runner is not None:
                     self.wake_runner()  # the agents answer now, not at the runner's next poll
                 return int(seq)
@@ -325,6 +345,53 @@ class ParticipantSite:
                 raise Refusal(422, "Write your message to the researcher first.")
             study = _study()
             await self._act(lambda: study.message_researcher(self.database(), token, text.strip()))
+            self.hub.wake()
+            return {"ok": True}
+
+        return await self._handle(request, act)
+
+    async def leave(self, request: Request) -> Response:
+        """The person leaves their room (``409`` with the reason before its minimums)."""
+
+        async def act() -> Any:
+            token = _token(request)
+            await _body(request)
+            study = _study()
+            await self._act(lambda: study.leave_room(self.database(), token))
+            self.hub.wake()
+            return {"ok": True}
+
+        return await self._handle(request, act)
+
+    async def attention(self, request: Request) -> Response:
+        """``{check_id, answer}``: the answer to the attention check on the page (``409`` when
+        it closed or was answered; the answer's rightness is not said)."""
+
+        async def act() -> Any:
+            token, data = _token(request), await _body(request)
+            check_id, answer = data.get("check_id"), data.get("answer")
+            if isinstance(check_id, bool) or not isinstance(check_id, int):
+                raise Refusal(400, "check_id must be a number")
+            if not isinstance(answer, str):
+                raise Refusal(422, "Choose one of the answers.")
+            study = _study()
+            call = study.answer_attention_check
+            await self._act(lambda: call(self.database(), token, check_id, answer))
+            self.hub.wake()
+            return {"ok": True}
+
+        return await self._handle(request, act)
+
+    async def withdraw(self, request: Request) -> Response:
+        """``{confirm: true}``: the person withdraws from the study (their data deleted); the
+        page then shows the exit for withdrawn. Again after that: the same exit."""
+
+        async def act() -> Any:
+            token, data = _token(request), await _body(request)
+            if data.get("confirm") is not True:
+                raise Refusal(400, "confirm must be true")
+            study = _study()
+            await self._act(lambda: study.withdraw(self.database(), token))
             self.hub.wake()
             return {"ok": True}
 

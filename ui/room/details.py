@@ -1,6 +1,10 @@
 """The Room page's inspection panels: one turn's details, and the next prompt of an agent.
 A prompt is rebuilt from the whole log, so each is drawn only while its expander is open.
 
+A turn in a room with agent rules (issue 33) shows the agent's hand with its facts: whether it
+raised it (``should_respond``), its reason, whether it was ready to end, and who decided (its
+model, or a rule of the room that kept it down without a call).
+
 Each is a fragment, so picking a turn or an agent reruns the panel only, not the page (the
 transcript, the controls and the other tabs stay as drawn). Both read the room afresh when they
 run, and draw every name and message as plain text.
@@ -13,6 +17,7 @@ from typing import Any
 import streamlit as st
 
 from conversation import browse
+from conversation.rooms.engine.kinds.hand import BY_MODEL, BY_RULE
 from conversation.vocabulary import TURN_KINDS, RoomStatus, entry_of
 from ui.widgets import escape_markdown, follow_latest_selectbox
 
@@ -20,6 +25,23 @@ from . import rooms
 
 #: How many of the messages a turn saw its details list (the newest; all are in its prompt).
 SAW_SHOWN = 20
+#: Who decided a hand, as the details say it (``data["decision"]["by"]``).
+DECIDED_BY = {BY_MODEL: "its model", BY_RULE: "a rule of the room (no call)"}
+
+
+def hand_details(event: Any) -> dict[str, str]:
+    """An agent's hand-raising decision stored with its turn, as the turn's details list it
+    (empty for a turn without one)."""
+    decision = entry_of(event).decision
+    if decision is None:
+        return {}
+    by = str(decision.get("by") or "")
+    return {
+        "hand raised": "yes" if decision.get("should_respond") else "no (stayed silent)",
+        "hand reason": str(decision.get("reason") or "-"),
+        "ready to end": "yes" if decision.get("ready_to_end") else "no",
+        "decided by": DECIDED_BY.get(by, by or "-"),
+    }
 
 
 @st.fragment
@@ -46,7 +68,7 @@ def turn_details_panel(db: Any, room_id: int, since: int = 0) -> None:
         else None,
     )
     event = turn_by_seq[seq]
-    details = rooms.turn_details(event)
+    details = {**rooms.turn_details(event), **hand_details(event)}
     # Plain text, not a table: the Room page's first view then loads no data grid (its
     # JavaScript delayed a long room's messages by about 0.1 s, benchmarks/scale.py).
     width = max(map(len, details))
@@ -106,4 +128,4 @@ def prompt_preview(db: Any, room_id: int) -> None:
         st.code(shown.user_prompt, language=None, wrap_lines=True)
 
 
-__all__ = ["prompt_preview", "turn_details_panel"]
+__all__ = ["hand_details", "prompt_preview", "turn_details_panel"]

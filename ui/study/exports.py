@@ -14,6 +14,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from ui.widgets import escape_markdown
+
 
 def _study():  # type: ignore[no-untyped-def]
     from conversation import study
@@ -100,7 +102,7 @@ def study_exports_panel(db: Any) -> None:
 
     code, hint = pick_study(db, key="results-study")
     if not code.strip():
-        st.caption(hint)
+        st.caption(escape_markdown(hint))
         return
     try:
         _study().get_study(db, code.strip())

@@ -240,9 +240,10 @@ def monitor_page(db: Any, actor: Any) -> None:
         st.error("There is no study with this code.")
         return
     st.title(escape_markdown(found.name))
-    full = " (full: the link refuses newcomers)" if study.study_monitor(db, code).full else ""
+    full = study.study_monitor(db, code).full
     st.caption(
-        f"Status: {escape_markdown(found.status)}{full} · cap: "
+        f"Status: {escape_markdown(found.status)}"
+        f"{' (full: the link refuses newcomers)' if full else ''} · cap: "
         f"{escape_markdown(found.cap or 'none')} · definition version {int(found.version)}"
     )
     from ui.study.editor import base_url

@@ -4,7 +4,7 @@ waiting in the lobby, a cap.
 A bonus reads one answer per person: an analysis question's answer about their room (the deal
 price) or one of their survey answers, and turns it into an amount: ``offset + per_unit *
 answer`` for a number, or ``table[answer]`` for a choice; then bounded by ``min`` / ``max``.
-Amounts are computed by ``researcher.payouts`` (decimals, two places); this module is the shape.
+Amounts are computed by ``study.payouts`` (decimals, two places); this module is the shape.
 """
 
 from __future__ import annotations

@@ -370,6 +370,7 @@ class StudyIn(DoorModel):
     signals: SignalsIn = SignalsIn()
     withdrawal: WithdrawalIn = WithdrawalIn()
 
+    @model_validator(mode="after")
     def _survey_measures_exist(self) -> StudyIn:
         asked = {
             "pre": {q.question_name for q in self.pre_survey},
@@ -378,8 +379,11 @@ class StudyIn(DoorModel):
         for statistic in self.analysis.statistics:
             source, _, name = statistic.measure.partition(".")
             if source in asked and name not in asked[source]:
-                f"analysis.statistics {statistic.name!r}: measure {statistic.measure!r} "
-                f"names no {source}-survey question {sorted(asked[source])}"
+                raise ConversationValueError(
+                    f"analysis.statistics {statistic.name!r}: measure {statistic.measure!r} "
+                    f"names no {source}-survey question {sorted(asked[source])}"
+                )
+        return self
 
 
 def study_place(loc: Loc) -> str:

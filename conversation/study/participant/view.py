@@ -25,6 +25,7 @@ from conversation.study.errors import REFUSALS
 from conversation.study.help import HelpMessage, thread_of
 from conversation.study.participant.checks import CheckFeedback, feedback_of, survey_word
 from conversation.study.participant.identity import token_hash
+from conversation.study.payouts.report import Earnings, person_earnings
 from conversation.study.record import Study, study_definition
 from conversation.vocabulary import (
     SURVEY_STAGES,
@@ -75,6 +76,8 @@ class ExitInfo:
     status: str
     code: str
     redirect: str | None
+    #: What the person earned under the study's ``[payouts]`` (None: the study has none).
+    earnings: Earnings | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +183,8 @@ def participant_view(
         code = person.exit_code or ""
         # No code (a withdrawal): nothing to hand to the recruiter, so no redirect either.
         link = redirect.replace("{code}", code) if redirect and code else None
-        info = ExitInfo(person.exit_status or "", code, link)
+        earnings = person_earnings(db, Study.of(state.study), person)
+        info = ExitInfo(person.exit_status or "", code, link, earnings)
         return ParticipantView(**base, exit=info)
     return ParticipantView(**base, **_room(db, state, definition, now))
 

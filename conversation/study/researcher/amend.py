@@ -151,7 +151,7 @@ def study_amendments(db: storage.Database, code: str) -> list[Amendment]:
         return [_amendment(r) for r in storage.study_amendments(db, study.id)]
 
 
-def preregistration(db: storage.Database, code: str) -> Preregistration:
+def study_preregistration(db: storage.Database, code: str) -> Preregistration:
     """The study's bundle in force, its launch hash and its amendments."""
     study = get_study(db, code)
     with translated():
@@ -169,6 +169,6 @@ __all__ = [
     "Preregistration",
     "amend_study",
     "launch_frozen",
-    "preregistration",
+    "study_preregistration",
     "study_amendments",
 ]

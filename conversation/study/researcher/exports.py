@@ -1,5 +1,6 @@
-"""A study's exports: participants, recruitment ids (for payment, in their own file), the
-transcripts with seat provenance, the study's log, and the surveys as EDSL ``Results``.
+"""A study's exports: participants, recruitment ids (for payment, in their own file, with each
+person's payout), the payouts line by line, the transcripts with seat provenance, the study's
+log, and the surveys as EDSL ``Results``.
 
 Lists of dicts (no pandas: a page turns them into frames). The pseudonym is the only participant
 id in every export but :func:`recruitment_table`; no export holds a token (only hashes are
@@ -13,6 +14,7 @@ from typing import Any
 import storage
 from conversation.access.roles import PARTICIPANT_PREFIX
 from conversation.exceptions import ConversationValueError
+from conversation.study.payouts import amount_text, study_payouts
 from conversation.study.record import get_study, study_definition
 from conversation.vocabulary import SeatHolder, entry_of
 
@@ -50,7 +52,10 @@ RECRUITMENT_COLUMNS = (
     "SESSION_ID",
     "exit_status",
     "exit_code",
+    "payout",
+    "bonus",
 )
+PAYOUT_COLUMNS = ("pseudonym", "line", "label", "source", "answer", "amount", "currency")
 TRANSCRIPT_COLUMNS = (
     "study",
     "condition",
@@ -64,6 +69,7 @@ TRANSCRIPT_COLUMNS = (
     "private_to",
     "content",
     "at",
+    "words_per_minute",
 )
 LOG_COLUMNS = ("at", "kind", "pseudonym", "group_id", "data")
 
@@ -101,18 +107,50 @@ def participants_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
 
 def recruitment_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
     """For payment only (:data:`RECRUITMENT_COLUMNS`): pseudonym, Prolific's ids, exit status
-    and code."""
+    and code, and under the study's ``[payouts]`` each person's ``payout`` (their total) and
+    ``bonus`` (the part paid as a Prolific bonus), as text with two decimals (None: the study
+    has no payouts; ``study.payouts`` has the rule)."""
     study = get_study(db, code)
+    report = study_payouts(db, code)
+    paid = {p.pseudonym: p for p in report.people} if report is not None else {}
+    rows = []
+    for p in present(storage.list_participants(db, study.id)):
+        payout = paid.get(p.pseudonym)
+        rows.append(
+            {
+                "pseudonym": p.pseudonym,
+                "PROLIFIC_PID": (p.recruitment or {}).get("PROLIFIC_PID"),
+                "STUDY_ID": (p.recruitment or {}).get("STUDY_ID"),
+                "SESSION_ID": (p.recruitment or {}).get("SESSION_ID"),
+                "exit_status": p.exit_status,
+                "exit_code": p.exit_code,
+                "payout": amount_text(payout.total) if payout else None,
+                "bonus": amount_text(payout.bonus) if payout else None,
+            }
+        )
+    return rows
+
+
+def payouts_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
+    """Each person's payout line by line (:data:`PAYOUT_COLUMNS`): the line (``base``, a
+    bonus's name, ``waiting``, ``cap``), what the person read, a bonus's source and the answer
+    it read, the amount as text with two decimals (None: its answer is not stored yet), the
+    currency. Pseudonyms only; empty when the study has no ``[payouts]``."""
+    report = study_payouts(db, code)
+    if report is None:
+        return []
     return [
         {
-            "pseudonym": p.pseudonym,
-            "PROLIFIC_PID": (p.recruitment or {}).get("PROLIFIC_PID"),
-            "STUDY_ID": (p.recruitment or {}).get("STUDY_ID"),
-            "SESSION_ID": (p.recruitment or {}).get("SESSION_ID"),
-            "exit_status": p.exit_status,
-            "exit_code": p.exit_code,
+            "pseudonym": person.pseudonym,
+            "line": line.name,
+            "label": line.label,
+            "source": line.source,
+            "answer": line.answer,
+            "amount": None if line.amount is None else amount_text(line.amount),
+            "currency": report.currency,
         }
-        for p in present(storage.list_participants(db, study.id))
+        for person in report.people
+        for line in person.lines
     ]
 
 
@@ -133,7 +171,9 @@ def withdrawn_pseudonyms(db: storage.Database, study_id: int) -> set[str]:
 def transcripts_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
     """Every message of the study's rooms (:data:`TRANSCRIPT_COLUMNS`) with its condition,
     group, seat and who held the seat (``participant``: a participant's pseudonym, ``agent``,
-    or ``host`` for the opening)."""
+    or ``host`` for the opening), and for an agent's message the typing pace people saw it at
+    (``words_per_minute``, the condition's ``room.words_per_minute`` for that agent; None:
+    shown at once)."""
     study = get_study(db, code)
     definition = study_definition(db, study)
     gone = withdrawn_pseudonyms(db, study.id)
@@ -142,6 +182,7 @@ def transcripts_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
         if group.room_id is None:
             continue
         seats = set(definition.condition(group.condition).seats)
+        pace = definition.room_rules(group.condition).words_per_minute
         for event in storage.events(db, int(group.room_id)):
             entry = entry_of(event)
             if not entry.is_message:
@@ -170,9 +211,17 @@ def transcripts_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
                     "private_to": event.visible_to,
                     "content": event.content,
                     "at": event.updated_at,
+                    "words_per_minute": _pace(pace, event.speaker) if entry.is_turn else None,
                 }
             )
     return rows
+
+
+def _pace(pace: Any, speaker: str) -> int | None:
+    """The pace an agent's message was shown at (None: at once): the room's ``words_per_minute``,
+    one for every agent or ``{agent: pace}``."""
+    found = pace.get(speaker, 0) if isinstance(pace, dict) else pace
+    return int(found) or None
 
 
 def study_events_table(db: storage.Database, code: str) -> list[dict[str, Any]]:
@@ -249,9 +298,11 @@ def survey_results(db: storage.Database, code: str, which: str = "post") -> Any:
 __all__ = [
     "LOG_COLUMNS",
     "PARTICIPANT_COLUMNS",
+    "PAYOUT_COLUMNS",
     "RECRUITMENT_COLUMNS",
     "TRANSCRIPT_COLUMNS",
     "participants_table",
+    "payouts_table",
     "present",
     "recruitment_table",
     "study_events_table",

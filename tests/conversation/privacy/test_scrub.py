@@ -83,3 +83,25 @@ def test_json_values_are_scrubbed_inside() -> None:
     scrubber = Scrubber()
     value = {"q": ["a@b.org", 3, None], "r": "fine"}
     assert scrubber.scrub_value(value) == {"q": ["<EMAIL>", 3, None], "r": "fine"}
+
+
+def test_one_report_counts_every_kind_across_texts() -> None:
+    """A package's scrub report: one scrubber over many texts counts each placeholder."""
+    scrubber = Scrubber()
+    outputs = [scrubber.scrub(text) for text, _, _ in KINDS]
+    assert outputs == [expected for _, expected, _ in KINDS]
+    assert scrubber.scrub("nothing personal here") == "nothing personal here"
+    report = scrubber.report.to_dict()
+    assert report["replacements"] == {
+        "CREDIT_CARD": 1,
+        "EMAIL": 1,
+        "IP_ADDRESS": 1,
+        "PHONE": 1,
+        "RECRUITMENT_ID": 2,
+        "URL": 1,
+    }
+    assert (report["total"], report["texts"], report["texts_changed"]) == (7, 8, 7)
+    assert scrubber.report.lines()[0] == (
+        "scrubbed 8 texts, 7 changed: <CREDIT_CARD> 1, <EMAIL> 1, <IP_ADDRESS> 1, <PHONE> 1, "
+        "<RECRUITMENT_ID> 2, <URL> 1"
+    )

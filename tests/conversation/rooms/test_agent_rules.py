@@ -175,3 +175,25 @@ def test_bad_agent_rules_are_refused_naming_the_key(
 ) -> None:
     with pytest.raises(ConversationValueError, match=re.escape(expected)):
         _room(db, ("Ana",), rules)
+
+
+def test_every_export_carries_the_hand_decision(db: Database) -> None:
+    """Issue 33: the decision is in the provenance columns every export shares (the room's
+    JSON export, the CSVs): raised or not, the reason, ready to end, who decided."""
+    from storage import PROVENANCE_COLUMNS
+
+    room = _room(db, ("Mediator", "Coach"), {"hand_raising": True})
+    says = {
+        "Mediator": {"should_respond": False, "reason": "nothing to add", "ready_to_end": True},
+        "Coach": {"should_respond": True, "reason": "asked", "message": "Try $6."},
+    }
+    drive_with(room, _decide(says))
+    room.post("rate test 3")
+    room.run(4)
+    exported = {e["speaker"]: e["provenance"] for e in room.export()["events"]}
+    hand = ["hand_raised", "hand_reason", "ready_to_end", "hand_decided_by"]
+    assert set(hand) <= set(PROVENANCE_COLUMNS)
+    assert [exported["Mediator"][c] for c in hand] == [False, "nothing to add", True, "model"]
+    assert [exported["Coach"][c] for c in hand] == [True, "asked", False, "model"]
+    person = next(e["provenance"] for e in room.export()["events"] if e["kind"] == "human")
+    assert [person[c] for c in hand] == [None, None, None, None]

@@ -97,3 +97,16 @@ def test_a_survey_nobody_answered_yet_is_zero_answers_not_an_error(db) -> None: 
     study = launched(db)
     assert S.survey_answers(db, study.code, "post") == 0
     assert len(S.survey_results(db, study.code, "post")) == 0
+
+
+def test_an_agents_message_carries_the_pace_it_was_shown_at(db) -> None:  # type: ignore[no-untyped-def]
+    """Issue 33: words_per_minute is recorded with each agent message of the transcripts (the
+    condition's pace for that agent); a person's message and an unpaced one have none."""
+    study = launched(db, room={"words_per_minute": {"Mediator": 200}})
+    a, _ = seated(db, study.code, "PID-A", "PID-B")
+    S.post_as_participant(db, a.token, "I offer $5")
+    Room(db, S.participant_view(db, a.token).room_id or 0).run(2)
+    rows = S.transcripts_table(db, study.code)
+    agents = [r for r in rows if r["participant"] == "agent"]
+    assert agents and {r["words_per_minute"] for r in agents if r["speaker"] == "Mediator"} == {200}
+    assert {r["words_per_minute"] for r in rows if r["participant"] != "agent"} == {None}

@@ -34,7 +34,7 @@ PLAN = {
 }
 
 
-def _ran_study(db, *, withdraw: bool = False):  # type: ignore[no-untyped-def]
+def _ran_study(db, *, withdraw: bool = False, withdraw_in_room: bool = False):  # type: ignore[no-untyped-def]
     study = S.launch_frozen(
         db, S.freeze(S.definition_from_dict(definition_dict(analysis=PLAN)), seed=3)
     )
@@ -44,6 +44,9 @@ def _ran_study(db, *, withdraw: bool = False):  # type: ignore[no-untyped-def]
         pasted = len(text) if index == 0 else 0  # the first person pasted it all
         S.post_as_participant(db, person.token, text, signals={"pasted_chars": pasted})
         Room(db, S.participant_view(db, person.token).room_id or 0).run(3)
+    if withdraw_in_room:  # their seat goes to the dropout rule, their messages are gone
+        S.withdraw(db, people[-1].token)
+        people = people[:-1]
     later = db.now() + timedelta(seconds=601)
     for person in people:
         S.heartbeat(db, person.token, now=later)
@@ -69,6 +72,10 @@ def test_a_package_replicates_identically_in_another_process(db, tmp_path: Path)
     written = package_study(db, study.code, out)
     assert written.rooms == 2 and written.source_differences == 0
     assert written.zip.is_file() and written.zip_bytes > 0
+    # people wrote after the agents' first turns: each room is replayed from their stored
+    # messages, the agents' replies asked again of the cache one turn at a time
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert [r["mode"] for r in manifest["rooms"]] == ["replay", "replay"]
     text = _all_text(out)
     # nothing personal: no e-mail, phone or recruitment id anywhere, the placeholders instead
     assert "example.org" not in text and "555-0132" not in text and PID not in text
@@ -142,10 +149,27 @@ def test_withdrawn_people_and_their_rooms_are_left_out(db, tmp_path: Path) -> No
     assert len(report.skipped) == 1
 
 
-def test_no_scrub_is_explicit_and_recorded(db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_room_left_mid_conversation_by_a_withdrawal_is_left_out(db, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    study, people = _ran_study(db, withdraw_in_room=True)
+    out = tmp_path / "package"
+    written = package_study(db, study.code, out)
+    assert written.source_differences == 0
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert [r["mode"] for r in manifest["rooms"]].count("skipped") == 1
+    assert replicate(out).last_line() == "REPLICATED rooms=1 identical=1 stats_identical=1"
+
+
+def test_no_scrub_is_explicit_and_recorded(db, db_url: str, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from conversation.study.cli import main
+
     study, _ = _ran_study(db)
     out = tmp_path / "raw"
-    package_study(db, study.code, out, scrub=False)
+    assert main(["package", study.code, "--db", db_url, "--out", str(out), "--no-scrub"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith(f"package: {out} (") and printed[1].startswith(f"zip: {out}.zip (")
     assert "p0@example.org" in _all_text(out)
     assert "**Not scrubbed** (`--no-scrub` was given)" in (out / "README.md").read_text("utf-8")
-    assert replicate(out).last_line() == "REPLICATED rooms=2 identical=2 stats_identical=1"
+    assert main(["replicate", str(out)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "REPLICATED rooms=2 identical=2 stats_identical=1"
+    )

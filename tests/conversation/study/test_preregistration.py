@@ -74,7 +74,7 @@ def test_an_amendment_is_versioned_timestamped_reasoned_and_rehashes(db) -> None
         db, study.code, _definition(consent="Clearer still.", seed=5), reason="typo"
     )
     assert second.number == 2
-    record = S.preregistration(db, study.code)
+    record = S.study_preregistration(db, study.code)
     assert record.launched_hash == bundle.hash and record.bundle_hash == second.bundle_hash
     assert [a["number"] for a in record.bundle["amendments"]] == [1, 2]
     assert S.load_bundle(record.bundle).hash == second.bundle_hash  # the stored bundle holds
