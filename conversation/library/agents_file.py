@@ -46,10 +46,22 @@ def _trait_value(value: Any) -> Any:
 TraitValue = Annotated[Any, AfterValidator(_trait_value)]
 
 
+def _name_value(value: Any) -> str:
+    if value is None:
+        return ""  # EDSL writes an unnamed agent's name as null: "Give the agent a name."
+    if not isinstance(value, str):
+        raise Problem(f"must be text, not {type(value).__name__}")
+    return value
+
+
+#: A name as written (the name rule is the library's, ``drafts.check_name``, checked after).
+NameValue = Annotated[Any, AfterValidator(_name_value)]
+
+
 class AgentIn(DoorModel):
     """One agent of this app's file (or of a plain list): the library's fields."""
 
-    name: Any = ""  # the name rule is the library's (``drafts.check_name``), checked after
+    name: NameValue = ""
     traits: dict[str, TraitValue] | None = None
     instruction: str | None = None
     model: dict[str, Any] | None = None
@@ -58,7 +70,7 @@ class AgentIn(DoorModel):
 class EdslAgentIn(DoorModel):
     """One agent of an EDSL ``AgentList`` (``Agent.to_dict()``): no model of its own."""
 
-    name: Any = ""
+    name: NameValue = ""
     traits: dict[str, TraitValue] | None = None
     instruction: str | None = None
     edsl_version: Any = None
@@ -136,7 +148,8 @@ def read_agents_file(data: bytes | str) -> list[AgentDraft]:
         problems = validate(draft, [d.name for d in drafts])
         if problems:
             field_name, message = next(iter(problems.items()))
-            raise AgentsFileRejected(f"Agent {number} ({draft.name!r}), {field_name}: {message}")
+            named = f" ({draft.name!r})" if draft.name else ""
+            raise AgentsFileRejected(f"Agent {number}{named}, {field_name}: {message}")
         drafts.append(draft)
     return drafts
 
@@ -150,7 +163,7 @@ def _draft(item: Any, number: int, *, edsl: bool) -> AgentDraft:
     else:
         agent = validated(AgentIn, item, error=AgentsFileRejected, place=place)
     return AgentDraft(
-        name=agent.name if isinstance(agent.name, str) else "",
+        name=agent.name,
         traits={str(k): str(v) for k, v in (agent.traits or {}).items()},
         instruction=agent.instruction or "",
         model=agent.model if isinstance(agent, AgentIn) else None,

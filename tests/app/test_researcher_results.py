@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pandas as pd
 
 from ui.results import charts, condition_charts, tables
+from ui.results.coding import tag_counts_chart
 from ui.results.condition_stats import with_intervals
 from ui.results.judges import condition_chart
 
@@ -73,8 +74,8 @@ def test_the_answers_table_puts_the_answer_first() -> None:
     assert table["short"].iloc[0] == "v$10"
 
 
-def test_a_branch_carries_its_status_in_its_own_cell() -> None:
-    from ui.room.branches import tree_rows
+def test_a_branch_carries_its_status_on_its_own_line() -> None:
+    from ui.room.branches import tree_line, tree_rows
 
     family = [
         SimpleNamespace(
@@ -85,3 +86,29 @@ def test_a_branch_carries_its_status_in_its_own_cell() -> None:
     rows = tree_rows(family, 2)
     assert [r["branch"].strip() for r in rows] == ["#1 mug (ended)", "└ ▶ #2 fork (running)"]
     assert all("status" not in r for r in rows)
+    assert [tree_line(r).strip() for r in rows] == [
+        "#1 mug (ended)",
+        "└ ▶ #2 fork (running), forked at #3",
+    ]  # one line of plain text each, which wraps in the narrow column
+
+
+def test_a_chart_of_one_answer_or_one_speaker_has_its_legend() -> None:
+    """Issue 35: plotly leaves out the legend of a single trace, so a chart whose one bar or
+    series was an answer or a speaker did not say which."""
+    answers = pd.DataFrame({"room_id": [1, 2], "condition": ["a", "b"], "answer": ["Seller"] * 2})
+    figure = condition_charts.outcomes_by_condition(answers, question="who gave in")
+    assert figure.layout.showlegend is True and [t.name for t in figure.data] == ["Seller"]
+    events = pd.DataFrame(
+        {"room_id": [1, 1], "seq": [1, 2], "kind": ["agent"] * 2, "state": ["done"] * 2,
+         "speaker": ["Buyer"] * 2, "words": [4, 6]}
+    )  # fmt: skip
+    figure = charts.message_length(events)
+    assert figure.layout.showlegend is True and [t.name for t in figure.data] == ["Buyer"]
+    rooms = pd.DataFrame(
+        {"room_id": [1], "name": ["a"], "status": ["terminated"], "stop_reason": [None],
+         "condition": [None]}
+    )  # fmt: skip
+    assert not charts.stop_reasons(rooms).layout.showlegend  # an unnamed bar: no "trace 0"
+    tags = pd.DataFrame({"condition": ["price $8"] * 2, "label": ["concession", "threat"]})
+    figure = tag_counts_chart(tags)
+    assert figure.layout.showlegend is True and [t.name for t in figure.data] == ["price $8"]

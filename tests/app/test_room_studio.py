@@ -9,8 +9,6 @@ import ast
 import re
 from pathlib import Path
 
-from streamlit.testing.v1 import AppTest
-
 import storage
 from conversation.rooms.room import Room
 from storage import Database
@@ -19,10 +17,6 @@ from tests.app.page_support import shown as shown_text
 from ui.room import branches, details, editing
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def dataframe_text(at: AppTest) -> str:
-    return "\n".join(d.value.to_string() for d in at.dataframe)
 
 
 def test_the_settings_form_applies_a_new_version(db: Database) -> None:
@@ -79,10 +73,11 @@ def test_the_branch_tree_and_the_side_by_side_compare(db: Database) -> None:
     plain = room.fork(3)
     grandchild = edited.fork(2)
     at = open_section(app("pages/room.py", room=str(edited.id)), "Branches", key="room-section")
-    tree = dataframe_text(at)
+    tree = [t.value.strip() for t in at.text]
     for branch in (room, edited, plain, grandchild):
-        assert f"#{branch.id} " in tree
-    assert f"▶ #{edited.id}" in tree  # the branch shown now
+        assert any(f"#{branch.id} {branch.name} (" in line for line in tree)
+    assert f"└ ▶ #{edited.id} {edited.name} (paused), forked at #2" in tree  # the one shown now
+    assert f"└ #{grandchild.id} {grandchild.name} (not started), forked at #2" in tree
     at.selectbox(key=f"branch-open-{edited.id}").set_value(grandchild.id).run()
     at.button(key=f"branch-go-{edited.id}").click().run()
     assert at.query_params["room"] in (str(grandchild.id), [str(grandchild.id)])

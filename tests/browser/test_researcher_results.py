@@ -108,3 +108,28 @@ def test_the_coding_panels_add_label_is_not_cut(app_server, db, page) -> None:  
     )
     assert not cut
     assert button.inner_text().strip() == "Add label"
+
+
+def test_the_branch_tree_says_each_branchs_status_whole(app_server, db, page) -> None:  # type: ignore[no-untyped-def]
+    """Issue 35: in the Room page's narrow right column the tree's table cut a branch's status
+    ("termi…"; then, in the branch's cell, "(fork at 2) (not…") and hid its "forked at"."""
+    from conversation.rooms.room import Room
+
+    draft = rooms.draft_from_template(MUG_NEGOTIATION, name="Mug negotiation with a long name")
+    room = Room.open(db, rooms.create_room(db, draft, opening=MUG_NEGOTIATION.opening).id)
+    room.run(max_turns=2)
+    fork = room.fork(2)
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    open_page(page, app_server, f"/room?room={fork.id}")
+    idle(page)
+    page.get_by_role("tab", name="Branches").click()
+    line = page.get_by_text(f"▶ #{fork.id} {fork.name} (not started), forked at #2")
+    line.wait_for()
+    cut = line.evaluate(
+        "e => [e, ...e.querySelectorAll('*')].some(x => x.scrollWidth > x.clientWidth + 1)"
+    )
+    assert not cut
+    box = line.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 1400  # wrapped within the page
+    parent = page.get_by_text(f"#{room.id} {room.name} (ended)", exact=True)
+    assert parent.is_visible()

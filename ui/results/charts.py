@@ -62,12 +62,15 @@ def wrapped(title: str, width: int = TITLE_WIDTH) -> str:
 def laid_out(fig: go.Figure, title: str, **kw: Any) -> go.Figure:
     """``fig`` with its title (wrapped to the chart's width) and the Results page's chart size;
     a legend goes under the plot, where it covers no axis and no tick (at the top right it sat
-    on the right-hand axis' top tick). ``kw``: more layout."""
+    on the right-hand axis' top tick), and is drawn whenever the traces are named, one too:
+    plotly leaves out the legend of a single trace, and a chart of one answer or one speaker
+    did not say which. ``kw``: more layout."""
     text = wrapped(title)
     lines = text.count("<br>") + 1
     layout: dict[str, Any] = {
         "legend": {"orientation": "h", "yanchor": "top", "y": -0.22, "x": 0},
         "margin": {"t": 40 + 22 * lines, "b": 90},
+        "showlegend": any(trace.name for trace in fig.data),
     }
     layout.update(kw)
     fig.update_layout(title={"text": text}, height=380, **layout)

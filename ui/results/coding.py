@@ -20,7 +20,7 @@ from ui.access import current_actor
 from ui.access import note as role_note
 from ui.widgets import escape_markdown
 
-from .charts import plain
+from .charts import laid_out, plain
 from .condition_charts import NO_CONDITION
 
 PREVIEW_CHARS = 60
@@ -161,9 +161,8 @@ def tag_counts_chart(tags: pd.DataFrame) -> go.Figure:
             name=plain(condition),
             text=[f"n={n}" for n in part["n"]],
         )
-    fig.update_layout(title=title, barmode="group", height=360, margin={"t": 60, "b": 40},
-                      yaxis_title="tags", xaxis_title="label")  # fmt: skip
-    return fig
+    # laid out as Results' other charts: the legend (the conditions, one too) under the plot
+    return laid_out(fig, title, barmode="group", yaxis_title="tags", xaxis_title="label")
 
 
 def results_coding(db: Any, room_ids: Sequence[int]) -> None:

@@ -2,7 +2,7 @@
 of a room, and two branches side by side from the point where they diverge.
 
 Each panel is a fragment: picking a message, a branch or a speaker reruns only that panel. All
-text (names, messages) is drawn as plain text or inside dataframes, never as markdown.
+text (names, messages) is drawn as plain text (``st.text``, which wraps), never as markdown.
 """
 
 from __future__ import annotations
@@ -131,19 +131,24 @@ def tree_rows(family: Sequence[Any], current: int) -> list[dict[str, Any]]:
     return rows
 
 
+def tree_line(row: dict[str, Any]) -> str:
+    """A branch of the tree as one line of plain text that wraps in the page's narrow right
+    column: in a table, its status (and the "forked at" column) were cut there ("termi…",
+    then "(fork at 2) (not…" at the end of a fork's long name)."""
+    forked = row["forked at"]
+    return row["branch"] + (f", forked at #{forked}" if forked is not None else "")
+
+
 @st.fragment
 def branch_tree(db: Any, room_id: int) -> None:
-    """The tree of forks this room belongs to, with a picker to open a branch."""
+    """The tree of forks this room belongs to, a line per branch, with a picker to open one."""
     family = browse.room_family(db, room_id)
     if len(family) < 2:
         st.caption("No branches yet: fork at a message to try another continuation.")
         return
     rows = tree_rows(family, room_id)
-    st.dataframe(
-        [{k: v for k, v in row.items() if k != "id"} for row in rows],
-        hide_index=True,
-        width="stretch",
-    )
+    for row in rows:
+        st.text(tree_line(row))
     names = {row["id"]: row["branch"].strip() for row in rows}
     others = [row["id"] for row in rows if row["id"] != room_id]
     target = st.selectbox(
@@ -273,5 +278,6 @@ __all__ = [
     "row_label",
     "fork_panel",
     "message_text",
+    "tree_line",
     "tree_rows",
 ]
