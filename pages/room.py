@@ -3,7 +3,7 @@ turns, read and change nothing behind its back: every action is one call into th
 
 import streamlit as st
 
-from conversation import browse
+from conversation import browse, study
 from conversation.access import Action
 from conversation.exceptions import (
     ConversationStateError,
@@ -275,6 +275,9 @@ if len(browse.room_family(db, shown_id)) > 1:
 # before the page runs.
 chat_key = f"chat-{room_id}"
 posts = me.can(Action.POST)
+# A study group's conversation that ended is over: a message would not be part of the study.
+study_over = study.ended_study_room(db, room_id)
+posts = posts and not study_over
 # Said before the person sends: would an agent answer? A room at its turn limit (or with its
 # budget spent) ends again at once after a message, so the form says so and offers to continue
 # for more turns (a settings change recorded with the message).
@@ -291,7 +294,12 @@ slot = f"post-{room_id}"
 drawn_request_id = request_id(slot)  # made with the box: a repeated submit is one message
 with st.bottom:
     refusal = st.container()  # always drawn: the box keeps its place when a refusal comes or goes
-    if not posts:
+    if study_over:
+        st.caption(
+            "This room is a study group's conversation, which has ended: it does not restart, "
+            "and a message here would not be part of the study."
+        )
+    elif not posts:
         note(Action.POST)
     if no_answer is not None:
         st.warning(escape_markdown(no_answer.text))
