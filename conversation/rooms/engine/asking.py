@@ -31,7 +31,6 @@ from conversation.models.retries import (
     unavailable_cause,
 )
 from conversation.models.server_window import wait_until_up
-from conversation.rooms.engine.kinds import handler_of
 from conversation.rooms.engine.kinds.speak import pass_after_echoes
 from conversation.rooms.engine.rate import ask_within_rate
 from conversation.rooms.engine.records import (
@@ -54,7 +53,7 @@ async def ask_with_retries(
 ) -> Reply | Step:
     """The handler's answer, each transient failure recorded and retried after a backoff."""
     held, turn, retry = call.held, call.turn, call.config.retry
-    handler = handler_of(turn)
+    handler = call.handler
     attempts = turn.attempts
     outage = Outage()
     while True:

@@ -7,7 +7,6 @@ import dataclasses
 from typing import Any
 
 import storage
-from conversation.rooms.engine.kinds import handler_of
 from conversation.rooms.engine.records import Call, Reply
 from conversation.text.copies import NearCopy
 from conversation.vocabulary import EventKind
@@ -34,7 +33,7 @@ def commit_for(call: Call, outcome: Reply) -> storage.TurnCommit:
         "next_attempt_at": None,
         "error": None,
     }
-    commit = handler_of(call.turn).commit(call, outcome, base)
+    commit = call.handler.commit(call, outcome, base)
     data = {**(commit.data or {}), "cache_hit": reply.cache_used}
     if reply.raw_text is not None:  # stripping changed the reply: what the model sent
         data["raw_reply"] = reply.raw_text

@@ -145,11 +145,8 @@ class Engine:
         else:
             model = self.models.get(config.model_of(speaker))
         settings = plan.settings or config.call_settings(speaker)
-        if (
-            held.log is not None
-            and handler_of(turn).kind is TurnKind.SPEAK
-            and checks_copies(model)
-        ):
+        handler = handler_of(turn)
+        if held.log is not None and handler.kind is TurnKind.SPEAK and checks_copies(model):
             # what the reply must not copy: the messages before it, its denied drafts
             drafts = tuple(d.get("draft") or "" for d in (turn.data or {}).get("denials", ()))
             guard = RepeatGuard(held.log.copies, turn.seq, drafts)
@@ -166,6 +163,7 @@ class Engine:
             cache=self.cache_for(config),
             iteration=config.cache_iteration,
             db=self.db,
+            handler=handler,
         )
 
     # -- 2. begin ---------------------------------------------------------------------------------

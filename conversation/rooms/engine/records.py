@@ -15,6 +15,7 @@ from typing import Any
 
 import storage
 from conversation import models
+from conversation.context.window import ContextPolicy
 from conversation.models.bindings import ModelCache
 from conversation.models.retries import http_status
 from conversation.models.settings import CallSettings, window_is_fixed
@@ -113,7 +114,8 @@ class RoomRules:
     config: RoomConfig
     planner: Any
     condition: Any
-    names: tuple[str, ...] = ()
+    names: tuple[str, ...]
+    policy: ContextPolicy  # the config's context policy
     resolved: dict[str, Any] = dataclasses.field(default_factory=dict)  # speaker -> model
     frames: dict[str, SpeakerFrame] = dataclasses.field(default_factory=dict)
     settings: dict[str, CallSettings] = dataclasses.field(default_factory=dict)
@@ -152,6 +154,7 @@ class RoomRules:
             config.planner_object(),
             config.termination_object(),
             config.names,
+            config.context_policy(),
         )
 
 
@@ -212,6 +215,9 @@ class Call:
     iteration: int = 0
     #: The database, for a call that writes its partial draft as it streams.
     db: storage.Database | None = None
+    #: The ``TurnHandler`` of the turn's kind (``kinds.handler_of``), looked up once when the
+    #: call is made: it asks the model and maps the reply to its commit.
+    handler: Any = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ class SummaryTurn(TurnHandler):
     def claim(self, ctx: ClaimContext) -> Plan | None:
         """Due when the room's context policy summarises and messages fell out of the window."""
         config, view = ctx.config, ctx.view
-        policy = config.context_policy()
+        policy = ctx.rules.policy
         if not policy.summarize:
             return None
         prompt = build_summary_prompt(config, view)
