@@ -29,7 +29,6 @@ from conversation.rooms.engine.records import (
     Plan,
     Reply,
     RoomRules,
-    SharedRules,
     Step,
     StepKind,
     committed_event,
@@ -67,7 +66,6 @@ class Engine:
         self._now = clock or (lambda: datetime.now(UTC))
         self._stored_cache: StoredCache | None = None
         self._experiments = ExperimentBudgets(db)
-        self._rules = SharedRules()
 
     def cache_for(self, config: RoomConfig) -> Any:
         """The cache a room's calls use: none when the room turned it off, else the caller's
@@ -108,7 +106,7 @@ class Engine:
     def _plan(self, room: storage.Room, held: HeldRoom) -> Plan:
         if room.status != RoomStatus.RUNNING:
             return Plan(StepKind.WAIT, status=RoomStatus(room.status), reason=room.stop_reason)
-        rules = held.rules_of(room, self._rules)
+        rules = held.rules_of(room)
         budgets = self._experiments.budgets_of(room, held, rules.config)
         return plan_room(room, held, rules, budgets, self._labels(rules))
 
@@ -125,7 +123,7 @@ class Engine:
     def _with_log(self, room: storage.Room, held: HeldRoom, new_rows: list[storage.Event]) -> Plan:
         """Bring ``held.log`` up to date with the rows just read, then plan."""
         try:
-            names = held.rules_of(room, self._rules).names
+            names = held.rules_of(room).names
         except Exception:  # noqa: BLE001 - a broken config is the plan's failure to report
             names = ()
         if held.log is None:

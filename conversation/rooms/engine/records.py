@@ -6,7 +6,6 @@ No I/O here: the records are values the phases hand to each other."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import signal
 from collections.abc import Mapping
@@ -159,31 +158,6 @@ class RoomRules:
         )
 
 
-class SharedRules:
-    """``RoomRules`` by stored config, shared by the rooms one engine drives: rooms made from
-    one config (an experiment's replicates, a batch of rooms) validate it and build its
-    planner, stop rule, models and prompt frames once instead of once per room. Sharing is
-    safe because rules are immutable: the planner and the stop rule are pure, and what they
-    cache is a function of the config alone (no room's data). At most ``size`` configs are
-    kept (the least recently used goes)."""
-
-    def __init__(self, size: int = 64) -> None:
-        self.size = size
-        self._rules: dict[str, RoomRules] = {}
-
-    def of(self, source: Mapping[str, Any]) -> RoomRules:
-        # Built once per room taken (not per turn): the key's encoding is cheap beside the
-        # validation it saves.
-        key = json.dumps(source, sort_keys=True, separators=(",", ":"), default=str)
-        rules = self._rules.pop(key, None)
-        if rules is None:
-            rules = RoomRules.of(source)
-            if len(self._rules) >= self.size:
-                del self._rules[next(iter(self._rules))]
-        self._rules[key] = rules  # most recently used last
-        return rules
-
-
 @dataclass(slots=True)
 class HeldRoom:
     """The one per-room record of a caller holding a room's lease: its token, its log (kept
@@ -201,19 +175,14 @@ class HeldRoom:
     #: newer count means a row of ``log`` changed (a decision, a stop): the log is read whole
     #: again, and a write planned from the old one is refused by the fence.
     edits: int | None = None
-    #: The stored config document ``rules`` was last matched with (a row read again brings an
-    #: equal but new one: compared once, then by identity).
-    config_read: Any = None
 
-    def rules_of(self, room: storage.Room, shared: SharedRules | None = None) -> RoomRules:
+    def rules_of(self, room: storage.Room) -> RoomRules:
         """The room's rules, built again only when its stored config changed (a worker reads
         the same config on every turn; validating it and building its planner each time would
-        cost more than the rest of the turn); from ``shared`` when given (rooms of one config
-        share them)."""
-        config, rules = room.config, self.rules
-        if rules is None or (config is not self.config_read and config != rules.source):
-            rules = self.rules = shared.of(config) if shared is not None else RoomRules.of(config)
-        self.config_read = config  # the same document again next turn: compared by identity
+        cost more than the rest of the turn)."""
+        rules = self.rules
+        if rules is None or (rules.source is not room.config and rules.source != room.config):
+            rules = self.rules = RoomRules.of(room.config)
         return rules
 
     def forget_log(self) -> None:
