@@ -35,7 +35,9 @@ STAMPS: list[float] = []
 def instant_reply(user_prompt: str, system_prompt: str) -> str:
     """Answers at once; the time between two calls is one turn of engine work."""
     STAMPS.append(time.perf_counter())
-    return "I see your point; go on."
+    # A new reply each turn: a scripted model's copy of an earlier message is retried, then
+    # stored as a pass (the copy check), which would time the retries' backoff instead.
+    return f"I see your point number {len(STAMPS)}; go on."
 
 
 def turn_times(db: Database, turns: int, *, use_cache: bool = True) -> list[float]:
