@@ -2,6 +2,7 @@
 rooms: copies of an earlier message, made-up turns of other speakers, and the prompt's scaffolding.
 
     python benchmarks/echo_rate.py [--replies 40] [--max-tokens N] [--base-url URL] [--verbose]
+        [--keep FOLDER]
 
 What it does (SmolLM2-135M-Instruct on llama.cpp's server: started here from the GGUF that
 ``.ci/install-llm`` fetches, unless ``--base-url`` names a running one):
@@ -239,6 +240,9 @@ def main() -> None:
         "--max-tokens", type=int, default=None, help="the output limit (default: the room's)"
     )
     parser.add_argument("--verbose", action="store_true", help="print every raw reply")
+    parser.add_argument(
+        "--keep", type=Path, default=None, help="keep the rooms' database in this folder"
+    )
     args = parser.parse_args()
 
     server = None
@@ -255,7 +259,7 @@ def main() -> None:
         server = LlamaServer.start(gguf)
         base_url = server.base_url
     try:
-        result = measure(base_url, args.replies, args.verbose, args.max_tokens)
+        result = measure(base_url, args.replies, args.verbose, args.max_tokens, args.keep)
         print(json.dumps(result, indent=2, ensure_ascii=False))
     finally:
         if server is not None:
