@@ -3,6 +3,7 @@ rooms: copies of an earlier message, made-up turns of other speakers, and the pr
 
     python benchmarks/echo_rate.py [--replies 40] [--max-tokens N] [--base-url URL] [--verbose]
         [--keep FOLDER]
+    python benchmarks/echo_rate.py --count FOLDER [--verbose]   # count a kept run again
 
 What it does (SmolLM2-135M-Instruct on llama.cpp's server: started here from the GGUF that
 ``.ci/install-llm`` fetches, unless ``--base-url`` names a running one):
@@ -191,7 +192,7 @@ def measure(
 ) -> dict[str, Any]:
     """Run rooms until ``replies`` agent turns are stored; the counts (see the module doc)."""
     spec = {"service": "openai_compatible", "model": "smollm2", "base_url": base_url}
-    tally: dict[str, Any] = {"latency": [], "examples": [], **{k: 0 for k in COUNTS}}
+    tally = new_tally()
     with tempfile.TemporaryDirectory() as scratch:
         db = Database(f"sqlite:///{Path(folder or scratch) / 'echo_rate.db'}")
         rooms = turns = 0
@@ -215,21 +216,43 @@ def measure(
             tally_room(db, room.id, tally, verbose)
         elapsed = time.perf_counter() - started
         db.dispose()
-    stored = tally["messages"] + tally["passes"] + tally["failed"]
+    return summary(tally, rooms, elapsed)
+
+
+def new_tally() -> dict[str, Any]:
+    """Zero counts, no latencies, no examples."""
+    return {"latency": [], "examples": [], **{k: 0 for k in COUNTS}}
+
+
+def summary(tally: dict[str, Any], rooms: int, elapsed: float | None) -> dict[str, Any]:
+    """The printed result of a tally (counts, the target rates, latency, examples)."""
+    messages = max(tally["messages"], 1)
     return {
         "rooms": rooms,
-        "agent_turns": stored,
+        "agent_turns": tally["messages"] + tally["passes"] + tally["failed"],
         **{k: tally[k] for k in COUNTS},
-        "copies_rate": round(tally["copies"] / max(tally["messages"], 1), 3),
-        "made_up_turns_rate": round(tally["made_up_turns"] / max(tally["messages"], 1), 3),
-        "loose_made_up_turns_rate": round(
-            tally["loose_made_up_turns"] / max(tally["messages"], 1), 3
-        ),
+        "copies_rate": round(tally["copies"] / messages, 3),
+        "made_up_turns_rate": round(tally["made_up_turns"] / messages, 3),
+        "loose_made_up_turns_rate": round(tally["loose_made_up_turns"] / messages, 3),
         "latency_median_s": round(statistics.median(tally["latency"] or [0.0]), 2),
         "latency_max_s": round(max(tally["latency"] or [0.0]), 2),
-        "seconds": round(elapsed, 1),
+        "seconds": None if elapsed is None else round(elapsed, 1),
         "examples": tally["examples"],
     }
+
+
+def count_kept(folder: Path, verbose: bool = False) -> dict[str, Any]:
+    """The counts of every room in a database kept by ``--keep`` (counted again, with this
+    version of the counting; nothing is run)."""
+    db = Database(f"sqlite:///{folder / 'echo_rate.db'}")
+    try:
+        tally = new_tally()
+        ids = storage.room_ids(db)
+        for room_id in ids:
+            tally_room(db, room_id, tally, verbose)
+        return summary(tally, len(ids), None)
+    finally:
+        db.dispose()
 
 
 def main() -> None:
@@ -243,7 +266,13 @@ def main() -> None:
     parser.add_argument(
         "--keep", type=Path, default=None, help="keep the rooms' database in this folder"
     )
+    parser.add_argument(
+        "--count", type=Path, default=None, help="count a --keep folder again; run nothing"
+    )
     args = parser.parse_args()
+    if args.count is not None:
+        print(json.dumps(count_kept(args.count, args.verbose), indent=2, ensure_ascii=False))
+        return
 
     server = None
     base_url = args.base_url
