@@ -12,20 +12,30 @@ What it does (SmolLM2-135M-Instruct on llama.cpp's server: started here from the
    own seed) as the app runs them: ``Room.create`` and ``Room.run`` on a temporary SQLite
    database, the same engine, retries, stripping and copy check as the in-app runner and the
    worker, until at least ``--replies`` agent turns are stored;
-2. counts every agent turn as stored: messages, passes (and why the engine passed: copies,
-   echoes), failed turns; and among the messages, each one that
+2. counts every agent turn as stored, read through the typed log (``vocabulary.log``):
+   messages, passes (and why the engine passed: copies, echoes), failed turns, turns that took
+   more than one try (``retried``); and among the messages, each one that
    - copies an earlier message of its room word for word (``text.copies``: at least
      ``MIN_WORDS`` words, case and punctuation ignored; shorter repeats such as "DEAL" are
-     counted apart, as ``short_repeats``),
+     counted apart, as ``short_repeats``); one that holds an earlier message of
+     ``NEAR_MIN_WORDS`` words or more with more around it is counted apart (``holds_a_copy``:
+     no copy to the engine, reported, no target),
    - keeps a made-up turn of another member or the prompt's scaffolding
-     (``text.scaffolding.reply_problems``),
+     (``text.scaffolding.reply_problems``, what the stripper uses: ``made_up_turns``), and,
+     counted with this script's own wider test so that a form the stripper misses is not
+     zero by construction, a line opening another member's turn in any common form
+     (``loose_made_up_turns``: ``[Seller]:``, ``**The seller**:``, ``Seller - ...``,
+     ``The seller says: "..."``),
    - was flagged a near copy (``data["near_copy"]``);
    and the same for the raw replies the model sent, where stripping changed them;
-3. prints the counts and rates (the targets: stored copies and kept made-up turns each <= 2%),
-   the latency and a few raw examples.
+3. prints the counts and rates (the targets: stored copies and kept made-up turns, by either
+   test, each <= 2%), the latency and a few raw examples.
+
+``--keep FOLDER`` keeps the rooms' database; ``--count FOLDER`` counts it again (a run cut short
+too: every finished room) with the present counting, running nothing.
 
 The server samples with a seed that advances with each request, so counts move a little between
-runs; compare code versions by running this on each (the numbers in docs/models.md say which
+runs; compare code versions by running this on each (the numbers in docs/benchmarks.md say which
 commit).
 """
 
