@@ -24,8 +24,8 @@ What it does (SmolLM2-135M-Instruct on llama.cpp's server: started here from the
      (``text.scaffolding.reply_problems``, what the stripper uses: ``made_up_turns``), and,
      counted with this script's own wider test so that a form the stripper misses is not
      zero by construction, a line opening another member's turn in any common form
-     (``loose_made_up_turns``: ``[Seller]:``, ``**The seller**:``, ``Seller - ...``,
-     ``The seller says: "..."``),
+     (``loose_made_up_turns``: ``[Seller]:``, ``**The seller**:``, ``Seller's response:``,
+     ``Seller - ...``, ``The seller says: "..."``),
    - was flagged a near copy (``data["near_copy"]``);
    and the same for the raw replies the model sent, where stripping changed them;
 3. prints the counts and rates (the targets: stored copies and kept made-up turns, by either
@@ -113,12 +113,12 @@ def loose_turn_opener(names: list[str]) -> re.Pattern[str]:
     """The benchmark's own, wider test for a line that opens another member's turn: written
     apart from ``text.scaffolding`` (which the stripper uses), so a form the stripper misses is
     counted instead of passing by construction. After list, number, quote or markdown
-    decoration, an optional article, one of ``names`` (bracketed, bold, possessive or not), then
-    a colon, a parenthesis and a colon, a dash, or a speech verb and a colon or quote."""
+    decoration, an optional article, one of ``names`` (bracketed, bold, or possessive and a
+    noun: "Seller's response"), then a colon, a parenthesis and a colon, a dash, or a speech verb and a colon or quote."""
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
     return re.compile(
         rf"^[\s>*_#\-\[<(\"']*(?:\d+[.)]\s*)?(?:(?:the|a|an)\s+)?(?:{alternatives})"
-        rf"[\]>)*_\"']*(?:\s*\([^()\n]*\))?\s*"
+        rf"(?:['\u2019]s\s+\w+)?[\]>)*_\"']*(?:\s*\([^()\n]*\))?\s*"
         rf"(?::|\s[-\u2013\u2014]\s|\s{_SAYS}\s*[:,]?\s*[\"\u201c'])",
         re.IGNORECASE,
     )

@@ -42,6 +42,8 @@ def run_room(db: Database, *sent: str, turns: int = 1) -> list:
         "<Ben>: No way, $5.",
         "**[Ben]**: No way, $5.",
         "The ben says: No way, $5.",
+        'Ben\'s response: "No way, $5."',
+        "Ben\u2019s reply: No way, $5.",
         'Ben replied, "No way, $5."',
         "The Ben said \u201cNo way, $5.\u201d",
     ],
@@ -57,6 +59,12 @@ def test_a_line_that_only_names_a_member_is_kept() -> None:
     roster = ["Ann", "Ben", "user"]
     for line in ("Ben says he wants $5, I want $8.", "The ben asks $8.", "Ann says: fine"):
         assert reply_problems(line, ["Ann"], roster) == set(), line
+
+
+def test_the_speakers_own_possessive_label_is_stripped(db: Database) -> None:
+    """SmolLM2 opened its own replies with 'Seller's response: "..."' in a mug room."""
+    (turn,) = run_room(db, "Ann's response: \"I'd take $8 for it.\"")
+    assert turn.is_message and turn.content == "I'd take $8 for it."
 
 
 def test_a_reply_that_only_says_your_turn_is_asked_again(db: Database) -> None:
