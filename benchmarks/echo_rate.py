@@ -161,7 +161,9 @@ def tally_room(db: Database, room_id: int, tally: dict[str, Any], verbose: bool)
             tally["passes_for_echoes"] += "instructions" in reason
             if verbose:
                 print(
-                    f"room {room_id} #{entry.seq} {entry.speaker} PASS: {reason}", file=sys.stderr
+                    f"room {room_id} #{entry.seq} {entry.speaker} PASS: "
+                    f"{reason or repr(str(data.get('raw_reply') or '')[:120])}",
+                    file=sys.stderr,
                 )
             continue
         tally["messages"] += 1
