@@ -2,7 +2,7 @@
 rooms: copies of an earlier message, made-up turns of other speakers, and the prompt's scaffolding.
 
     python benchmarks/echo_rate.py [--replies 40] [--max-tokens N] [--base-url URL] [--verbose]
-        [--keep FOLDER]
+        [--keep FOLDER] [--first-room N]
     python benchmarks/echo_rate.py --count FOLDER [--verbose]   # count a kept run again
 
 What it does (SmolLM2-135M-Instruct on llama.cpp's server: started here from the GGUF that
@@ -201,8 +201,10 @@ def measure(
     verbose: bool = False,
     max_tokens: int | None = None,
     folder: Path | None = None,
+    first_room: int = 1,
 ) -> dict[str, Any]:
-    """Run rooms until ``replies`` agent turns are stored; the counts (see the module doc)."""
+    """Run rooms until ``replies`` agent turns are stored; the counts (see the module doc).
+    ``first_room``: the number (and seed) of the first room, to go on from a run cut short."""
     spec = {"service": "openai_compatible", "model": "smollm2", "base_url": base_url}
     tally = new_tally()
     with tempfile.TemporaryDirectory() as scratch:
@@ -212,12 +214,12 @@ def measure(
         while turns < replies:
             room = Room.create(
                 db,
-                name=f"mug {rooms + 1}",
+                name=f"mug {first_room + rooms}",
                 agents=AGENTS,
                 model=spec,
                 planner=PLANNER,
                 termination=TERMINATION,
-                seed=1000 + rooms,
+                seed=999 + first_room + rooms,
                 request_timeout=900,  # a loaded machine is slow; a timeout would fail the turn
                 **({"max_output_tokens": max_tokens} if max_tokens else {}),
             )
@@ -279,6 +281,9 @@ def main() -> None:
         "--keep", type=Path, default=None, help="keep the rooms' database in this folder"
     )
     parser.add_argument(
+        "--first-room", type=int, default=1, help="start at this room (and its seed)"
+    )
+    parser.add_argument(
         "--count", type=Path, default=None, help="count a --keep folder again; run nothing"
     )
     args = parser.parse_args()
@@ -300,7 +305,9 @@ def main() -> None:
         server = LlamaServer.start(gguf)
         base_url = server.base_url
     try:
-        result = measure(base_url, args.replies, args.verbose, args.max_tokens, args.keep)
+        result = measure(
+            base_url, args.replies, args.verbose, args.max_tokens, args.keep, args.first_room
+        )
         print(json.dumps(result, indent=2, ensure_ascii=False))
     finally:
         if server is not None:
