@@ -19,9 +19,10 @@ The database must be empty (a new SQLite file, or an empty PostgreSQL database).
    the next turn (both stamped by the database's clock on this machine); median of 5;
 5. ``HOME_S``, ``RESULTS_S``, ``ROOM10K_S``: a real browser (Debian's Chromium, Playwright) on
    ``streamlit run app.py`` (its runner off): from navigation to the content a person reads
-   (Home's rooms table; Results' rooms table; the long room's messages), median of 3 after one
-   warm-up visit of each page (a page's first run on a fresh server imports its modules). The
-   floor, timed the same way in the same browser: bare Streamlit pages with a title, 50 chat
+   (Home's rooms grid; Results' rooms table, a static one: ``ui.results.static_table``; the long
+   room's messages), median of 3 after one warm-up visit of each page (a page's first run on a
+   fresh server imports its modules, and fills the caches every later visitor shares: Results'
+   rooms page, the Room page's post-form note). The floor, timed the same way in the same browser: bare Streamlit pages with a title, 50 chat
    messages, one 5-row table (``FLOOR_PAGES``); printed with each page's ratio to it;
 6. ``EXPORT_PEAK_MB``: in a fresh process, every event of the database exported streamed as CSV
    and as JSON lines (``conversation.browse.write_events``) to files; the process's peak RSS.
