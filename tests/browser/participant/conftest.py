@@ -117,3 +117,23 @@ def end_rooms(db: Any, code: str) -> None:
     from conversation import study
 
     study.tick(db, code, now=datetime.now(UTC) + timedelta(seconds=601))
+
+
+def serious(page: Any) -> list[str]:
+    """axe-core's serious and critical violations on the page as it is now."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    found = Axe().run(page).response["violations"]
+    return [
+        f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']]}"
+        for v in found
+        if v.get("impact") in ("serious", "critical")
+    ]
+
+
+def check_axe(person: Person, stage: str, report: dict[str, list[str]]) -> None:
+    for size in SIZES:
+        person.page.set_viewport_size(size)
+        person.page.wait_for_timeout(100)
+        report[f"{stage} at {size['width']}x{size['height']}"] = serious(person.page)
+    person.page.set_viewport_size(SIZES[0])

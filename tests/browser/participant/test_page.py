@@ -18,8 +18,10 @@ from tests.browser.conftest import AppServer
 from tests.browser.participant.conftest import (
     SIZES,
     Person,
+    check_axe,
     end_rooms,
     launch,
+    serious,
     token_of,
 )
 
@@ -94,26 +96,6 @@ def test_two_people_through_the_whole_path_with_a_pushed_chat(
     finally:
         ana.close()
         bo.close()
-
-
-def serious(page: Any) -> list[str]:
-    """axe-core's serious and critical violations on the page as it is now."""
-    from axe_playwright_python.sync_playwright import Axe
-
-    found = Axe().run(page).response["violations"]
-    return [
-        f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']]}"
-        for v in found
-        if v.get("impact") in ("serious", "critical")
-    ]
-
-
-def check_axe(person: Person, stage: str, report: dict[str, list[str]]) -> None:
-    for size in SIZES:
-        person.page.set_viewport_size(size)
-        person.page.wait_for_timeout(100)
-        report[f"{stage} at {size['width']}x{size['height']}"] = serious(person.page)
-    person.page.set_viewport_size(SIZES[0])
 
 
 def test_axe_finds_nothing_serious_at_any_stage_on_a_desktop_or_a_phone(

@@ -15,8 +15,14 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import AppServer
-from tests.browser.participant.conftest import TIMEOUT_MS, Person, launch, token_of
-from tests.browser.participant.test_page import check_axe, serious
+from tests.browser.participant.conftest import (
+    TIMEOUT_MS,
+    Person,
+    check_axe,
+    launch,
+    serious,
+    token_of,
+)
 
 pytestmark = pytest.mark.browser
 

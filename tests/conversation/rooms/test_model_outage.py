@@ -96,6 +96,12 @@ def test_an_outage_longer_than_the_bound_fails_the_turn_with_that_reason(
     clock = SleepClock()
     monkeypatch.setattr(retries, "time", Seen(time, monotonic=clock))
     monkeypatch.setattr(asking, "asyncio", Seen(asyncio, sleep=clock.sleep))
+
+    async def wait_on_the_clock(base_url: object, seconds: float) -> bool:
+        await clock.sleep(seconds)  # the server never comes back: the whole step is waited
+        return False
+
+    monkeypatch.setattr(asking, "wait_until_up", wait_on_the_clock)
     server = OpenAICompatibleServer().start()
     url = server.base_url
     server.stop()
