@@ -127,7 +127,7 @@ if selecting:
     )
     picked = [int(rooms.iloc[i]["room_id"]) for i in table.selection.rows]
 else:
-    static_table(tables.rooms_table(rooms), key="res-rooms-static")
+    static_table(tables.rooms_table(rooms), key=tables.ROOMS_TABLE_KEY)
     picked = []
 selected = picked or [int(r) for r in rooms["room_id"]]
 st.caption(

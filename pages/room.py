@@ -33,6 +33,7 @@ from ui.room.details import turn_details_panel
 from ui.room.editing import breakpoint_notice, settings_panel
 from ui.room.forms import create_room_form, import_room_form
 from ui.room.live import forget, live_transcript, refresh
+from ui.room.live import no_answer as live_no_answer
 from ui.room.moderation import draft_panel
 from ui.room.picker import room_picker
 from ui.widgets import describe_spec, escape_markdown, limited_chat_input, text_title
@@ -281,11 +282,9 @@ posts = posts and not study_over
 # Said before the person sends: would an agent answer? A room at its turn limit (or with its
 # budget spent) ends again at once after a message, so the form says so and offers to continue
 # for more turns (a settings change recorded with the message).
-# It reads the whole log (the turns a limit counts): once per change of the room, not per rerun.
-answer_key = f"_no-answer:{room_id}"
-if posts and st.session_state.get(answer_key, (None,))[0] != polled.marker:
-    st.session_state[answer_key] = (polled.marker, rooms.no_answer(room, status))
-no_answer = st.session_state[answer_key][1] if posts else None
+# It reads the whole log (the turns a limit counts): once per change of the room, shared by
+# every session (ui.room.live.no_answer).
+no_answer = live_no_answer(room, status, polled.marker) if posts else None
 continue_turns: int | None = None
 restarts = (
     status == RoomStatus.STOPPED and posts and no_answer is None

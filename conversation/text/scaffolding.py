@@ -10,8 +10,9 @@ the talk falls into loops. This module recognises them:
   transcript header); a *sentence* holding one is scaffolding;
 - ``other_speaker(line, own, roster)``: the member of ``roster`` (not one of ``own``) whose turn
   a line opens, as a transcript line (``3. Bob: ...``), a label (``Bob: ...``, ``**Bob**: ...``,
-  ``- Bob (private to Ann): ...``, ``The seller: ...`` for a member named Seller: names are
-  compared by ``name_key``) or an old ``[seq 3] Bob:`` header; None otherwise;
+  ``- Bob (private to Ann): ...``, ``[Bob]:``, ``<Bob>:``, ``Bob's reply:``, ``The seller: ...`` for a member
+  named Seller: names are compared by ``name_key``), a turn told as a story (``The seller says:
+  ...``, ``Bob replied, "..."``) or an old ``[seq 3] Bob:`` header; None otherwise;
 - ``without_scaffolding(text)``: ``text`` with every scaffolding sentence removed (a line left
   empty goes too);
 - ``narrates_a_pass(line, roster)``: a line that only says a member passed ("The seller
@@ -53,15 +54,24 @@ SCAFFOLDING: tuple[str, ...] = (
     r"\byour previous reply was stopped before you finished it\b",
     r"\bthey gave no reason\b",
     r"\bwrite a different message, or reply pass\b",
-    r"^\(your turn\)$",
+    r"^\W*your turn\W*$",  # the chat shape's "(your turn)", copied with or without brackets
 )
 _SCAFFOLDING = re.compile("|".join(f"(?:{p})" for p in SCAFFOLDING), re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+#: Verbs that tell a made-up turn as a story ("The seller says: ...", 'Ben replied, "..."').
+_SPEECH_VERBS = "says|said|replies|replied|writes|wrote|answers|answered|responds|responded"
 # A line that opens someone's turn: optional list/number/markdown decoration, then a name
-# (1-64 characters, no colon or brackets), optional "(flags)", then a colon.
+# (1-64 characters, no colon or brackets; itself in [brackets] or <angles> or not), optional
+# "(flags)", then a colon, or a speech verb and a colon or an opening quote.
+#: A label naming a member's part rather than the member ("Seller's response: ...", as SmolLM2
+#: wrote it in a mug room): the name, then this, then the colon.
+POSSESSIVE_LABEL = r"(?:['\u2019]s\s+(?:response|reply|answer|message|turn|offer))?"
 _TURN_OPENER = re.compile(
-    r"^\s*(?:\[(?:seq|turn) -?\d+\]\s*|-?\d+\.\s+|[-*>]\s+)?[*_]{0,2}"
-    r"(?P<name>[^\n:|\[\]{}()*_]{1,64}?)[*_]{0,2}(?:\s\([^()\n]*\))?[*_]{0,2}:"
+    r"^\s*(?:\[(?:seq|turn) -?\d+\]\s*|-?\d+\.\s+|[-*>]\s+)?[*_]{0,2}[\[<]?"
+    rf"(?P<name>[^\n:|\[\]{{}}()<>*_]{{1,64}}?){POSSESSIVE_LABEL}[\]>]?[*_]{{0,2}}"
+    r"(?:\s\([^()\n]*\))?[*_]{0,2}"
+    rf"(?::|\s+(?:{_SPEECH_VERBS})\s*(?::|,?\s*[\"\u201c]))",
+    re.IGNORECASE,
 )
 
 
@@ -140,6 +150,7 @@ def reply_problems(reply: str, own: Iterable[str], roster: Iterable[str]) -> set
 
 
 __all__ = [
+    "POSSESSIVE_LABEL",
     "SCAFFOLDING",
     "name_key",
     "narrates_a_pass",

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
 from conversation.text.scaffolding import (
+    POSSESSIVE_LABEL,
     made_up_turn_at,
     name_key,
     narrates_a_pass,
@@ -46,7 +47,10 @@ _LINE = re.compile(
     r"^(?:(?P<number>-?\d+)\.|-) (?P<speaker>[^\n]+?)"
     r"(?P<tags>(?: \((?:passed|summary|notice|private to [^()]*)\))*)(?:: (?P<text>.*)|:?)$"
 )
-_LABEL = re.compile(r"^(?P<name>[^\n:|\[\]{}()]{1,64}?)(?: \([^()\n]*\))?:\s*")
+_LABEL = re.compile(
+    rf"^(?P<name>[^\n:|\[\]{{}}()]{{1,64}}?){POSSESSIVE_LABEL}(?: \([^()\n]*\))?:\s*",
+    re.IGNORECASE,
+)
 _OLD_HEADER = re.compile(r"^\s*\[(?:seq|turn) -?\d+\][^\n]*?:[ \t]*")
 _NUMBERED = re.compile(r"^\s*-?\d+\.\s+(?P<name>[^\n:()]{1,64}?)(?: \([^()\n]*\))?:[ \t]*")
 

@@ -3,6 +3,8 @@ agent will answer, and offers to continue for more turns (recorded as a settings
 
 from __future__ import annotations
 
+import pytest
+
 from conversation.rooms.room import Room
 from storage import Database
 from tests.app.page_support import app, mug_room, shown
@@ -47,3 +49,25 @@ def test_continue_raises_the_limit_with_the_message_and_the_agents_answer(db: Da
     assert room.stop_reason == "max_turns reached (5)"
     said = [m["text"] for m in room.transcript() if m["kind"] == "human"]
     assert said[-1] == "Go on, please"
+
+
+def test_a_second_visit_reuses_the_note_until_the_room_changes(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The note reads the whole log (0.5 s on 10,000 events): a second visitor of an unchanged
+    room does not read it again, and a change of the room (its limit raised) is said at once."""
+    import ui.room.rooms
+
+    room = ended_room(db)
+    reads = []
+    real = ui.room.rooms.no_answer
+    monkeypatch.setattr(ui.room.rooms, "no_answer", lambda *a: reads.append(1) or real(*a))
+    first = app("pages/room.py", room=str(room.id))
+    second = app("pages/room.py", room=str(room.id))
+    for at in (first, second):
+        assert any("reached its limit" in shown(w.value) for w in at.warning)
+    assert len(reads) == 1
+    room.extend_limit(3)
+    third = app("pages/room.py", room=str(room.id))
+    assert not any("reached its limit" in shown(w.value) for w in third.warning)
+    assert len(reads) == 2

@@ -1,5 +1,5 @@
 """What issue 35 found with SmolLM2-135M through the app, checked against the real model: rooms
-store no copy of an earlier message and keep no made-up turn; two rooms on one server see no
+store no copy of an earlier message and keep no made-up turn and none of the prompt's words; two rooms on one server see no
 spurious outage; an analysis never counts a reply that reproduced its transcript; two judges on
 the model are two samples. Each test states an invariant, never what the model says."""
 
@@ -19,6 +19,7 @@ from conversation.models.retries import SERVER_UNAVAILABLE
 from conversation.text.copies import MIN_WORDS, copy_words
 from conversation.text.scaffolding import reply_problems
 from storage import Database
+from vocabulary.log import entries_of
 
 pytestmark = pytest.mark.llm
 
@@ -71,12 +72,14 @@ def test_two_rooms_on_one_server_store_no_copy_no_made_up_turn_and_see_no_outage
         waited = [e for e in events if (e.error or {}).get("code") == SERVER_UNAVAILABLE]
         assert not waited, [e.error for e in waited]
         seen: set[tuple[str, ...]] = set()
-        for event in events:
-            words = copy_words(event.content or "")
-            if event.kind == "agent" and event.state == "done":
-                assert not (len(words) >= MIN_WORDS and words in seen), event.content
-                assert "made_up_turn" not in reply_problems(event.content, [event.speaker], roster)
-            if event.kind in ("human", "agent"):
+        for entry in entries_of(events):
+            words = copy_words(entry.content)
+            if entry.is_turn and entry.is_message:
+                assert not (len(words) >= MIN_WORDS and words in seen), entry.content
+                # neither another member's made-up turn (in any form the stripper knows:
+                # "[Seller]:", "The seller says: ...") nor the prompt's words ("Your turn.")
+                assert not reply_problems(entry.content, [entry.speaker], roster), entry.content
+            if entry.is_message:
                 seen.add(words)
 
 

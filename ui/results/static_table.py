@@ -90,4 +90,10 @@ def static_table(frame: pd.DataFrame, *, key: str, height: int = HEIGHT_PX) -> N
         )
 
 
-__all__ = ["HEIGHT_PX", "cell_text", "html_table", "static_table"]
+def selector(key: str) -> str:
+    """The CSS selector of the table :func:`static_table` draws under ``key``: what a browser
+    waits for to know the rows are on screen."""
+    return f".st-key-{key} table"
+
+
+__all__ = ["HEIGHT_PX", "cell_text", "html_table", "selector", "static_table"]

@@ -21,6 +21,8 @@ from conversation.analysis.runs import (
 from conversation.vocabulary import ROOM_STATUSES, AnalysisStatus
 
 STATUSES = ROOM_STATUSES
+#: The key of the rooms table the page shows first (a static table: ui.results.static_table).
+ROOMS_TABLE_KEY = "res-rooms-static"
 QUESTION_TYPES = {
     "Yes / no": "yes_no",
     "Free text": "free_text",
@@ -197,6 +199,7 @@ __all__ = [
     "ANSWER_COLUMNS",
     "answers_table",
     "QUESTION_TYPES",
+    "ROOMS_TABLE_KEY",
     "STATUSES",
     "events_by_seq",
     "events_table",

@@ -49,7 +49,7 @@ from settings import SETTINGS
 from ui.results import coding
 from ui.widgets import avatar, escape_markdown
 
-from . import provenance
+from . import provenance, rooms
 
 FAST_SECONDS = SETTINGS.ui_poll_seconds
 SLOW_SECONDS = SETTINGS.ui_idle_poll_seconds
@@ -128,6 +128,24 @@ def _marker(db: Any, room: Any) -> tuple[Any, ...]:
     """What changes whenever the log or the room does: one primary-key read and one index probe
     (claiming a turn adds a row without touching the room, so the newest seq is part of it)."""
     return (room.status, room.updated_at, room.stop_reason, browse.latest_seq(db, room.id))
+
+
+def no_answer(room: Any, status: str, marker: tuple[Any, ...]) -> rooms.NoAnswer | None:
+    """What the post form says before a person sends (``ui.room.rooms.no_answer``), shared by
+    every session of this server until the room changes (``marker``, from :func:`refresh`).
+
+    Why: it reads the room's whole log (the turns a limit counts), 0.5 s for 10,000 events, and
+    a person opening a long room paid it on every first view, on the core the browser draws
+    with. Keyed by the same marker that tells the live view the room changed, so it is exactly
+    as current as the transcript it is drawn under."""
+    return _no_answer(room.db.url, room.id, status, marker, room)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _no_answer(
+    url: str, room_id: int, status: str, marker: tuple[Any, ...], _room: Any
+) -> rooms.NoAnswer | None:
+    return rooms.no_answer(_room, status)
 
 
 def show_earlier(db: Any, room_id: int) -> None:
@@ -453,6 +471,7 @@ __all__ = [
     "show_earlier",
     "forget",
     "live_transcript",
+    "no_answer",
     "refresh",
     "render_event",
     "render_transcript",
