@@ -66,11 +66,20 @@ def launch(db_url: str, people: int) -> str:
     import tomllib
 
     from conversation import study
+    from conversation.experiments.design_schema import MAX_REPLICATES
     from storage import Database
 
     data = tomllib.loads((ROOT / "examples" / "study.toml").read_text(encoding="utf-8"))
     data["pre_survey"] = []
-    data["experiment"]["groups"] = max(1, -(-people // 4))  # 2 conditions x 2 people per room
+    # 2 people per room; a condition holds at most MAX_REPLICATES groups, so a crowd larger than
+    # the shipped conditions hold (400 people: 200 rooms) runs them as several labelled copies.
+    rooms, base = max(1, people // 2), data["experiment"]["conditions"]
+    copies = max(1, -(-rooms // (MAX_REPLICATES * len(base))))
+    if copies > 1:
+        data["experiment"]["conditions"] = [
+            {**c, "label": f"{c['label']} {i + 1}"} for i in range(copies) for c in base
+        ]
+    data["experiment"]["groups"] = -(-rooms // len(data["experiment"]["conditions"]))
     data["room"].update(time_limit_seconds=3600, words_per_minute=0)
     data["lobby"].update(timeout_seconds=3600)
     data["participants"].update(cap=people, dropout_seconds=600, heartbeat_seconds=5)
