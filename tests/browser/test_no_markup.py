@@ -26,6 +26,8 @@ from conversation.rooms import manage
 from conversation.rooms.room import MAX_MESSAGE_CHARS, Room
 from tests.browser.browser_helpers import choose, idle, open_page, post, until, wait_text
 from ui import experiments as ex
+from ui.results.static_table import selector as static_table_selector
+from ui.results.tables import ROOMS_TABLE_KEY
 from ui.room import rooms
 from ui.room.templates import MUG_NEGOTIATION
 
@@ -167,7 +169,9 @@ def test_no_page_draws_user_or_model_text_as_markup(app_server, page, trap, seed
     idle(page)
 
     open_page(page, app_server, "/results?experiment=" + str(seeded["experiment"]))
-    page.get_by_test_id("stDataFrame").first.wait_for()
+    page.locator(
+        static_table_selector(ROOMS_TABLE_KEY)
+    ).wait_for()  # the first view: a static table
     # Results' tabs are lazy: each one's content exists only while it is open.
     for name in ("Transcript", "Compare", "Analysis", "Statistics", "Judges", "Coding", "Export"):
         _tabs(page, [name])

@@ -15,6 +15,8 @@ from tests.browser.browser_helpers import (
     wait_count,
     wait_text,
 )
+from ui.results.static_table import selector
+from ui.results.tables import ROOMS_TABLE_KEY
 
 pytestmark = pytest.mark.browser
 
@@ -64,7 +66,7 @@ def test_the_first_view_is_the_rooms_table_and_every_tab_is_reachable(
     page = browser.new_page()
     try:
         open_page(page, fresh_server, "/results")
-        page.get_by_test_id("stDataFrame").first.wait_for()
+        page.locator(selector(ROOMS_TABLE_KEY)).wait_for()  # the first view: a static table
         wait_text(page, "Rooms (2 shown of 2)")
         idle(page)
         assert page.get_by_test_id("stPlotlyChart").count() == 0, "a chart on the first view"

@@ -65,7 +65,10 @@ def withdrawal_controls(
         names = {r.participant_id: f"{r.pseudonym} ({r.where})" for r in rows}
         with st.form("monitor-withdraw"):
             picked = st.selectbox(
-                "Participant", list(names), format_func=lambda p: names[p], key="withdraw-who"
+                "Participant to withdraw",
+                list(names),
+                format_func=lambda p: names[p],
+                key="withdraw-who",
             )
             reason = st.text_input(
                 "Reason (recorded in the audit list)", max_chars=500, key="withdraw-reason"
