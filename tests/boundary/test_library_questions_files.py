@@ -50,8 +50,9 @@ def test_hostile_library_entries_are_refused(
     words: tuple[str, ...],
 ) -> None:
     call = {"name": "Alice", **arguments}
+    rest = {k: v for k, v in call.items() if k != "name"}
     refused(
-        lambda: storage.create_agent_profile(seeded_db, call.pop("name"), **call),
+        lambda: storage.create_agent_profile(seeded_db, call["name"], **rest),
         *words,
         error=storage.StorageValueError,
     )
